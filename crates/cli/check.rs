@@ -1,0 +1,214 @@
+//! Running a check command (`custom` / `command` conditions) within its time budget.
+//!
+//! The command runs in the project root, in its own process group, with stdin closed and
+//! stdout and stderr merged into one pipe (the order a person would have seen). Only the
+//! last [`KEEP`] bytes are kept while reading, so a chatty test suite cannot eat memory.
+//! When the budget runs out the whole group is killed, not just the shell; when the command
+//! ends, anything it left running in its group is killed too, so a check can never keep
+//! the hook (or a pipe) open behind it.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use pagent_engine::{Check, CheckOutcome, CheckShape};
+
+/// Bytes of output kept (the engine then keeps the last couple of thousand characters).
+const KEEP: usize = 64 * 1024;
+/// How long to wait for the output pipe to close after the command ended.
+const DRAIN: Duration = Duration::from_secs(2);
+
+pub fn run_check(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
+    let mut command = match &check.shape {
+        CheckShape::Shell(line) => {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(line);
+            c
+        }
+        CheckShape::Argv(argv) => {
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+    };
+    let (mut reader, writer) = match std::io::pipe() {
+        Ok(pair) => pair,
+        Err(err) => return CheckOutcome::Error(format!("cannot create a pipe: {err}")),
+    };
+    let writer_too = match writer.try_clone() {
+        Ok(w) => w,
+        Err(err) => return CheckOutcome::Error(format!("cannot create a pipe: {err}")),
+    };
+    command
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer_too)
+        .env("PAGENT_STAGE", stage)
+        .env("PAGENT_PROJECT_DIR", root)
+        .process_group(0);
+    let spawned = command.spawn();
+    // `command` holds the pipe's write ends; drop them so EOF arrives when the child exits.
+    drop(command);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(err) => return CheckOutcome::Error(err.to_string()),
+    };
+    let pid = child.id();
+
+    let (output_tx, output_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut tail: Vec<u8> = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            tail.extend_from_slice(&buf[..n]);
+            if tail.len() > 2 * KEEP {
+                tail.drain(..tail.len() - KEEP);
+            }
+        }
+        let start = tail.len().saturating_sub(KEEP);
+        let _ = output_tx.send(String::from_utf8_lossy(&tail[start..]).into_owned());
+    });
+    let (status_tx, status_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = status_tx.send(child.wait());
+    });
+
+    let waited = status_rx.recv_timeout(Duration::from_secs(check.timeout_secs));
+    kill_group(pid);
+    let tail = output_rx.recv_timeout(DRAIN).unwrap_or_default();
+    match waited {
+        Ok(Ok(status)) if status.success() => CheckOutcome::Passed,
+        Ok(Ok(status)) => CheckOutcome::Failed {
+            code: status.code(),
+            tail,
+        },
+        Ok(Err(err)) => CheckOutcome::Error(err.to_string()),
+        Err(_) => {
+            let _ = status_rx.recv_timeout(DRAIN);
+            CheckOutcome::TimedOut {
+                after_secs: check.timeout_secs,
+                tail,
+            }
+        }
+    }
+}
+
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created for
+        // the check; it has no memory-safety preconditions.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    fn shell(line: &str, timeout_secs: u64) -> Check {
+        Check {
+            shape: CheckShape::Shell(line.into()),
+            timeout_secs,
+        }
+    }
+
+    #[test]
+    fn passes_fails_and_keeps_the_merged_output() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(
+            run_check(root.path(), &shell("true", 5), "s"),
+            CheckOutcome::Passed
+        );
+        let outcome = run_check(
+            root.path(),
+            &shell("echo out; echo err >&2; echo $PAGENT_STAGE; exit 3", 5),
+            "qa",
+        );
+        assert_eq!(
+            outcome,
+            CheckOutcome::Failed {
+                code: Some(3),
+                tail: "out\nerr\nqa\n".into()
+            }
+        );
+        let argv = Check {
+            shape: CheckShape::Argv(vec!["sh".into(), "-c".into(), "exit 4".into()]),
+            timeout_secs: 5,
+        };
+        assert!(matches!(
+            run_check(root.path(), &argv, "s"),
+            CheckOutcome::Failed { code: Some(4), .. }
+        ));
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        let root = tempfile::tempdir().unwrap();
+        let argv = Check {
+            shape: CheckShape::Argv(vec!["/nonexistent/program".into()]),
+            timeout_secs: 5,
+        };
+        assert!(matches!(
+            run_check(root.path(), &argv, "s"),
+            CheckOutcome::Error(_)
+        ));
+    }
+
+    #[test]
+    fn times_out_and_kills_the_whole_group() {
+        let root = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        // The background sleep holds the pipe open: only a group kill ends it.
+        let outcome = run_check(
+            root.path(),
+            &shell("echo started; sleep 30 & sleep 30", 1),
+            "s",
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            outcome,
+            CheckOutcome::TimedOut {
+                after_secs: 1,
+                tail: "started\n".into()
+            }
+        );
+    }
+
+    #[test]
+    fn background_leftovers_do_not_hold_the_check() {
+        let root = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        assert_eq!(
+            run_check(root.path(), &shell("sleep 30 & echo done", 20), "s"),
+            CheckOutcome::Passed
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn keeps_only_the_tail_of_long_output() {
+        let root = tempfile::tempdir().unwrap();
+        let outcome = run_check(root.path(), &shell("seq 1 100000; exit 1", 20), "s");
+        let CheckOutcome::Failed { tail, .. } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert!(tail.len() <= KEEP);
+        assert!(tail.ends_with("99999\n100000\n"));
+    }
+}

@@ -1,0 +1,76 @@
+//! `pagent cancel`: end the active loop. The state is kept (status `cancelled`) so
+//! `pagent status` and `pagent log` can still tell what happened; the next Stop is
+//! allowed. Cancelling is always possible: it works on a loop of any session, on an
+//! unsealed file, and sets a corrupt file aside, because it can only make pagent do less.
+
+#![allow(clippy::print_stdout)]
+
+use pagent_engine::{State, Status};
+
+use crate::args::Global;
+use crate::cmd::now;
+use crate::env::Env;
+use crate::eventlog::{Event, append_event};
+use crate::exit::ExitStatus;
+use crate::project::Project;
+use crate::{secret, store, ui};
+
+pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
+    let project = Project::resolve(global, env, None)?;
+    let Some(bytes) = store::read_state_bytes(&project)? else {
+        println!(
+            "pagent: no loop to cancel in {} (no state file).",
+            project.root.display()
+        );
+        return Ok(ExitStatus::Success);
+    };
+    let _lock = store::lock_state(&project)?;
+    let now = now();
+    let state = match State::from_json(&bytes) {
+        Ok(state) => state,
+        Err(err) => {
+            let aside = store::set_aside(&project, now.0)?;
+            println!(
+                "pagent: the state file was corrupt ({err}); moved it to {aside}. No loop is active now."
+            );
+            return Ok(ExitStatus::Success);
+        }
+    };
+    if !state.is_active() {
+        println!(
+            "pagent: no active loop to cancel (the last one, {}, is {}).",
+            state.workflow,
+            state.status.as_str()
+        );
+        return Ok(ExitStatus::Success);
+    }
+    let mut cancelled = state.clone();
+    let by = env.session_id.as_deref().map_or_else(
+        || "cancelled by the user".to_owned(),
+        |s| format!("cancelled by the user (session {s})"),
+    );
+    cancelled.finish(Status::Cancelled, by, now);
+    let secret = secret::read_or_create_secret(env.config_dir.as_deref())?;
+    store::write_state_atomic(&project, &cancelled, &secret)?;
+    let event = Event {
+        ts: now.to_string(),
+        action: "cancel".into(),
+        session_id: env.session_id.clone(),
+        stage: Some(state.current().name.clone()),
+        iteration: Some(state.iterations[state.stage]),
+        detail: cancelled.end_reason.clone().unwrap_or_default(),
+        ms: None,
+    };
+    if let Err(err) = append_event(&project, &event) {
+        ui::warn(&format!("cannot append to the event log: {err:#}"));
+    }
+    println!(
+        "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). The next stop is allowed.",
+        state.workflow,
+        state.current().name,
+        state.stage + 1,
+        state.max_stages,
+        state.total_iterations()
+    );
+    Ok(ExitStatus::Success)
+}

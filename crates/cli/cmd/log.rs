@@ -1,0 +1,55 @@
+//! `pagent log`: the event log, one line per decision (or raw JSON lines with `--json`).
+
+#![allow(clippy::print_stdout)]
+
+use crate::args::{Global, LogArgs};
+use crate::env::Env;
+use crate::eventlog::read_events;
+use crate::exit::ExitStatus;
+use crate::project::Project;
+use crate::ui::{self, Style};
+
+pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitStatus> {
+    let project = Project::resolve(global, env, None)?;
+    let (events, bad) = read_events(&project)?;
+    let skip = args.tail.map_or(0, |n| events.len().saturating_sub(n));
+    let style = Style::for_stdout(env.no_color);
+    if events.is_empty() && !args.json {
+        println!(
+            "pagent: the event log is empty (no loop has run in {}).",
+            project.root.display()
+        );
+    }
+    for event in &events[skip..] {
+        if args.json {
+            println!("{}", serde_json::to_string(event)?);
+            continue;
+        }
+        let action = format!("{:<13}", event.action);
+        let action = match event.action.as_str() {
+            "complete" | "advance" => style.green(&action),
+            "gave_up" | "unsealed" | "error" => style.red(&action),
+            "block" => style.yellow(&action),
+            _ => action,
+        };
+        let stage = event.stage.as_deref().unwrap_or("-");
+        let iteration = event
+            .iteration
+            .map_or_else(String::new, |i| format!("#{i}"));
+        let ms = event
+            .ms
+            .map_or_else(String::new, |ms| style.dim(&format!(" ({ms} ms)")));
+        println!(
+            "{}  {action} {stage:<12} {iteration:<4} {}{ms}",
+            style.dim(&event.ts),
+            event.detail
+        );
+    }
+    if bad > 0 {
+        ui::warn(&format!(
+            "skipped {bad} unreadable line(s) in {}",
+            project.display_path(&project.events_path())
+        ));
+    }
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,82 @@
+//! Dispatch: one file per subcommand, all reached through [`run`].
+//!
+//! `run` owns the error policy. Usage errors print clap's message and exit 1 (never 2);
+//! help and version exit 0; a subcommand's error is reported once, at the top. The hook
+//! has its own, stricter policy (fail open) in `hook.rs`.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use pagent_engine::Timestamp;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+
+use crate::args::{Cli, Command, HookCommand};
+use crate::env::Env;
+use crate::exit::ExitStatus;
+use crate::ui;
+
+mod cancel;
+mod hook;
+mod log;
+mod ralph;
+mod run;
+mod status;
+
+/// The wall clock, as the engine's timestamp. The only place the binary reads it for state.
+pub fn now() -> Timestamp {
+    Timestamp(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+}
+
+/// Most bytes of text accepted on stdin for a task or slash-command arguments.
+const MAX_STDIN_TEXT: u64 = 1024 * 1024;
+
+/// Reads stdin as UTF-8 text (a task, or slash-command arguments).
+pub fn read_stdin_text() -> anyhow::Result<String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_STDIN_TEXT + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read stdin")?;
+    anyhow::ensure!(
+        bytes.len() as u64 <= MAX_STDIN_TEXT,
+        "the text on stdin is larger than 1 MiB"
+    );
+    String::from_utf8(bytes).context("the text on stdin is not UTF-8")
+}
+
+pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout and errors to stderr.
+            let _ = err.print();
+            return match err.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitStatus::Success,
+                _ => ExitStatus::Failure,
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Hook(HookCommand::Stop) => return hook::stop(&cli.global, env),
+        Command::Run(args) => run::run(&cli.global, env, args),
+        Command::Ralph(args) => ralph::run(&cli.global, env, args),
+        Command::Status(args) => status::run(&cli.global, env, &args),
+        Command::Cancel => cancel::run(&cli.global, env),
+        Command::Log(args) => log::run(&cli.global, env, &args),
+    };
+    match result {
+        Ok(status) => status,
+        Err(err) => {
+            ui::report(&err);
+            ExitStatus::Failure
+        }
+    }
+}

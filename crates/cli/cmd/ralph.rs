@@ -1,0 +1,83 @@
+//! `pagent ralph TASK`: start a Ralph loop, one task re-prompted until the model writes
+//! `<promise>TEXT</promise>`. The task comes from the arguments, from stdin, or (for the
+//! slash command) from stdin with flags mixed in (`--stdin-args`); it is stored byte for
+//! byte, whatever quotes, `$()`, backticks or newlines it holds.
+
+#![allow(clippy::print_stdout)]
+
+use anyhow::bail;
+use clap::{Args, FromArgMatches};
+use pagent_engine::{Condition, SetupOptions, State};
+
+use crate::args::{Global, RalphArgs};
+use crate::cmd::{now, read_stdin_text};
+use crate::env::Env;
+use crate::exit::ExitStatus;
+use crate::project::Project;
+use crate::{fingerprint, setup, stdin_args};
+
+pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitStatus> {
+    let (args, task) = if args.stdin_args {
+        let line = stdin_args::parse_ralph_line(&read_stdin_text()?);
+        let command = RalphArgs::augment_args(clap::Command::new("/ralph").no_binary_name(true));
+        let matches = command
+            .try_get_matches_from(&line.flags)
+            .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?;
+        (RalphArgs::from_arg_matches(&matches)?, line.task)
+    } else if args.prompt.is_empty() {
+        let text = read_stdin_text()?;
+        (args, text.trim_end_matches(['\n', '\r']).to_owned())
+    } else {
+        let task = args.prompt.join(" ");
+        (args, task)
+    };
+    if task.trim().is_empty() {
+        bail!(
+            "give the task, e.g. `pagent ralph \"Make the tests pass\"` (or /ralph Make the tests pass)"
+        );
+    }
+    let promise = args.promise.trim().to_owned();
+    // Validate the promise exactly as a workflow's would be.
+    Condition::from_json(
+        &serde_json::json!({ "promise_in_output": promise }),
+        "--promise",
+    )
+    .map_err(|e| anyhow::anyhow!("--promise: {}", e.reason))?;
+
+    let project = Project::resolve(global, env, None)?;
+    let options = SetupOptions {
+        max_iterations: args.max_iterations,
+        no_progress_limit: args.no_progress_limit,
+        session_id: env.session_id.clone(),
+        ..SetupOptions::default()
+    };
+    let state = State::new_ralph(
+        task,
+        promise.clone(),
+        options,
+        fingerprint::fingerprint(&project.root),
+        now(),
+    );
+    setup::install_state(
+        &project,
+        env.config_dir.as_deref(),
+        &state,
+        args.force,
+        "ralph",
+    )?;
+
+    println!(
+        "pagent: started a Ralph loop (up to {} iterations).",
+        state.max_iterations
+    );
+    println!(
+        "Work on the task below. Each time you stop, pagent gives you the task again until your final message contains \
+         <promise>{promise}</promise>. Write it only when the task is truly complete, never just to leave the loop. \
+         /pagent-status shows progress; /ralph-cancel ends the loop."
+    );
+    println!();
+    println!("{}", setup::first_header(&state));
+    println!();
+    println!("{}", state.current().prompt);
+    Ok(ExitStatus::Success)
+}

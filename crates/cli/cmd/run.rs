@@ -1,0 +1,148 @@
+//! `pagent run PRD`: start a pipeline. Its stdout is what the model reads after
+//! `/pagent-run`: a short summary, then the first stage's prompt.
+
+#![allow(clippy::print_stdout)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::{Args, FromArgMatches};
+use pagent_engine::{SetupOptions, State};
+
+use crate::args::{Global, RunArgs};
+use crate::cmd::{now, read_stdin_text};
+use crate::env::Env;
+use crate::exit::ExitStatus;
+use crate::project::Project;
+use crate::{fingerprint, setup, stdin_args, workflows};
+
+/// PRDs larger than this are refused: the model has to read them.
+const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
+
+pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStatus> {
+    let args = if args.stdin_args {
+        args_from_stdin()?
+    } else {
+        args
+    };
+    let project = Project::resolve(global, env, None)?;
+    let cwd = env
+        .current_dir
+        .clone()
+        .unwrap_or_else(|| project.root.clone());
+    let Some(prd) = args.prd.as_deref() else {
+        bail!("name the PRD file, e.g. `pagent run prd.md`")
+    };
+    let (prd_file, prd_path) = validate_prd(&project, &cwd, prd)?;
+
+    let loaded = workflows::load_workflow(&project, args.workflow.as_deref(), &cwd)?;
+    workflows::check_paths_stay_inside(&project, &loaded.workflow)?;
+    let prompts = workflows::render_prompts(&project, &loaded, Some(&prd_path))?;
+    let options = SetupOptions {
+        max_stages: args.max_stages.map(|n| n as usize),
+        max_iterations: args.max_iterations,
+        no_progress_limit: args.no_progress_limit,
+        session_id: env.session_id.clone(),
+        prd_file: Some(prd_file),
+        prd_path: Some(prd_path.clone()),
+        driver: pagent_engine::Driver::Hook,
+    };
+    let state = State::new_pipeline(
+        &loaded.workflow,
+        prompts,
+        options,
+        fingerprint::fingerprint(&project.root),
+        now(),
+    );
+    setup::install_state(
+        &project,
+        env.config_dir.as_deref(),
+        &state,
+        args.force,
+        "run",
+    )?;
+
+    let names: Vec<&str> = state.stages[..state.max_stages]
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    println!(
+        "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} iterations per stage).",
+        state.workflow,
+        loaded.source,
+        names.join(" → "),
+        state.max_iterations
+    );
+    println!(
+        "Work on one stage at a time. When you stop, pagent checks the stage's exit condition and either gives you the next \
+         stage or tells you what is still missing. /pagent-status shows progress; /pagent-cancel ends the loop."
+    );
+    println!();
+    println!("{}", setup::first_header(&state));
+    println!();
+    println!("{}", state.current().prompt.trim_end());
+    Ok(ExitStatus::Success)
+}
+
+fn args_from_stdin() -> anyhow::Result<RunArgs> {
+    let text = read_stdin_text()?;
+    let command = RunArgs::augment_args(clap::Command::new("/pagent-run").no_binary_name(true));
+    let matches = command
+        .try_get_matches_from(stdin_args::values(&text))
+        .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?;
+    let args = RunArgs::from_arg_matches(&matches)?;
+    anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
+    Ok(args)
+}
+
+/// Checks the PRD is a non-empty text file; returns (as given, path for prompts).
+fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(String, String)> {
+    let candidates: Vec<PathBuf> = if prd.is_absolute() {
+        vec![prd.to_path_buf()]
+    } else {
+        vec![cwd.join(prd), project.root.join(prd)]
+    };
+    let Some(path) = candidates.iter().find(|p| p.exists()) else {
+        bail!(
+            "the PRD {} does not exist (looked in {})",
+            prd.display(),
+            cwd.display()
+        );
+    };
+    let meta =
+        fs::metadata(path).with_context(|| format!("cannot read the PRD {}", path.display()))?;
+    anyhow::ensure!(meta.is_file(), "the PRD {} is not a file", path.display());
+    anyhow::ensure!(
+        meta.len() > 0,
+        "the PRD {} is empty: write the requirements first",
+        path.display()
+    );
+    anyhow::ensure!(
+        meta.len() <= MAX_PRD_BYTES,
+        "the PRD {} is larger than {} MiB",
+        path.display(),
+        MAX_PRD_BYTES >> 20
+    );
+    let bytes =
+        fs::read(path).with_context(|| format!("cannot read the PRD {}", path.display()))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| anyhow::anyhow!("the PRD {} is not UTF-8 text", path.display()))?;
+    anyhow::ensure!(
+        !text.contains('\0'),
+        "the PRD {} looks binary (it contains NUL bytes), not text",
+        path.display()
+    );
+    anyhow::ensure!(
+        !text.trim().is_empty(),
+        "the PRD {} holds only whitespace: write the requirements first",
+        path.display()
+    );
+    let real = path
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", path.display()))?;
+    let for_prompts = real
+        .strip_prefix(&project.root)
+        .map_or_else(|_| real.display().to_string(), |p| p.display().to_string());
+    Ok((prd.display().to_string(), for_prompts))
+}

@@ -1,0 +1,213 @@
+//! `pagent status`: where the loop is, stage by stage, with each condition's progress
+//! measured now (files and folders; commands are not run, their last result is shown).
+
+#![allow(clippy::print_stdout)]
+
+use pagent_engine::{Kind, State, Status, format_duration, seal};
+use serde::Serialize;
+
+use crate::args::{Global, StatusArgs};
+use crate::cmd::now;
+use crate::env::Env;
+use crate::exit::ExitStatus;
+use crate::project::Project;
+use crate::secret;
+use crate::store;
+use crate::ui::Style;
+use crate::world::FsWorld;
+
+#[derive(Debug, Serialize)]
+struct Report {
+    kind: Kind,
+    workflow: String,
+    status: Status,
+    stage: String,
+    stage_index: usize,
+    stages: Vec<StageReport>,
+    iterations: u32,
+    elapsed_secs: u64,
+    started_at: String,
+    updated_at: String,
+    end_reason: Option<String>,
+    session_id: Option<String>,
+    prd_file: Option<String>,
+    no_progress_count: u32,
+    no_progress_limit: u32,
+    last_feedback: Option<String>,
+    /// False when the state was not set up by this user for this project: pagent ignores it.
+    sealed: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct StageReport {
+    name: String,
+    /// done, current, waiting, skipped (past max_stages), or the loop's end status.
+    state: &'static str,
+    iterations: u32,
+    max_iterations: u32,
+    met: bool,
+    progress: String,
+}
+
+pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<ExitStatus> {
+    let project = Project::resolve(global, env, None)?;
+    let Some(state) = store::read_state(&project)? else {
+        if args.json {
+            println!("null");
+        } else {
+            println!(
+                "pagent: no loop in {} (start one with /pagent-run PRD or /ralph TASK).",
+                project.root.display()
+            );
+        }
+        return Ok(ExitStatus::Success);
+    };
+    let sealed = secret::read_secret(env.config_dir.as_deref())
+        .is_some_and(|s| seal::verify(&state, &project.seal_key(), &s));
+    let report = build(&project, &state, sealed);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_human(&report, Style::for_stdout(env.no_color));
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn build(project: &Project, state: &State, sealed: bool) -> Report {
+    let mut world = FsWorld::read_only(&project.root);
+    let stages = state
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, stage)| {
+            let evaluation = stage.exit_when.evaluate(&mut world);
+            let label = match (i.cmp(&state.stage), state.status) {
+                _ if i >= state.max_stages => "skipped",
+                (std::cmp::Ordering::Less, _) | (std::cmp::Ordering::Equal, Status::Complete) => {
+                    "done"
+                }
+                (std::cmp::Ordering::Equal, Status::Active) => "current",
+                (std::cmp::Ordering::Equal, Status::GaveUp) => "gave_up",
+                (std::cmp::Ordering::Equal, Status::Cancelled) => "cancelled",
+                (std::cmp::Ordering::Greater, _) => "waiting",
+            };
+            // Status reads no transcript and runs no command: for those, say what is known.
+            let progress = match (label, stage.exit_when.promise()) {
+                ("done", Some(promise)) if !evaluation.met => format!("promise {promise} made"),
+                ("current", _) if stage.exit_when.runs_commands() => state
+                    .last_feedback
+                    .clone()
+                    .unwrap_or_else(|| evaluation.summary()),
+                _ => evaluation.summary(),
+            };
+            StageReport {
+                name: stage.name.clone(),
+                state: label,
+                iterations: state.iterations[i],
+                max_iterations: state.stage_limit(i),
+                met: evaluation.met,
+                progress,
+            }
+        })
+        .collect();
+    let end = state.ended_at.unwrap_or_else(now);
+    Report {
+        kind: state.kind,
+        workflow: state.workflow.clone(),
+        status: state.status,
+        stage: state.current().name.clone(),
+        stage_index: state.stage,
+        stages,
+        iterations: state.total_iterations(),
+        elapsed_secs: end.since(state.started_at),
+        started_at: state.started_at.to_string(),
+        updated_at: state.updated_at.to_string(),
+        end_reason: state.end_reason.clone(),
+        session_id: state.session_id.clone(),
+        prd_file: state.prd_file.clone(),
+        no_progress_count: state.no_progress_count,
+        no_progress_limit: state.no_progress_limit,
+        last_feedback: state.last_feedback.clone(),
+        sealed,
+    }
+}
+
+fn print_human(report: &Report, style: Style) {
+    let status = match report.status {
+        Status::Active => style.yellow("active"),
+        Status::Complete => style.green("complete"),
+        Status::GaveUp => style.red("gave up"),
+        Status::Cancelled => style.dim("cancelled"),
+    };
+    let shape = match report.kind {
+        Kind::Ralph => "ralph loop".to_owned(),
+        Kind::Pipeline => format!("pipeline {}", report.workflow),
+    };
+    let iterations = format!(
+        "{} iteration{}",
+        report.iterations,
+        if report.iterations == 1 { "" } else { "s" }
+    );
+    println!(
+        "{} · {status} · {iterations} · {}",
+        style.bold(&format!("pagent {shape}")),
+        format_duration(report.elapsed_secs)
+    );
+    if let Some(prd) = &report.prd_file {
+        println!("PRD: {prd}");
+    }
+    let width = report
+        .stages
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(0);
+    for stage in &report.stages {
+        let label = format!("{:<9}", stage.state);
+        let label = match stage.state {
+            "done" => style.green(&label),
+            "current" => style.yellow(&label),
+            "gave_up" => style.red(&label),
+            _ => style.dim(&label),
+        };
+        let counts = if stage.iterations == 0 {
+            String::new()
+        } else {
+            format!("{} of {}", stage.iterations, stage.max_iterations)
+        };
+        println!(
+            "  {label} {:<width$}  {counts:<10}  {}",
+            stage.name, stage.progress
+        );
+    }
+    match report.status {
+        Status::Active => {
+            let owner = report
+                .session_id
+                .as_deref()
+                .unwrap_or("not yet claimed (the next session that stops takes it)");
+            let no_progress = if report.no_progress_limit == 0 {
+                "no-progress check off".to_owned()
+            } else {
+                format!(
+                    "no progress {} of {}",
+                    report.no_progress_count, report.no_progress_limit
+                )
+            };
+            println!("session: {owner} · {no_progress}");
+        }
+        _ => println!(
+            "ended: {}",
+            report
+                .end_reason
+                .as_deref()
+                .unwrap_or("(no reason recorded)")
+        ),
+    }
+    if !report.sealed {
+        println!(
+            "{}",
+            style.red("warning: this state was not set up by you for this project (its seal does not verify); pagent ignores it.")
+        );
+    }
+}

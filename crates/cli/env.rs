@@ -1,0 +1,58 @@
+//! Every environment variable pagent reads, captured once at start-up.
+//!
+//! Reading the environment in one place keeps the rest of the binary a function of its
+//! arguments (tests pass an `Env` they built) and documents the whole surface here.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// The project root Claude Code sets for hooks and `!` lines.
+pub const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
+/// The current Claude Code session, set for hooks and `!` lines.
+pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
+/// `loop` in agent processes started by `pagent loop`: their Stop hook stands aside.
+pub const PAGENT_DRIVER: &str = "PAGENT_DRIVER";
+/// Where pagent keeps its per-user secret (default: `$XDG_CONFIG_HOME/pagent`, else
+/// `~/.config/pagent`).
+pub const PAGENT_CONFIG_DIR: &str = "PAGENT_CONFIG_DIR";
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+pub const HOME: &str = "HOME";
+/// Any value turns colour off (<https://no-color.org>).
+pub const NO_COLOR: &str = "NO_COLOR";
+
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    pub project_dir: Option<PathBuf>,
+    pub session_id: Option<String>,
+    pub driver: Option<String>,
+    pub config_dir: Option<PathBuf>,
+    pub no_color: bool,
+    pub current_dir: Option<PathBuf>,
+}
+
+impl Env {
+    pub fn capture() -> Env {
+        let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let string = |name: &str| non_empty(name).and_then(|v| v.into_string().ok());
+        let config_dir = non_empty(PAGENT_CONFIG_DIR).map(PathBuf::from).or_else(|| {
+            non_empty(XDG_CONFIG_HOME)
+                .map(|x| PathBuf::from(x).join("pagent"))
+                .or_else(|| {
+                    non_empty(HOME).map(|h| PathBuf::from(h).join(".config").join("pagent"))
+                })
+        });
+        Env {
+            project_dir: non_empty(CLAUDE_PROJECT_DIR).map(PathBuf::from),
+            session_id: string(CLAUDE_CODE_SESSION_ID),
+            driver: string(PAGENT_DRIVER),
+            config_dir,
+            no_color: std::env::var_os(NO_COLOR).is_some_and(|v: OsString| !v.is_empty()),
+            current_dir: std::env::current_dir().ok(),
+        }
+    }
+
+    /// True inside an agent process started by `pagent loop`.
+    pub fn driven_by_loop(&self) -> bool {
+        self.driver.as_deref() == Some("loop")
+    }
+}

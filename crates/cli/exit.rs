@@ -1,0 +1,23 @@
+//! The binary's exit statuses. There is deliberately no variant for 2: Claude Code treats
+//! a hook's exit code 2 as "block the stop", so pagent never uses it, even for usage
+//! errors (clap's default).
+
+use std::process::ExitCode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Done what was asked (including "nothing to do").
+    Success,
+    /// An error was reported on stderr. For hooks this is Claude Code's "non-blocking
+    /// error": the stop is allowed.
+    Failure,
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(status: ExitStatus) -> Self {
+        match status {
+            ExitStatus::Success => ExitCode::SUCCESS,
+            ExitStatus::Failure => ExitCode::from(1),
+        }
+    }
+}

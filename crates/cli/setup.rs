@@ -1,0 +1,82 @@
+//! What `pagent run` and `pagent ralph` share: installing a new loop's state.
+//!
+//! A new loop replaces a finished one silently, and an active one only when it belongs to
+//! the same Claude Code session (the user is restarting their own loop) or with `--force`:
+//! another session's running loop is never clobbered by accident.
+
+use anyhow::bail;
+use pagent_engine::{State, format_duration};
+
+use crate::eventlog::{Event, append_event};
+use crate::project::Project;
+use crate::{exclude, secret, store, ui};
+
+pub fn install_state(
+    project: &Project,
+    config_dir: Option<&std::path::Path>,
+    state: &State,
+    force: bool,
+    action: &str,
+) -> anyhow::Result<()> {
+    let secret = secret::read_or_create_secret(config_dir)?;
+    let _lock = store::lock_state(project)?;
+    // A corrupt old file is simply replaced: it holds no loop anyone can continue.
+    if let Ok(Some(old)) = store::read_state(project)
+        && old.is_active()
+        && !force
+        && (old.session_id.is_none() || old.session_id != state.session_id)
+    {
+        let owner = old.session_id.as_deref().map_or_else(
+            || "not yet claimed by a session".to_owned(),
+            |s| format!("session {s}"),
+        );
+        bail!(
+            "a {} loop is already active in this project ({}, stage {}, started {} ago); \
+             run `pagent cancel` (or /pagent-cancel) first, or pass --force to replace it",
+            old.workflow,
+            owner,
+            old.current().name,
+            format_duration(state.started_at.since(old.started_at)),
+        );
+    }
+    store::write_state_atomic(project, state, &secret)?;
+    if let Err(err) = exclude::exclude_pagent_files(&project.root) {
+        ui::warn(&format!(
+            "could not add pagent's files to .git/info/exclude: {err:#}"
+        ));
+    }
+    let event = Event {
+        ts: state.started_at.to_string(),
+        action: action.to_owned(),
+        session_id: state.session_id.clone(),
+        stage: Some(state.current().name.clone()),
+        iteration: Some(1),
+        detail: format!(
+            "{} started: {} stage(s), up to {} iterations each",
+            state.workflow, state.max_stages, state.max_iterations
+        ),
+        ms: None,
+    };
+    if let Err(err) = append_event(project, &event) {
+        ui::warn(&format!("cannot append to the event log: {err:#}"));
+    }
+    Ok(())
+}
+
+/// The header the model reads above the first prompt.
+pub fn first_header(state: &State) -> String {
+    match state.kind {
+        pagent_engine::Kind::Ralph => format!(
+            "pagent · ralph loop · iteration 1 of {}",
+            state.stage_limit(0)
+        ),
+        pagent_engine::Kind::Pipeline => {
+            format!(
+                "pagent · stage 1 of {}: {} · iteration 1 of {}",
+                state.max_stages,
+                state.current().name,
+                state.stage_limit(0)
+            )
+        }
+    }
+}

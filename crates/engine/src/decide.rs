@@ -1,0 +1,327 @@
+//! The loop policy for one Stop: [`decide_stop`].
+//!
+//! Order matters and is part of the safety contract (DESIGN.md, "The engine"):
+//! inactive or loop-driven states allow silently; another session's stop is never touched;
+//! an unsealed state is never acted on (nor rewritten, which would seal it); only then is
+//! the current stage's condition evaluated, and every way forward (advance, re-prompt,
+//! give up, complete) is bounded by the iteration and no-progress limits.
+
+use crate::render::{REASON_CAP, cap_head};
+use crate::{Evaluation, Kind, State, Status, Timestamp, World, format_duration};
+
+/// What the binary knows about this Stop beyond the state itself.
+#[derive(Debug, Clone, Copy)]
+pub struct StopEvent<'a> {
+    pub session_id: Option<&'a str>,
+    /// Whether the state's seal verified with this user's secret for this project.
+    pub seal_valid: bool,
+    /// Whether the user was already told about this unsealed state.
+    pub unsealed_warned: bool,
+    pub now: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Let the session stop, silently.
+    Allow,
+    /// Let the session stop and tell the user something.
+    Notify(String),
+    /// Keep the session going: `reason` is the model's next prompt, `message` the user's.
+    Block { reason: String, message: String },
+}
+
+/// One line of the event log, without the parts only the shell knows (time, session).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    pub action: &'static str,
+    pub stage: String,
+    pub iteration: u32,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub decision: Decision,
+    /// The state to write back, if anything changed.
+    pub write: Option<State>,
+    pub log: Option<LogEntry>,
+}
+
+impl Outcome {
+    fn silent() -> Outcome {
+        Outcome {
+            decision: Decision::Allow,
+            write: None,
+            log: None,
+        }
+    }
+}
+
+/// Decides one Stop of the session `event.session_id` against `state`.
+pub fn decide_stop(event: &StopEvent<'_>, state: &State, world: &mut dyn World) -> Outcome {
+    if !state.is_active() || state.driver == crate::Driver::Loop {
+        return Outcome::silent();
+    }
+    let stage_name = state.current().name.clone();
+    let iteration = state.iterations[state.stage];
+    if let Some(owner) = state.session_id.as_deref()
+        && event.session_id != Some(owner)
+    {
+        let detail = format!(
+            "stop of session {} allowed: the loop belongs to {owner}",
+            event.session_id.unwrap_or("(unknown)")
+        );
+        return Outcome {
+            decision: Decision::Allow,
+            write: None,
+            log: Some(LogEntry {
+                action: "other_session",
+                stage: stage_name,
+                iteration,
+                detail,
+            }),
+        };
+    }
+    if !event.seal_valid {
+        let detail =
+            "the state file is not sealed by this user for this project; ignored".to_owned();
+        let log = Some(LogEntry {
+            action: "unsealed",
+            stage: stage_name,
+            iteration,
+            detail,
+        });
+        if event.unsealed_warned {
+            return Outcome {
+                decision: Decision::Allow,
+                write: None,
+                log,
+            };
+        }
+        let message = "pagent: ignoring .claude/pagent-pipeline.json: it was not set up by you for this project \
+                       (its seal does not verify), so pagent will not run its commands or keep the session going. \
+                       Run `pagent cancel` to end it, or start your own loop with /pagent-run or /ralph."
+            .to_owned();
+        return Outcome {
+            decision: Decision::Notify(message),
+            write: None,
+            log,
+        };
+    }
+
+    let mut next = state.clone();
+    next.updated_at = event.now;
+    if next.session_id.is_none() {
+        next.session_id = event.session_id.map(str::to_owned);
+    }
+    let evaluation = state.current().exit_when.evaluate(world);
+    if evaluation.met {
+        advance(next, &evaluation, event.now, world)
+    } else {
+        retry(next, &evaluation, event.now, world)
+    }
+}
+
+fn advance(
+    mut next: State,
+    evaluation: &Evaluation,
+    now: Timestamp,
+    world: &mut dyn World,
+) -> Outcome {
+    let done = next.stage;
+    let done_name = next.stages[done].name.clone();
+    let iteration = next.iterations[done];
+    next.last_feedback = None;
+    if done + 1 >= next.max_stages {
+        let elapsed = format_duration(now.since(next.started_at));
+        let total = next.total_iterations();
+        let reason = match next.kind {
+            Kind::Ralph => format!(
+                "the promise was made after {total} iteration{}",
+                plural(total)
+            ),
+            Kind::Pipeline if next.max_stages < next.stages.len() => {
+                format!(
+                    "{} of {} stages done (max_stages {}) in {total} iterations",
+                    next.max_stages,
+                    next.stages.len(),
+                    next.max_stages
+                )
+            }
+            Kind::Pipeline => format!(
+                "all {} stages done in {total} iterations",
+                next.stages.len()
+            ),
+        };
+        let message = format!("pagent: {} complete: {reason}, {elapsed}.", next.workflow);
+        next.finish(Status::Complete, reason, now);
+        let log = LogEntry {
+            action: "complete",
+            stage: done_name,
+            iteration,
+            detail: evaluation.summary(),
+        };
+        return Outcome {
+            decision: Decision::Notify(message),
+            write: Some(next),
+            log: Some(log),
+        };
+    }
+    next.stage = done + 1;
+    next.iterations[next.stage] = 1;
+    next.no_progress_count = 0;
+    next.fingerprint = world.fingerprint();
+    let header = format!(
+        "pagent · stage {} of {}: {} · iteration 1 of {}\nStage \"{done_name}\" is complete ({}). Now the next stage:",
+        next.stage + 1,
+        next.max_stages,
+        next.current().name,
+        next.stage_limit(next.stage),
+        evaluation.summary(),
+    );
+    let reason = compose(&header, &next.current().prompt);
+    let message = format!(
+        "pagent: {done_name} done → {} (stage {} of {})",
+        next.current().name,
+        next.stage + 1,
+        next.max_stages
+    );
+    let log = LogEntry {
+        action: "advance",
+        stage: done_name,
+        iteration,
+        detail: format!("{} → {}", evaluation.summary(), next.current().name),
+    };
+    Outcome {
+        decision: Decision::Block { reason, message },
+        write: Some(next),
+        log: Some(log),
+    }
+}
+
+fn retry(
+    mut next: State,
+    evaluation: &Evaluation,
+    now: Timestamp,
+    world: &mut dyn World,
+) -> Outcome {
+    let index = next.stage;
+    let name = next.stages[index].name.clone();
+    let used = next.iterations[index];
+    let limit = next.stage_limit(index);
+    let summary = evaluation.summary();
+    next.last_feedback = Some(summary.clone());
+
+    let fingerprint = world.fingerprint();
+    if fingerprint.is_some() && fingerprint == next.fingerprint {
+        next.no_progress_count += 1;
+    } else {
+        next.no_progress_count = 0;
+        next.fingerprint = fingerprint;
+    }
+
+    let gave_up = if next.no_progress_limit > 0 && next.no_progress_count >= next.no_progress_limit
+    {
+        Some(format!(
+            "no change to the working tree in {} stops in a row (stage {name}: {summary})",
+            next.no_progress_count
+        ))
+    } else if used >= limit {
+        Some(format!(
+            "stage {name} used all {limit} iterations without meeting its exit condition ({summary})"
+        ))
+    } else {
+        None
+    };
+    if let Some(reason) = gave_up {
+        let message = format!(
+            "pagent: gave up: {reason}. The state is kept: see `pagent status` and `pagent log`."
+        );
+        next.finish(Status::GaveUp, reason.clone(), now);
+        let log = LogEntry {
+            action: "gave_up",
+            stage: name,
+            iteration: used,
+            detail: reason,
+        };
+        return Outcome {
+            decision: Decision::Notify(message),
+            write: Some(next),
+            log: Some(log),
+        };
+    }
+
+    let iteration = used + 1;
+    next.iterations[index] = iteration;
+    let header = retry_header(&next, evaluation, iteration, limit);
+    let reason = compose(&header, &next.stages[index].prompt);
+    let message = format!("pagent: {name} not done, iteration {iteration} of {limit}: {summary}");
+    let log = LogEntry {
+        action: "block",
+        stage: name,
+        iteration,
+        detail: summary,
+    };
+    Outcome {
+        decision: Decision::Block { reason, message },
+        write: Some(next),
+        log: Some(log),
+    }
+}
+
+fn retry_header(state: &State, evaluation: &Evaluation, iteration: u32, limit: u32) -> String {
+    let mut header = match state.kind {
+        Kind::Ralph => format!("pagent · ralph loop · iteration {iteration} of {limit}\n"),
+        Kind::Pipeline => format!(
+            "pagent · stage {} of {}: {} · iteration {iteration} of {limit}\nThe stage's exit condition does not hold yet. Still missing:\n",
+            state.stage + 1,
+            state.max_stages,
+            state.current().name
+        ),
+    };
+    let missing = evaluation.missing();
+    match (state.kind, state.current().exit_when.promise()) {
+        (Kind::Ralph, Some(promise)) => header.push_str(&format!(
+            "Your last message did not contain <promise>{promise}</promise>. Keep working on the task below. \
+             When it is truly complete, and only then, end your final message with <promise>{promise}</promise>.\n"
+        )),
+        _ => {
+            for finding in &missing {
+                header.push_str(&format!("- {}\n", finding.detail));
+            }
+        }
+    }
+    for finding in missing {
+        if let Some(tail) = &finding.output_tail {
+            header.push_str(&format!(
+                "\nEnd of the output of {}:\n```\n{}\n```\n",
+                finding.short,
+                tail.trim_end()
+            ));
+        }
+    }
+    header.push_str(match state.kind {
+        Kind::Ralph => "\nThe task:",
+        Kind::Pipeline => "\nThe stage's instructions, again:",
+    });
+    header
+}
+
+/// Header, blank line, prompt; the prompt is shortened if the whole would pass the cap.
+fn compose(header: &str, prompt: &str) -> String {
+    let header = cap_head(header, REASON_CAP / 2, "cut to keep the message short");
+    let budget = REASON_CAP.saturating_sub(header.chars().count() + 2);
+    let prompt = cap_head(
+        prompt,
+        budget.saturating_sub(120),
+        "prompt cut to fit; the full text is in .claude/pagent-pipeline.json",
+    );
+    format!("{header}\n\n{prompt}")
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,389 @@
+//! Table tests of the loop policy over an in-memory world.
+
+use serde_json::json;
+
+use super::*;
+use crate::testing::MemoryWorld;
+use crate::{CheckOutcome, SetupOptions, Workflow};
+
+const NOW: Timestamp = Timestamp(1_000);
+
+fn event(session: Option<&str>) -> StopEvent<'_> {
+    StopEvent {
+        session_id: session,
+        seal_valid: true,
+        unsealed_warned: false,
+        now: NOW,
+    }
+}
+
+fn ralph(max_iterations: u32) -> State {
+    let options = SetupOptions {
+        max_iterations: Some(max_iterations),
+        session_id: Some("s1".into()),
+        ..SetupOptions::default()
+    };
+    State::new_ralph(
+        "Fix it's \"parser\"; $(rm -rf x)".into(),
+        "DONE".into(),
+        options,
+        Some("tree0".into()),
+        Timestamp(0),
+    )
+}
+
+fn pipeline() -> State {
+    let value = json!({
+        "name": "prd-to-code",
+        "stages": [
+            {"name": "architect", "prompt": "write architecture.md", "exit_when": {"file_exists": "architecture.md", "min_lines": 50}},
+            {"name": "qa", "prompt": "write test-plan.md", "exit_when": {"file_exists": "test-plan.md", "min_lines": 30}},
+            {"name": "security", "prompt": "write security-assessment.md", "exit_when": {"file_exists": "security-assessment.md", "min_lines": 20}},
+            {"name": "implementer", "prompt": "write src/", "exit_when": {"directory_exists": "src", "min_files": 3}},
+            {"name": "verifier", "prompt": "verify", "exit_when": {"promise_in_output": "DONE"}}
+        ]
+    });
+    let workflow = Workflow::from_json(&value, "x").unwrap();
+    let prompts = workflow.stages.iter().map(|s| match &s.prompt {
+        crate::workflow::PromptSource::Inline(text) => text.clone(),
+        crate::workflow::PromptSource::File(_) => unreachable!(),
+    });
+    State::new_pipeline(
+        &workflow,
+        prompts.collect(),
+        SetupOptions::default(),
+        None,
+        Timestamp(0),
+    )
+}
+
+fn block_reason(outcome: &Outcome) -> &str {
+    match &outcome.decision {
+        Decision::Block { reason, .. } => reason,
+        other => panic!("expected a block, got {other:?}"),
+    }
+}
+
+#[test]
+fn finished_and_loop_driven_states_allow_silently() {
+    for status in [Status::Complete, Status::Cancelled, Status::GaveUp] {
+        let mut state = ralph(5);
+        state.status = status;
+        let outcome = decide_stop(&event(Some("s1")), &state, &mut MemoryWorld::default());
+        assert_eq!(outcome, Outcome::silent(), "{status:?}");
+    }
+    let mut state = ralph(5);
+    state.driver = crate::Driver::Loop;
+    assert_eq!(
+        decide_stop(&event(Some("s1")), &state, &mut MemoryWorld::default()),
+        Outcome::silent()
+    );
+}
+
+#[test]
+fn another_session_is_never_blocked_or_written() {
+    let state = ralph(5);
+    for session in [Some("s2"), None] {
+        let mut world = MemoryWorld::default().message("no promise");
+        let outcome = decide_stop(&event(session), &state, &mut world);
+        assert_eq!(outcome.decision, Decision::Allow);
+        assert_eq!(outcome.write, None);
+        assert_eq!(outcome.log.unwrap().action, "other_session");
+    }
+}
+
+#[test]
+fn an_unclaimed_state_is_claimed_by_the_first_session_that_stops() {
+    let mut state = ralph(5);
+    state.session_id = None;
+    let outcome = decide_stop(
+        &event(Some("s9")),
+        &state,
+        &mut MemoryWorld::default().message("working"),
+    );
+    let claimed = outcome.write.unwrap();
+    assert_eq!(claimed.session_id.as_deref(), Some("s9"));
+    let later = decide_stop(&event(Some("s1")), &claimed, &mut MemoryWorld::default());
+    assert_eq!(later.decision, Decision::Allow);
+}
+
+#[test]
+fn an_unsealed_state_never_runs_a_command_never_blocks_and_warns_once() {
+    let mut state = ralph(5);
+    state.stages[0].exit_when = crate::Condition::Command(crate::Check {
+        shape: crate::CheckShape::Shell("touch pwned".into()),
+        timeout_secs: 5,
+    });
+    let mut world = MemoryWorld::default();
+    let first = StopEvent {
+        seal_valid: false,
+        ..event(Some("s1"))
+    };
+    let outcome = decide_stop(&first, &state, &mut world);
+    assert!(matches!(&outcome.decision, Decision::Notify(m) if m.contains("not set up by you")));
+    assert_eq!(outcome.write, None);
+    let again = StopEvent {
+        unsealed_warned: true,
+        ..first
+    };
+    assert_eq!(
+        decide_stop(&again, &state, &mut world).decision,
+        Decision::Allow
+    );
+    assert!(world.checks_run.is_empty());
+}
+
+#[test]
+fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
+    let state = ralph(5);
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default()
+            .message("First pass done.")
+            .tree("t1"),
+    );
+    let reason = block_reason(&outcome);
+    assert!(
+        reason.starts_with("pagent · ralph loop · iteration 2 of 5\n"),
+        "{reason}"
+    );
+    assert!(reason.contains("did not contain <promise>DONE</promise>"));
+    assert!(
+        reason.ends_with("\n\nFix it's \"parser\"; $(rm -rf x)"),
+        "{reason}"
+    );
+    let state = outcome.write.unwrap();
+    assert_eq!(state.iterations, [2]);
+
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().message("Finished. <promise>DONE</promise>"),
+    );
+    assert!(matches!(&outcome.decision, Decision::Notify(m) if m.contains("complete")));
+    let done = outcome.write.unwrap();
+    assert_eq!(done.status, Status::Complete);
+    assert_eq!(done.iterations, [2]);
+    assert_eq!(
+        done.end_reason.as_deref(),
+        Some("the promise was made after 2 iterations")
+    );
+}
+
+#[test]
+fn a_missing_last_message_never_counts_as_the_promise() {
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &ralph(5),
+        &mut MemoryWorld::default().tree("t1"),
+    );
+    assert!(block_reason(&outcome).contains("did not contain <promise>DONE</promise>"));
+}
+
+#[test]
+fn the_pipeline_advances_stage_by_stage_and_completes() {
+    let mut state = pipeline();
+    let mut world = MemoryWorld::default().tree("a");
+    let outcome = decide_stop(&event(Some("s1")), &state, &mut world);
+    let reason = block_reason(&outcome);
+    assert!(
+        reason.starts_with("pagent · stage 1 of 5: architect · iteration 2 of 25\n"),
+        "{reason}"
+    );
+    assert!(reason.contains("- architecture.md does not exist yet (it needs 50 non-blank lines)"));
+    assert!(reason.ends_with("write architecture.md"));
+    state = outcome.write.unwrap();
+
+    let steps = [
+        (
+            MemoryWorld::default().file("architecture.md", 12).tree("b"),
+            "block",
+            "architecture.md has 12 of the 50 non-blank lines it needs",
+        ),
+        (
+            MemoryWorld::default().file("architecture.md", 60).tree("c"),
+            "advance",
+            "stage 2 of 5: qa · iteration 1 of 25",
+        ),
+        (
+            MemoryWorld::default().file("test-plan.md", 30).tree("d"),
+            "advance",
+            "stage 3 of 5: security",
+        ),
+        (
+            MemoryWorld::default()
+                .file("security-assessment.md", 25)
+                .tree("e"),
+            "advance",
+            "stage 4 of 5: implementer",
+        ),
+        (
+            MemoryWorld::default().dir("src", 2).tree("f"),
+            "block",
+            "src/ has 2 of the 3 files it needs",
+        ),
+        (
+            MemoryWorld::default().dir("src", 3).tree("g"),
+            "advance",
+            "stage 5 of 5: verifier",
+        ),
+        (
+            MemoryWorld::default().message("checked").tree("h"),
+            "block",
+            "did not contain <promise>DONE</promise>",
+        ),
+    ];
+    for (mut world, action, expected) in steps {
+        let outcome = decide_stop(&event(Some("s1")), &state, &mut world);
+        assert_eq!(outcome.log.as_ref().unwrap().action, action, "{expected}");
+        assert!(
+            block_reason(&outcome).contains(expected),
+            "{expected} not in {}",
+            block_reason(&outcome)
+        );
+        state = outcome.write.unwrap();
+    }
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().message("All good. <promise>DONE</promise>"),
+    );
+    assert!(
+        matches!(&outcome.decision, Decision::Notify(m) if m.starts_with("pagent: prd-to-code complete: all 5 stages done"))
+    );
+    let done = outcome.write.unwrap();
+    assert_eq!(done.status, Status::Complete);
+    assert_eq!(done.iterations, [3, 1, 1, 2, 2]);
+}
+
+#[test]
+fn max_stages_completes_early() {
+    let mut state = pipeline();
+    state.max_stages = 2;
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().file("architecture.md", 50),
+    );
+    assert!(block_reason(&outcome).contains("stage 2 of 2: qa"));
+    let state = outcome.write.unwrap();
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().file("test-plan.md", 30),
+    );
+    let done = outcome.write.unwrap();
+    assert_eq!(done.status, Status::Complete);
+    assert_eq!(
+        done.end_reason.as_deref(),
+        Some("2 of 5 stages done (max_stages 2) in 2 iterations")
+    );
+}
+
+#[test]
+fn max_iterations_gives_up_and_allows_with_the_reason() {
+    let mut state = ralph(3);
+    let mut trees = ["t1", "t2", "t3"].into_iter();
+    let mut blocks = 0;
+    loop {
+        let mut world = MemoryWorld::default()
+            .message("still working")
+            .tree(trees.next().unwrap_or("tx"));
+        let outcome = decide_stop(&event(Some("s1")), &state, &mut world);
+        state = outcome.write.clone().unwrap();
+        match outcome.decision {
+            Decision::Block { .. } => blocks += 1,
+            Decision::Notify(message) => {
+                assert!(
+                    message.contains("gave up: stage ralph used all 3 iterations"),
+                    "{message}"
+                );
+                break;
+            }
+            Decision::Allow => panic!("silent allow"),
+        }
+        assert!(blocks < 10, "the loop did not end");
+    }
+    assert_eq!(blocks, 2);
+    assert_eq!(state.status, Status::GaveUp);
+    assert_eq!(state.iterations, [3]);
+}
+
+#[test]
+fn an_unchanged_tree_for_three_stops_gives_up_and_a_change_resets_the_count() {
+    let mut state = ralph(25);
+    for (tree, count) in [
+        ("tree0", 1),
+        ("tree0", 2),
+        ("tree1", 0),
+        ("tree1", 1),
+        ("tree1", 2),
+    ] {
+        let outcome = decide_stop(
+            &event(Some("s1")),
+            &state,
+            &mut MemoryWorld::default().message("hm").tree(tree),
+        );
+        state = outcome.write.unwrap();
+        assert_eq!(state.no_progress_count, count, "{tree}");
+        assert!(state.is_active());
+    }
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().message("hm").tree("tree1"),
+    );
+    let state = outcome.write.unwrap();
+    assert_eq!(state.status, Status::GaveUp);
+    assert!(
+        state
+            .end_reason
+            .unwrap()
+            .starts_with("no change to the working tree in 3 stops in a row")
+    );
+}
+
+#[test]
+fn a_failed_check_feeds_back_its_output_tail() {
+    let mut state = pipeline();
+    state.stages[0].exit_when =
+        crate::Condition::from_json(&json!({"command": ["cargo", "test"]}), "x").unwrap();
+    let tail = format!(
+        "{}\ntest result: FAILED. 1 passed; 2 failed",
+        "noise line\n".repeat(2_000)
+    );
+    let mut world = MemoryWorld::default().check(
+        "cargo test",
+        CheckOutcome::Failed {
+            code: Some(101),
+            tail,
+        },
+    );
+    let outcome = decide_stop(&event(Some("s1")), &state, &mut world);
+    let reason = block_reason(&outcome);
+    assert!(reason.contains("- `cargo test` exited with code 101"));
+    assert!(
+        reason.contains("test result: FAILED. 1 passed; 2 failed\n```"),
+        "{reason}"
+    );
+    assert!(reason.chars().count() < 5_000);
+}
+
+#[test]
+fn reasons_stay_under_the_client_cap() {
+    let mut state = ralph(5);
+    state.stages[0].prompt = "x".repeat(50_000);
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().message("no"),
+    );
+    let reason = block_reason(&outcome);
+    assert!(
+        reason.chars().count() <= REASON_CAP,
+        "{}",
+        reason.chars().count()
+    );
+    assert!(reason.contains("prompt cut to fit"));
+}

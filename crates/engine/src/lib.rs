@@ -1,0 +1,40 @@
+//! pagent's decision engine: pure functions from (event, state, world, now) to a decision
+//! and the state to write back.
+//!
+//! Nothing in this crate touches the file system, the environment, the clock, processes
+//! or stdout (`clippy.toml` bans them). What the engine needs to know about the world it
+//! asks through the [`World`] trait, which the binary implements over the real project and
+//! tests implement in memory. That keeps every rule of the loop (advance, re-prompt, give
+//! up, ignore another session, refuse an unsealed state) testable as a table of inputs and
+//! outputs, and lets the Stop hook and the external loop runner share one engine.
+//!
+//! The modules follow the data: a [`Workflow`] is what a user writes, validated once at
+//! set-up; a [`State`] is the sealed file a loop lives in; [`Condition`]s are evaluated
+//! against the [`World`]; [`decide_stop`] is the whole loop policy for one Stop.
+
+mod condition;
+mod decide;
+mod path;
+mod promise;
+mod render;
+pub mod seal;
+mod state;
+mod time;
+mod workflow;
+mod world;
+
+#[cfg(test)]
+mod testing;
+
+pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
+pub use decide::{Decision, LogEntry, Outcome, StopEvent, decide_stop};
+pub use path::{RelPath, RelPathError};
+pub use promise::contains_promise;
+pub use render::{REASON_CAP, TAIL_CAP, cap_tail, render_template};
+pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};
+pub use time::{Timestamp, format_duration};
+pub use workflow::{
+    DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, MAX_ITERATIONS_CEILING, PromptSource,
+    StageSpec, Workflow, WorkflowError,
+};
+pub use world::{CheckOutcome, Probe, World};

@@ -1,0 +1,84 @@
+//! Text the model and the user read: prompt templates, block reasons, capped output.
+//!
+//! Claude Code cuts hook output strings at 10,000 characters, silently. Everything pagent
+//! sends is capped well below that ([`REASON_CAP`]), keeping the parts that matter: the
+//! header that says where the loop is, what is missing, the *tail* of a failed check's
+//! output (where compilers and test runners put their verdict), then the prompt.
+
+/// Longest block reason pagent sends, in characters.
+pub const REASON_CAP: usize = 9_000;
+/// Longest tail of a check command's output fed back to the model, in characters.
+pub const TAIL_CAP: usize = 2_000;
+
+/// Substitutes `{{prd_path}}` and the seed's bare `PRD_PATH` placeholder.
+pub fn render_template(template: &str, prd_path: Option<&str>) -> String {
+    match prd_path {
+        Some(path) => template
+            .replace("{{prd_path}}", path)
+            .replace("PRD_PATH", path),
+        None => template.to_owned(),
+    }
+}
+
+/// The last `max` characters of `text`, starting at a line boundary when one is near, with
+/// a marker when something was cut.
+pub fn cap_tail(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let skip = count - max;
+    let start = text.char_indices().nth(skip).map_or(text.len(), |(i, _)| i);
+    let mut tail = &text[start..];
+    if let Some(newline) = tail.find('\n').filter(|n| *n < 200) {
+        tail = &tail[newline + 1..];
+    }
+    format!(
+        "[... {} earlier characters cut ...]\n{tail}",
+        text.len() - tail.len()
+    )
+}
+
+/// The first `max` characters of `text`, with a marker when something was cut.
+pub fn cap_head(text: &str, max: usize, note: &str) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let end = text.char_indices().nth(max).map_or(text.len(), |(i, _)| i);
+    format!("{}\n[... {note} ...]", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn substitutes_both_placeholders() {
+        assert_eq!(
+            render_template("Read {{prd_path}} and PRD_PATH.", Some("docs/prd.md")),
+            "Read docs/prd.md and docs/prd.md."
+        );
+        assert_eq!(
+            render_template("Read {{prd_path}}.", None),
+            "Read {{prd_path}}."
+        );
+    }
+
+    #[test]
+    fn tails_keep_the_end_on_a_line_boundary() {
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let tail = cap_tail(&text, 100);
+        assert!(tail.starts_with("[... "), "{tail}");
+        assert!(tail.ends_with("line 999\n"));
+        assert!(tail.lines().nth(1).unwrap().starts_with("line "));
+        assert!(tail.chars().count() < 140);
+        assert_eq!(cap_tail("short", 100), "short");
+    }
+
+    #[test]
+    fn caps_respect_multibyte_characters() {
+        let text = "é".repeat(50);
+        assert!(cap_tail(&text, 10).ends_with(&"é".repeat(10)));
+        assert!(cap_head(&text, 10, "cut").starts_with(&"é".repeat(10)));
+    }
+}

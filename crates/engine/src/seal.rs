@@ -1,0 +1,106 @@
+//! Sealing state files so pagent only acts on loops its own user set up.
+//!
+//! A state file can arrive from anywhere: committed to a repository, unpacked from an
+//! archive, planted by another local user. Acting on it would let a stranger run commands
+//! (`custom` conditions) or trap a session. So every state pagent writes carries an
+//! HMAC-SHA256 over its canonical JSON and the project root, keyed with a per-user secret
+//! kept outside the project (the binary owns where). A file whose seal does not verify is
+//! ignored. Binding the project root means a sealed file copied to another checkout is
+//! also refused.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::State;
+
+const DOMAIN: &[u8] = b"pagent-seal-v1\0";
+
+/// The seal of `state` (its `seal` field ignored) for the project at `project_key`.
+pub fn compute(state: &State, project_key: &str, secret: &[u8]) -> String {
+    let mut unsealed = state.clone();
+    unsealed.seal = None;
+    // Struct fields serialise in declaration order and JSON maps are sorted (serde_json's
+    // default `Map` is a BTreeMap), so these bytes are canonical for a given state.
+    let body = serde_json::to_vec(&unsealed).unwrap_or_default();
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret) else {
+        return String::new();
+    };
+    mac.update(DOMAIN);
+    mac.update(project_key.as_bytes());
+    mac.update(b"\0");
+    mac.update(&body);
+    hex(&mac.finalize().into_bytes())
+}
+
+/// Sets `state.seal`.
+pub fn apply(state: &mut State, project_key: &str, secret: &[u8]) {
+    state.seal = Some(compute(state, project_key, secret));
+}
+
+/// True when `state.seal` is the seal this user would have written, compared in constant
+/// time.
+pub fn verify(state: &State, project_key: &str, secret: &[u8]) -> bool {
+    let Some(seal) = state.seal.as_deref() else {
+        return false;
+    };
+    let expected = compute(state, project_key, secret);
+    !expected.is_empty()
+        && expected.len() == seal.len()
+        && expected
+            .bytes()
+            .zip(seal.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SetupOptions, Timestamp};
+
+    fn state() -> State {
+        State::new_ralph(
+            "Fix it".into(),
+            "DONE".into(),
+            SetupOptions::default(),
+            None,
+            Timestamp(1),
+        )
+    }
+
+    #[test]
+    fn a_sealed_state_verifies_and_survives_json() {
+        let mut s = state();
+        apply(&mut s, "/p", b"secret");
+        assert!(verify(&s, "/p", b"secret"));
+        let reread = State::from_json(s.to_json_pretty().as_bytes()).unwrap();
+        assert!(verify(&reread, "/p", b"secret"));
+    }
+
+    #[test]
+    fn any_change_key_or_project_breaks_the_seal() {
+        let mut s = state();
+        apply(&mut s, "/p", b"secret");
+        assert!(!verify(&s, "/p", b"other secret"));
+        assert!(!verify(&s, "/other", b"secret"));
+        let mut edited = s.clone();
+        edited.stages[0].prompt.push('!');
+        assert!(!verify(&edited, "/p", b"secret"));
+        let mut unsealed = s.clone();
+        unsealed.seal = None;
+        assert!(!verify(&unsealed, "/p", b"secret"));
+        let mut forged = s;
+        forged.seal = Some("00".repeat(32));
+        assert!(!verify(&forged, "/p", b"secret"));
+    }
+}

@@ -1,0 +1,361 @@
+//! The state file (`.claude/pagent-pipeline.json`): one loop, its stages and its counters.
+//!
+//! The state is self-contained: stage prompts are rendered and conditions validated at
+//! set-up and stored in it, so a Stop never reads a workflow file or a prompt template, and
+//! a later edit of those cannot change a running loop behind its seal. Only pagent writes
+//! it; [`State::from_json`] re-checks the invariants the engine relies on, so a corrupt or
+//! hand-edited file is reported, never trusted.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Condition, DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, Timestamp, Workflow};
+
+pub const STATE_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Pipeline,
+    Ralph,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Active,
+    Complete,
+    Cancelled,
+    GaveUp,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Complete => "complete",
+            Status::Cancelled => "cancelled",
+            Status::GaveUp => "gave_up",
+        }
+    }
+}
+
+/// Who advances the loop: the Stop hook inside one session, or `pagent loop` from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Driver {
+    #[default]
+    Hook,
+    Loop,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stage {
+    pub name: String,
+    /// Rendered: placeholders already substituted.
+    pub prompt: String,
+    pub exit_when: Condition,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iterations: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    pub kind: Kind,
+    pub workflow: String,
+    pub status: Status,
+    /// Index of the current stage in `stages` (0-based).
+    pub stage: usize,
+    /// The owning Claude Code session, or `None` until the first Stop claims it.
+    pub session_id: Option<String>,
+    pub started_at: Timestamp,
+    pub updated_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<Timestamp>,
+    /// Why a finished loop ended, in words for the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<String>,
+    /// The PRD as the user named it, and its path relative to the project (or absolute).
+    pub prd_file: Option<String>,
+    pub prd_path: Option<String>,
+    /// How many stages to run before completing (at most `stages.len()`).
+    pub max_stages: usize,
+    /// Iterations allowed per stage unless the stage sets its own.
+    pub max_iterations: u32,
+    /// Stops in a row with an unchanged working tree before giving up; 0 disables.
+    pub no_progress_limit: u32,
+    /// Iterations used per stage, parallel to `stages`.
+    pub iterations: Vec<u32>,
+    pub fingerprint: Option<String>,
+    pub no_progress_count: u32,
+    /// What the last evaluation found missing, for `pagent status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_feedback: Option<String>,
+    pub stages: Vec<Stage>,
+    #[serde(default)]
+    pub driver: Driver,
+    /// HMAC of everything else with the user's secret (see `seal.rs`).
+    pub seal: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("the state file is not valid JSON for pagent: {0}")]
+    Parse(#[from] serde_json::Error),
+    #[error("the state file has version {0}; this pagent reads version {STATE_VERSION}")]
+    Version(u32),
+    #[error("the state file is inconsistent: {0}")]
+    Inconsistent(String),
+}
+
+/// Limits chosen at set-up (command-line flags over workflow values over defaults).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetupOptions {
+    pub max_stages: Option<usize>,
+    pub max_iterations: Option<u32>,
+    pub no_progress_limit: Option<u32>,
+    pub session_id: Option<String>,
+    pub prd_file: Option<String>,
+    pub prd_path: Option<String>,
+    pub driver: Driver,
+}
+
+impl State {
+    /// A new active pipeline from a validated workflow and its rendered prompts (one per
+    /// stage, in order). The first stage starts at iteration 1: its prompt is delivered by
+    /// the set-up command itself.
+    pub fn new_pipeline(
+        workflow: &Workflow,
+        prompts: Vec<String>,
+        options: SetupOptions,
+        fingerprint: Option<String>,
+        now: Timestamp,
+    ) -> State {
+        let stages: Vec<Stage> = workflow
+            .stages
+            .iter()
+            .zip(prompts)
+            .map(|(spec, prompt)| Stage {
+                name: spec.name.clone(),
+                prompt,
+                exit_when: spec.exit_when.clone(),
+                max_iterations: spec.max_iterations,
+            })
+            .collect();
+        let max_iterations = options
+            .max_iterations
+            .or(workflow.max_iterations)
+            .unwrap_or(DEFAULT_MAX_ITERATIONS);
+        let no_progress_limit = options
+            .no_progress_limit
+            .or(workflow.no_progress_limit)
+            .unwrap_or(DEFAULT_NO_PROGRESS_LIMIT);
+        Self::new(
+            Kind::Pipeline,
+            workflow.name.clone(),
+            stages,
+            max_iterations,
+            no_progress_limit,
+            options,
+            fingerprint,
+            now,
+        )
+    }
+
+    /// A new active ralph loop: one stage whose condition is the promise.
+    pub fn new_ralph(
+        prompt: String,
+        promise: String,
+        options: SetupOptions,
+        fingerprint: Option<String>,
+        now: Timestamp,
+    ) -> State {
+        let stage = Stage {
+            name: "ralph".to_owned(),
+            prompt,
+            exit_when: Condition::Promise(promise),
+            max_iterations: None,
+        };
+        let max_iterations = options.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+        let no_progress_limit = options
+            .no_progress_limit
+            .unwrap_or(DEFAULT_NO_PROGRESS_LIMIT);
+        Self::new(
+            Kind::Ralph,
+            "ralph".to_owned(),
+            vec![stage],
+            max_iterations,
+            no_progress_limit,
+            options,
+            fingerprint,
+            now,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        kind: Kind,
+        workflow: String,
+        stages: Vec<Stage>,
+        max_iterations: u32,
+        no_progress_limit: u32,
+        options: SetupOptions,
+        fingerprint: Option<String>,
+        now: Timestamp,
+    ) -> State {
+        let count = stages.len();
+        let mut iterations = vec![0; count];
+        if let Some(first) = iterations.first_mut() {
+            *first = 1;
+        }
+        State {
+            version: STATE_VERSION,
+            kind,
+            workflow,
+            status: Status::Active,
+            stage: 0,
+            session_id: options.session_id,
+            started_at: now,
+            updated_at: now,
+            ended_at: None,
+            end_reason: None,
+            prd_file: options.prd_file,
+            prd_path: options.prd_path,
+            max_stages: options
+                .max_stages
+                .map_or(count, |m| m.clamp(1, count.max(1))),
+            max_iterations,
+            no_progress_limit,
+            iterations,
+            fingerprint,
+            no_progress_count: 0,
+            last_feedback: None,
+            stages,
+            driver: options.driver,
+            seal: None,
+        }
+    }
+
+    /// Parses and checks a state file's bytes.
+    pub fn from_json(bytes: &[u8]) -> Result<State, StateError> {
+        let state: State = serde_json::from_slice(bytes)?;
+        if state.version != STATE_VERSION {
+            return Err(StateError::Version(state.version));
+        }
+        let inconsistent = |why: String| Err(StateError::Inconsistent(why));
+        if state.stages.is_empty() {
+            return inconsistent("it has no stages".into());
+        }
+        if state.stage >= state.stages.len() {
+            return inconsistent(format!(
+                "stage {} does not exist (there are {})",
+                state.stage,
+                state.stages.len()
+            ));
+        }
+        if state.iterations.len() != state.stages.len() {
+            return inconsistent(format!(
+                "{} iteration counters for {} stages",
+                state.iterations.len(),
+                state.stages.len()
+            ));
+        }
+        if state.max_iterations == 0
+            || state.max_stages == 0
+            || state.max_stages > state.stages.len()
+        {
+            return inconsistent("max_iterations and max_stages must be at least 1 (and max_stages at most the number of stages)".into());
+        }
+        Ok(state)
+    }
+
+    pub fn to_json_pretty(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.status == Status::Active
+    }
+
+    pub fn current(&self) -> &Stage {
+        &self.stages[self.stage]
+    }
+
+    /// The iteration budget of stage `index`.
+    pub fn stage_limit(&self, index: usize) -> u32 {
+        self.stages
+            .get(index)
+            .and_then(|s| s.max_iterations)
+            .unwrap_or(self.max_iterations)
+    }
+
+    /// Total iterations across stages.
+    pub fn total_iterations(&self) -> u32 {
+        self.iterations.iter().sum()
+    }
+
+    /// True if any stage's condition may run a command (these need a valid seal).
+    pub fn runs_commands(&self) -> bool {
+        self.stages.iter().any(|s| s.exit_when.runs_commands())
+    }
+
+    /// Marks the loop finished.
+    pub fn finish(&mut self, status: Status, reason: String, now: Timestamp) {
+        self.status = status;
+        self.end_reason = Some(reason);
+        self.ended_at = Some(now);
+        self.updated_at = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ralph() -> State {
+        State::new_ralph(
+            "Fix it".into(),
+            "DONE".into(),
+            SetupOptions::default(),
+            None,
+            Timestamp(100),
+        )
+    }
+
+    #[test]
+    fn ralph_state_round_trips_through_json() {
+        let state = ralph();
+        let text = state.to_json_pretty();
+        assert_eq!(State::from_json(text.as_bytes()).unwrap(), state);
+        assert_eq!(state.iterations, [1]);
+        assert_eq!(state.max_iterations, DEFAULT_MAX_ITERATIONS);
+        assert_eq!(state.no_progress_limit, DEFAULT_NO_PROGRESS_LIMIT);
+    }
+
+    #[test]
+    fn inconsistent_files_are_rejected() {
+        let mut state = ralph();
+        state.stage = 3;
+        assert!(matches!(
+            State::from_json(state.to_json_pretty().as_bytes()),
+            Err(StateError::Inconsistent(_))
+        ));
+        let mut state = ralph();
+        state.iterations.push(0);
+        assert!(matches!(
+            State::from_json(state.to_json_pretty().as_bytes()),
+            Err(StateError::Inconsistent(_))
+        ));
+        let mut state = ralph();
+        state.version = 9;
+        assert!(matches!(
+            State::from_json(state.to_json_pretty().as_bytes()),
+            Err(StateError::Version(9))
+        ));
+        assert!(matches!(
+            State::from_json(b"{\"version\": 1"),
+            Err(StateError::Parse(_))
+        ));
+    }
+}

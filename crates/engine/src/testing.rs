@@ -1,0 +1,79 @@
+//! An in-memory [`World`] for the engine's table tests.
+
+use std::collections::HashMap;
+
+use crate::{Check, CheckOutcome, Probe, RelPath, World};
+
+#[derive(Debug, Default, Clone)]
+pub struct MemoryWorld {
+    files: HashMap<String, u64>,
+    dirs: HashMap<String, u64>,
+    message: Option<String>,
+    checks: HashMap<String, CheckOutcome>,
+    pub fingerprint: Option<String>,
+    pub checks_run: Vec<String>,
+}
+
+impl MemoryWorld {
+    pub fn file(mut self, path: &str, lines: u64) -> Self {
+        self.files.insert(path.to_owned(), lines);
+        self
+    }
+
+    pub fn dir(mut self, path: &str, files: u64) -> Self {
+        self.dirs.insert(path.to_owned(), files);
+        self
+    }
+
+    pub fn message(mut self, text: &str) -> Self {
+        self.message = Some(text.to_owned());
+        self
+    }
+
+    pub fn check(mut self, shown: &str, outcome: CheckOutcome) -> Self {
+        self.checks.insert(shown.to_owned(), outcome);
+        self
+    }
+
+    pub fn tree(mut self, fingerprint: &str) -> Self {
+        self.fingerprint = Some(fingerprint.to_owned());
+        self
+    }
+}
+
+impl World for MemoryWorld {
+    fn count_lines(&mut self, path: &RelPath) -> Probe {
+        match self.files.get(path.as_str()) {
+            Some(n) => Probe::Count(*n),
+            None if self.dirs.contains_key(path.as_str()) => Probe::WrongKind,
+            None => Probe::Missing,
+        }
+    }
+
+    fn count_files(&mut self, path: &RelPath) -> Probe {
+        match self.dirs.get(path.as_str()) {
+            Some(n) => Probe::Count(*n),
+            None if self.files.contains_key(path.as_str()) => Probe::WrongKind,
+            None => Probe::Missing,
+        }
+    }
+
+    fn last_assistant_message(&mut self) -> Option<String> {
+        self.message.clone()
+    }
+
+    fn run_check(&mut self, check: &Check) -> CheckOutcome {
+        let shown = check.display();
+        self.checks_run.push(shown.clone());
+        self.checks
+            .get(&shown)
+            .cloned()
+            .unwrap_or(CheckOutcome::Error(
+                "no such command in the test world".into(),
+            ))
+    }
+
+    fn fingerprint(&mut self) -> Option<String> {
+        self.fingerprint.clone()
+    }
+}

@@ -1,0 +1,48 @@
+//! The engine's only window on the world. The binary implements it over the real project;
+//! tests implement it in memory (`testing.rs`). Methods take `&mut self` so an
+//! implementation may cache (the transcript is read at most once per decision).
+
+use crate::{Check, RelPath};
+
+/// The answer to "how many lines / files are there at this path?".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    Count(u64),
+    Missing,
+    /// A folder where a file was expected, or the other way round.
+    WrongKind,
+    /// The path resolves outside the project (through a symlink).
+    Outside,
+    Error(String),
+}
+
+/// How a check command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckOutcome {
+    Passed,
+    Failed {
+        code: Option<i32>,
+        tail: String,
+    },
+    TimedOut {
+        after_secs: u64,
+        tail: String,
+    },
+    /// The command could not start (not found, not executable).
+    Error(String),
+    /// The caller chose not to run commands (e.g. `pagent status`).
+    NotRun,
+}
+
+pub trait World {
+    /// Non-blank lines of a file.
+    fn count_lines(&mut self, path: &RelPath) -> Probe;
+    /// Files under a folder, recursively, without `.git` and ignored build output.
+    fn count_files(&mut self, path: &RelPath) -> Probe;
+    /// The model's last message in the main conversation, if it can be known.
+    fn last_assistant_message(&mut self) -> Option<String>;
+    /// Runs a check command in the project root within its timeout.
+    fn run_check(&mut self, check: &Check) -> CheckOutcome;
+    /// A digest of the working tree, equal for equal trees; `None` when it cannot be taken.
+    fn fingerprint(&mut self) -> Option<String>;
+}

@@ -1,0 +1,137 @@
+//! Hook input and output JSON (see `shared/CLAUDE-CODE.md`, "Hook input" and "Hook output").
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What Claude Code sends on a hook's stdin. Every field is optional: pagent must keep
+/// working (and failing open) whatever a client version leaves out.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct HookInput {
+    pub session_id: Option<String>,
+    pub transcript_path: Option<PathBuf>,
+    pub cwd: Option<PathBuf>,
+    pub hook_event_name: Option<String>,
+    pub permission_mode: Option<String>,
+    /// True when this Stop follows a block from a Stop hook in the same turn.
+    pub stop_hook_active: bool,
+    /// The model's final message text (Claude Code 2.1.47 and later).
+    pub last_assistant_message: Option<String>,
+    /// PostToolUse only.
+    pub tool_name: Option<String>,
+    /// PostToolUse only: the tool's arguments, kept as raw JSON.
+    pub tool_input: Option<serde_json::Value>,
+}
+
+impl HookInput {
+    /// Parses hook stdin. Empty input is an error: a hook always receives an object.
+    pub fn from_json(bytes: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(bytes)
+    }
+}
+
+/// `"decision": "block"` is the only decision a hook prints; allowing prints nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Block,
+}
+
+/// What a hook prints on stdout. `HookOutput::default()` serialises to `{}`, and
+/// [`HookOutput::is_empty`] lets the caller print nothing at all instead.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+pub struct HookOutput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// For a block: the text the model reads next (`Stop hook feedback:\n...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Shown to the user, never to the model.
+    #[serde(rename = "systemMessage", skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    #[serde(rename = "hookSpecificOutput", skip_serializing_if = "Option::is_none")]
+    pub hook_specific_output: Option<HookSpecificOutput>,
+}
+
+impl HookOutput {
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+/// PostToolUse's way to hand the model extra context without blocking.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct HookSpecificOutput {
+    #[serde(rename = "hookEventName")]
+    pub hook_event_name: String,
+    #[serde(rename = "additionalContext", skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STOP: &str =
+        include_str!("../../../tests/fixtures/claude-code-2.1.197/stop_hook_stdin.jsonl");
+    const POST: &str =
+        include_str!("../../../tests/fixtures/claude-code-2.1.197/posttooluse_hook_stdin.jsonl");
+
+    #[test]
+    fn parses_captured_stop_payloads() {
+        let inputs: Vec<HookInput> = STOP
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| HookInput::from_json(l.as_bytes()).unwrap())
+            .collect();
+        assert_eq!(inputs.len(), 2);
+        assert_eq!(inputs[0].hook_event_name.as_deref(), Some("Stop"));
+        assert!(!inputs[0].stop_hook_active);
+        assert_eq!(
+            inputs[0].last_assistant_message.as_deref(),
+            Some("First pass done.")
+        );
+        assert!(inputs[1].stop_hook_active);
+        assert_eq!(
+            inputs[1].session_id.as_deref(),
+            Some("35f641a1-e3ce-47f3-8fb7-50415b29808a")
+        );
+    }
+
+    #[test]
+    fn parses_captured_post_tool_use_payload() {
+        let input = HookInput::from_json(POST.trim().as_bytes()).unwrap();
+        assert_eq!(input.tool_name.as_deref(), Some("Write"));
+        let path = input
+            .tool_input
+            .as_ref()
+            .and_then(|v| v["file_path"].as_str());
+        assert_eq!(path, Some("/home/user/project/hello.txt"));
+    }
+
+    #[test]
+    fn missing_fields_default_and_unknown_fields_are_ignored() {
+        let input =
+            HookInput::from_json(br#"{"future_field": [1, 2], "stop_hook_active": true}"#).unwrap();
+        assert!(input.stop_hook_active);
+        assert_eq!(input.session_id, None);
+        assert_eq!(input.last_assistant_message, None);
+    }
+
+    #[test]
+    fn allow_serialises_to_an_empty_object_and_block_to_the_documented_shape() {
+        assert!(HookOutput::default().is_empty());
+        assert_eq!(serde_json::to_string(&HookOutput::default()).unwrap(), "{}");
+        let block = HookOutput {
+            decision: Some(Decision::Block),
+            reason: Some("next".into()),
+            system_message: Some("shown".into()),
+            hook_specific_output: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&block).unwrap(),
+            serde_json::json!({"decision": "block", "reason": "next", "systemMessage": "shown"})
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! Claude Code's wire formats, as pagent reads and writes them.
+//!
+//! Three shapes cross the boundary between Claude Code and pagent: the JSON a hook reads
+//! on stdin ([`HookInput`]), the JSON a hook prints ([`HookOutput`]), and the lines of the
+//! session transcript ([`TranscriptLine`]). They are plain serde types with no I/O, so the
+//! engine, the binary, the fuzz targets and the tests all share one definition.
+//!
+//! Inputs follow Claude Code's own snake_case names, ignore unknown keys and default every
+//! missing one: clients differ across versions (2.1.47 added `last_assistant_message`) and
+//! a hook that rejects an unfamiliar payload would trap its user. Outputs skip empty fields
+//! so that "allow" serialises to nothing at all.
+
+mod hook;
+mod transcript;
+
+pub use hook::{Decision, HookInput, HookOutput, HookSpecificOutput};
+pub use transcript::{ContentBlock, MessageContent, TranscriptLine, TranscriptMessage};

@@ -1,0 +1,136 @@
+//! One line of a Claude Code session transcript (JSONL).
+//!
+//! Claude Code 2.1.197 writes each assistant content block (text, tool_use, thinking) as
+//! its own line; the lines of one message share `message.id`. Only the fields pagent reads
+//! are modelled: everything else (attachments, queue operations, usage) is ignored.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct TranscriptLine {
+    /// `user`, `assistant`, `attachment`, `queue-operation`, `last-prompt`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: Option<TranscriptMessage>,
+    /// Set on lines Claude Code injects itself, such as Stop hook feedback.
+    #[serde(rename = "isMeta")]
+    pub is_meta: bool,
+    #[serde(rename = "isSidechain")]
+    pub is_sidechain: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct TranscriptMessage {
+    pub id: Option<String>,
+    pub role: Option<String>,
+    pub content: MessageContent,
+}
+
+/// A message's content: a plain string (user prompts) or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    Text(String),
+    Blocks(Vec<ContentBlock>),
+}
+
+impl Default for MessageContent {
+    fn default() -> Self {
+        MessageContent::Blocks(Vec::new())
+    }
+}
+
+/// One content block. Only `text` blocks carry words the model said to the user.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ContentBlock {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub text: Option<String>,
+}
+
+impl TranscriptLine {
+    pub fn from_json(line: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(line)
+    }
+
+    /// True for a line written by the main conversation's assistant (not a subagent).
+    pub fn is_main_assistant(&self) -> bool {
+        self.kind == "assistant" && !self.is_sidechain
+    }
+
+    /// True for a line written on the user's side of the main conversation: prompts,
+    /// tool results and Claude Code's own injected feedback.
+    pub fn is_main_user(&self) -> bool {
+        self.kind == "user" && !self.is_sidechain
+    }
+
+    /// The id of the assistant message this line belongs to.
+    pub fn message_id(&self) -> Option<&str> {
+        self.message.as_ref()?.id.as_deref()
+    }
+
+    /// The text this line adds to its message, if any (tool_use and thinking add none).
+    pub fn text(&self) -> Option<String> {
+        let message = self.message.as_ref()?;
+        match &message.content {
+            MessageContent::Text(text) => Some(text.clone()),
+            MessageContent::Blocks(blocks) => {
+                let texts: Vec<&str> = blocks
+                    .iter()
+                    .filter(|b| b.kind == "text")
+                    .filter_map(|b| b.text.as_deref())
+                    .collect();
+                if texts.is_empty() {
+                    None
+                } else {
+                    Some(texts.join("\n"))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TRANSCRIPT: &str =
+        include_str!("../../../tests/fixtures/claude-code-2.1.197/sample_transcript.jsonl");
+
+    #[test]
+    fn every_captured_line_parses() {
+        let lines: Vec<TranscriptLine> = TRANSCRIPT
+            .lines()
+            .map(|l| TranscriptLine::from_json(l.as_bytes()).unwrap())
+            .collect();
+        let assistant_texts: Vec<String> = lines
+            .iter()
+            .filter(|l| l.is_main_assistant())
+            .filter_map(TranscriptLine::text)
+            .collect();
+        assert_eq!(
+            assistant_texts,
+            [
+                "I'll write the file.",
+                "First pass done.",
+                "Finished. <promise>DONE</promise>"
+            ]
+        );
+        let meta = lines.iter().find(|l| l.is_meta).unwrap();
+        assert_eq!(
+            meta.text().unwrap(),
+            "Stop hook feedback:\nplease continue: iteration 2"
+        );
+    }
+
+    #[test]
+    fn tool_use_lines_have_no_text() {
+        let line = br#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","name":"Write","input":{}}]}}"#;
+        let line = TranscriptLine::from_json(line).unwrap();
+        assert_eq!(line.message_id(), Some("m1"));
+        assert_eq!(line.text(), None);
+    }
+}
