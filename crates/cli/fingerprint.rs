@@ -97,6 +97,10 @@ fn walk_fingerprint(root: &Path) -> Option<String> {
         });
     for entry in walker.take(WALK_LIMIT) {
         let Ok(entry) = entry else { continue };
+        // Folders' mtimes change whenever pagent writes its own files: count files only.
+        if entry.file_type().is_dir() {
+            continue;
+        }
         let relative = entry
             .path()
             .strip_prefix(root)

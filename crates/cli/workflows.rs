@@ -144,8 +144,9 @@ fn read_override(project: &Project, stage: &str) -> anyhow::Result<Option<String
             ),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
             Err(err) => {
-                return Err(err)
-                    .with_context(|| format!("cannot read the prompt override {}", path.display()));
+                return Err(err).with_context(|| {
+                    format!("cannot read the prompt override {}", path.display())
+                });
             }
         }
     }

@@ -1,1 +1,20 @@
-//! placeholder
+//! Integration tests of the `pagent` binary: a temp project, JSON on stdin, decisions and
+//! files checked. One test binary (ripgrep's shape) so the harness is compiled once.
+
+// Tests touch the world freely and fail loudly: the purity bans are for the engine.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+mod concurrency;
+mod hook_input;
+mod no_progress;
+mod pipeline;
+mod ralph;
+mod safety;
+mod status;
+mod util;

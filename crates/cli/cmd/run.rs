@@ -87,6 +87,10 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
 
 fn args_from_stdin() -> anyhow::Result<RunArgs> {
     let text = read_stdin_text()?;
+    anyhow::ensure!(
+        !text.trim().is_empty(),
+        "name the PRD file, e.g. `/pagent-run prd.md` or `pagent run prd.md`"
+    );
     let command = RunArgs::augment_args(clap::Command::new("/pagent-run").no_binary_name(true));
     let matches = command
         .try_get_matches_from(stdin_args::values(&text))

@@ -1,0 +1,41 @@
+//! The Stop hook fed the payloads captured from Claude Code 2.1.197.
+
+use serde_json::Value;
+
+use crate::util::*;
+
+fn fixture_lines(name: &str) -> Vec<Value> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code-2.1.197")
+        .join(name);
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_captured_stop_payloads_drive_a_ralph_loop() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Create hello.txt"]).success();
+    let inputs = fixture_lines("stop_hook_stdin.jsonl");
+    // The captured payloads name another folder as cwd; CLAUDE_PROJECT_DIR wins, as in a
+    // real hook.
+    let reason = env.stop(&inputs[0]).blocked();
+    assert!(reason.ends_with("Create hello.txt"), "{reason}");
+    assert_eq!(env.state()["session_id"], inputs[0]["session_id"]);
+    assert!(env.stop(&inputs[1]).allowed().unwrap().contains("complete"));
+}
+
+#[test]
+fn the_plugin_payloads_without_a_promise_keep_blocking() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "--no-progress-limit", "0", "Task"])
+        .success();
+    for input in fixture_lines("plugin_stop_hook_stdin.jsonl") {
+        env.stop(&input).blocked();
+    }
+    assert_eq!(env.state()["iterations"], serde_json::json!([3]));
+}

@@ -1,0 +1,241 @@
+//! Ralph loops through the binary: set-up, blocks, the promise, the transcript fallback.
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::util::*;
+
+#[test]
+fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
+    let env = TestEnv::new();
+    let out = env.cmd(&["ralph", "--promise", "DONE", "Fix it"]).success();
+    assert!(
+        out.stdout
+            .contains("pagent · ralph loop · iteration 1 of 25\n\nFix it\n"),
+        "{out}"
+    );
+
+    let reason = env.stop(&env.stop_input("First pass done.")).blocked();
+    assert!(
+        reason.starts_with("pagent · ralph loop · iteration 2 of 25\n"),
+        "{reason}"
+    );
+    assert!(reason.contains("did not contain <promise>DONE</promise>"));
+    assert!(reason.ends_with("\n\nFix it"), "{reason}");
+
+    let message = env
+        .stop(&env.stop_input("Finished. <promise>DONE</promise>"))
+        .allowed()
+        .unwrap();
+    assert!(message.contains("complete"), "{message}");
+    let status: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    assert_eq!(status["status"], "complete");
+    assert_eq!(status["iterations"], 2);
+    // A finished loop never blocks again.
+    assert_eq!(env.stop(&env.stop_input("more")).allowed(), None);
+}
+
+#[test]
+fn a_promise_in_the_injected_prompt_or_a_tool_result_never_completes_the_loop() {
+    let env = TestEnv::new();
+    env.cmd(&[
+        "ralph",
+        "--max-iterations",
+        "10",
+        "--no-progress-limit",
+        "0",
+        "Fix it",
+    ])
+    .success();
+    let transcript = env.home.join("transcript.jsonl");
+    let mut input = env.stop_input("");
+    input
+        .as_object_mut()
+        .unwrap()
+        .remove("last_assistant_message");
+
+    let cases = [
+        // Stop hook feedback (isMeta) quoting the promise, after the model's last words.
+        vec![
+            transcript_line_text("m1", "working on it"),
+            transcript_line_user(
+                "Stop hook feedback:\nend with <promise>DONE</promise>",
+                true,
+            ),
+        ],
+        // A tool result holding the promise text.
+        vec![
+            transcript_line_text("m1", "reading"),
+            transcript_line_tool_result("docs say <promise>DONE</promise>"),
+        ],
+        // The set-up command's output (the first prompt) holds it, the model did not say it.
+        vec![
+            transcript_line_user("<promise>DONE</promise> when complete", false),
+            transcript_line_text("m2", "started"),
+        ],
+        // The model quotes the instruction in code, which is not a promise.
+        vec![transcript_line_text(
+            "m3",
+            "I will print `<promise>DONE</promise>` at the end",
+        )],
+    ];
+    for lines in cases {
+        fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+        let reason = env.stop(&input).blocked();
+        assert!(reason.contains("<promise>DONE</promise>"), "{reason}");
+    }
+    fs::write(
+        &transcript,
+        [transcript_line_text(
+            "m4",
+            "All done. <promise>DONE</promise>",
+        )]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    assert!(env.stop(&input).allowed().unwrap().contains("complete"));
+}
+
+#[test]
+fn without_last_assistant_message_the_captured_transcripts_are_read_from_the_end() {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.197");
+    for name in ["sample_transcript.jsonl", "transcript_runB.jsonl"] {
+        let env = TestEnv::new();
+        env.cmd(&["ralph", "Create hello.txt"]).success();
+        let full = fs::read_to_string(fixtures.join(name)).unwrap();
+        // Cut the transcript just after the first "First pass done." line: no promise yet.
+        let cut = full.find("First pass done.").unwrap();
+        let first = &full[..cut + full[cut..].find('\n').unwrap() + 1];
+        let transcript = env.home.join("t.jsonl");
+        let input = json!({"session_id": SESSION, "transcript_path": transcript, "cwd": env.root, "hook_event_name": "Stop"});
+        fs::write(&transcript, first).unwrap();
+        env.stop(&input).blocked();
+        fs::write(&transcript, &full).unwrap();
+        assert!(
+            env.stop(&input).allowed().unwrap().contains("complete"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_transcript_is_not_a_promise() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let input =
+        json!({"session_id": SESSION, "transcript_path": "/nonexistent/t.jsonl", "cwd": env.root});
+    let reason = env.stop(&input).blocked();
+    assert!(
+        reason.contains("did not contain <promise>DONE</promise>"),
+        "{reason}"
+    );
+}
+
+const NASTY: &str =
+    "Fix it's \"parser\"; run $(rm -rf x) `id` (x) \\ back\\slash\nsecond line\ttab; done";
+
+#[test]
+fn prompts_with_shell_characters_are_stored_and_reinjected_byte_for_byte() {
+    let by_argument = TestEnv::new();
+    by_argument.cmd(&["ralph", NASTY]).success();
+    let by_stdin = TestEnv::new();
+    by_stdin
+        .cmd(&["ralph"])
+        .stdin(format!("{NASTY}\n"))
+        .success();
+    let by_slash_command = TestEnv::new();
+    by_slash_command
+        .cmd(&["ralph", "--stdin-args"])
+        .stdin(format!("{NASTY} --max-iterations 7\n"))
+        .success();
+
+    for env in [&by_argument, &by_stdin, &by_slash_command] {
+        assert_eq!(env.state()["stages"][0]["prompt"], NASTY, "{}", env.dump());
+        let reason = env.stop(&env.stop_input("working")).blocked();
+        assert!(reason.ends_with(&format!("\n\n{NASTY}")), "{reason}");
+        assert!(!env.exists("x") && !env.exists("pwned"));
+    }
+    assert_eq!(by_slash_command.state()["max_iterations"], 7);
+}
+
+#[test]
+fn slash_command_text_sets_flags_anywhere() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd(&["ralph", "--stdin-args"])
+        .stdin("--promise 'ALL GREEN' \"Make the tests pass\" --max-iterations=4\n")
+        .success();
+    assert!(out.stdout.contains("<promise>ALL GREEN</promise>"), "{out}");
+    let state = env.state();
+    assert_eq!(state["stages"][0]["prompt"], "Make the tests pass");
+    assert_eq!(
+        state["stages"][0]["exit_when"],
+        json!({"promise_in_output": "ALL GREEN"})
+    );
+    assert_eq!(state["max_iterations"], 4);
+    assert!(
+        env.stop(&env.stop_input("<promise>ALL   GREEN</promise>"))
+            .allowed()
+            .unwrap()
+            .contains("complete")
+    );
+}
+
+#[test]
+fn ralph_usage_errors_are_reported_and_start_nothing() {
+    let env = TestEnv::new();
+    for (args, stdin, expected) in [
+        (vec!["ralph"], "", "give the task"),
+        (vec!["ralph", "--stdin-args"], "\n", "give the task"),
+        (
+            vec!["ralph", "--stdin-args"],
+            "task --max-iterations zero",
+            "invalid value 'zero'",
+        ),
+        (
+            vec!["ralph", "--promise", "<b>", "task"],
+            "",
+            "may not contain",
+        ),
+        (
+            vec!["ralph", "--max-iterations", "0", "task"],
+            "",
+            "0 is not in 1..=1000",
+        ),
+    ] {
+        let out = env.cmd(&args).stdin(stdin).failure();
+        assert!(out.stderr.contains(expected), "{args:?}: {out}");
+        assert!(!env.exists(".claude/pagent-pipeline.json"), "{args:?}");
+    }
+}
+
+#[test]
+fn the_session_that_starts_a_loop_owns_it() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .success();
+    assert_eq!(env.state()["session_id"], "owner");
+    // Another session stops freely; the owner is blocked.
+    assert_eq!(env.stop(&env.stop_input("hi")).allowed(), None);
+    let mut input = env.stop_input("hi");
+    input["session_id"] = json!("owner");
+    env.stop(&input).blocked();
+    // The owner may restart its own loop; another session may not clobber it.
+    env.cmd(&["ralph", "New task"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .success();
+    let out = env
+        .cmd(&["ralph", "Other"])
+        .env("CLAUDE_CODE_SESSION_ID", "intruder")
+        .failure();
+    assert!(out.stderr.contains("already active"), "{out}");
+    env.cmd(&["ralph", "--force", "Other"])
+        .env("CLAUDE_CODE_SESSION_ID", "intruder")
+        .success();
+    assert_eq!(env.state()["stages"][0]["prompt"], "Other");
+}

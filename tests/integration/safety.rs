@@ -1,0 +1,286 @@
+//! The safety rules: never act for the wrong session, never run what the user did not set
+//! up, never trap the user.
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::util::*;
+
+#[test]
+fn another_session_is_never_blocked_and_an_unclaimed_state_goes_to_the_first_stopper() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    assert_eq!(env.state()["session_id"], json!(null));
+    let mut first = env.stop_input("hello");
+    first["session_id"] = json!("first");
+    env.stop(&first).blocked();
+    assert_eq!(env.state()["session_id"], "first");
+    let before = env.read(".claude/pagent-pipeline.json");
+    for other in [json!("second"), json!(null)] {
+        let mut input = env.stop_input("hello");
+        input["session_id"] = other;
+        assert_eq!(env.stop(&input).allowed(), None);
+    }
+    assert_eq!(
+        env.read(".claude/pagent-pipeline.json"),
+        before,
+        "another session's stop wrote the state"
+    );
+    env.stop(&first).blocked();
+}
+
+/// A state with a command condition that would leave a file named `pwned`.
+fn plant_command_state(env: &TestEnv) {
+    env.write(".claude/pagent/workflows/evil.json", &json!({"stages": [{"name": "x", "prompt": "p", "exit_when": {"custom": "touch pwned; exit 1"}}]}).to_string());
+    env.write("prd.md", "# PRD\n");
+    env.cmd(&["run", "prd.md", "--workflow", "evil"]).success();
+}
+
+#[test]
+fn a_state_copied_from_another_project_never_runs_a_command_and_never_blocks() {
+    let origin = TestEnv::new();
+    plant_command_state(&origin);
+    // The same user copies (or commits and checks out) the state into another project.
+    let target = TestEnv::new();
+    fs::create_dir_all(target.path(".claude")).unwrap();
+    fs::copy(
+        origin.path(".claude/pagent-pipeline.json"),
+        target.path(".claude/pagent-pipeline.json"),
+    )
+    .unwrap();
+    fs::remove_dir_all(&target.config).ok();
+    fs::create_dir_all(&target.config).unwrap();
+    fs::copy(origin.config.join("secret"), target.config.join("secret")).unwrap();
+
+    let first = target.stop(&target.stop_input("hi"));
+    let message = first.allowed().unwrap();
+    assert!(
+        message.contains("not set up by you for this project"),
+        "{message}"
+    );
+    // Warned once; later stops are silent and still allowed.
+    assert_eq!(target.stop(&target.stop_input("hi")).allowed(), None);
+    assert!(!target.exists("pwned"), "a copied state ran its command");
+    assert!(
+        target
+            .cmd(&["status"])
+            .success()
+            .stdout
+            .contains("its seal does not verify")
+    );
+}
+
+#[test]
+fn a_state_sealed_by_another_user_or_unsealed_is_ignored() {
+    let env = TestEnv::new();
+    plant_command_state(&env);
+    let sealed = env.read(".claude/pagent-pipeline.json");
+    // Another user: a different secret.
+    let other_config = env.home.join("other-config");
+    let out = env
+        .cmd(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("PAGENT_CONFIG_DIR", &other_config)
+        .stdin(env.stop_input("hi").to_string())
+        .run();
+    assert!(
+        out.allowed().unwrap().contains("not set up by you"),
+        "{out}"
+    );
+    // No seal at all, or a forged one, with the right secret.
+    let mut state: serde_json::Value = serde_json::from_str(&sealed).unwrap();
+    for seal in [json!(null), json!("00".repeat(32)), json!("nonsense")] {
+        state["seal"] = seal;
+        env.set_state(&state);
+        fs::remove_file(env.path(".claude/pagent/unsealed-warned")).ok();
+        assert!(env.stop(&env.stop_input("hi")).allowed().is_some());
+    }
+    // A sealed state edited by hand (the command changed) is no longer sealed.
+    let edited = sealed.replace("touch pwned; exit 1", "touch pwned; exit 0");
+    env.write(".claude/pagent-pipeline.json", &edited);
+    env.stop(&env.stop_input("hi")).allowed();
+    assert!(!env.exists("pwned"));
+}
+
+#[test]
+fn bad_hook_input_fails_open_and_says_why() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let huge = vec![b'x'; 65 * 1024 * 1024];
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"".to_vec(), "empty"),
+        (b"   \n".to_vec(), "empty"),
+        (b"garbage".to_vec(), "not Claude Code's Stop JSON"),
+        (
+            br#"{"session_id": "35f6"#.to_vec(),
+            "not Claude Code's Stop JSON",
+        ),
+        (b"[1, 2, 3]".to_vec(), "not Claude Code's Stop JSON"),
+        (vec![0xff, 0xfe, 0x00], "not Claude Code's Stop JSON"),
+        (huge, "larger than 64 MiB"),
+    ];
+    for (stdin, expected) in cases {
+        let out = env.stop_raw(stdin);
+        assert_eq!(out.code, Some(1), "{out}");
+        assert_eq!(out.stdout, "", "{out}");
+        assert!(
+            out.stderr
+                .contains("the Stop hook failed, so the stop is allowed"),
+            "{out}"
+        );
+        assert!(out.stderr.contains(expected), "{expected}: {out}");
+    }
+    // The state was not touched by any of it.
+    assert_eq!(env.state()["iterations"], json!([1]));
+}
+
+#[test]
+fn without_a_state_file_any_input_is_allowed_silently() {
+    let env = TestEnv::new();
+    for stdin in [&b""[..], b"garbage", br#"{"session_id":"x"}"#] {
+        let out = env.stop_raw(stdin.to_vec());
+        assert_eq!(
+            (out.code, out.stdout.as_str(), out.stderr.as_str()),
+            (Some(0), "", ""),
+            "{out}"
+        );
+    }
+    // Without CLAUDE_PROJECT_DIR the project comes from the input's cwd.
+    let out = env
+        .cmd(&["hook", "stop"])
+        .current_dir(&env.home)
+        .stdin(json!({"cwd": env.root}).to_string())
+        .run();
+    assert_eq!((out.code, out.stdout.as_str()), (Some(0), ""), "{out}");
+}
+
+#[test]
+fn a_corrupt_state_fails_open_and_cancel_sets_it_aside() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let good = env.read(".claude/pagent-pipeline.json");
+    for corrupt in [
+        &good[..good.len() / 2],
+        "",
+        "{}",
+        "null",
+        r#"{"version": 99}"#,
+    ] {
+        env.write(".claude/pagent-pipeline.json", corrupt);
+        let out = env.stop(&env.stop_input("hi"));
+        assert_eq!(out.code, Some(1), "{corrupt:?}: {out}");
+        assert_eq!(out.stdout, "", "{out}");
+        assert!(
+            out.stderr.contains("pagent-pipeline.json is corrupt"),
+            "{out}"
+        );
+    }
+    let out = env.cmd(&["status"]).failure();
+    assert!(
+        out.stderr.contains("run `pagent cancel` to set it aside"),
+        "{out}"
+    );
+    let out = env.cmd(&["cancel"]).success();
+    assert!(
+        out.stdout
+            .contains("moved it to .claude/pagent-pipeline.json.corrupt-"),
+        "{out}"
+    );
+    assert!(!env.exists(".claude/pagent-pipeline.json"));
+    assert_eq!(env.stop(&env.stop_input("hi")).allowed(), None);
+}
+
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    let env = TestEnv::new();
+    for args in [
+        &["hook"][..],
+        &["hook", "nope"],
+        &["--bogus"],
+        &["run"],
+        &["status", "--jsno"],
+        &[],
+        &["log", "-n", "x"],
+    ] {
+        let out = env.cmd(args).failure();
+        assert!(!out.stderr.is_empty(), "{args:?}: {out}");
+    }
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["hook", "--help"],
+        &["run", "--help"],
+    ] {
+        let out = env.cmd(args).success();
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn agents_driven_by_pagent_loop_are_not_blocked_by_their_own_hook() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let out = env
+        .cmd(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("PAGENT_DRIVER", "loop")
+        .stdin(env.stop_input("hi").to_string())
+        .run();
+    assert_eq!((out.code, out.stdout.as_str()), (Some(0), ""), "{out}");
+    assert_eq!(env.state()["iterations"], json!([1]));
+}
+
+#[test]
+fn cancel_ends_the_loop_is_idempotent_and_the_next_stop_is_allowed() {
+    let env = TestEnv::new();
+    let out = env.cmd(&["cancel"]).success();
+    assert!(out.stdout.contains("no loop to cancel"), "{out}");
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.stop(&env.stop_input("hi")).blocked();
+    let out = env.cmd(&["cancel"]).success();
+    assert!(
+        out.stdout
+            .contains("cancelled the ralph loop at stage ralph"),
+        "{out}"
+    );
+    assert_eq!(env.stop(&env.stop_input("hi")).allowed(), None);
+    let out = env.cmd(&["cancel"]).success();
+    assert!(
+        out.stdout
+            .contains("no active loop to cancel (the last one, ralph, is cancelled)"),
+        "{out}"
+    );
+    let state = env.state();
+    assert_eq!(state["status"], "cancelled");
+    assert!(
+        env.cmd(&["status"])
+            .success()
+            .stdout
+            .contains("ended: cancelled by the user")
+    );
+}
+
+#[test]
+fn setup_keeps_pagent_files_out_of_git() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let repo = git2::Repository::open(&env.root).unwrap();
+    for path in [
+        ".claude/pagent-pipeline.json",
+        ".claude/pagent/events.jsonl",
+    ] {
+        assert!(repo.is_path_ignored(path).unwrap(), "{path} is not ignored");
+    }
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false);
+    let statuses = repo.statuses(Some(&mut options)).unwrap();
+    let listed: Vec<String> = statuses
+        .iter()
+        .filter_map(|s| s.path().map(str::to_owned))
+        .collect();
+    assert!(listed.iter().all(|p| !p.contains("pagent")), "{listed:?}");
+}

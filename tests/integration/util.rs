@@ -1,0 +1,291 @@
+//! The test harness: a temp project with an isolated HOME and config folder, the binary
+//! found through `CARGO_BIN_EXE_pagent`, and failures that print everything.
+//!
+//! Every command run here is also checked against pagent's one absolute rule: whatever
+//! happens, it never exits 2 (Claude Code would read that as "block").
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+pub const SESSION: &str = "35f641a1-e3ce-47f3-8fb7-50415b29808a";
+
+pub struct TestEnv {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub config: PathBuf,
+}
+
+impl TestEnv {
+    /// A git project (`git init`, nothing committed) with its own HOME and config folder.
+    pub fn new() -> TestEnv {
+        let env = TestEnv::plain();
+        git2::Repository::init(&env.root).unwrap();
+        env
+    }
+
+    /// A project that is not a git repository.
+    pub fn plain() -> TestEnv {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("project");
+        let home = base.join("home");
+        let config = base.join("config");
+        for d in [&root, &home] {
+            fs::create_dir_all(d).unwrap();
+        }
+        TestEnv {
+            _dir: dir,
+            root,
+            home,
+            config,
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: &str) -> &Self {
+        let path = self.path(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+        self
+    }
+
+    /// A file of `n` non-blank lines.
+    pub fn write_lines(&self, rel: &str, n: usize) -> &Self {
+        self.write(
+            rel,
+            &(1..=n).map(|i| format!("line {i}\n")).collect::<String>(),
+        )
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.path(rel))
+            .unwrap_or_else(|e| panic!("cannot read {rel}: {e}\n{}", self.dump()))
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path(rel).exists()
+    }
+
+    pub fn state(&self) -> Value {
+        serde_json::from_str(&self.read(".claude/pagent-pipeline.json")).unwrap()
+    }
+
+    pub fn set_state(&self, state: &Value) {
+        self.write(
+            ".claude/pagent-pipeline.json",
+            &serde_json::to_string_pretty(state).unwrap(),
+        );
+    }
+
+    /// `pagent ARGS` in the project folder, with a clean environment.
+    pub fn cmd(&self, args: &[&str]) -> TestCommand {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+        command.args(args).current_dir(&self.root);
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy().into_owned();
+            if key.starts_with("CLAUDE") || key.starts_with("PAGENT") || key == "XDG_CONFIG_HOME" {
+                command.env_remove(&key);
+            }
+        }
+        command
+            .env("HOME", &self.home)
+            .env("PAGENT_CONFIG_DIR", &self.config)
+            .env("NO_COLOR", "1");
+        TestCommand {
+            command,
+            stdin: None,
+            env: self.describe(),
+        }
+    }
+
+    /// `pagent hook stop` as Claude Code runs it, with `input` on stdin.
+    pub fn stop(&self, input: &Value) -> Run {
+        self.stop_raw(serde_json::to_vec(input).unwrap())
+    }
+
+    pub fn stop_raw(&self, stdin: Vec<u8>) -> Run {
+        self.cmd(&["hook", "stop"])
+            .env("CLAUDE_PROJECT_DIR", &self.root)
+            .stdin(stdin)
+            .run()
+    }
+
+    /// A Stop hook input from `SESSION` with this last assistant message.
+    pub fn stop_input(&self, message: &str) -> Value {
+        json!({
+            "session_id": SESSION,
+            "transcript_path": self.home.join("transcript.jsonl"),
+            "cwd": self.root,
+            "hook_event_name": "Stop",
+            "stop_hook_active": false,
+            "last_assistant_message": message,
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("project {}", self.root.display())
+    }
+
+    /// Everything a failing test should show: the project's files and pagent's state.
+    pub fn dump(&self) -> String {
+        let mut out = String::from("--- project files ---\n");
+        for entry in walkdir::WalkDir::new(&self.root)
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git")
+            .flatten()
+        {
+            let _ = writeln!(
+                out,
+                "{}",
+                entry.path().strip_prefix(&self.root).unwrap().display()
+            );
+        }
+        for rel in [
+            ".claude/pagent-pipeline.json",
+            ".claude/pagent/events.jsonl",
+        ] {
+            if let Ok(text) = fs::read_to_string(self.path(rel)) {
+                let _ = writeln!(out, "--- {rel} ---\n{text}");
+            }
+        }
+        out
+    }
+}
+
+pub struct TestCommand {
+    command: Command,
+    stdin: Option<Vec<u8>>,
+    env: String,
+}
+
+impl TestCommand {
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    pub fn current_dir(mut self, dir: &Path) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn run(mut self) -> Run {
+        self.command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = self.command.spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let stdin = self.stdin.take().unwrap_or_default();
+        // The binary may exit without reading stdin (the fast path): ignore EPIPE.
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&stdin);
+        });
+        let output = child.wait_with_output().unwrap();
+        let _ = writer.join();
+        let run = Run {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            command: format!("{:?} ({})", self.command, self.env),
+        };
+        assert_ne!(
+            run.code,
+            Some(2),
+            "pagent exited 2, which blocks in Claude Code\n{run}"
+        );
+        run
+    }
+
+    pub fn success(self) -> Run {
+        let run = self.run();
+        assert_eq!(run.code, Some(0), "expected success\n{run}");
+        run
+    }
+
+    pub fn failure(self) -> Run {
+        let run = self.run();
+        assert_eq!(run.code, Some(1), "expected exit 1\n{run}");
+        run
+    }
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    command: String,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "command: {}\nexit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.command, self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Run {
+    /// The hook's decision JSON; `None` when it printed nothing (allow).
+    pub fn decision(&self) -> Option<Value> {
+        let text = self.stdout.trim();
+        (!text.is_empty()).then(|| {
+            serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("hook stdout is not JSON: {e}\n{self}"))
+        })
+    }
+
+    /// Asserts a block and returns its reason.
+    pub fn blocked(&self) -> String {
+        let decision = self
+            .decision()
+            .unwrap_or_else(|| panic!("expected a block, got an allow\n{self}"));
+        assert_eq!(decision["decision"], "block", "{self}");
+        decision["reason"].as_str().unwrap().to_owned()
+    }
+
+    /// Asserts the stop is allowed and returns the user message, if any.
+    pub fn allowed(&self) -> Option<String> {
+        match self.decision() {
+            None => None,
+            Some(decision) => {
+                assert!(
+                    decision.get("decision").is_none(),
+                    "expected an allow, got a block\n{self}"
+                );
+                decision["systemMessage"].as_str().map(str::to_owned)
+            }
+        }
+    }
+}
+
+/// Writes a transcript in Claude Code 2.1.197's line shapes.
+pub fn transcript_line_text(id: &str, text: &str) -> String {
+    json!({"type": "assistant", "message": {"id": id, "type": "message", "role": "assistant", "content": [{"type": "text", "text": text}]}}).to_string()
+}
+
+pub fn transcript_line_user(text: &str, meta: bool) -> String {
+    json!({"type": "user", "isMeta": meta, "message": {"role": "user", "content": text}})
+        .to_string()
+}
+
+pub fn transcript_line_tool_result(content: &str) -> String {
+    json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}}).to_string()
+}
