@@ -1,0 +1,22 @@
+//! End-to-end tests: the real Claude Code CLI (pinned 2.1.197) against a mock Messages
+//! API written here, with pagent loaded as a plugin. They prove what unit and integration
+//! tests cannot: that Claude Code loads the plugin, runs its commands, calls the hook and
+//! obeys its decisions.
+//!
+//! They are `#[ignore]`d by default because they need the CLI (installed by
+//! `scripts/install-claude-code.sh` into target/); `scripts/test.sh` installs it and runs
+//! them with `cargo test --test e2e -- --ignored`. A missing CLI is a failure there, not a
+//! skip.
+
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
+
+mod harness;
+mod mock;
+mod scenarios;

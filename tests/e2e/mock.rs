@@ -1,0 +1,334 @@
+//! A mock of the Anthropic Messages API, owned by the tests.
+//!
+//! It binds 127.0.0.1 on a free port, answers Claude Code's `HEAD /` probe, and answers
+//! every `POST /v1/messages` with the next reply of a per-test script, streamed as
+//! Server-Sent Events with their `event:` lines (without them the CLI falls back to a
+//! second, non-streaming request). Every request body is recorded so a test can assert
+//! what the model was told. When the script runs out it answers 400, which ends the run
+//! at once instead of letting a broken test spin.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// One scripted model turn.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A text answer that ends the turn.
+    Text(String),
+    /// Optional text, then one tool call; the turn continues after the tool result.
+    Tool {
+        text: Option<String>,
+        name: String,
+        input: Value,
+    },
+    /// An HTTP error with a Messages API error body.
+    Error(u16),
+}
+
+impl Reply {
+    pub fn text(text: &str) -> Reply {
+        Reply::Text(text.to_owned())
+    }
+
+    pub fn write(path: &std::path::Path, content: &str) -> Reply {
+        Reply::Tool {
+            text: Some("Writing the file.".into()),
+            name: "Write".into(),
+            input: json!({"file_path": path, "content": content}),
+        }
+    }
+
+    pub fn bash(command: &str) -> Reply {
+        Reply::Tool {
+            text: None,
+            name: "Bash".into(),
+            input: json!({"command": command, "description": "run a command"}),
+        }
+    }
+}
+
+pub struct MockApi {
+    pub port: u16,
+    requests: Arc<Mutex<Vec<Value>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl MockApi {
+    pub fn start(script: Vec<Reply>) -> MockApi {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let script = Arc::new(script);
+        let next = Arc::new(AtomicUsize::new(0));
+        let (requests_bg, stop_bg) = (requests.clone(), stop.clone());
+        thread::spawn(move || {
+            while !stop_bg.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let (requests, script, next) =
+                            (requests_bg.clone(), script.clone(), next.clone());
+                        thread::spawn(move || {
+                            let _ = serve(stream, &requests, &script, &next);
+                        });
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        MockApi {
+            port,
+            requests,
+            stop,
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The JSON bodies of every `POST /v1/messages`, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// The text of the last message of request `index`: what the model was just told.
+    pub fn last_user_text(&self, index: usize) -> String {
+        let requests = self.requests();
+        let request = requests
+            .get(index)
+            .unwrap_or_else(|| panic!("there is no request {index}; {} were made", requests.len()));
+        message_text(request["messages"].as_array().unwrap().last().unwrap())
+    }
+
+    /// Every text the model was sent in request `index`, joined.
+    pub fn all_text(&self, index: usize) -> String {
+        let requests = self.requests();
+        requests[index]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(message_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for MockApi {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A message's text: a string, or its text and tool_result blocks joined.
+pub fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b["type"].as_str() {
+                Some("text") => b["text"].as_str().map(str::to_owned),
+                Some("tool_result") => Some(match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn serve(
+    stream: TcpStream,
+    requests: &Mutex<Vec<Value>>,
+    script: &[Reply],
+    next: &AtomicUsize,
+) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line)? == 0 {
+            return Ok(());
+        }
+        let mut content_length = 0usize;
+        let mut chunked = false;
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header)?;
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let lower = header.to_ascii_lowercase();
+            if let Some(value) = lower.strip_prefix("content-length:") {
+                content_length = value.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                chunked = true;
+            }
+        }
+        let body = if chunked {
+            read_chunked(&mut reader)?
+        } else {
+            read_exact(&mut reader, content_length)?
+        };
+        let mut parts = request_line.split_whitespace();
+        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        if method == "HEAD" || method == "GET" {
+            writer.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n",
+            )?;
+            continue;
+        }
+        if !(method == "POST" && path.starts_with("/v1/messages") && !path.contains("count_tokens"))
+        {
+            let error = json!({"type": "error", "error": {"type": "not_found_error", "message": format!("mock: no route {method} {path}")}}).to_string();
+            write!(
+                writer,
+                "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{error}",
+                error.len()
+            )?;
+            continue;
+        }
+        let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        requests.lock().unwrap().push(value);
+        let index = next.fetch_add(1, Ordering::SeqCst);
+        match script.get(index) {
+            Some(Reply::Error(status)) => {
+                error_response(&mut writer, *status, "mock: scripted error")?
+            }
+            Some(reply) => {
+                let body = sse(reply, index);
+                write!(
+                    writer,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )?;
+            }
+            None => error_response(
+                &mut writer,
+                400,
+                &format!("mock: the script has only {} replies", script.len()),
+            )?,
+        }
+        writer.flush()?;
+    }
+}
+
+fn error_response(writer: &mut TcpStream, status: u16, message: &str) -> std::io::Result<()> {
+    let body =
+        json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+            .to_string();
+    write!(
+        writer,
+        "HTTP/1.1 {status} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn read_exact(reader: &mut impl Read, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body)?;
+    Ok(body)
+}
+
+fn read_chunked(reader: &mut BufReader<TcpStream>) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let mut size = String::new();
+        reader.read_line(&mut size)?;
+        let size =
+            usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16).unwrap_or(0);
+        if size == 0 {
+            let mut end = String::new();
+            reader.read_line(&mut end)?;
+            return Ok(body);
+        }
+        body.extend(read_exact(reader, size)?);
+        let mut crlf = String::new();
+        reader.read_line(&mut crlf)?;
+    }
+}
+
+fn event(out: &mut String, name: &str, data: Value) {
+    out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+}
+
+/// The SSE stream of one reply.
+fn sse(reply: &Reply, index: usize) -> String {
+    let id = format!("msg_mock_{index:04}");
+    let mut out = String::new();
+    event(
+        &mut out,
+        "message_start",
+        json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+            "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    );
+    let mut block = 0;
+    let text_block = |out: &mut String, text: &str, block: &mut usize| {
+        event(
+            out,
+            "content_block_start",
+            json!({"type": "content_block_start", "index": *block, "content_block": {"type": "text", "text": ""}}),
+        );
+        event(
+            out,
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": *block, "delta": {"type": "text_delta", "text": text}}),
+        );
+        event(
+            out,
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": *block}),
+        );
+        *block += 1;
+    };
+    let stop_reason = match reply {
+        Reply::Text(text) => {
+            text_block(&mut out, text, &mut block);
+            "end_turn"
+        }
+        Reply::Tool { text, name, input } => {
+            if let Some(text) = text {
+                text_block(&mut out, text, &mut block);
+            }
+            let tool_id = format!("toolu_mock_{index:04}");
+            event(
+                &mut out,
+                "content_block_start",
+                json!({"type": "content_block_start", "index": block, "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}}}),
+            );
+            event(
+                &mut out,
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": block, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+            );
+            event(
+                &mut out,
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": block}),
+            );
+            "tool_use"
+        }
+        Reply::Error(_) => unreachable!(),
+    };
+    event(
+        &mut out,
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+    );
+    event(&mut out, "message_stop", json!({"type": "message_stop"}));
+    out
+}
