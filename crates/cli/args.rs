@@ -126,4 +126,6 @@ pub struct LogArgs {
 pub enum HookCommand {
     /// The Stop hook: reads Claude Code's hook JSON on stdin, prints a decision.
     Stop,
+    /// The PostToolUse hook: checks the file an edit tool just wrote, feeds problems back.
+    PostToolUse,
 }

@@ -22,7 +22,40 @@ const KEEP: usize = 64 * 1024;
 /// How long to wait for the output pipe to close after the command ended.
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// Runs `check` in `root` for the exit condition of `stage`.
 pub fn run_check(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
+    let root_text = root.to_string_lossy();
+    match run_command(
+        root,
+        check,
+        &[("PAGENT_STAGE", stage), ("PAGENT_PROJECT_DIR", &root_text)],
+    ) {
+        Ran::Exited { code: Some(0), .. } => CheckOutcome::Passed,
+        Ran::Exited { code, output } => CheckOutcome::Failed { code, tail: output },
+        Ran::TimedOut { output } => CheckOutcome::TimedOut {
+            after_secs: check.timeout_secs,
+            tail: output,
+        },
+        Ran::NotStarted(why) => CheckOutcome::Error(why),
+    }
+}
+
+/// How a command ended, with the tail of its merged output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ran {
+    /// `code` is `None` when a signal ended it.
+    Exited {
+        code: Option<i32>,
+        output: String,
+    },
+    TimedOut {
+        output: String,
+    },
+    NotStarted(String),
+}
+
+/// Runs `check` in `cwd` with extra environment variables.
+pub fn run_command(cwd: &Path, check: &Check, env: &[(&str, &str)]) -> Ran {
     let mut command = match &check.shape {
         CheckShape::Shell(line) => {
             let mut c = Command::new("sh");
@@ -37,26 +70,27 @@ pub fn run_check(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
     };
     let (mut reader, writer) = match std::io::pipe() {
         Ok(pair) => pair,
-        Err(err) => return CheckOutcome::Error(format!("cannot create a pipe: {err}")),
+        Err(err) => return Ran::NotStarted(format!("cannot create a pipe: {err}")),
     };
     let writer_too = match writer.try_clone() {
         Ok(w) => w,
-        Err(err) => return CheckOutcome::Error(format!("cannot create a pipe: {err}")),
+        Err(err) => return Ran::NotStarted(format!("cannot create a pipe: {err}")),
     };
     command
-        .current_dir(root)
+        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer_too)
-        .env("PAGENT_STAGE", stage)
-        .env("PAGENT_PROJECT_DIR", root)
         .process_group(0);
+    for (key, value) in env {
+        command.env(key, value);
+    }
     let spawned = command.spawn();
     // `command` holds the pipe's write ends; drop them so EOF arrives when the child exits.
     drop(command);
     let mut child = match spawned {
         Ok(child) => child,
-        Err(err) => return CheckOutcome::Error(err.to_string()),
+        Err(err) => return Ran::NotStarted(err.to_string()),
     };
     let pid = child.id();
 
@@ -83,20 +117,16 @@ pub fn run_check(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
 
     let waited = status_rx.recv_timeout(Duration::from_secs(check.timeout_secs));
     kill_group(pid);
-    let tail = output_rx.recv_timeout(DRAIN).unwrap_or_default();
+    let output = output_rx.recv_timeout(DRAIN).unwrap_or_default();
     match waited {
-        Ok(Ok(status)) if status.success() => CheckOutcome::Passed,
-        Ok(Ok(status)) => CheckOutcome::Failed {
+        Ok(Ok(status)) => Ran::Exited {
             code: status.code(),
-            tail,
+            output,
         },
-        Ok(Err(err)) => CheckOutcome::Error(err.to_string()),
+        Ok(Err(err)) => Ran::NotStarted(err.to_string()),
         Err(_) => {
             let _ = status_rx.recv_timeout(DRAIN);
-            CheckOutcome::TimedOut {
-                after_secs: check.timeout_secs,
-                tail,
-            }
+            Ran::TimedOut { output }
         }
     }
 }

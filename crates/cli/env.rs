@@ -17,6 +17,8 @@ pub const PAGENT_DRIVER: &str = "PAGENT_DRIVER";
 pub const PAGENT_CONFIG_DIR: &str = "PAGENT_CONFIG_DIR";
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 pub const HOME: &str = "HOME";
+/// Where check programs are looked up.
+pub const PATH: &str = "PATH";
 /// Any value turns colour off (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -28,6 +30,7 @@ pub struct Env {
     pub config_dir: Option<PathBuf>,
     pub no_color: bool,
     pub current_dir: Option<PathBuf>,
+    pub path: Option<OsString>,
 }
 
 impl Env {
@@ -48,6 +51,7 @@ impl Env {
             config_dir,
             no_color: std::env::var_os(NO_COLOR).is_some_and(|v: OsString| !v.is_empty()),
             current_dir: std::env::current_dir().ok(),
+            path: std::env::var_os(PATH),
         }
     }
 

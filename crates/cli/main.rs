@@ -8,8 +8,10 @@
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod args;
+mod backpressure;
 mod check;
 mod cmd;
+mod config;
 mod env;
 mod eventlog;
 mod exclude;

@@ -455,3 +455,47 @@ fn an_api_error_ends_the_run_and_leaves_the_loop_visible() {
     // The owner can end it; a new session would not be blocked by it anyway.
     assert!(e2e.pagent(&["cancel"]).status.success());
 }
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn backpressure_feeds_a_json_error_back_at_once_and_goes_quiet_when_fixed() {
+    let e2e = E2e::start_with(|e2e| {
+        vec![
+            Reply::write(
+                &e2e.path("config.json"),
+                "{\n  \"name\": \"demo\",\n  \"port\": \n}\n",
+            ),
+            Reply::write(
+                &e2e.path("config.json"),
+                "{\n  \"name\": \"demo\",\n  \"port\": 8080\n}\n",
+            ),
+            Reply::text("Config fixed. <promise>DONE</promise>"),
+        ]
+    });
+    let run = e2e.claude("/pagent:ralph Write config.json").run();
+    assert_eq!(run.code, Some(0));
+    assert_eq!(e2e.mock.requests().len(), 3);
+    let after_bad_write = e2e.mock.last_user_text(1);
+    assert!(
+        after_bad_write.contains(
+            "PostToolUse:Write hook additional context: pagent checked config.json after your edit"
+        ),
+        "{after_bad_write}"
+    );
+    assert!(
+        after_bad_write.contains("config.json: line 4, column 1: expected value"),
+        "{after_bad_write}"
+    );
+    let after_fix = e2e.mock.last_user_text(2);
+    assert!(
+        !after_fix.contains("hook additional context"),
+        "a clean file must add no context: {after_fix}"
+    );
+    assert_eq!(run.hook_responses("PostToolUse").len(), 2);
+    let status = e2e.pagent(&["status"]);
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains("JSON syntax config.json: passed"),
+        "{status}"
+    );
+}

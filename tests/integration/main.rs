@@ -10,6 +10,7 @@
     clippy::panic
 )]
 
+mod backpressure;
 mod concurrency;
 mod hook_input;
 mod no_progress;

@@ -111,13 +111,13 @@ fn bad_hook_input_fails_open_and_says_why() {
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (b"".to_vec(), "empty"),
         (b"   \n".to_vec(), "empty"),
-        (b"garbage".to_vec(), "not Claude Code's Stop JSON"),
+        (b"garbage".to_vec(), "not Claude Code's hook JSON"),
         (
             br#"{"session_id": "35f6"#.to_vec(),
-            "not Claude Code's Stop JSON",
+            "not Claude Code's hook JSON",
         ),
-        (b"[1, 2, 3]".to_vec(), "not Claude Code's Stop JSON"),
-        (vec![0xff, 0xfe, 0x00], "not Claude Code's Stop JSON"),
+        (b"[1, 2, 3]".to_vec(), "not Claude Code's hook JSON"),
+        (vec![0xff, 0xfe, 0x00], "not Claude Code's hook JSON"),
         (huge, "larger than 64 MiB"),
     ];
     for (stdin, expected) in cases {

@@ -119,6 +119,42 @@ impl TestEnv {
             .run()
     }
 
+    /// `pagent hook post-tool-use` after `tool` wrote `rel`, with extra environment.
+    pub fn post_tool_use(&self, tool: &str, rel: &str, env: &[(&str, &std::ffi::OsStr)]) -> Run {
+        let field = if tool == "NotebookEdit" {
+            "notebook_path"
+        } else {
+            "file_path"
+        };
+        let input = json!({
+            "session_id": SESSION,
+            "cwd": self.root,
+            "hook_event_name": "PostToolUse",
+            "tool_name": tool,
+            "tool_input": {field: self.path(rel)},
+            "tool_response": {"type": "update"},
+        });
+        let mut command = self
+            .cmd(&["hook", "post-tool-use"])
+            .env("CLAUDE_PROJECT_DIR", &self.root)
+            .stdin(input.to_string());
+        for (key, value) in env {
+            command = command.env(key, value);
+        }
+        command.run()
+    }
+
+    /// Writes an executable script (a fake tool) and returns its folder.
+    pub fn fake_tool(&self, dir: &str, name: &str, script: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let folder = self.home.join(dir);
+        fs::create_dir_all(&folder).unwrap();
+        let path = folder.join(name);
+        fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        folder
+    }
+
     /// A Stop hook input from `SESSION` with this last assistant message.
     pub fn stop_input(&self, message: &str) -> Value {
         json!({
@@ -259,6 +295,22 @@ impl Run {
             .unwrap_or_else(|| panic!("expected a block, got an allow\n{self}"));
         assert_eq!(decision["decision"], "block", "{self}");
         decision["reason"].as_str().unwrap().to_owned()
+    }
+
+    /// The PostToolUse additional context, or `None` when the hook said nothing.
+    pub fn context(&self) -> Option<String> {
+        assert_eq!(self.code, Some(0), "{self}");
+        let decision = self.decision()?;
+        assert_eq!(
+            decision["hookSpecificOutput"]["hookEventName"], "PostToolUse",
+            "{self}"
+        );
+        Some(
+            decision["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        )
     }
 
     /// Asserts the stop is allowed and returns the user message, if any.

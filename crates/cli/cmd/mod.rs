@@ -20,7 +20,8 @@ use crate::exit::ExitStatus;
 use crate::ui;
 
 mod cancel;
-mod hook;
+mod hook_post_tool_use;
+mod hook_stop;
 mod log;
 mod ralph;
 mod run;
@@ -52,6 +53,29 @@ pub fn read_stdin_text() -> anyhow::Result<String> {
     String::from_utf8(bytes).context("the text on stdin is not UTF-8")
 }
 
+/// Hook input larger than this is refused (and the stop allowed).
+const MAX_HOOK_INPUT: u64 = 64 * 1024 * 1024;
+
+/// Reads and parses the JSON Claude Code sends a hook on stdin.
+pub fn read_hook_input() -> anyhow::Result<pagent_protocol::HookInput> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_HOOK_INPUT + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the hook input on stdin")?;
+    anyhow::ensure!(
+        bytes.len() as u64 <= MAX_HOOK_INPUT,
+        "the hook input on stdin is larger than {} MiB",
+        MAX_HOOK_INPUT >> 20
+    );
+    anyhow::ensure!(
+        !bytes.iter().all(u8::is_ascii_whitespace),
+        "the hook input on stdin is empty (expected Claude Code's hook JSON)"
+    );
+    pagent_protocol::HookInput::from_json(&bytes)
+        .context("the hook input on stdin is not Claude Code's hook JSON")
+}
+
 pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -65,7 +89,10 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
         }
     };
     let result = match cli.command {
-        Command::Hook(HookCommand::Stop) => return hook::stop(&cli.global, env),
+        Command::Hook(HookCommand::Stop) => return hook_stop::run(&cli.global, env),
+        Command::Hook(HookCommand::PostToolUse) => {
+            return hook_post_tool_use::run(&cli.global, env);
+        }
         Command::Run(args) => run::run(&cli.global, env, args),
         Command::Ralph(args) => ralph::run(&cli.global, env, args),
         Command::Status(args) => status::run(&cli.global, env, &args),

@@ -14,7 +14,7 @@ use crate::cmd::{now, read_stdin_text};
 use crate::env::Env;
 use crate::exit::ExitStatus;
 use crate::project::Project;
-use crate::{fingerprint, setup, stdin_args};
+use crate::{config, fingerprint, setup, stdin_args};
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitStatus> {
     let (args, task) = if args.stdin_args {
@@ -49,6 +49,7 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
         max_iterations: args.max_iterations,
         no_progress_limit: args.no_progress_limit,
         session_id: env.session_id.clone(),
+        backpressure: config::project_backpressure(&project)?,
         ..SetupOptions::default()
     };
     let state = State::new_ralph(

@@ -15,7 +15,7 @@ use crate::cmd::{now, read_stdin_text};
 use crate::env::Env;
 use crate::exit::ExitStatus;
 use crate::project::Project;
-use crate::{fingerprint, setup, stdin_args, workflows};
+use crate::{config, fingerprint, setup, stdin_args, workflows};
 
 /// PRDs larger than this are refused: the model has to read them.
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
@@ -47,6 +47,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         prd_file: Some(prd_file),
         prd_path: Some(prd_path.clone()),
         driver: pagent_engine::Driver::Hook,
+        backpressure: config::project_backpressure(&project)?,
     };
     let state = State::new_pipeline(
         &loaded.workflow,

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::args::{Global, StatusArgs};
 use crate::cmd::now;
 use crate::env::Env;
+use crate::eventlog::read_events;
 use crate::exit::ExitStatus;
 use crate::project::Project;
 use crate::secret;
@@ -36,7 +37,19 @@ struct Report {
     last_feedback: Option<String>,
     /// False when the state was not set up by this user for this project: pagent ignores it.
     sealed: bool,
+    /// The loop's most recent backpressure checks (PostToolUse), oldest first.
+    checks: Vec<CheckReport>,
 }
+
+#[derive(Debug, Serialize)]
+struct CheckReport {
+    ts: String,
+    detail: String,
+    ms: Option<u64>,
+}
+
+/// How many of the latest backpressure checks status shows.
+const RECENT_CHECKS: usize = 5;
 
 #[derive(Debug, Serialize)]
 struct StageReport {
@@ -129,7 +142,28 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
         no_progress_limit: state.no_progress_limit,
         last_feedback: state.last_feedback.clone(),
         sealed,
+        checks: recent_checks(project, state),
     }
+}
+
+/// The loop's latest checks, from the event log (they are not worth a state write each).
+fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
+    let Ok((events, _)) = read_events(project) else {
+        return Vec::new();
+    };
+    let started = state.started_at.to_string();
+    let mut checks: Vec<CheckReport> = events
+        .into_iter()
+        .filter(|e| e.action == "check" && e.ts >= started)
+        .map(|e| CheckReport {
+            ts: e.ts,
+            detail: e.detail,
+            ms: e.ms,
+        })
+        .collect();
+    let skip = checks.len().saturating_sub(RECENT_CHECKS);
+    checks.drain(..skip);
+    checks
 }
 
 fn print_human(report: &Report, style: Style) {
@@ -203,6 +237,18 @@ fn print_human(report: &Report, style: Style) {
                 .as_deref()
                 .unwrap_or("(no reason recorded)")
         ),
+    }
+    for (i, check) in report.checks.iter().enumerate() {
+        let label = if i == 0 { "checks:" } else { "       " };
+        let ms = check
+            .ms
+            .map_or_else(String::new, |ms| format!(" ({ms} ms)"));
+        let detail = if check.detail.contains(": failed") || check.detail.contains(": timed out") {
+            style.red(&check.detail)
+        } else {
+            check.detail.clone()
+        };
+        println!("{label} {detail}{ms}");
     }
     if !report.sealed {
         println!(

@@ -12,13 +12,15 @@
 //! set-up; a [`State`] is the sealed file a loop lives in; [`Condition`]s are evaluated
 //! against the [`World`]; [`decide_stop`] is the whole loop policy for one Stop.
 
+pub mod backpressure;
 mod condition;
 mod decide;
 mod path;
 mod promise;
-mod render;
+pub mod render;
 pub mod seal;
 mod state;
+mod syntax;
 mod time;
 mod workflow;
 mod world;
@@ -32,6 +34,7 @@ pub use path::{RelPath, RelPathError};
 pub use promise::contains_promise;
 pub use render::{REASON_CAP, TAIL_CAP, cap_tail, render_template};
 pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};
+pub use syntax::{Syntax, SyntaxError, check_syntax};
 pub use time::{Timestamp, format_duration};
 pub use workflow::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, MAX_ITERATIONS_CEILING, PromptSource,

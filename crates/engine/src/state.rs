@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::backpressure::BackpressureConfig;
 use crate::{Condition, DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, Timestamp, Workflow};
 
 pub const STATE_VERSION: u32 = 1;
@@ -94,6 +95,9 @@ pub struct State {
     pub stages: Vec<Stage>,
     #[serde(default)]
     pub driver: Driver,
+    /// PostToolUse checks chosen at set-up (project config, then the workflow's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backpressure: Option<BackpressureConfig>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -118,6 +122,7 @@ pub struct SetupOptions {
     pub prd_file: Option<String>,
     pub prd_path: Option<String>,
     pub driver: Driver,
+    pub backpressure: Option<BackpressureConfig>,
 }
 
 impl State {
@@ -150,6 +155,17 @@ impl State {
             .no_progress_limit
             .or(workflow.no_progress_limit)
             .unwrap_or(DEFAULT_NO_PROGRESS_LIMIT);
+        // The workflow's own checks apply over the project's configuration.
+        let mut options = options;
+        if let Some(own) = &workflow.backpressure {
+            options.backpressure = Some(
+                options
+                    .backpressure
+                    .take()
+                    .unwrap_or_default()
+                    .overlaid(own),
+            );
+        }
         Self::new(
             Kind::Pipeline,
             workflow.name.clone(),
@@ -232,6 +248,7 @@ impl State {
             last_feedback: None,
             stages,
             driver: options.driver,
+            backpressure: options.backpressure,
             seal: None,
         }
     }

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::Condition;
+use crate::backpressure::BackpressureConfig;
 
 pub const DEFAULT_MAX_ITERATIONS: u32 = 25;
 pub const DEFAULT_NO_PROGRESS_LIMIT: u32 = 3;
@@ -19,6 +20,8 @@ pub struct Workflow {
     pub description: Option<String>,
     pub max_iterations: Option<u32>,
     pub no_progress_limit: Option<u32>,
+    /// PostToolUse checks for this workflow's loops (see `backpressure.rs`).
+    pub backpressure: Option<BackpressureConfig>,
     pub stages: Vec<StageSpec>,
 }
 
@@ -70,6 +73,7 @@ impl Workflow {
                 "description",
                 "max_iterations",
                 "no_progress_limit",
+                "backpressure",
                 "stages",
             ],
         )?;
@@ -79,6 +83,25 @@ impl Workflow {
         let description = optional_string(map, "description", "description")?;
         let max_iterations = optional_budget(map, "max_iterations", "max_iterations", 1)?;
         let no_progress_limit = optional_budget(map, "no_progress_limit", "no_progress_limit", 0)?;
+        let backpressure = match map.get("backpressure") {
+            None | Some(Value::Null) => None,
+            Some(value) => {
+                let config: BackpressureConfig = serde_json::from_value(value.clone())
+                    .map_err(|e| error("backpressure", e.to_string()))?;
+                config
+                    .validate()
+                    .map_err(|e| error(format!("backpressure.{}", e.field), e.reason))?;
+                if config.always {
+                    // `always` belongs to the user's own config: a workflow may not turn
+                    // checks on for sessions that run no loop.
+                    return Err(error(
+                        "backpressure.always",
+                        "only the user's own config.json can turn checks on outside a loop",
+                    ));
+                }
+                Some(config)
+            }
+        };
         let Some(Value::Array(items)) = map.get("stages") else {
             return Err(error("stages", "expected a list of stages"));
         };
@@ -102,6 +125,7 @@ impl Workflow {
             description,
             max_iterations,
             no_progress_limit,
+            backpressure,
             stages,
         })
     }

@@ -10,16 +10,15 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::io::Read;
 use std::time::Instant;
 
 use anyhow::Context;
 use pagent_engine::{Decision, State, StopEvent, decide_stop, seal};
-use pagent_protocol::{HookInput, HookOutput};
+use pagent_protocol::HookOutput;
 use sha2::{Digest, Sha256};
 
 use crate::args::Global;
-use crate::cmd::now;
+use crate::cmd::{now, read_hook_input};
 use crate::env::Env;
 use crate::eventlog::{Event, append_event};
 use crate::exit::ExitStatus;
@@ -27,10 +26,7 @@ use crate::project::{self, Project, STATE_FILE};
 use crate::world::FsWorld;
 use crate::{secret, store, ui};
 
-/// Hook input larger than this is refused (and the stop allowed).
-const MAX_INPUT: u64 = 64 * 1024 * 1024;
-
-pub fn stop(global: &Global, env: &Env) -> ExitStatus {
+pub fn run(global: &Global, env: &Env) -> ExitStatus {
     if env.driven_by_loop() {
         // `pagent loop` drives this state from outside; its agents' hooks stand aside.
         return ExitStatus::Success;
@@ -53,24 +49,6 @@ pub fn stop(global: &Global, env: &Env) -> ExitStatus {
             ExitStatus::Failure
         }
     }
-}
-
-fn read_hook_input() -> anyhow::Result<HookInput> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .take(MAX_INPUT + 1)
-        .read_to_end(&mut bytes)
-        .context("cannot read the hook input on stdin")?;
-    anyhow::ensure!(
-        bytes.len() as u64 <= MAX_INPUT,
-        "the hook input on stdin is larger than {} MiB",
-        MAX_INPUT >> 20
-    );
-    anyhow::ensure!(
-        !bytes.iter().all(u8::is_ascii_whitespace),
-        "the hook input on stdin is empty (expected Claude Code's Stop JSON)"
-    );
-    HookInput::from_json(&bytes).context("the hook input on stdin is not Claude Code's Stop JSON")
 }
 
 fn parse_state(bytes: &[u8]) -> anyhow::Result<State> {
