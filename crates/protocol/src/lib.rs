@@ -11,7 +11,9 @@
 //! so that "allow" serialises to nothing at all.
 
 mod hook;
+pub mod stream;
 mod transcript;
 
 pub use hook::{Decision, HookInput, HookOutput, HookSpecificOutput};
+pub use stream::{AgentKind, RunSummary, StreamEvent, parse_line};
 pub use transcript::{ContentBlock, MessageContent, TranscriptLine, TranscriptMessage};

@@ -1,0 +1,452 @@
+//! Codex CLI's `codex exec --json` lines.
+//!
+//! Source: openai/codex, `codex-rs/exec/src/exec_events.rs` (the `ThreadEvent` and
+//! `ThreadItem` types, serialised with `#[serde(tag = "type")]`),
+//! `codex-rs/exec/src/event_processor_with_jsonl_output.rs` (which events are printed when)
+//! and the sample output in `docs/exec.md`. The sample stream in
+//! `tests/fixtures/agents/codex-exec-json.jsonl` is that documented sample widened to the
+//! other item types; no run of a real `codex` binary was captured.
+//!
+//! - `{"type":"thread.started","thread_id":..}` first; the thread id is the session id.
+//!   No line names the model.
+//! - `turn.started`, then `item.started` / `item.updated` / `item.completed` with an `item`
+//!   object: `{"id":"item_3","type":..,...}`. Item types: `agent_message` (`text`; printed
+//!   only as completed), `reasoning` (`text`), `command_execution` (`command`, a string such
+//!   as `bash -lc 'cargo test'`), `file_change` (`changes: [{path, kind}]`), `mcp_tool_call`
+//!   (`server`, `tool`, `arguments`), `collab_tool_call` (`tool`, `prompt`), `web_search`
+//!   (`query`), `todo_list` (`items`), `plan`, and `error` (`message`, a non-fatal warning
+//!   such as a deprecation notice or a model reroute). Tools are reported on start and again
+//!   on completion with the same id, and a file change may arrive completed only (older
+//!   versions), so both become [`StreamEvent::Tool`] and counting is by id.
+//! - `{"type":"turn.completed","usage":{..}}` or `{"type":"turn.failed","error":{"message":..}}`
+//!   ends the turn; `codex exec` runs one turn. Neither carries the final message: Codex's
+//!   own `--output-last-message` is the text of the last completed `agent_message`.
+//! - `{"type":"error","message":..}`: an error from the event stream (reconnects included).
+//!
+//! Older versions (up to about 0.2x) printed the core protocol's events instead, each as
+//! `{"id":..,"msg":{"type":..}}`, after a config-summary object and a `{"prompt":..}` line:
+//! `session_configured` (`session_id`, `model`), `agent_message` (`message`),
+//! `exec_command_begin` (`call_id`, `command` as an argv list), `patch_apply_begin`
+//! (`call_id`, `changes` keyed by path), `mcp_tool_call_begin` (`call_id`, `invocation:
+//! {server, tool}`), `error` (`message`) and `task_complete` (`last_agent_message`). Those are
+//! understood too; their shapes come from codex-core's protocol types and from other tools'
+//! parsers of that output, not from a capture.
+
+use serde_json::Value;
+
+use super::{StreamEvent, str_at, string_at, summarize, text_at};
+
+pub(super) fn parse(line: &Value) -> Vec<StreamEvent> {
+    if let Some(msg) = line.get("msg") {
+        return legacy(msg);
+    }
+    match str_at(line, "type") {
+        Some("thread.started") => vec![StreamEvent::Started {
+            session_id: string_at(line, "thread_id"),
+            model: None,
+        }],
+        Some("item.started") => line.get("item").and_then(tool).into_iter().collect(),
+        Some("item.completed") => line.get("item").map(item_completed).unwrap_or_default(),
+        Some("turn.completed") => vec![finished(None, false)],
+        Some("turn.failed") => {
+            let message = line
+                .get("error")
+                .and_then(|error| str_at(error, "message"))
+                .unwrap_or("turn failed");
+            vec![StreamEvent::Error(message.to_owned()), finished(None, true)]
+        }
+        Some("error") => string_at(line, "message")
+            .map(|message| vec![StreamEvent::Error(message)])
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+fn item_completed(item: &Value) -> Vec<StreamEvent> {
+    let event = match str_at(item, "type") {
+        Some("agent_message") => text_at(item, "text").map(|text| StreamEvent::Text {
+            id: string_at(item, "id"),
+            text,
+        }),
+        Some("error") => string_at(item, "message").map(StreamEvent::Error),
+        _ => tool(item),
+    };
+    event.into_iter().collect()
+}
+
+/// The tool an item stands for, if it is a tool call.
+fn tool(item: &Value) -> Option<StreamEvent> {
+    let (name, summary) = match str_at(item, "type")? {
+        "command_execution" => (
+            "shell".to_owned(),
+            str_at(item, "command")
+                .map(unwrap_shell)
+                .and_then(summarize),
+        ),
+        "file_change" => {
+            let paths: Vec<&str> = item
+                .get("changes")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|change| str_at(change, "path"))
+                .collect();
+            ("file_change".to_owned(), summarize(&paths.join(", ")))
+        }
+        "mcp_tool_call" => (mcp_name(item), None),
+        "collab_tool_call" => (
+            string_at(item, "tool").unwrap_or_else(|| "collab_tool_call".to_owned()),
+            str_at(item, "prompt").and_then(summarize),
+        ),
+        "web_search" => (
+            "web_search".to_owned(),
+            str_at(item, "query").and_then(summarize),
+        ),
+        _ => return None,
+    };
+    Some(StreamEvent::Tool {
+        id: string_at(item, "id"),
+        name,
+        summary,
+    })
+}
+
+/// MCP tools are named as Claude Code names them, `mcp__<server>__<tool>`.
+fn mcp_name(call: &Value) -> String {
+    match (str_at(call, "server"), str_at(call, "tool")) {
+        (Some(server), Some(tool)) => format!("mcp__{server}__{tool}"),
+        _ => "mcp_tool_call".to_owned(),
+    }
+}
+
+/// `bash -lc 'cargo test'` reads better as `cargo test`.
+fn unwrap_shell(command: &str) -> &str {
+    const WRAPPERS: [&str; 8] = [
+        "bash -lc ",
+        "/bin/bash -lc ",
+        "bash -c ",
+        "/bin/bash -c ",
+        "zsh -lc ",
+        "/bin/zsh -lc ",
+        "sh -c ",
+        "/bin/sh -c ",
+    ];
+    let Some(script) = WRAPPERS
+        .iter()
+        .find_map(|wrapper| command.strip_prefix(wrapper))
+    else {
+        return command;
+    };
+    ['\'', '"']
+        .iter()
+        .find_map(|quote| script.strip_prefix(*quote)?.strip_suffix(*quote))
+        .unwrap_or(script)
+}
+
+fn finished(final_message: Option<String>, is_error: bool) -> StreamEvent {
+    StreamEvent::Finished {
+        final_message,
+        is_error,
+        num_turns: None,
+        cost_usd: None,
+    }
+}
+
+/// The `{"id":..,"msg":{..}}` events of older versions.
+fn legacy(msg: &Value) -> Vec<StreamEvent> {
+    let event = match str_at(msg, "type") {
+        Some("session_configured") => Some(StreamEvent::Started {
+            session_id: string_at(msg, "session_id"),
+            model: string_at(msg, "model"),
+        }),
+        Some("agent_message") => {
+            text_at(msg, "message").map(|text| StreamEvent::Text { id: None, text })
+        }
+        Some("exec_command_begin") => Some(StreamEvent::Tool {
+            id: string_at(msg, "call_id"),
+            name: "shell".to_owned(),
+            summary: msg
+                .get("command")
+                .and_then(Value::as_array)
+                .and_then(|argv| legacy_command(argv))
+                .and_then(|command| summarize(&command)),
+        }),
+        Some("patch_apply_begin") => Some(StreamEvent::Tool {
+            id: string_at(msg, "call_id"),
+            name: "file_change".to_owned(),
+            summary: msg
+                .get("changes")
+                .and_then(Value::as_object)
+                .and_then(|changes| {
+                    let paths: Vec<&str> = changes.keys().map(String::as_str).collect();
+                    summarize(&paths.join(", "))
+                }),
+        }),
+        Some("mcp_tool_call_begin") => Some(StreamEvent::Tool {
+            id: string_at(msg, "call_id"),
+            // Early versions put server and tool beside call_id, later ones in `invocation`.
+            name: mcp_name(msg.get("invocation").unwrap_or(msg)),
+            summary: None,
+        }),
+        Some("error") => string_at(msg, "message").map(StreamEvent::Error),
+        Some("task_complete") => Some(finished(string_at(msg, "last_agent_message"), false)),
+        _ => None,
+    };
+    event.into_iter().collect()
+}
+
+/// An argv list as one command line, with a `bash -lc SCRIPT` wrapper reduced to `SCRIPT`.
+fn legacy_command(argv: &[Value]) -> Option<String> {
+    let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+    match words.as_slice() {
+        [shell, "-lc" | "-c", script]
+            if ["bash", "zsh", "sh"].contains(&shell.rsplit('/').next().unwrap_or(shell)) =>
+        {
+            Some((*script).to_owned())
+        }
+        [] => None,
+        _ => Some(words.join(" ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{AgentKind, RunSummary, parse_line};
+    use super::*;
+
+    const RUN: &str = include_str!("../../../../tests/fixtures/agents/codex-exec-json.jsonl");
+    const FAILED: &str =
+        include_str!("../../../../tests/fixtures/agents/codex-exec-json-failed.jsonl");
+    const LEGACY: &str = include_str!("../../../../tests/fixtures/agents/codex-legacy-json.jsonl");
+
+    fn events(stream: &str) -> Vec<StreamEvent> {
+        stream
+            .lines()
+            .flat_map(|line| parse_line(AgentKind::Codex, line))
+            .collect()
+    }
+
+    fn tool(id: &str, name: &str, summary: Option<&str>) -> StreamEvent {
+        StreamEvent::Tool {
+            id: Some(id.to_owned()),
+            name: name.to_owned(),
+            summary: summary.map(str::to_owned),
+        }
+    }
+
+    fn text(id: Option<&str>, text: &str) -> StreamEvent {
+        StreamEvent::Text {
+            id: id.map(str::to_owned),
+            text: text.to_owned(),
+        }
+    }
+
+    const DONE: &str =
+        "Fixed negative number lexing; all 57 tests pass.\n\n<promise>DONE</promise>";
+    const LEXER: &str = "/home/user/project/src/lexer.rs";
+
+    #[test]
+    fn sample_run_parses_to_its_events() {
+        let both_files = "/home/user/project/src/lexer.rs, /home/user/project/tests/negative.rs";
+        let search = "rust i64 from_str_radix negative";
+        assert_eq!(
+            events(RUN),
+            [
+                StreamEvent::Started {
+                    session_id: Some("0199a213-81c0-7800-8aa1-bbab2a035a53".into()),
+                    model: None,
+                },
+                tool("item_1", "shell", Some("cargo test -p parser")),
+                tool("item_1", "shell", Some("cargo test -p parser")),
+                text(
+                    Some("item_3"),
+                    "The lexer drops the sign of negative numbers; fixing it."
+                ),
+                tool("item_4", "file_change", Some(LEXER)),
+                tool("item_4", "file_change", Some(both_files)),
+                tool(
+                    "item_5",
+                    "file_change",
+                    Some("/home/user/project/CHANGELOG.md")
+                ),
+                tool("item_6", "mcp__docs__search", None),
+                tool("item_6", "mcp__docs__search", None),
+                tool("item_7", "web_search", Some(search)),
+                tool("item_7", "web_search", Some(search)),
+                tool("item_8", "shell", Some("cargo test")),
+                tool("item_8", "shell", Some("cargo test")),
+                StreamEvent::Error(
+                    "model rerouted: gpt-5.5 -> gpt-5.5-mini (HighRiskCyberActivity)".into()
+                ),
+                text(Some("item_10"), DONE),
+                finished(None, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn sample_run_summary() {
+        let summary = RunSummary::from_stream(AgentKind::Codex, RUN);
+        assert_eq!(
+            summary.session_id.as_deref(),
+            Some("0199a213-81c0-7800-8aa1-bbab2a035a53")
+        );
+        assert_eq!(summary.final_message.as_deref(), Some(DONE));
+        assert_eq!(summary.tools_used, 6, "item_1, 4, 5, 6, 7 and 8");
+        assert!(summary.finished);
+        assert!(!summary.is_error);
+        assert_eq!(summary.errors.len(), 1);
+    }
+
+    #[test]
+    fn a_failed_turn_fails_the_run() {
+        let limit = "You've hit your usage limit. Try again later.";
+        let reconnect =
+            "Reconnecting... 1/5 (stream disconnected before completion: error sending request)";
+        assert_eq!(
+            events(FAILED),
+            [
+                StreamEvent::Started {
+                    session_id: Some("0199a7c4-5d10-7e31-b2a8-64f0c9d1e2f3".into()),
+                    model: None,
+                },
+                text(Some("item_0"), "Starting on the parser."),
+                StreamEvent::Error(reconnect.into()),
+                StreamEvent::Error(limit.into()),
+                StreamEvent::Error(limit.into()),
+                finished(None, true),
+            ]
+        );
+        let summary = RunSummary::from_stream(AgentKind::Codex, FAILED);
+        assert!(summary.finished);
+        assert!(summary.is_error);
+        assert_eq!(summary.errors, [reconnect, limit]);
+        assert_eq!(summary.tools_used, 0);
+    }
+
+    #[test]
+    fn a_turn_failed_without_a_message_still_says_so() {
+        assert_eq!(
+            parse_line(AgentKind::Codex, r#"{"type":"turn.failed"}"#),
+            [
+                StreamEvent::Error("turn failed".into()),
+                finished(None, true)
+            ]
+        );
+    }
+
+    #[test]
+    fn legacy_events_parse_to_the_same_events() {
+        let done = "Fixed. <promise>DONE</promise>";
+        assert_eq!(
+            events(LEGACY),
+            [
+                StreamEvent::Started {
+                    session_id: Some("5973b6c0-94b8-487b-a530-2aeb6098ae0e".into()),
+                    model: Some("codex-mini-latest".into()),
+                },
+                tool("call_Hq4s", "shell", Some("cargo test")),
+                tool(
+                    "call_Zr2k",
+                    "file_change",
+                    Some("/home/user/project/src/lib.rs")
+                ),
+                tool("call_M1", "mcp__docs__search", None),
+                text(None, done),
+                finished(Some(done.into()), false),
+            ]
+        );
+        let summary = RunSummary::from_stream(AgentKind::Codex, LEGACY);
+        assert_eq!(summary.final_message.as_deref(), Some(done));
+        assert_eq!(summary.tools_used, 3);
+        assert!(summary.finished);
+    }
+
+    #[test]
+    fn legacy_errors_and_flat_mcp_calls() {
+        assert_eq!(
+            parse_line(
+                AgentKind::Codex,
+                r#"{"id":"1","msg":{"type":"error","message":"stream disconnected"}}"#
+            ),
+            [StreamEvent::Error("stream disconnected".into())]
+        );
+        assert_eq!(
+            parse_line(
+                AgentKind::Codex,
+                r#"{"id":"1","msg":{"type":"mcp_tool_call_begin","call_id":"c","server":"gh","tool":"pr"}}"#
+            ),
+            [tool("c", "mcp__gh__pr", None)]
+        );
+        assert_eq!(
+            parse_line(AgentKind::Codex, r#"{"id":"1","msg":"task_started"}"#),
+            []
+        );
+    }
+
+    #[test]
+    fn shell_wrappers_are_unwrapped() {
+        assert_eq!(unwrap_shell("bash -lc 'cargo test'"), "cargo test");
+        assert_eq!(unwrap_shell("/bin/zsh -lc \"ls -la\""), "ls -la");
+        assert_eq!(unwrap_shell("bash -lc ls"), "ls");
+        assert_eq!(unwrap_shell("bash -lc 'unbalanced"), "'unbalanced");
+        assert_eq!(unwrap_shell("cargo test"), "cargo test");
+        let argv =
+            |words: &[&str]| -> Vec<Value> { words.iter().map(|w| Value::from(*w)).collect() };
+        assert_eq!(
+            legacy_command(&argv(&["/bin/bash", "-lc", "make -j4"])),
+            Some("make -j4".into())
+        );
+        assert_eq!(legacy_command(&argv(&["ls", "-la"])), Some("ls -la".into()));
+        assert_eq!(legacy_command(&[]), None);
+    }
+
+    #[test]
+    fn items_with_odd_fields_say_what_they_can() {
+        for (line, expected) in [
+            (
+                r#"{"type":"item.started","item":{"type":"command_execution","command":7}}"#,
+                vec![StreamEvent::Tool {
+                    id: None,
+                    name: "shell".into(),
+                    summary: None,
+                }],
+            ),
+            (
+                r#"{"type":"item.completed","item":{"id":"i","type":"agent_message"}}"#,
+                vec![],
+            ),
+            (
+                r#"{"type":"item.completed","item":{"id":"i","type":"mcp_tool_call"}}"#,
+                vec![tool("i", "mcp_tool_call", None)],
+            ),
+            (
+                r#"{"type":"item.completed","item":{"id":"i","type":"file_change","changes":"x"}}"#,
+                vec![tool("i", "file_change", None)],
+            ),
+            (
+                r#"{"type":"item.updated","item":{"id":"i","type":"command_execution","command":"ls"}}"#,
+                vec![],
+            ),
+            (
+                r#"{"type":"item.started","item":{"id":"i","type":"agent_message","text":"x"}}"#,
+                vec![],
+            ),
+            (
+                r#"{"type":"item.completed","item":{"id":"i","type":"reasoning","text":"x"}}"#,
+                vec![],
+            ),
+            (r#"{"type":"error"}"#, vec![]),
+            (
+                r#"{"type":"thread.started","thread_id":5}"#,
+                vec![StreamEvent::Started {
+                    session_id: None,
+                    model: None,
+                }],
+            ),
+        ] {
+            assert_eq!(parse_line(AgentKind::Codex, line), expected, "{line}");
+        }
+    }
+}
