@@ -1,8 +1,9 @@
 //! The command line, as clap derive types. The `///` comments are the help text.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Keeps Claude Code (and other coding agents) working until the work is really done.
 ///
@@ -45,6 +46,11 @@ pub enum Command {
     Cancel,
     /// Show the event log, one line per decision.
     Log(LogArgs),
+    /// Run the loop from outside: a fresh agent process (Claude Code, Codex, OpenCode or
+    /// any command) per iteration, the same stages and conditions deciding in between.
+    Loop(LoopArgs),
+    /// Run several ralph loops at once, each in its own git worktree and branch.
+    Parallel(ParallelArgs),
     /// Entry points for Claude Code's hooks (called by the plugin, not by people).
     #[command(subcommand)]
     Hook(HookCommand),
@@ -120,6 +126,138 @@ pub struct LogArgs {
     /// Show only the last N entries
     #[arg(long, short = 'n', value_name = "N")]
     pub tail: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentName {
+    Claude,
+    Codex,
+    Opencode,
+}
+
+/// How `pagent loop` runs its agent.
+#[derive(Debug, Args, Clone)]
+pub struct AgentArgs {
+    /// The agent CLI
+    #[arg(long, value_enum, default_value_t = AgentName::Claude)]
+    pub agent: AgentName,
+    /// Any command line as the agent, run with `sh -c`: the prompt arrives on stdin and in
+    /// the file $PAGENT_PROMPT_FILE ({prompt_file} in the line is replaced by its path);
+    /// its stdout is its final message
+    #[arg(long, value_name = "COMMAND")]
+    pub command: Option<String>,
+    /// The agent's program [default: its name on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub agent_bin: Option<PathBuf>,
+    /// One more argument for the agent (repeatable), e.g. --agent-arg=--model --agent-arg=opus
+    #[arg(long = "agent-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub agent_args: Vec<String>,
+    /// Claude Code's permission mode for the agent
+    #[arg(long, value_name = "MODE", default_value = "acceptEdits")]
+    pub permission_mode: String,
+    /// Stop an iteration that runs longer than this (e.g. 45m, 2h, 90s)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
+    pub iteration_timeout: Duration,
+    /// Stop an agent that prints nothing for this long (the watchdog)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
+    pub idle_timeout: Duration,
+    /// Retries, with exponential backoff, when the agent crashes or reports an API error
+    /// (not counted as iterations)
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub retries: u32,
+    /// The first retry's delay; each next one doubles it (at most 5m)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub retry_delay: Duration,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LoopArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    /// Print only the outcome
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print one JSON object per line (events) for scripts
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Work through a PRD's user stories (prd.json with "userStories"), one per iteration,
+    /// until every story passes
+    #[arg(long, value_name = "PRD_JSON")]
+    pub prd: Option<PathBuf>,
+    /// Iterations for --prd [default: the stories left, plus a margin]
+    #[arg(long, value_name = "N", requires = "prd", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_iterations: Option<u32>,
+    /// Run in the git worktree .claude/pagent/worktrees/NAME on branch pagent/NAME
+    /// (created from HEAD, or reused to resume)
+    #[arg(long, value_name = "NAME")]
+    pub worktree: Option<String>,
+    /// A command run with `sh -c` in a newly created worktree before the first iteration
+    #[arg(long, value_name = "COMMAND", requires = "worktree")]
+    pub setup: Option<String>,
+    /// Commit all changes after each iteration
+    #[arg(long)]
+    pub checkpoint: bool,
+    /// When the loop completes, push its branch (git push -u origin BRANCH)
+    #[arg(long)]
+    pub push: bool,
+    /// When the loop completes, open a pull request with gh (implies --push)
+    #[arg(long)]
+    pub pr: bool,
+    /// Start a new loop; without one, the active loop is resumed
+    #[command(subcommand)]
+    pub start: Option<LoopStart>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub enum LoopStart {
+    /// A ralph loop: one task until the agent's final message makes the promise
+    Ralph(RalphArgs),
+    /// A pipeline over a PRD
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ParallelArgs {
+    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations"} or a text
+    /// file with one task per line ("name: task" or just the task)
+    #[arg(value_name = "TASKS_FILE")]
+    pub tasks: PathBuf,
+    /// How many loops run at once
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    /// Iterations per task unless the task sets its own
+    #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_iterations: u32,
+    /// Commit after each iteration in every worktree
+    #[arg(long)]
+    pub checkpoint: bool,
+    /// Print one JSON object per line instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `90`, `90s`, `45m`, `2h`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 90s, 45m or 2h"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("{text:?}: the unit must be s, m or h")),
+    };
+    if secs == 0 {
+        return Err("the duration must be more than 0".into());
+    }
+    Ok(Duration::from_secs(secs))
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,6 +11,11 @@ pub enum ExitStatus {
     /// An error was reported on stderr. For hooks this is Claude Code's "non-blocking
     /// error": the stop is allowed.
     Failure,
+    /// `pagent loop`: the loop ended without meeting its conditions (iterations or no
+    /// progress ran out).
+    GaveUp,
+    /// `pagent loop`: stopped by Ctrl-C (SIGINT) or SIGTERM; the state is saved.
+    Interrupted,
 }
 
 impl From<ExitStatus> for ExitCode {
@@ -18,6 +23,8 @@ impl From<ExitStatus> for ExitCode {
         match status {
             ExitStatus::Success => ExitCode::SUCCESS,
             ExitStatus::Failure => ExitCode::from(1),
+            ExitStatus::GaveUp => ExitCode::from(3),
+            ExitStatus::Interrupted => ExitCode::from(130),
         }
     }
 }

@@ -7,6 +7,7 @@
 
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
+mod agent;
 mod args;
 mod backpressure;
 mod check;
@@ -18,14 +19,17 @@ mod exclude;
 mod exit;
 mod fingerprint;
 mod probe;
+mod progress;
 mod project;
 mod secret;
 mod setup;
+mod signals;
 mod stdin_args;
 mod store;
 mod transcript;
 mod ui;
 mod workflows;
+mod worktree;
 mod world;
 
 use std::process::ExitCode;

@@ -63,20 +63,19 @@ pub fn install_state(
     Ok(())
 }
 
-/// The header the model reads above the first prompt.
-pub fn first_header(state: &State) -> String {
+/// The header the model reads above a stage's prompt: where the loop is.
+pub fn header(state: &State) -> String {
+    let iteration = state.iterations[state.stage];
+    let limit = state.stage_limit(state.stage);
     match state.kind {
-        pagent_engine::Kind::Ralph => format!(
-            "pagent · ralph loop · iteration 1 of {}",
-            state.stage_limit(0)
-        ),
-        pagent_engine::Kind::Pipeline => {
-            format!(
-                "pagent · stage 1 of {}: {} · iteration 1 of {}",
-                state.max_stages,
-                state.current().name,
-                state.stage_limit(0)
-            )
+        pagent_engine::Kind::Ralph => {
+            format!("pagent · ralph loop · iteration {iteration} of {limit}")
         }
+        pagent_engine::Kind::Pipeline => format!(
+            "pagent · stage {} of {}: {} · iteration {iteration} of {limit}",
+            state.stage + 1,
+            state.max_stages,
+            state.current().name
+        ),
     }
 }

@@ -6,6 +6,9 @@ use pagent_engine::{Check, CheckOutcome, Probe, RelPath, World};
 
 use crate::{check, fingerprint, probe, transcript};
 
+/// Larger files are not read as text (a PRD's stories are small).
+const MAX_TEXT_BYTES: u64 = 16 * 1024 * 1024;
+
 #[derive(Debug)]
 pub struct FsWorld<'a> {
     root: &'a Path,
@@ -56,6 +59,21 @@ impl World for FsWorld<'_> {
 
     fn count_files(&mut self, path: &RelPath) -> Probe {
         probe::count_files(self.root, path)
+    }
+
+    fn read_text(&mut self, path: &RelPath) -> Result<String, Probe> {
+        let real = probe::resolve_inside(self.root, path)?;
+        let meta = std::fs::metadata(&real).map_err(|e| Probe::Error(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(Probe::WrongKind);
+        }
+        if meta.len() > MAX_TEXT_BYTES {
+            return Err(Probe::Error(format!(
+                "larger than {} MiB",
+                MAX_TEXT_BYTES >> 20
+            )));
+        }
+        std::fs::read_to_string(&real).map_err(|e| Probe::Error(e.to_string()))
     }
 
     fn last_assistant_message(&mut self) -> Option<String> {

@@ -23,8 +23,10 @@ mod cancel;
 mod hook_post_tool_use;
 mod hook_stop;
 mod log;
-mod ralph;
-mod run;
+mod loop_cmd;
+mod parallel;
+pub mod ralph;
+pub mod run;
 mod status;
 
 /// The wall clock, as the engine's timestamp. The only place the binary reads it for state.
@@ -98,6 +100,8 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
         Command::Status(args) => status::run(&cli.global, env, &args),
         Command::Cancel => cancel::run(&cli.global, env),
         Command::Log(args) => log::run(&cli.global, env, &args),
+        Command::Loop(args) => loop_cmd::run(&cli.global, env, args),
+        Command::Parallel(args) => parallel::run(&cli.global, env, &args),
     };
     match result {
         Ok(status) => status,

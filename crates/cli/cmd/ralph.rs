@@ -7,7 +7,7 @@
 
 use anyhow::bail;
 use clap::{Args, FromArgMatches};
-use pagent_engine::{Condition, SetupOptions, State};
+use pagent_engine::{Condition, Driver, SetupOptions, State};
 
 use crate::args::{Global, RalphArgs};
 use crate::cmd::{now, read_stdin_text};
@@ -17,6 +17,36 @@ use crate::project::Project;
 use crate::{config, fingerprint, setup, stdin_args};
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitStatus> {
+    let (args, task) = resolve_task(args)?;
+    let project = Project::resolve(global, env, None)?;
+    let state = build_state(&project, env, &args, task, Driver::Hook)?;
+    setup::install_state(
+        &project,
+        env.config_dir.as_deref(),
+        &state,
+        args.force,
+        "ralph",
+    )?;
+
+    let promise = state.current().exit_when.promise().unwrap_or("DONE");
+    println!(
+        "pagent: started a Ralph loop (up to {} iterations).",
+        state.max_iterations
+    );
+    println!(
+        "Work on the task below. Each time you stop, pagent gives you the task again until your final message contains \
+         <promise>{promise}</promise>. Write it only when the task is truly complete, never just to leave the loop. \
+         /pagent-status shows progress; /ralph-cancel ends the loop."
+    );
+    println!();
+    println!("{}", setup::header(&state));
+    println!();
+    println!("{}", state.current().prompt);
+    Ok(ExitStatus::Success)
+}
+
+/// The arguments and the task, from argv, stdin, or slash-command text on stdin.
+pub fn resolve_task(args: RalphArgs) -> anyhow::Result<(RalphArgs, String)> {
     let (args, task) = if args.stdin_args {
         let line = stdin_args::parse_ralph_line(&read_stdin_text()?);
         let command = RalphArgs::augment_args(clap::Command::new("/ralph").no_binary_name(true));
@@ -36,6 +66,17 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
             "give the task, e.g. `pagent ralph \"Make the tests pass\"` (or /ralph Make the tests pass)"
         );
     }
+    Ok((args, task))
+}
+
+/// A new ralph state for `task`, validated, not yet written.
+pub fn build_state(
+    project: &Project,
+    env: &Env,
+    args: &RalphArgs,
+    task: String,
+    driver: Driver,
+) -> anyhow::Result<State> {
     let promise = args.promise.trim().to_owned();
     // Validate the promise exactly as a workflow's would be.
     Condition::from_json(
@@ -43,42 +84,23 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
         "--promise",
     )
     .map_err(|e| anyhow::anyhow!("--promise: {}", e.reason))?;
-
-    let project = Project::resolve(global, env, None)?;
     let options = SetupOptions {
         max_iterations: args.max_iterations,
         no_progress_limit: args.no_progress_limit,
-        session_id: env.session_id.clone(),
-        backpressure: config::project_backpressure(&project)?,
+        session_id: if driver == Driver::Hook {
+            env.session_id.clone()
+        } else {
+            None
+        },
+        backpressure: config::project_backpressure(project)?,
+        driver,
         ..SetupOptions::default()
     };
-    let state = State::new_ralph(
+    Ok(State::new_ralph(
         task,
-        promise.clone(),
+        promise,
         options,
         fingerprint::fingerprint(&project.root),
         now(),
-    );
-    setup::install_state(
-        &project,
-        env.config_dir.as_deref(),
-        &state,
-        args.force,
-        "ralph",
-    )?;
-
-    println!(
-        "pagent: started a Ralph loop (up to {} iterations).",
-        state.max_iterations
-    );
-    println!(
-        "Work on the task below. Each time you stop, pagent gives you the task again until your final message contains \
-         <promise>{promise}</promise>. Write it only when the task is truly complete, never just to leave the loop. \
-         /pagent-status shows progress; /ralph-cancel ends the loop."
-    );
-    println!();
-    println!("{}", setup::first_header(&state));
-    println!();
-    println!("{}", state.current().prompt);
-    Ok(ExitStatus::Success)
+    ))
 }

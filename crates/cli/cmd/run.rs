@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, FromArgMatches};
-use pagent_engine::{SetupOptions, State};
+use pagent_engine::{Driver, SetupOptions, State};
 
 use crate::args::{Global, RunArgs};
 use crate::cmd::{now, read_stdin_text};
@@ -27,35 +27,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         args
     };
     let project = Project::resolve(global, env, None)?;
-    let cwd = env
-        .current_dir
-        .clone()
-        .unwrap_or_else(|| project.root.clone());
-    let Some(prd) = args.prd.as_deref() else {
-        bail!("name the PRD file, e.g. `pagent run prd.md`")
-    };
-    let (prd_file, prd_path) = validate_prd(&project, &cwd, prd)?;
-
-    let loaded = workflows::load_workflow(&project, args.workflow.as_deref(), &cwd)?;
-    workflows::check_paths_stay_inside(&project, &loaded.workflow)?;
-    let prompts = workflows::render_prompts(&project, &loaded, Some(&prd_path))?;
-    let options = SetupOptions {
-        max_stages: args.max_stages.map(|n| n as usize),
-        max_iterations: args.max_iterations,
-        no_progress_limit: args.no_progress_limit,
-        session_id: env.session_id.clone(),
-        prd_file: Some(prd_file),
-        prd_path: Some(prd_path.clone()),
-        driver: pagent_engine::Driver::Hook,
-        backpressure: config::project_backpressure(&project)?,
-    };
-    let state = State::new_pipeline(
-        &loaded.workflow,
-        prompts,
-        options,
-        fingerprint::fingerprint(&project.root),
-        now(),
-    );
+    let (state, source) = build_state(&project, env, &args, Driver::Hook)?;
     setup::install_state(
         &project,
         env.config_dir.as_deref(),
@@ -63,7 +35,8 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         args.force,
         "run",
     )?;
-
+    let prd_path = state.prd_path.clone().unwrap_or_default();
+    let loaded_source = source;
     let names: Vec<&str> = state.stages[..state.max_stages]
         .iter()
         .map(|s| s.name.as_str())
@@ -71,7 +44,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
     println!(
         "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} iterations per stage).",
         state.workflow,
-        loaded.source,
+        loaded_source,
         names.join(" → "),
         state.max_iterations
     );
@@ -80,10 +53,53 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
          stage or tells you what is still missing. /pagent-status shows progress; /pagent-cancel ends the loop."
     );
     println!();
-    println!("{}", setup::first_header(&state));
+    println!("{}", setup::header(&state));
     println!();
     println!("{}", state.current().prompt.trim_end());
     Ok(ExitStatus::Success)
+}
+
+/// A new pipeline state from `args`, validated, not yet written; and where its workflow
+/// came from.
+pub fn build_state(
+    project: &Project,
+    env: &Env,
+    args: &RunArgs,
+    driver: Driver,
+) -> anyhow::Result<(State, String)> {
+    let cwd = env
+        .current_dir
+        .clone()
+        .unwrap_or_else(|| project.root.clone());
+    let Some(prd) = args.prd.as_deref() else {
+        bail!("name the PRD file, e.g. `pagent run prd.md`")
+    };
+    let (prd_file, prd_path) = validate_prd(project, &cwd, prd)?;
+    let loaded = workflows::load_workflow(project, args.workflow.as_deref(), &cwd)?;
+    workflows::check_paths_stay_inside(project, &loaded.workflow)?;
+    let prompts = workflows::render_prompts(project, &loaded, Some(&prd_path))?;
+    let options = SetupOptions {
+        max_stages: args.max_stages.map(|n| n as usize),
+        max_iterations: args.max_iterations,
+        no_progress_limit: args.no_progress_limit,
+        session_id: if driver == Driver::Hook {
+            env.session_id.clone()
+        } else {
+            None
+        },
+        prd_file: Some(prd_file),
+        prd_path: Some(prd_path),
+        driver,
+        backpressure: config::project_backpressure(project)?,
+    };
+    let state = State::new_pipeline(
+        &loaded.workflow,
+        prompts,
+        options,
+        fingerprint::fingerprint(&project.root),
+        now(),
+    );
+    Ok((state, loaded.source))
 }
 
 fn args_from_stdin() -> anyhow::Result<RunArgs> {

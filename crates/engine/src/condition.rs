@@ -18,10 +18,21 @@ const MAX_CHECK_TIMEOUT_SECS: u64 = 3600;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Condition {
-    FileExists { path: RelPath, min_lines: u64 },
-    DirectoryExists { path: RelPath, min_files: u64 },
-    AllFilesExist { paths: Vec<RelPath>, min_lines: u64 },
+    FileExists {
+        path: RelPath,
+        min_lines: u64,
+    },
+    DirectoryExists {
+        path: RelPath,
+        min_files: u64,
+    },
+    AllFilesExist {
+        paths: Vec<RelPath>,
+        min_lines: u64,
+    },
     Promise(String),
+    /// Every user story in this PRD file (`prd.json`) has `"passes": true`.
+    StoriesPass(RelPath),
     Command(Check),
     All(Vec<Condition>),
     Any(Vec<Condition>),
@@ -66,8 +77,8 @@ fn error(field: &str, reason: impl Into<String>) -> ConditionError {
     }
 }
 
-const FORMS: &str =
-    "file_exists, directory_exists, all_files_exist, promise_in_output, custom, command, all, any";
+const FORMS: &str = "file_exists, directory_exists, all_files_exist, promise_in_output, \
+                     stories_pass, custom, command, all, any";
 
 impl Condition {
     /// Parses a condition; `field` names it in errors (e.g. `stages[0].exit_when`).
@@ -161,6 +172,10 @@ impl Condition {
                     min_lines: count_at("min_lines", 0)?,
                 })
             }
+            "stories_pass" => {
+                allow_only(&["stories_pass"])?;
+                Ok(Condition::StoriesPass(path_at(&map[kind], &sub(kind))?))
+            }
             "promise_in_output" => {
                 allow_only(&["promise_in_output"])?;
                 let text = map[kind].as_str().map(str::trim).unwrap_or_default();
@@ -253,6 +268,7 @@ impl Condition {
                 json!({"all_files_exist": paths.iter().map(RelPath::as_str).collect::<Vec<_>>(), "min_lines": min_lines})
             }
             Condition::Promise(text) => json!({"promise_in_output": text}),
+            Condition::StoriesPass(path) => json!({"stories_pass": path.as_str()}),
             Condition::Command(Check {
                 shape: CheckShape::Shell(line),
                 timeout_secs,
@@ -280,6 +296,7 @@ impl Condition {
             Condition::All(items) | Condition::Any(items) => {
                 items.iter().flat_map(Condition::paths).collect()
             }
+            Condition::StoriesPass(path) => vec![path],
             Condition::Promise(_) | Condition::Command(_) => Vec::new(),
         }
     }
@@ -327,6 +344,54 @@ impl Condition {
                 let probe = world.count_files(path);
                 let (met, detail, short) =
                     count_phrases(&probe, &format!("{path}/"), *min_files, "file");
+                out.push(Finding {
+                    met,
+                    detail,
+                    short,
+                    output_tail: None,
+                });
+                met
+            }
+            Condition::StoriesPass(path) => {
+                let (met, detail, short) = match world
+                    .read_text(path)
+                    .map(|t| crate::stories::Prd::parse(&t))
+                {
+                    Ok(Ok(prd)) => {
+                        let total = prd.user_stories.len();
+                        let passing = prd.passing();
+                        match prd.next_story() {
+                            None => (
+                                true,
+                                format!("all {total} stories in {path} pass"),
+                                format!("stories {total}/{total}"),
+                            ),
+                            Some(next) => (
+                                false,
+                                format!(
+                                    "{passing} of {total} stories in {path} pass; next: {}: {}",
+                                    next.id, next.title
+                                ),
+                                format!("stories {passing}/{total}"),
+                            ),
+                        }
+                    }
+                    Ok(Err(why)) => (
+                        false,
+                        format!("{path} is not a valid PRD: {why}"),
+                        format!("{path} invalid"),
+                    ),
+                    Err(Probe::Missing) => (
+                        false,
+                        format!("{path} does not exist"),
+                        format!("{path} missing"),
+                    ),
+                    Err(_) => (
+                        false,
+                        format!("{path} cannot be read"),
+                        format!("{path} unreadable"),
+                    ),
+                };
                 out.push(Finding {
                     met,
                     detail,

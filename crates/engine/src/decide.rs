@@ -109,16 +109,24 @@ pub fn decide_stop(event: &StopEvent<'_>, state: &State, world: &mut dyn World) 
         };
     }
 
-    let mut next = state.clone();
-    next.updated_at = event.now;
-    if next.session_id.is_none() {
-        next.session_id = event.session_id.map(str::to_owned);
+    let mut claimed = state.clone();
+    if claimed.session_id.is_none() {
+        claimed.session_id = event.session_id.map(str::to_owned);
     }
+    decide_iteration(&claimed, world, event.now)
+}
+
+/// The loop policy proper, shared by the Stop hook and `pagent loop`: evaluate the
+/// current stage, then advance, re-prompt or give up. The caller has already checked that
+/// the state is active, that it may act on it, and that it is sealed.
+pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) -> Outcome {
+    let mut next = state.clone();
+    next.updated_at = now;
     let evaluation = state.current().exit_when.evaluate(world);
     if evaluation.met {
-        advance(next, &evaluation, event.now, world)
+        advance(next, &evaluation, now, world)
     } else {
-        retry(next, &evaluation, event.now, world)
+        retry(next, &evaluation, now, world)
     }
 }
 
@@ -179,7 +187,8 @@ fn advance(
         next.stage_limit(next.stage),
         evaluation.summary(),
     );
-    let reason = compose(&header, &next.current().prompt);
+    let prompt = crate::stories::render_stage_prompt(&next, next.stage, world);
+    let reason = compose(&header, &prompt);
     let message = format!(
         "pagent: {done_name} done → {} (stage {} of {})",
         next.current().name,
@@ -254,7 +263,8 @@ fn retry(
     let iteration = used + 1;
     next.iterations[index] = iteration;
     let header = retry_header(&next, evaluation, iteration, limit);
-    let reason = compose(&header, &next.stages[index].prompt);
+    let prompt = crate::stories::render_stage_prompt(&next, index, world);
+    let reason = compose(&header, &prompt);
     let message = format!("pagent: {name} not done, iteration {iteration} of {limit}: {summary}");
     let log = LogEntry {
         action: "block",

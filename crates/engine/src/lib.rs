@@ -20,6 +20,7 @@ mod promise;
 pub mod render;
 pub mod seal;
 mod state;
+pub mod stories;
 mod syntax;
 mod time;
 mod workflow;
@@ -29,7 +30,7 @@ mod world;
 mod testing;
 
 pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
-pub use decide::{Decision, LogEntry, Outcome, StopEvent, decide_stop};
+pub use decide::{Decision, LogEntry, Outcome, StopEvent, decide_iteration, decide_stop};
 pub use path::{RelPath, RelPathError};
 pub use promise::contains_promise;
 pub use render::{REASON_CAP, TAIL_CAP, cap_tail, render_template};

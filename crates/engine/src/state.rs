@@ -95,6 +95,10 @@ pub struct State {
     pub stages: Vec<Stage>,
     #[serde(default)]
     pub driver: Driver,
+    /// `pagent loop` only: the prompt of the next iteration, kept so a run that crashed or
+    /// was interrupted resumes exactly where it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_prompt: Option<String>,
     /// PostToolUse checks chosen at set-up (project config, then the workflow's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backpressure: Option<BackpressureConfig>,
@@ -248,6 +252,7 @@ impl State {
             last_feedback: None,
             stages,
             driver: options.driver,
+            pending_prompt: None,
             backpressure: options.backpressure,
             seal: None,
         }

@@ -9,6 +9,7 @@ pub struct MemoryWorld {
     files: HashMap<String, u64>,
     dirs: HashMap<String, u64>,
     message: Option<String>,
+    texts: HashMap<String, String>,
     checks: HashMap<String, CheckOutcome>,
     pub fingerprint: Option<String>,
     pub checks_run: Vec<String>,
@@ -22,6 +23,11 @@ impl MemoryWorld {
 
     pub fn dir(mut self, path: &str, files: u64) -> Self {
         self.dirs.insert(path.to_owned(), files);
+        self
+    }
+
+    pub fn text(mut self, path: &str, content: &str) -> Self {
+        self.texts.insert(path.to_owned(), content.to_owned());
         self
     }
 
@@ -56,6 +62,10 @@ impl World for MemoryWorld {
             None if self.files.contains_key(path.as_str()) => Probe::WrongKind,
             None => Probe::Missing,
         }
+    }
+
+    fn read_text(&mut self, path: &RelPath) -> Result<String, Probe> {
+        self.texts.get(path.as_str()).cloned().ok_or(Probe::Missing)
     }
 
     fn last_assistant_message(&mut self) -> Option<String> {

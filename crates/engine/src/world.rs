@@ -39,6 +39,8 @@ pub trait World {
     fn count_lines(&mut self, path: &RelPath) -> Probe;
     /// Files under a folder, recursively, without `.git` and ignored build output.
     fn count_files(&mut self, path: &RelPath) -> Probe;
+    /// A small text file's content (a PRD's stories), or why it cannot be read.
+    fn read_text(&mut self, path: &RelPath) -> Result<String, Probe>;
     /// The model's last message in the main conversation, if it can be known.
     fn last_assistant_message(&mut self) -> Option<String>;
     /// Runs a check command in the project root within its timeout.

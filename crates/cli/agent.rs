@@ -1,0 +1,469 @@
+//! One agent process for one `pagent loop` iteration: start it, feed it the prompt, read
+//! its stream, enforce its time limits, and say how it ended.
+//!
+//! The agent runs in its own process group (so Ctrl-C reaches pagent, which stops it
+//! deliberately) with `PAGENT_DRIVER=loop` (so the Stop hook inside a Claude Code child
+//! stands aside). Its stdout and stderr are kept verbatim in a log file per iteration.
+//! Two clocks guard it: the iteration timeout (the whole run) and the watchdog (no output
+//! at all for too long, the signature of a hung agent). Either stops the whole group:
+//! SIGTERM, a grace period, then SIGKILL.
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use pagent_protocol::stream::{AgentKind, RunSummary, StreamEvent, parse_line};
+
+use crate::signals;
+
+/// How long a stopped agent gets between SIGTERM and SIGKILL.
+const GRACE: Duration = Duration::from_secs(3);
+/// How much of a custom command's stdout is kept as its final message.
+const KEEP_STDOUT: usize = 64 * 1024;
+
+/// Which agent CLI to run, and how.
+#[derive(Debug, Clone)]
+pub enum AgentSpec {
+    Known {
+        kind: AgentKind,
+        program: PathBuf,
+        permission_mode: String,
+        extra_args: Vec<String>,
+    },
+    /// Any command line, run by `sh -c`: the prompt on stdin and in `$PAGENT_PROMPT_FILE`
+    /// (`{prompt_file}` in the line is replaced by that path, quoted).
+    Command { line: String },
+}
+
+impl AgentSpec {
+    pub fn label(&self) -> String {
+        match self {
+            AgentSpec::Known { kind, .. } => kind.name().to_owned(),
+            AgentSpec::Command { line } => format!("`{line}`"),
+        }
+    }
+
+    fn kind(&self) -> Option<AgentKind> {
+        match self {
+            AgentSpec::Known { kind, .. } => Some(*kind),
+            AgentSpec::Command { .. } => None,
+        }
+    }
+
+    /// The command, and whether the prompt goes on stdin.
+    fn build(&self, prompt: &str, prompt_file: &Path) -> (Command, bool) {
+        match self {
+            AgentSpec::Known {
+                kind: AgentKind::Claude,
+                program,
+                permission_mode,
+                extra_args,
+            } => {
+                let mut c = Command::new(program);
+                c.args([
+                    "-p",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--permission-mode",
+                    permission_mode,
+                ])
+                .args(extra_args);
+                (c, true)
+            }
+            AgentSpec::Known {
+                kind: AgentKind::Codex,
+                program,
+                extra_args,
+                ..
+            } => {
+                let mut c = Command::new(program);
+                c.args(["exec", "--json"]).args(extra_args).arg("-");
+                (c, true)
+            }
+            AgentSpec::Known {
+                kind: AgentKind::Opencode,
+                program,
+                extra_args,
+                ..
+            } => {
+                let mut c = Command::new(program);
+                c.args(["run", "--format", "json"])
+                    .args(extra_args)
+                    .arg(prompt);
+                (c, false)
+            }
+            AgentSpec::Command { line } => {
+                let quoted = format!("'{}'", prompt_file.to_string_lossy().replace('\'', r"'\''"));
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(line.replace("{prompt_file}", &quoted));
+                (c, true)
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub iteration_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+/// How the agent process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    Exited(Option<i32>),
+    TimedOut,
+    /// The watchdog fired: no output for the idle timeout.
+    Stalled,
+    Interrupted,
+    NotStarted(String),
+}
+
+#[derive(Debug)]
+pub struct AgentRun {
+    pub end: End,
+    pub summary: RunSummary,
+    /// The last bytes of stdout (a custom command's final message).
+    pub stdout_tail: String,
+    pub elapsed: Duration,
+}
+
+impl AgentRun {
+    /// The agent's final message, which `promise_in_output` is checked against.
+    pub fn final_message(&self) -> Option<String> {
+        self.summary
+            .final_message
+            .clone()
+            .or_else(|| (!self.stdout_tail.trim().is_empty()).then(|| self.stdout_tail.clone()))
+    }
+
+    /// Why this run should be retried rather than counted (a crash or an API error).
+    pub fn failure(&self, spec: &AgentSpec) -> Option<String> {
+        let errors = || self.summary.errors.last().cloned().unwrap_or_default();
+        match (&self.end, spec.kind()) {
+            (End::Exited(code), Some(_)) if self.summary.is_error => Some(format!(
+                "the agent reported an error (exit {}): {}",
+                code.unwrap_or(-1),
+                errors()
+            )),
+            (End::Exited(Some(0)), _) => None,
+            (End::Exited(_), Some(_)) if self.summary.finished => None,
+            (End::Exited(code), _) => Some(match code {
+                Some(code) => format!(
+                    "the agent exited with code {code}{}",
+                    if errors().is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", errors())
+                    }
+                ),
+                None => "the agent was killed by a signal".to_owned(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+enum Msg {
+    Out(String),
+    Err(String),
+    Closed,
+}
+
+/// Runs the agent once in `cwd` with `prompt`, logging to `log`, reporting stream events.
+pub fn run_agent(
+    spec: &AgentSpec,
+    cwd: &Path,
+    prompt: &str,
+    env: &[(&str, String)],
+    limits: Limits,
+    log: &Path,
+    on_event: &mut dyn FnMut(Option<&StreamEvent>),
+) -> AgentRun {
+    let started = Instant::now();
+    let not_started = |why: String| AgentRun {
+        end: End::NotStarted(why),
+        summary: RunSummary::default(),
+        stdout_tail: String::new(),
+        elapsed: started.elapsed(),
+    };
+    if let Some(dir) = log.parent() {
+        let _ = fs::create_dir_all(dir);
+    }
+    let prompt_file = log.with_extension("prompt.md");
+    if let Err(err) = fs::write(&prompt_file, prompt) {
+        return not_started(format!(
+            "cannot write the prompt file {}: {err}",
+            prompt_file.display()
+        ));
+    }
+    let mut log_file = File::create(log).ok();
+    let (mut command, prompt_on_stdin) = spec.build(prompt, &prompt_file);
+    command
+        .current_dir(cwd)
+        .stdin(if prompt_on_stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PAGENT_DRIVER", "loop")
+        .env("PAGENT_PROMPT_FILE", &prompt_file)
+        .process_group(0);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => return not_started(format!("cannot start {}: {err}", spec.label())),
+    };
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut stdin) = child.stdin.take() {
+        let prompt = prompt.to_owned();
+        thread::spawn(move || {
+            let _ = stdin.write_all(prompt.as_bytes());
+        });
+    }
+    spawn_reader(child.stdout.take(), tx.clone(), Msg::Out);
+    spawn_reader(child.stderr.take(), tx, Msg::Err);
+
+    let kind = spec.kind();
+    let mut summary = RunSummary::default();
+    let mut tail = String::new();
+    let mut open = 2;
+    let mut last_output = Instant::now();
+    let mut end = None;
+    while open > 0 {
+        if signals::interrupted() {
+            end = Some(End::Interrupted);
+            break;
+        }
+        if started.elapsed() >= limits.iteration_timeout {
+            end = Some(End::TimedOut);
+            break;
+        }
+        if last_output.elapsed() >= limits.idle_timeout {
+            end = Some(End::Stalled);
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Msg::Out(line)) => {
+                last_output = Instant::now();
+                if let Some(f) = log_file.as_mut() {
+                    let _ = f.write_all(line.as_bytes());
+                }
+                if let Some(kind) = kind {
+                    for event in parse_line(kind, line.trim_end()) {
+                        summary.push(&event);
+                        on_event(Some(&event));
+                    }
+                }
+                tail.push_str(&line);
+                if tail.len() > 2 * KEEP_STDOUT {
+                    let cut = tail.len() - KEEP_STDOUT;
+                    let cut = (cut..tail.len())
+                        .find(|i| tail.is_char_boundary(*i))
+                        .unwrap_or(tail.len());
+                    tail.drain(..cut);
+                }
+            }
+            Ok(Msg::Err(line)) => {
+                last_output = Instant::now();
+                if let Some(f) = log_file.as_mut() {
+                    let _ = write!(f, "[stderr] {line}");
+                }
+            }
+            Ok(Msg::Closed) => open -= 1,
+            Err(RecvTimeoutError::Timeout) => on_event(None),
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let end = match end {
+        Some(end) => {
+            stop(&mut child);
+            end
+        }
+        None => {
+            let code = child.wait().ok().and_then(|s| s.code());
+            // Anything the agent left running in its group goes with it.
+            signals::signal_group(child.id(), libc::SIGKILL);
+            End::Exited(code)
+        }
+    };
+    let start = tail.len().saturating_sub(KEEP_STDOUT);
+    let start = (start..tail.len())
+        .find(|i| tail.is_char_boundary(*i))
+        .unwrap_or(tail.len());
+    AgentRun {
+        end,
+        summary,
+        stdout_tail: tail[start..].to_owned(),
+        elapsed: started.elapsed(),
+    }
+}
+
+fn spawn_reader(
+    pipe: Option<impl std::io::Read + Send + 'static>,
+    tx: mpsc::Sender<Msg>,
+    wrap: fn(String) -> Msg,
+) {
+    let Some(pipe) = pipe else {
+        let _ = tx.send(Msg::Closed);
+        return;
+    };
+    thread::spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        loop {
+            let mut buf = Vec::new();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx
+                        .send(wrap(String::from_utf8_lossy(&buf).into_owned()))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+        let _ = tx.send(Msg::Closed);
+    });
+}
+
+/// SIGTERM to the group, a grace period, then SIGKILL.
+fn stop(child: &mut Child) {
+    let pid = child.id();
+    signals::signal_group(pid, libc::SIGTERM);
+    let deadline = Instant::now() + GRACE;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            signals::signal_group(pid, libc::SIGKILL);
+            return;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    signals::signal_group(pid, libc::SIGKILL);
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            iteration_timeout: Duration::from_secs(20),
+            idle_timeout: Duration::from_secs(20),
+        }
+    }
+
+    fn run(line: &str, limits: Limits) -> (AgentRun, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = AgentSpec::Command {
+            line: line.to_owned(),
+        };
+        let log = dir.path().join("logs/iter-1.log");
+        let run = run_agent(
+            &spec,
+            dir.path(),
+            "the prompt\n",
+            &[("EXTRA", "x".into())],
+            limits,
+            &log,
+            &mut |_| {},
+        );
+        (run, dir)
+    }
+
+    #[test]
+    fn a_command_gets_the_prompt_and_its_stdout_is_the_final_message() {
+        let (run, dir) = run(
+            "cat; echo \"driver=$PAGENT_DRIVER extra=$EXTRA\"; cat {prompt_file} >&2",
+            limits(),
+        );
+        assert_eq!(run.end, End::Exited(Some(0)));
+        assert_eq!(
+            run.final_message().unwrap(),
+            "the prompt\ndriver=loop extra=x\n"
+        );
+        assert_eq!(
+            run.failure(&AgentSpec::Command {
+                line: String::new()
+            }),
+            None
+        );
+        let log = fs::read_to_string(dir.path().join("logs/iter-1.log")).unwrap();
+        assert_eq!(
+            log,
+            "the prompt\ndriver=loop extra=x\n[stderr] the prompt\n"
+        );
+    }
+
+    #[test]
+    fn a_crash_is_a_failure_to_retry() {
+        let (run, _dir) = run("echo oops >&2; exit 3", limits());
+        assert_eq!(run.end, End::Exited(Some(3)));
+        assert_eq!(
+            run.failure(&AgentSpec::Command {
+                line: String::new()
+            })
+            .unwrap(),
+            "the agent exited with code 3"
+        );
+    }
+
+    #[test]
+    fn the_iteration_timeout_and_the_watchdog_stop_the_whole_group() {
+        let started = Instant::now();
+        let (timed_out, _dir) = run(
+            "echo start; sleep 30 & while true; do echo tick; sleep 0.2; done",
+            Limits {
+                iteration_timeout: Duration::from_secs(1),
+                idle_timeout: Duration::from_secs(20),
+            },
+        );
+        assert_eq!(timed_out.end, End::TimedOut);
+        let (stalled, _dir) = run(
+            "echo start; sleep 30",
+            Limits {
+                iteration_timeout: Duration::from_secs(20),
+                idle_timeout: Duration::from_secs(1),
+            },
+        );
+        assert_eq!(stalled.end, End::Stalled);
+        assert!(
+            started.elapsed() < Duration::from_secs(12),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_missing_program_does_not_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = AgentSpec::Known {
+            kind: AgentKind::Claude,
+            program: "/nonexistent/claude".into(),
+            permission_mode: "acceptEdits".into(),
+            extra_args: vec![],
+        };
+        let run = run_agent(
+            &spec,
+            dir.path(),
+            "p",
+            &[],
+            limits(),
+            &dir.path().join("l.log"),
+            &mut |_| {},
+        );
+        assert!(matches!(run.end, End::NotStarted(_)), "{:?}", run.end);
+    }
+}

@@ -1,0 +1,552 @@
+//! `pagent loop`: the external loop runner. A fresh agent process per iteration, the
+//! same engine deciding between iterations as the Stop hook does inside a session.
+//!
+//! ```text
+//! set up or resume the state (driver: loop)
+//! repeat:
+//!     run the agent with the pending prompt     (retry crashes and API errors, bounded)
+//!     decide_iteration(state, its final message)
+//!     save the state and the next prompt, log, checkpoint
+//! until complete (exit 0), gave up (exit 3), or interrupted (exit 130)
+//! ```
+//!
+//! Everything needed to resume lives in the state file, written after every iteration:
+//! after a crash or Ctrl-C, `pagent loop` picks up at the same stage, iteration and
+//! prompt.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use pagent_engine::stories::{Prd, render_stage_prompt};
+use pagent_engine::{
+    Decision, Driver, SetupOptions, State, Status, Workflow, decide_iteration, seal,
+};
+use serde_json::json;
+
+use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
+use crate::args::{AgentArgs, AgentName, Global, LoopArgs, LoopStart};
+use crate::backpressure::find_program;
+use crate::cmd::{now, ralph, run as run_cmd};
+use crate::env::Env;
+use crate::eventlog::{Event, append_event};
+use crate::exit::ExitStatus;
+use crate::progress::{Mode, Progress};
+use crate::project::Project;
+use crate::ui::Style;
+use crate::world::FsWorld;
+use crate::{config, fingerprint, secret, setup, signals, store, worktree};
+
+const STORIES_PROMPT: &str = include_str!("../../../plugin/prompts/stories.md");
+/// The longest wait between retries.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
+
+pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitStatus> {
+    signals::install();
+    let mut progress = Progress::new(
+        Mode::choose(args.quiet, args.json),
+        Style::for_stdout(env.no_color),
+    );
+    let base = Project::resolve(global, env, None)?;
+    let tree = args
+        .worktree
+        .as_deref()
+        .map(|name| worktree::open_or_create(&base.root, name))
+        .transpose()?;
+    let project = match &tree {
+        Some(tree) => Project::at(&tree.path)?,
+        None => base,
+    };
+    if let (Some(tree), Some(setup_line)) = (&tree, &args.setup)
+        && tree.created
+    {
+        run_setup(&project.root, setup_line)?;
+    }
+    let agent = agent_spec(&args.agent, env)?;
+    let secret = secret::read_or_create_secret(env.config_dir.as_deref())?;
+    let (mut state, resumed) = prepare_state(&project, env, &args, &secret)?;
+    progress.started(
+        &state,
+        &agent.label(),
+        &project.root.display().to_string(),
+        resumed,
+    );
+    let limits = Limits {
+        iteration_timeout: args.agent.iteration_timeout,
+        idle_timeout: args.agent.idle_timeout,
+    };
+    let run_id = state.started_at.to_string().replace([':', '-'], "");
+
+    loop {
+        let stage = state.current().name.clone();
+        let iteration = state.iterations[state.stage];
+        let prompt = state
+            .pending_prompt
+            .clone()
+            .unwrap_or_else(|| first_prompt(&state, &project));
+        let Some(run) = run_with_retries(
+            &agent,
+            &args.agent,
+            &project,
+            &state,
+            &prompt,
+            limits,
+            &run_id,
+            &mut progress,
+        )?
+        else {
+            state.pending_prompt = Some(prompt);
+            store::write_state_atomic(&project, &state, &secret)?;
+            log(
+                &project,
+                "interrupted",
+                &stage,
+                iteration,
+                "stopped by a signal; run `pagent loop` to resume".into(),
+                None,
+            );
+            progress.finished(
+                &state,
+                "interrupted",
+                "stopped by a signal; the state is saved, run `pagent loop` to resume",
+            );
+            return Ok(ExitStatus::Interrupted);
+        };
+
+        let mut world = FsWorld::for_hook(&project.root, &stage, run.final_message(), None);
+        let outcome = decide_iteration(&state, &mut world, now());
+        let mut next = outcome.write.clone().unwrap_or_else(|| state.clone());
+        let stopped = match run.end {
+            End::TimedOut => Some(format!(
+                "Your previous run was stopped after {} (the iteration timeout).",
+                fmt(limits.iteration_timeout)
+            )),
+            End::Stalled => Some(format!(
+                "Your previous run was stopped: it printed nothing for {} (the watchdog).",
+                fmt(limits.idle_timeout)
+            )),
+            _ => None,
+        };
+        next.pending_prompt = match &outcome.decision {
+            Decision::Block { reason, .. } => Some(match &stopped {
+                Some(note) => format!("{note}\n\n{reason}"),
+                None => reason.clone(),
+            }),
+            _ => None,
+        };
+        {
+            let _lock = store::lock_state(&project)?;
+            store::write_state_atomic(&project, &next, &secret)?;
+        }
+        let (action, detail) = outcome
+            .log
+            .as_ref()
+            .map_or(("block", String::new()), |l| (l.action, l.detail.clone()));
+        let detail = match &stopped {
+            Some(note) => format!("{detail} ({note})"),
+            None => detail,
+        };
+        log(
+            &project,
+            action,
+            &stage,
+            iteration,
+            detail.clone(),
+            Some(run.elapsed),
+        );
+        note_stories(&project, &next, iteration);
+        if args.checkpoint {
+            match worktree::checkpoint(
+                &project.root,
+                &format!("pagent: {stage}, iteration {iteration} ({action})"),
+            ) {
+                Ok(Some(id)) => progress.note(&format!("checkpoint {}", &id[..id.len().min(10)])),
+                Ok(None) => {}
+                Err(err) => progress.note(&format!("checkpoint failed: {err:#}")),
+            }
+        }
+        progress.iteration_finished(&stage, iteration, action, &detail, run.elapsed);
+        state = next;
+        if !state.is_active() {
+            break;
+        }
+    }
+
+    let reason = state.end_reason.clone().unwrap_or_default();
+    match state.status {
+        Status::Complete => {
+            progress.finished(&state, "complete", &reason);
+            let branch = tree.as_ref().map(|t| t.branch.clone());
+            Ok(after_completion(
+                &project,
+                branch,
+                &args,
+                &state,
+                &mut progress,
+            ))
+        }
+        _ => {
+            progress.finished(&state, "gave up", &reason);
+            Ok(ExitStatus::GaveUp)
+        }
+    }
+}
+
+/// One iteration's agent run, retried (not counted) while it crashes or reports an API
+/// error. `None` when interrupted.
+#[allow(clippy::too_many_arguments)]
+fn run_with_retries(
+    agent: &AgentSpec,
+    options: &AgentArgs,
+    project: &Project,
+    state: &State,
+    prompt: &str,
+    limits: Limits,
+    run_id: &str,
+    progress: &mut Progress,
+) -> anyhow::Result<Option<AgentRun>> {
+    let stage = &state.current().name;
+    let iteration = state.iterations[state.stage];
+    let env = [
+        ("PAGENT_STAGE", stage.clone()),
+        ("PAGENT_ITERATION", iteration.to_string()),
+        ("PAGENT_PROJECT_DIR", project.root.display().to_string()),
+    ];
+    let mut attempt = 0;
+    loop {
+        progress.iteration_started(state, attempt);
+        let retry = if attempt == 0 {
+            String::new()
+        } else {
+            format!("-retry{attempt}")
+        };
+        let log_path = project
+            .pagent_dir()
+            .join("runs")
+            .join(format!("{run_id}-{stage}-{iteration:03}{retry}.log"));
+        let run = agent::run_agent(
+            agent,
+            &project.root,
+            prompt,
+            &env,
+            limits,
+            &log_path,
+            &mut |event| match event {
+                Some(event) => progress.agent_event(event),
+                None => progress.tick(),
+            },
+        );
+        match &run.end {
+            End::Interrupted => return Ok(None),
+            End::NotStarted(why) => bail!("{why}"),
+            _ => {}
+        }
+        let Some(why) = run.failure(agent) else {
+            return Ok(Some(run));
+        };
+        attempt += 1;
+        log(
+            project,
+            "retry",
+            stage,
+            iteration,
+            format!("{why} (log: {})", project.display_path(&log_path)),
+            Some(run.elapsed),
+        );
+        if attempt > options.retries {
+            bail!(
+                "the agent failed {attempt} times in a row ({why}); the state is saved: fix the cause and run `pagent loop` to resume \
+                 (logs in {})",
+                project.display_path(&project.pagent_dir().join("runs"))
+            );
+        }
+        let delay = options
+            .retry_delay
+            .saturating_mul(1 << (attempt - 1).min(16))
+            .min(MAX_RETRY_DELAY);
+        progress.retrying(&why, delay, attempt, options.retries);
+        if !sleep_unless_interrupted(delay) {
+            return Ok(None);
+        }
+    }
+}
+
+fn sleep_unless_interrupted(total: Duration) -> bool {
+    let step = Duration::from_millis(100);
+    let mut slept = Duration::ZERO;
+    while slept < total {
+        if signals::interrupted() {
+            return false;
+        }
+        std::thread::sleep(step);
+        slept += step;
+    }
+    !signals::interrupted()
+}
+
+/// The agent to run, its program found now so a typo fails before any state is written.
+fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
+    if let Some(line) = &args.command {
+        return Ok(AgentSpec::Command { line: line.clone() });
+    }
+    let (kind, name) = match args.agent {
+        AgentName::Claude => (pagent_protocol::stream::AgentKind::Claude, "claude"),
+        AgentName::Codex => (pagent_protocol::stream::AgentKind::Codex, "codex"),
+        AgentName::Opencode => (pagent_protocol::stream::AgentKind::Opencode, "opencode"),
+    };
+    let program = match &args.agent_bin {
+        Some(path) => path.clone(),
+        None => find_program(name, env.path.as_deref())
+            .with_context(|| format!("{name} is not on PATH: install it, or name the program with --agent-bin (or use --command)"))?,
+    };
+    Ok(AgentSpec::Known {
+        kind,
+        program,
+        permission_mode: args.permission_mode.clone(),
+        extra_args: args.agent_args.clone(),
+    })
+}
+
+/// A new state from the subcommand or --prd, or the active one to resume.
+fn prepare_state(
+    project: &Project,
+    env: &Env,
+    args: &LoopArgs,
+    secret: &[u8],
+) -> anyhow::Result<(State, bool)> {
+    let (state, force, action) = match (&args.start, &args.prd) {
+        (Some(LoopStart::Ralph(ralph_args)), _) => {
+            let (ralph_args, task) = ralph::resolve_task(ralph_args.clone())?;
+            (
+                ralph::build_state(project, env, &ralph_args, task, Driver::Loop)?,
+                ralph_args.force,
+                "ralph",
+            )
+        }
+        (Some(LoopStart::Run(run_args)), _) => (
+            run_cmd::build_state(project, env, run_args, Driver::Loop)?.0,
+            run_args.force,
+            "run",
+        ),
+        (None, prd) => match store::read_state(project)? {
+            Some(state) if state.is_active() => return resume(project, state, secret),
+            _ => match prd {
+                Some(prd) => (
+                    stories_state(project, env, prd, args.max_iterations)?,
+                    false,
+                    "stories",
+                ),
+                None => bail!(
+                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD` or `pagent loop --prd prd.json`",
+                    project.root.display()
+                ),
+            },
+        },
+    };
+    setup::install_state(project, env.config_dir.as_deref(), &state, force, action)?;
+    Ok((state, false))
+}
+
+/// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook).
+fn resume(project: &Project, mut state: State, secret: &[u8]) -> anyhow::Result<(State, bool)> {
+    anyhow::ensure!(
+        seal::verify(&state, &project.seal_key(), secret),
+        "the active loop in {} was not set up by you for this project (its seal does not verify); pagent will not run it",
+        project.root.display()
+    );
+    if state.driver != Driver::Loop {
+        let _lock = store::lock_state(project)?;
+        state.driver = Driver::Loop;
+        store::write_state_atomic(project, &state, secret)?;
+    }
+    Ok((state, true))
+}
+
+/// A one-stage workflow over a PRD's stories: the next story each iteration.
+fn stories_state(
+    project: &Project,
+    env: &Env,
+    prd: &Path,
+    max_iterations: Option<u32>,
+) -> anyhow::Result<State> {
+    let cwd = env
+        .current_dir
+        .clone()
+        .unwrap_or_else(|| project.root.clone());
+    let path = if prd.is_absolute() {
+        prd.to_path_buf()
+    } else {
+        cwd.join(prd)
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the PRD {}", path.display()))?;
+    let parsed = Prd::parse(&text).map_err(|why| {
+        anyhow::anyhow!("{} is not a PRD with user stories: {why}", path.display())
+    })?;
+    let real = path.canonicalize()?;
+    let rel = real
+        .strip_prefix(&project.root)
+        .map_err(|_| anyhow::anyhow!("the PRD {} must be inside the project", path.display()))?;
+    let rel = rel.to_string_lossy().into_owned();
+    let remaining = u32::try_from(parsed.remaining()).unwrap_or(u32::MAX);
+    anyhow::ensure!(
+        remaining > 0,
+        "every story in {rel} already passes: nothing to do"
+    );
+    let workflow = Workflow::from_json(
+        &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
+        "stories",
+    )?;
+    let options = SetupOptions {
+        // Each story should take one iteration; the margin covers retries of hard ones.
+        max_iterations: Some(max_iterations.unwrap_or(remaining + (remaining / 2).max(3))),
+        // A story's work often ends in prd.json alone: the fingerprint still sees it.
+        no_progress_limit: Some(3),
+        prd_file: Some(rel.clone()),
+        prd_path: Some(rel.clone()),
+        driver: Driver::Loop,
+        backpressure: config::project_backpressure(project)?,
+        ..SetupOptions::default()
+    };
+    let prompt = pagent_engine::render_template(STORIES_PROMPT, Some(&rel));
+    Ok(State::new_pipeline(
+        &workflow,
+        vec![prompt],
+        options,
+        fingerprint::fingerprint(&project.root),
+        now(),
+    ))
+}
+
+/// The prompt of an iteration with no pending prompt: header and the stage's prompt.
+fn first_prompt(state: &State, project: &Project) -> String {
+    let mut world = FsWorld::read_only(&project.root);
+    let header = setup::header(state);
+    format!(
+        "{header}\n\n{}",
+        render_stage_prompt(state, state.stage, &mut world)
+    )
+}
+
+/// Appends a line to progress.md beside a stories PRD (the agent appends its own notes).
+fn note_stories(project: &Project, state: &State, iteration: u32) {
+    let Some(path) = state.current().exit_when.stories_path() else {
+        return;
+    };
+    let Ok(text) = std::fs::read_to_string(project.root.join(path.as_str())) else {
+        return;
+    };
+    let Ok(prd) = Prd::parse(&text) else { return };
+    let next = prd.next_story().map_or_else(
+        || "none left".to_owned(),
+        |s| format!("{}: {}", s.id, s.title),
+    );
+    let line = format!(
+        "- {} iteration {iteration}: {} of {} stories pass; next: {next}\n",
+        now(),
+        prd.passing(),
+        prd.user_stories.len()
+    );
+    let file = project
+        .root
+        .join(path.as_str())
+        .with_file_name("progress.md");
+    let header = if file.exists() {
+        ""
+    } else {
+        "# Progress\n\nAppend-only: pagent adds a line per iteration, the agent adds its notes.\n\n"
+    };
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{header}{line}").as_bytes()));
+}
+
+fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("cannot run the setup command `{line}`"))?;
+    anyhow::ensure!(
+        status.success(),
+        "the setup command `{line}` failed ({status}) in {}",
+        root.display()
+    );
+    Ok(())
+}
+
+/// Push and open a pull request, as asked; any failure is reported and makes the exit
+/// status a failure, though the loop itself completed.
+fn after_completion(
+    project: &Project,
+    branch: Option<String>,
+    args: &LoopArgs,
+    state: &State,
+    progress: &mut Progress,
+) -> ExitStatus {
+    if !args.push && !args.pr {
+        return ExitStatus::Success;
+    }
+    let branch = branch.or_else(|| {
+        git2::Repository::discover(&project.root)
+            .ok()?
+            .head()
+            .ok()?
+            .shorthand()
+            .map(str::to_owned)
+    });
+    let Some(branch) = branch else {
+        progress.note("cannot push: the project is not on a branch");
+        return ExitStatus::Failure;
+    };
+    if let Err(err) = worktree::push(&project.root, &branch) {
+        progress.note(&format!(
+            "the loop completed, but pushing {branch} failed: {err:#}"
+        ));
+        return ExitStatus::Failure;
+    }
+    progress.note(&format!("pushed {branch}"));
+    if args.pr {
+        let title = format!("pagent: {}", state.workflow);
+        let body = format!(
+            "Opened by `pagent loop` after the {} loop completed: {}.",
+            state.workflow,
+            state.end_reason.as_deref().unwrap_or("")
+        );
+        match worktree::open_pr(&project.root, &branch, &title, &body) {
+            Ok(url) => progress.note(&format!("opened a pull request: {url}")),
+            Err(err) => {
+                progress.note(&format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"));
+                return ExitStatus::Failure;
+            }
+        }
+    }
+    ExitStatus::Success
+}
+
+fn log(
+    project: &Project,
+    action: &str,
+    stage: &str,
+    iteration: u32,
+    detail: String,
+    elapsed: Option<Duration>,
+) {
+    let event = Event {
+        ts: now().to_string(),
+        action: action.to_owned(),
+        session_id: None,
+        stage: Some(stage.to_owned()),
+        iteration: Some(iteration),
+        detail,
+        ms: elapsed.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+    };
+    let _ = append_event(project, &event);
+}
+
+fn fmt(duration: Duration) -> String {
+    pagent_engine::format_duration(duration.as_secs())
+}

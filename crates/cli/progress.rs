@@ -1,0 +1,226 @@
+//! What `pagent loop` shows while it runs.
+//!
+//! On a terminal: one status line redrawn in place (stage, iteration, elapsed time, the
+//! tool the agent is using now) and one permanent line per finished iteration. Piped:
+//! the same permanent lines, plain. `--json`: one JSON object per line for scripts and
+//! for `pagent parallel`, which reads them to draw its table. `--quiet`: only the end.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use pagent_engine::{State, format_duration};
+use pagent_protocol::stream::StreamEvent;
+use serde_json::{Value, json};
+
+use crate::ui::Style;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Terminal,
+    Plain,
+    Quiet,
+    Json,
+}
+
+impl Mode {
+    pub fn choose(quiet: bool, json: bool) -> Mode {
+        match (json, quiet) {
+            (true, _) => Mode::Json,
+            (false, true) => Mode::Quiet,
+            _ if std::io::stdout().is_terminal() => Mode::Terminal,
+            _ => Mode::Plain,
+        }
+    }
+}
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+#[derive(Debug)]
+pub struct Progress {
+    mode: Mode,
+    style: Style,
+    started: Instant,
+    iteration_started: Instant,
+    label: String,
+    tool: Option<String>,
+    frame: usize,
+    drawn: bool,
+}
+
+impl Progress {
+    pub fn new(mode: Mode, style: Style) -> Progress {
+        Progress {
+            mode,
+            style,
+            started: Instant::now(),
+            iteration_started: Instant::now(),
+            label: String::new(),
+            tool: None,
+            frame: 0,
+            drawn: false,
+        }
+    }
+
+    fn emit(&self, value: Value) {
+        println!("{value}");
+        let _ = std::io::stdout().flush();
+    }
+
+    /// A permanent line (clearing the status line first on a terminal).
+    fn line(&mut self, text: &str) {
+        self.clear();
+        println!("{text}");
+    }
+
+    fn clear(&mut self) {
+        if self.drawn {
+            print!("\r\x1b[2K");
+            self.drawn = false;
+        }
+    }
+
+    pub fn started(&mut self, state: &State, agent: &str, root: &str, resumed: bool) {
+        let what = if resumed { "resuming" } else { "starting" };
+        match self.mode {
+            Mode::Json => self.emit(json!({"event": "started", "resumed": resumed, "workflow": state.workflow, "kind": state.kind, "agent": agent, "root": root})),
+            Mode::Quiet => {}
+            _ => {
+                let stages = state.stages[..state.max_stages].iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" → ");
+                let text = format!("pagent loop: {what} {} ({stages}) with {agent} in {root}", state.workflow);
+                self.line(&self.style.bold(&text));
+            }
+        }
+    }
+
+    pub fn iteration_started(&mut self, state: &State, attempt: u32) {
+        self.iteration_started = Instant::now();
+        self.tool = None;
+        let iteration = state.iterations[state.stage];
+        let limit = state.stage_limit(state.stage);
+        self.label = format!("{} · iteration {iteration}/{limit}", state.current().name);
+        if state.stages.len() > 1 {
+            self.label = format!(
+                "stage {}/{} {}",
+                state.stage + 1,
+                state.max_stages,
+                self.label
+            );
+        }
+        if attempt > 0 {
+            self.label.push_str(&format!(" (retry {attempt})"));
+        }
+        match self.mode {
+            Mode::Json => self.emit(json!({"event": "iteration_started", "stage": state.current().name, "iteration": iteration, "max_iterations": limit, "attempt": attempt})),
+            Mode::Plain => self.line(&format!("▶ {}", self.label)),
+            Mode::Terminal => self.draw(),
+            Mode::Quiet => {}
+        }
+    }
+
+    pub fn agent_event(&mut self, event: &StreamEvent) {
+        let StreamEvent::Tool { name, summary, .. } = event else {
+            return;
+        };
+        let text = match summary {
+            Some(summary) => format!("{name} {summary}"),
+            None => name.clone(),
+        };
+        match self.mode {
+            Mode::Json => self.emit(json!({"event": "tool", "name": name, "summary": summary})),
+            Mode::Terminal => {
+                self.tool = Some(text);
+                self.draw();
+            }
+            _ => {}
+        }
+    }
+
+    /// Redraws the status line (call often; it limits itself).
+    pub fn tick(&mut self) {
+        if self.mode == Mode::Terminal {
+            self.draw();
+        }
+    }
+
+    fn draw(&mut self) {
+        self.frame = (self.frame + 1) % SPINNER.len();
+        let elapsed = format_duration(self.iteration_started.elapsed().as_secs());
+        let tool = self
+            .tool
+            .as_deref()
+            .map(|t| format!(" · {t}"))
+            .unwrap_or_default();
+        let mut text = format!("{} {} · {elapsed}{tool}", SPINNER[self.frame], self.label);
+        if text.chars().count() > 100 {
+            text = text.chars().take(99).collect::<String>() + "…";
+        }
+        print!("\r\x1b[2K{}", self.style.dim(&text));
+        let _ = std::io::stdout().flush();
+        self.drawn = true;
+    }
+
+    /// One line per finished iteration: `outcome` is block, advance, complete or gave_up.
+    pub fn iteration_finished(
+        &mut self,
+        stage: &str,
+        iteration: u32,
+        outcome: &str,
+        detail: &str,
+        elapsed: Duration,
+    ) {
+        let secs = elapsed.as_secs();
+        match self.mode {
+            Mode::Json => self.emit(json!({"event": "iteration_finished", "stage": stage, "iteration": iteration, "outcome": outcome, "detail": detail, "elapsed_secs": secs})),
+            Mode::Quiet => {}
+            _ => {
+                let (mark, word) = match outcome {
+                    "advance" => (self.style.green("✓"), "stage done"),
+                    "complete" => (self.style.green("✓"), "complete"),
+                    "gave_up" => (self.style.red("✗"), "gave up"),
+                    _ => (self.style.yellow("↻"), "not done"),
+                };
+                let text = format!("{mark} {stage} · iteration {iteration} · {} · {word}: {detail}", format_duration(secs));
+                self.line(&text);
+            }
+        }
+    }
+
+    pub fn retrying(&mut self, why: &str, delay: Duration, attempt: u32, max: u32) {
+        match self.mode {
+            Mode::Json => self.emit(json!({"event": "retry", "reason": why, "attempt": attempt, "max": max, "delay_secs": delay.as_secs()})),
+            Mode::Quiet => eprintln!("pagent loop: {why}; retry {attempt} of {max} in {}", format_duration(delay.as_secs())),
+            _ => {
+                let text = format!("{} {why}; retry {attempt} of {max} in {} (not counted as an iteration)", self.style.yellow("!"), format_duration(delay.as_secs()));
+                self.line(&text);
+            }
+        }
+    }
+
+    pub fn note(&mut self, text: &str) {
+        match self.mode {
+            Mode::Json => self.emit(json!({"event": "note", "text": text})),
+            Mode::Quiet => {}
+            _ => self.line(text),
+        }
+    }
+
+    /// The last word: how the loop ended.
+    pub fn finished(&mut self, state: &State, outcome: &str, reason: &str) {
+        let total = state.total_iterations();
+        let elapsed = self.started.elapsed().as_secs();
+        match self.mode {
+            Mode::Json => self.emit(json!({"event": "finished", "outcome": outcome, "status": state.status.as_str(), "iterations": total, "reason": reason, "elapsed_secs": elapsed})),
+            _ => {
+                let text = format!("pagent loop: {outcome} after {total} iteration{} in {}: {reason}", if total == 1 { "" } else { "s" }, format_duration(elapsed));
+                let text = match outcome {
+                    "complete" => self.style.green(&text),
+                    "interrupted" => self.style.yellow(&text),
+                    _ => self.style.red(&text),
+                };
+                self.line(&text);
+            }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! Ctrl-C for long-running commands (`pagent loop`, `pagent parallel`).
+//!
+//! The handler only sets a flag (the one thing a signal handler may safely do); the
+//! runner polls it between reads, stops its child, saves the state and exits 130. Agents
+//! run in their own process group, so a terminal's Ctrl-C reaches pagent, not them:
+//! pagent decides how they stop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Routes SIGINT and SIGTERM to the flag.
+pub fn install() {
+    let handler = on_signal as extern "C" fn(libc::c_int);
+    // SAFETY: the handler is async-signal-safe (one atomic store) and lives for the
+    // whole program.
+    unsafe {
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+    }
+}
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Sends `signal` to the process group `pgid` (a child started with `process_group(0)`).
+pub fn signal_group(pgid: u32, signal: libc::c_int) {
+    if let Ok(pgid) = i32::try_from(pgid) {
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe {
+            libc::kill(-pgid, signal);
+        }
+    }
+}

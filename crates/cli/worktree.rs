@@ -1,0 +1,197 @@
+//! Git for `pagent loop`: a worktree per loop, checkpoint commits, and the actions after
+//! a loop completes (push the branch, open a pull request).
+//!
+//! Worktrees and commits use libgit2; pushing and pull requests need the user's
+//! credentials and hosting setup, so they go through `git push` and `gh`, and every
+//! failure is reported with the command's own words, never swallowed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use git2::{IndexAddOption, Repository, Signature, WorktreeAddOptions};
+
+/// Where loop worktrees live, inside the repository's work tree (ignored through
+/// `.git/info/exclude` with the rest of `.claude/pagent/`).
+pub const WORKTREES: &str = ".claude/pagent/worktrees";
+
+#[derive(Debug, Clone)]
+pub struct Worktree {
+    pub path: PathBuf,
+    pub branch: String,
+    /// False when an existing worktree was reused (a resumed loop).
+    pub created: bool,
+}
+
+/// The worktree `name` on branch `pagent/<name>`, created from HEAD if it does not exist.
+pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktree> {
+    anyhow::ensure!(
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+            && !name.starts_with('.'),
+        "the worktree name {name:?} must be letters, digits, '-', '_' or '.'"
+    );
+    let repo = Repository::discover(project_root).context("--worktree needs a git repository")?;
+    let workdir = repo
+        .workdir()
+        .context("the repository has no work tree")?
+        .to_path_buf();
+    let path = workdir.join(WORKTREES).join(name);
+    let branch = format!("pagent/{name}");
+    if path.join(".git").exists() {
+        return Ok(Worktree {
+            path,
+            branch,
+            created: false,
+        });
+    }
+    let head = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .context("--worktree needs a commit to branch from (HEAD is unborn)")?;
+    let reference = match repo.find_branch(&branch, git2::BranchType::Local) {
+        Ok(existing) => existing.into_reference(),
+        Err(_) => repo
+            .branch(&branch, &head, false)
+            .with_context(|| format!("cannot create the branch {branch}"))?
+            .into_reference(),
+    };
+    std::fs::create_dir_all(path.parent().unwrap_or(&workdir))?;
+    let mut options = WorktreeAddOptions::new();
+    options.reference(Some(&reference));
+    // libgit2 names the worktree's admin folder after this; keep it unique per branch.
+    let admin = format!("pagent-{name}");
+    repo.worktree(&admin, &path, Some(&options))
+        .with_context(|| format!("cannot create the worktree {}", path.display()))?;
+    Ok(Worktree {
+        path,
+        branch,
+        created: true,
+    })
+}
+
+/// Commits every change in `root`'s work tree (what `git add -A` would add); `None` when
+/// there was nothing to commit.
+pub fn checkpoint(root: &Path, message: &str) -> anyhow::Result<Option<String>> {
+    let repo = Repository::discover(root).context("--checkpoint needs a git repository")?;
+    let mut index = repo.index()?;
+    index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
+    index.update_all(["*"], None)?;
+    index.write()?;
+    let tree_id = index.write_tree()?;
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    if parent.as_ref().is_some_and(|p| p.tree_id() == tree_id) {
+        return Ok(None);
+    }
+    let tree = repo.find_tree(tree_id)?;
+    let signature = repo
+        .signature()
+        .or_else(|_| Signature::now("pagent", "pagent@localhost"))?;
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    let oid = repo.commit(
+        Some("HEAD"),
+        &signature,
+        &signature,
+        message,
+        &tree,
+        &parents,
+    )?;
+    Ok(Some(oid.to_string()))
+}
+
+/// `git push -u origin BRANCH` in `root`.
+pub fn push(root: &Path, branch: &str) -> anyhow::Result<()> {
+    run(root, "git", &["push", "-u", "origin", branch])
+}
+
+/// `gh pr create` for `branch`; returns what gh printed (the PR's address).
+pub fn open_pr(root: &Path, branch: &str, title: &str, body: &str) -> anyhow::Result<String> {
+    let out = Command::new("gh")
+        .args([
+            "pr", "create", "--head", branch, "--title", title, "--body", body,
+        ])
+        .current_dir(root)
+        .output()
+        .context("cannot run gh (the GitHub CLI); is it installed?")?;
+    if !out.status.success() {
+        bail!(
+            "gh pr create failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+fn run(root: &Path, program: &str, args: &[&str]) -> anyhow::Result<()> {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(root)
+        .output()
+        .with_context(|| format!("cannot run {program}"))?;
+    if !out.status.success() {
+        bail!(
+            "{program} {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    fn repo_with_commit() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let repo = Repository::init(&root).unwrap();
+        fs::write(root.join("a.txt"), "a").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("a.txt")).unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = Signature::now("t", "t@t").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[])
+            .unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn creates_a_worktree_on_its_branch_and_reuses_it() {
+        let (_dir, root) = repo_with_commit();
+        let first = open_or_create(&root, "task-1").unwrap();
+        assert!(first.created);
+        assert_eq!(first.branch, "pagent/task-1");
+        assert!(first.path.join("a.txt").exists());
+        let again = open_or_create(&root, "task-1").unwrap();
+        assert!(!again.created);
+        assert!(open_or_create(&root, "../evil").is_err());
+    }
+
+    #[test]
+    fn checkpoints_commit_changes_only() {
+        let (_dir, root) = repo_with_commit();
+        let tree = open_or_create(&root, "w").unwrap();
+        assert_eq!(checkpoint(&tree.path, "nothing").unwrap(), None);
+        fs::write(tree.path.join("b.txt"), "b").unwrap();
+        fs::remove_file(tree.path.join("a.txt")).unwrap();
+        assert!(
+            checkpoint(&tree.path, "pagent: iteration 1")
+                .unwrap()
+                .is_some()
+        );
+        let repo = Repository::open(&tree.path).unwrap();
+        let head = repo.head().unwrap();
+        assert_eq!(head.shorthand(), Some("pagent/w"));
+        let commit = head.peel_to_commit().unwrap();
+        assert_eq!(commit.message(), Some("pagent: iteration 1"));
+        assert!(commit.tree().unwrap().get_name("b.txt").is_some());
+        assert!(commit.tree().unwrap().get_name("a.txt").is_none());
+        // The main checkout is untouched.
+        assert!(root.join("a.txt").exists() && !root.join("b.txt").exists());
+    }
+}

@@ -1,0 +1,154 @@
+//! PRD user stories: the `prd.json` format Chief and Ralph use, the `stories_pass`
+//! condition's verdict, and the `{{story}}` placeholder that names the next story.
+//!
+//! ```json
+//! {"project": "todo", "userStories": [
+//!   {"id": "US-001", "title": "Add a task", "description": "...",
+//!    "acceptanceCriteria": ["..."], "priority": 1, "passes": false}
+//! ]}
+//! ```
+//!
+//! The agent marks a story done by setting its `passes` to true (and appends what it did
+//! to `progress.md`); pagent only reads the file. The next story is the one with the
+//! lowest `priority` number that does not pass, file order breaking ties.
+
+use serde::Deserialize;
+
+use crate::{Condition, State, World};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Prd {
+    pub project: Option<String>,
+    #[serde(rename = "branchName")]
+    pub branch_name: Option<String>,
+    #[serde(rename = "userStories")]
+    pub user_stories: Vec<Story>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Story {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    #[serde(rename = "acceptanceCriteria")]
+    pub acceptance_criteria: Vec<String>,
+    /// Lower numbers first; a story without one goes last.
+    pub priority: Option<i64>,
+    pub passes: bool,
+    pub notes: Option<String>,
+}
+
+impl Prd {
+    pub fn parse(text: &str) -> Result<Prd, String> {
+        let prd: Prd = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if prd.user_stories.is_empty() {
+            return Err("it has no \"userStories\"".to_owned());
+        }
+        Ok(prd)
+    }
+
+    pub fn next_story(&self) -> Option<&Story> {
+        self.user_stories
+            .iter()
+            .filter(|s| !s.passes)
+            .min_by_key(|s| s.priority.unwrap_or(i64::MAX))
+    }
+
+    pub fn passing(&self) -> usize {
+        self.user_stories.iter().filter(|s| s.passes).count()
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.user_stories.len() - self.passing()
+    }
+}
+
+impl Story {
+    /// The story as the model reads it in its prompt.
+    pub fn render(&self) -> String {
+        let mut text = format!("{}: {}", self.id, self.title);
+        if let Some(priority) = self.priority {
+            text.push_str(&format!(" (priority {priority})"));
+        }
+        if !self.description.trim().is_empty() {
+            text.push_str(&format!("\n{}", self.description.trim()));
+        }
+        if !self.acceptance_criteria.is_empty() {
+            text.push_str("\nAcceptance criteria:");
+            for criterion in &self.acceptance_criteria {
+                text.push_str(&format!("\n- {criterion}"));
+            }
+        }
+        if let Some(notes) = self.notes.as_deref().filter(|n| !n.trim().is_empty()) {
+            text.push_str(&format!("\nNotes: {}", notes.trim()));
+        }
+        text
+    }
+}
+
+/// Stage `index`'s prompt with `{{story}}` replaced by the next story of the stage's
+/// `stories_pass` file (or a note when none is left or the file cannot be read).
+pub fn render_stage_prompt(state: &State, index: usize, world: &mut dyn World) -> String {
+    let stage = &state.stages[index];
+    if !stage.prompt.contains("{{story}}") {
+        return stage.prompt.clone();
+    }
+    let story = match stage.exit_when.stories_path() {
+        None => {
+            "(this stage has no stories_pass condition, so there is no story to name)".to_owned()
+        }
+        Some(path) => match world.read_text(path).map(|text| Prd::parse(&text)) {
+            Ok(Ok(prd)) => match prd.next_story() {
+                Some(story) => story.render(),
+                None => format!("(every story in {path} passes)"),
+            },
+            Ok(Err(why)) => format!("({path} is not a valid PRD: {why}; fix it first)"),
+            Err(_) => format!("({path} cannot be read; create it first)"),
+        },
+    };
+    stage.prompt.replace("{{story}}", &story)
+}
+
+impl Condition {
+    /// The PRD file of a `stories_pass` condition (or of the first one inside all/any).
+    pub fn stories_path(&self) -> Option<&crate::RelPath> {
+        match self {
+            Condition::StoriesPass(path) => Some(path),
+            Condition::All(items) | Condition::Any(items) => {
+                items.iter().find_map(Condition::stories_path)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRD: &str = r#"{"project": "todo", "userStories": [
+        {"id": "US-002", "title": "List tasks", "priority": 2, "passes": false, "acceptanceCriteria": ["shows all"]},
+        {"id": "US-001", "title": "Add a task", "description": "From the CLI.", "priority": 1, "passes": true},
+        {"id": "US-003", "title": "Done", "priority": 2, "passes": false, "future": 1}
+    ]}"#;
+
+    #[test]
+    fn the_next_story_is_the_first_highest_priority_one_not_passing() {
+        let prd = Prd::parse(PRD).unwrap();
+        assert_eq!(prd.next_story().unwrap().id, "US-002");
+        assert_eq!((prd.passing(), prd.remaining()), (1, 2));
+        assert_eq!(
+            prd.next_story().unwrap().render(),
+            "US-002: List tasks (priority 2)\nAcceptance criteria:\n- shows all"
+        );
+    }
+
+    #[test]
+    fn invalid_prds_say_why() {
+        assert!(Prd::parse("{}").unwrap_err().contains("no \"userStories\""));
+        assert!(Prd::parse("{\"userStories\": 3}").is_err());
+        assert!(Prd::parse("not json").is_err());
+    }
+}
