@@ -37,13 +37,7 @@ impl Env {
     pub fn capture() -> Env {
         let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         let string = |name: &str| non_empty(name).and_then(|v| v.into_string().ok());
-        let config_dir = non_empty(PAGENT_CONFIG_DIR).map(PathBuf::from).or_else(|| {
-            non_empty(XDG_CONFIG_HOME)
-                .map(|x| PathBuf::from(x).join("pagent"))
-                .or_else(|| {
-                    non_empty(HOME).map(|h| PathBuf::from(h).join(".config").join("pagent"))
-                })
-        });
+        let config_dir = Env::capture_config_dir();
         Env {
             project_dir: non_empty(CLAUDE_PROJECT_DIR).map(PathBuf::from),
             session_id: string(CLAUDE_CODE_SESSION_ID),
@@ -53,6 +47,19 @@ impl Env {
             current_dir: std::env::current_dir().ok(),
             path: std::env::var_os(PATH),
         }
+    }
+
+    /// pagent's config folder: `PAGENT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/pagent`, else
+    /// `~/.config/pagent`.
+    pub fn capture_config_dir() -> Option<PathBuf> {
+        let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        non_empty(PAGENT_CONFIG_DIR).map(PathBuf::from).or_else(|| {
+            non_empty(XDG_CONFIG_HOME)
+                .map(|x| PathBuf::from(x).join("pagent"))
+                .or_else(|| {
+                    non_empty(HOME).map(|h| PathBuf::from(h).join(".config").join("pagent"))
+                })
+        })
     }
 
     /// True inside an agent process started by `pagent loop`.

@@ -35,6 +35,9 @@ mod world;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    if let Some(status) = cmd::hook_fast_path() {
+        return status.into();
+    }
     let env = env::Env::capture();
     let status = std::panic::catch_unwind(|| cmd::run(std::env::args_os().collect(), &env))
         .unwrap_or_else(|_| {

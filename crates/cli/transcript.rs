@@ -12,6 +12,7 @@
 //! assistant line, the model has not answered since (or its answer was not flushed yet),
 //! and the honest answer is "unknown".
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -59,12 +60,18 @@ pub fn read_last_assistant_text(path: &Path) -> io::Result<Option<String>> {
 }
 
 /// Yields a file's lines from last to first, reading backwards in blocks.
+///
+/// The bytes read but not yet returned are kept as blocks in file order. Only the first
+/// (earliest) block can hold a newline: every later one was searched when it was first,
+/// and had none. So each byte is searched once and copied once, however long the line:
+/// a multi-megabyte tool result just before the last message costs its size, not its
+/// size squared.
 struct BackwardLines {
     file: File,
     /// Start of the part of the file not read yet.
     pos: u64,
-    /// Bytes read but not yet returned: the unfinished line at the front.
-    pending: Vec<u8>,
+    /// Read, not yet returned, in file order; newlines only in `pending[0]`.
+    pending: VecDeque<Vec<u8>>,
     budget: u64,
 }
 
@@ -74,23 +81,27 @@ impl BackwardLines {
         Ok(BackwardLines {
             file,
             pos,
-            pending: Vec::new(),
+            pending: VecDeque::new(),
             budget,
         })
     }
 
     fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
         loop {
-            if let Some(newline) = self.pending.iter().rposition(|b| *b == b'\n') {
-                let line = self.pending.split_off(newline + 1);
-                self.pending.truncate(newline);
-                return Ok(Some(line));
+            if let Some(first) = self.pending.front_mut()
+                && let Some(newline) = first.iter().rposition(|b| *b == b'\n')
+            {
+                let head = first[newline + 1..].to_vec();
+                first.truncate(newline);
+                let rest: Vec<Vec<u8>> = self.pending.drain(1..).collect();
+                return Ok(Some(join(head, rest)));
             }
             if self.pos == 0 || self.budget == 0 {
                 // The first line of the file (or of the budget): only whole if we reached
                 // the start.
-                let rest = std::mem::take(&mut self.pending);
-                return Ok((self.pos == 0 && !rest.is_empty()).then_some(rest));
+                let all: Vec<Vec<u8>> = self.pending.drain(..).collect();
+                let line = join(Vec::new(), all);
+                return Ok((self.pos == 0 && !line.is_empty()).then_some(line));
             }
             let size = (self.pos.min(BLOCK as u64)).min(self.budget);
             self.pos -= size;
@@ -98,10 +109,17 @@ impl BackwardLines {
             let mut block = vec![0; usize::try_from(size).unwrap_or(BLOCK)];
             self.file.seek(SeekFrom::Start(self.pos))?;
             self.file.read_exact(&mut block)?;
-            block.extend_from_slice(&self.pending);
-            self.pending = block;
+            self.pending.push_front(block);
         }
     }
+}
+
+fn join(mut head: Vec<u8>, rest: Vec<Vec<u8>>) -> Vec<u8> {
+    head.reserve(rest.iter().map(Vec::len).sum());
+    for part in rest {
+        head.extend_from_slice(&part);
+    }
+    head
 }
 
 #[cfg(test)]
@@ -188,6 +206,57 @@ mod tests {
         let found = read_last_assistant_text(file.path()).unwrap().unwrap();
         assert!(found.ends_with(" end"));
         assert_eq!(found.len(), long.len() + 4);
+    }
+
+    /// Regression: a long line just before the last message used to be copied and
+    /// searched once per block read (quadratic; 8 MB took half a second).
+    #[test]
+    fn a_long_line_near_the_end_costs_linear_time() {
+        let long = "y".repeat(24 * 1024 * 1024);
+        let result = format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","content":"{long}"}}]}}}}"#
+        );
+        let file = write(&[
+            &text("m1", "before"),
+            &result,
+            &text("m2", "after the long line"),
+        ]);
+        let started = std::time::Instant::now();
+        assert_eq!(
+            read_last_assistant_text(file.path()).unwrap().as_deref(),
+            Some("after the long line")
+        );
+        // Past the long user line the answer is known without reading it whole.
+        let file = write(&[&text("m1", "before"), &text("m2", &long)]);
+        assert_eq!(
+            read_last_assistant_text(file.path())
+                .unwrap()
+                .map(|t| t.len()),
+            Some(long.len())
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn lines_are_returned_whole_and_in_reverse_order() {
+        let lines: Vec<String> = (0..5000)
+            .map(|i| format!("line {i} {}", "z".repeat(i % 97)))
+            .collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let file = write(&refs);
+        let mut reader = BackwardLines::new(File::open(file.path()).unwrap(), SCAN_BUDGET).unwrap();
+        assert_eq!(reader.next_line().unwrap().unwrap(), b"");
+        for expected in lines.iter().rev() {
+            assert_eq!(
+                String::from_utf8(reader.next_line().unwrap().unwrap()).unwrap(),
+                *expected
+            );
+        }
+        assert_eq!(reader.next_line().unwrap(), None);
     }
 
     #[test]

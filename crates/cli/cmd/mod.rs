@@ -55,6 +55,44 @@ pub fn read_stdin_text() -> anyhow::Result<String> {
     String::from_utf8(bytes).context("the text on stdin is not UTF-8")
 }
 
+/// The hooks' common case, decided before anything else is parsed: Claude Code names the
+/// project in `CLAUDE_PROJECT_DIR` and there is no state file, so there is nothing to do.
+/// This runs on every Stop and every tool call of every session; it reads two or three
+/// environment variables and checks one or two paths. `None` means "take the full path".
+pub fn hook_fast_path() -> Option<ExitStatus> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(hook), Some(event), None) = (args.next(), args.next(), args.next()) else {
+        return None;
+    };
+    if hook != "hook" {
+        return None;
+    }
+    let post_tool_use = match event.to_str() {
+        Some("stop") => false,
+        Some("post-tool-use") => true,
+        _ => return None,
+    };
+    let driver = std::env::var_os(crate::env::PAGENT_DRIVER);
+    if !post_tool_use && driver.as_deref() == Some(std::ffi::OsStr::new("loop")) {
+        return Some(ExitStatus::Success);
+    }
+    let root = std::env::var_os(crate::env::CLAUDE_PROJECT_DIR).filter(|r| !r.is_empty())?;
+    if std::path::Path::new(&root)
+        .join(crate::project::STATE_FILE)
+        .exists()
+    {
+        return None;
+    }
+    if post_tool_use {
+        // The user's own config may turn checks on outside loops.
+        let env = crate::env::Env::capture_config_dir();
+        if crate::config::user_config_path(env.as_deref()).is_none_or(|p| p.exists()) {
+            return None;
+        }
+    }
+    Some(ExitStatus::Success)
+}
+
 /// Hook input larger than this is refused (and the stop allowed).
 const MAX_HOOK_INPUT: u64 = 64 * 1024 * 1024;
 
