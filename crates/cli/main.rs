@@ -5,8 +5,6 @@
 //! test cannot reach from `run`: reading the real environment and choosing the exit code.
 //! Nothing here exits with 2: for Claude Code a hook's exit code 2 means "block".
 
-#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
-
 mod agent;
 mod args;
 mod backpressure;
