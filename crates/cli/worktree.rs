@@ -47,6 +47,24 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
             created: false,
         });
     }
+    // Loops started together (pagent parallel) create worktrees at the same moment;
+    // libgit2 is not safe against that (it fails to mkdir .git/worktrees that another
+    // process just made), so creation is serialised on a lock in the git folder.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(repo.commondir().join("pagent-worktree.lock"))
+        .context("cannot open the worktree lock")?;
+    lock.lock().context("cannot lock the worktree lock")?;
+    std::fs::create_dir_all(repo.commondir().join("worktrees"))?;
+    if path.join(".git").exists() {
+        return Ok(Worktree {
+            path,
+            branch,
+            created: false,
+        });
+    }
     let head = repo
         .head()
         .and_then(|h| h.peel_to_commit())

@@ -13,6 +13,7 @@
 mod backpressure;
 mod concurrency;
 mod hook_input;
+mod loop_runner;
 mod no_progress;
 mod pipeline;
 mod ralph;

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::util::*;
 
-fn git(env: &TestEnv, args: &[&str]) {
+pub fn git(env: &TestEnv, args: &[&str]) {
     let out = Command::new("git")
         .args([
             "-c",

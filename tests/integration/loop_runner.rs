@@ -1,0 +1,487 @@
+//! `pagent loop` and `pagent parallel` with fake agents: small scripts in the temp dir.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::util::*;
+
+/// A fake agent: counts its runs in `.runs`, and on run `promise_at` makes the promise.
+fn counting_agent(env: &TestEnv, promise_at: u32) -> String {
+    env.write(
+        "agent.sh",
+        &format!(
+            "n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs\n\
+             prompt=$(cat)\n\
+             echo \"run $n stage=$PAGENT_STAGE iteration=$PAGENT_ITERATION driver=$PAGENT_DRIVER\"\n\
+             if [ $n -ge {promise_at} ]; then echo 'Finished. <promise>DONE</promise>'; fi\n"
+        ),
+    );
+    "sh agent.sh".to_owned()
+}
+
+fn events(env: &TestEnv) -> Vec<Value> {
+    env.read(".claude/pagent/events.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn actions(env: &TestEnv) -> Vec<String> {
+    events(env)
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_promise_on_iteration_three_ends_the_loop_with_three_iterations() {
+    let env = TestEnv::new();
+    let agent = counting_agent(&env, 3);
+    let out = env
+        .cmd(&["loop", "--command", &agent, "ralph", "Count to three"])
+        .success();
+    assert!(
+        out.stdout
+            .contains("pagent loop: complete after 3 iterations"),
+        "{out}"
+    );
+    assert_eq!(env.state()["status"], "complete");
+    assert_eq!(env.state()["iterations"], json!([3]));
+    assert_eq!(env.state()["driver"], "loop");
+    assert_eq!(actions(&env), ["ralph", "block", "block", "complete"]);
+    // One log and one prompt file per iteration; the second prompt is the re-prompt.
+    let runs = env.path(".claude/pagent/runs");
+    let mut names: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 6, "{names:?}");
+    let log = std::fs::read_to_string(
+        runs.join(
+            names
+                .iter()
+                .find(|n| n.ends_with("-ralph-001.log"))
+                .unwrap(),
+        ),
+    )
+    .unwrap();
+    assert_eq!(log, "run 1 stage=ralph iteration=1 driver=loop\n");
+    let second = std::fs::read_to_string(
+        runs.join(
+            names
+                .iter()
+                .find(|n| n.ends_with("-ralph-002.prompt.md"))
+                .unwrap(),
+        ),
+    )
+    .unwrap();
+    assert!(
+        second.starts_with("pagent · ralph loop · iteration 2 of 25\n"),
+        "{second}"
+    );
+    assert!(second.ends_with("\n\nCount to three"), "{second}");
+}
+
+#[test]
+fn a_pipeline_advances_stage_by_stage() {
+    let env = TestEnv::new();
+    env.write("prd.md", "# PRD\n");
+    env.write(
+        "flow.json",
+        &json!({"stages": [
+            {"name": "draft", "prompt": "Write draft.md", "exit_when": {"file_exists": "draft.md", "min_lines": 2}},
+            {"name": "ship", "prompt": "Ship it", "exit_when": {"promise_in_output": "SHIPPED"}}
+        ]})
+        .to_string(),
+    );
+    env.write(
+        "agent.sh",
+        "cat > /dev/null\ncase \"$PAGENT_STAGE\" in\n  draft) printf 'one\\ntwo\\n' > draft.md; echo drafted ;;\n  ship) echo '<promise>SHIPPED</promise>' ;;\nesac\n",
+    );
+    let out = env
+        .cmd(&[
+            "loop",
+            "--command",
+            "sh agent.sh",
+            "run",
+            "prd.md",
+            "--workflow",
+            "flow.json",
+        ])
+        .success();
+    assert!(out.stdout.contains("✓ draft · iteration 1"), "{out}");
+    assert_eq!(env.state()["iterations"], json!([1, 1]));
+    assert_eq!(actions(&env), ["run", "advance", "complete"]);
+}
+
+#[test]
+fn giving_up_exits_3_and_keeps_the_state() {
+    let env = TestEnv::new();
+    let agent = counting_agent(&env, 99);
+    let out = env
+        .cmd(&[
+            "loop",
+            "--command",
+            &agent,
+            "ralph",
+            "--max-iterations",
+            "2",
+            "--no-progress-limit",
+            "0",
+            "Never done",
+        ])
+        .run();
+    assert_eq!(out.code, Some(3), "{out}");
+    assert!(
+        out.stdout
+            .contains("pagent loop: gave up after 2 iterations"),
+        "{out}"
+    );
+    assert_eq!(env.state()["status"], "gave_up");
+    assert_eq!(actions(&env), ["ralph", "block", "gave_up"]);
+}
+
+#[test]
+fn the_iteration_timeout_and_the_watchdog_count_as_iterations_and_say_so() {
+    let env = TestEnv::new();
+    env.write("agent.sh", "n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs\ncat > /dev/null\ncase $n in\n  1) while true; do echo busy; sleep 0.1; done ;;\n  2) echo started; sleep 30 ;;\n  *) echo '<promise>DONE</promise>' ;;\nesac\n");
+    let started = std::time::Instant::now();
+    let out = env
+        .cmd(&[
+            "loop",
+            "--command",
+            "sh agent.sh",
+            "--iteration-timeout",
+            "2s",
+            "--idle-timeout",
+            "1s",
+            "ralph",
+            "--no-progress-limit",
+            "0",
+            "Task",
+        ])
+        .success();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(env.state()["iterations"], json!([3]));
+    let details: Vec<String> = events(&env)
+        .iter()
+        .map(|e| e["detail"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        details[1].contains("stopped after 2s (the iteration timeout)"),
+        "{details:?}\n{out}"
+    );
+    assert!(
+        details[2].contains("printed nothing for 1s (the watchdog)"),
+        "{details:?}"
+    );
+    let runs = env.path(".claude/pagent/runs");
+    let third = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-003.prompt.md"))
+        .unwrap();
+    let third = std::fs::read_to_string(third).unwrap();
+    assert!(
+        third.starts_with(
+            "Your previous run was stopped: it printed nothing for 1s (the watchdog)."
+        ),
+        "{third}"
+    );
+}
+
+#[test]
+fn crashes_are_retried_without_counting_and_bounded() {
+    let env = TestEnv::new();
+    env.write("agent.sh", "n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs\ncat > /dev/null\nif [ $n -le 2 ]; then echo 'API error: overloaded' >&2; exit 1; fi\necho '<promise>DONE</promise>'\n");
+    let out = env
+        .cmd(&[
+            "loop",
+            "--command",
+            "sh agent.sh",
+            "--retry-delay",
+            "1s",
+            "ralph",
+            "Task",
+        ])
+        .success();
+    assert!(
+        out.stdout.contains(
+            "the agent exited with code 1; retry 1 of 3 in 1s (not counted as an iteration)"
+        ),
+        "{out}"
+    );
+    assert_eq!(env.state()["iterations"], json!([1]));
+    assert_eq!(actions(&env), ["ralph", "retry", "retry", "complete"]);
+
+    // Always crashing: bounded, the state kept for a later resume.
+    let env = TestEnv::new();
+    env.write("agent.sh", "exit 7\n");
+    let out = env
+        .cmd(&[
+            "loop",
+            "--command",
+            "sh agent.sh",
+            "--retries",
+            "1",
+            "--retry-delay",
+            "1s",
+            "ralph",
+            "Task",
+        ])
+        .failure();
+    assert!(
+        out.stderr
+            .contains("the agent failed 2 times in a row (the agent exited with code 7)"),
+        "{out}"
+    );
+    assert_eq!(env.state()["status"], "active");
+}
+
+#[test]
+fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
+    let env = TestEnv::new();
+    env.write("agent.sh", "cat > /dev/null\nif [ -f fast ]; then echo '<promise>DONE</promise>'; exit 0; fi\necho working; sleep 30\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pagent"))
+        .args([
+            "loop",
+            "--json",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Task",
+        ])
+        .current_dir(&env.root)
+        .env("PAGENT_CONFIG_DIR", &env.config)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Wait (event-driven) until the iteration has started, then interrupt.
+    for line in lines.by_ref() {
+        if line.unwrap().contains("\"iteration_started\"") {
+            break;
+        }
+    }
+    let started = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let finished: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert_eq!(finished["outcome"], "interrupted");
+    let state = env.state();
+    assert_eq!(state["status"], "active");
+    assert_eq!(state["iterations"], json!([1]));
+    assert!(
+        state["pending_prompt"]
+            .as_str()
+            .unwrap()
+            .ends_with("\n\nTask")
+    );
+
+    env.write("fast", "");
+    let out = env.cmd(&["loop", "--command", "sh agent.sh"]).success();
+    assert!(out.stdout.contains("pagent loop: resuming ralph"), "{out}");
+    assert_eq!(env.state()["status"], "complete");
+    assert_eq!(env.state()["iterations"], json!([1]));
+    assert_eq!(actions(&env), ["ralph", "interrupted", "complete"]);
+}
+
+#[test]
+fn stories_pass_one_per_iteration_and_the_loop_ends() {
+    let env = TestEnv::new();
+    env.write(
+        "prd.json",
+        &json!({"project": "todo", "userStories": [
+            {"id": "US-2", "title": "List", "priority": 2, "passes": false, "acceptanceCriteria": ["lists"]},
+            {"id": "US-1", "title": "Add", "priority": 1, "passes": false},
+            {"id": "US-3", "title": "Done", "priority": 3, "passes": false}
+        ]})
+        .to_string(),
+    );
+    env.write(
+        "agent.py",
+        "import json, re, sys\nprompt = sys.stdin.read()\nstory = re.search(r'^(US-\\d+): ', prompt, re.M).group(1)\n\
+         prd = json.load(open('prd.json'))\nfor s in prd['userStories']:\n    if s['id'] == story: s['passes'] = True\n\
+         json.dump(prd, open('prd.json', 'w'))\nopen(story + '.txt', 'w').write('done')\nprint('implemented', story)\n",
+    );
+    let out = env
+        .cmd(&["loop", "--command", "python3 agent.py", "--prd", "prd.json"])
+        .success();
+    assert!(
+        out.stdout
+            .contains("pagent loop: complete after 3 iterations"),
+        "{out}"
+    );
+    let state = env.state();
+    assert_eq!(state["max_iterations"], 6, "3 stories plus a margin of 3");
+    let progress = env.read("progress.md");
+    let lines: Vec<&str> = progress.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(lines.len(), 3, "{progress}");
+    assert!(
+        lines[0].ends_with("iteration 1: 1 of 3 stories pass; next: US-2: List"),
+        "{progress}"
+    );
+    assert!(
+        lines[2].ends_with("iteration 3: 3 of 3 stories pass; next: none left"),
+        "{progress}"
+    );
+    // The prompts named the stories in priority order.
+    let runs = env.path(".claude/pagent/runs");
+    let mut prompts: Vec<_> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".prompt.md"))
+        .collect();
+    prompts.sort();
+    let named: Vec<String> = prompts
+        .iter()
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .find(|l| l.starts_with("US-"))
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "US-1: Add (priority 1)",
+            "US-2: List (priority 2)",
+            "US-3: Done (priority 3)"
+        ]
+    );
+}
+
+#[test]
+fn a_worktree_loop_commits_each_iteration_on_its_branch() {
+    let env = TestEnv::new();
+    crate::no_progress::git(&env, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    env.write("agent.sh", "cat > /dev/null\nn=$(ls work-*.txt 2>/dev/null | wc -l); echo $n > work-$n.txt\n[ $n -ge 1 ] && echo '<promise>DONE</promise>'\nexit 0\n");
+    // The agent script lives in the main checkout; the loop runs in the worktree.
+    let agent = format!("sh {}", env.path("agent.sh").display());
+    env.cmd(&[
+        "loop",
+        "--worktree",
+        "demo",
+        "--checkpoint",
+        "--setup",
+        "touch setup-ran",
+        "--command",
+        &agent,
+        "ralph",
+        "Work",
+    ])
+    .success();
+    let tree = env.path(".claude/pagent/worktrees/demo");
+    assert!(tree.join("setup-ran").exists());
+    let repo = git2::Repository::open(&tree).unwrap();
+    let head = repo.head().unwrap();
+    assert_eq!(head.shorthand(), Some("pagent/demo"));
+    let messages: Vec<String> = {
+        let mut walk = repo.revwalk().unwrap();
+        walk.push_head().unwrap();
+        walk.map(|id| {
+            repo.find_commit(id.unwrap())
+                .unwrap()
+                .message()
+                .unwrap()
+                .trim()
+                .to_owned()
+        })
+        .collect()
+    };
+    assert_eq!(
+        messages,
+        [
+            "pagent: ralph, iteration 2 (complete)",
+            "pagent: ralph, iteration 1 (block)",
+            "init"
+        ]
+    );
+    assert!(!env.exists("work-0.txt"), "the main checkout was touched");
+}
+
+#[test]
+fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
+    let env = TestEnv::new();
+    crate::no_progress::git(&env, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    env.write("agent.sh", "prompt=$(cat)\nname=$(printf '%s' \"$prompt\" | tail -n 1 | tr ' ' '-')\necho \"$prompt\" > \"$name.txt\"\nif [ \"$name\" = never ]; then exit 0; fi\necho '<promise>DONE</promise>'\n");
+    env.write(
+        "tasks.txt",
+        "alpha: first task\nbeta: second task\n# a comment\ngamma: never\n",
+    );
+    let agent = format!("sh {}", env.path("agent.sh").display());
+    let out = env
+        .cmd(&[
+            "parallel",
+            "tasks.txt",
+            "-j",
+            "2",
+            "--json",
+            "--checkpoint",
+            "--max-iterations",
+            "2",
+            "--command",
+            &agent,
+        ])
+        .run();
+    assert_eq!(out.code, Some(3), "one task gave up\n{out}");
+    let summary: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    let rows: Vec<(String, String, u64)> = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["task"].as_str().unwrap().to_owned(),
+                t["outcome"].as_str().unwrap().to_owned(),
+                t["iterations"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("alpha".into(), "complete".into(), 1),
+            ("beta".into(), "complete".into(), 1),
+            ("gamma".into(), "gave up".into(), 2)
+        ]
+    );
+    let repo = git2::Repository::open(&env.root).unwrap();
+    for (name, file) in [("alpha", "first-task.txt"), ("beta", "second-task.txt")] {
+        let branch = repo
+            .find_branch(&format!("pagent/{name}"), git2::BranchType::Local)
+            .unwrap();
+        let commit = branch.get().peel_to_commit().unwrap();
+        assert!(
+            commit.tree().unwrap().get_name(file).is_some(),
+            "{name}: {:?}",
+            commit.message()
+        );
+        assert_eq!(
+            commit.message(),
+            Some("pagent: ralph, iteration 1 (complete)")
+        );
+    }
+    // Every child event was forwarded with its task's name.
+    assert!(
+        out.stdout
+            .lines()
+            .filter(|l| l.contains("\"iteration_finished\""))
+            .all(|l| l.contains("\"task\":")),
+        "{out}"
+    );
+}
