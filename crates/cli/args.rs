@@ -220,8 +220,8 @@ pub enum LoopStart {
 pub struct ParallelArgs {
     /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations"} or a text
     /// file with one task per line ("name: task" or just the task)
-    #[arg(value_name = "TASKS_FILE")]
-    pub tasks: PathBuf,
+    #[arg(value_name = "TASKS_FILE", required_unless_present = "stdin_args")]
+    pub tasks: Option<PathBuf>,
     /// How many loops run at once
     #[arg(short = 'j', long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub jobs: u32,
@@ -236,6 +236,12 @@ pub struct ParallelArgs {
     /// Print one JSON object per line instead of the table
     #[arg(long)]
     pub json: bool,
+    /// Print the tasks and the command that would run them, and stop
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Read the arguments from stdin as typed after the slash command (no shell involved)
+    #[arg(long)]
+    pub stdin_args: bool,
 }
 
 /// `90`, `90s`, `45m`, `2h`.

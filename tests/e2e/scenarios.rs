@@ -11,7 +11,7 @@ const STOP_FEEDBACK: &str = "Stop hook feedback:\n";
 
 #[test]
 #[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
-fn plugin_validates_and_loads_with_its_five_commands() {
+fn plugin_validates_and_loads_with_its_commands_and_agent() {
     for target in [repo_root(), repo_root().join(".claude-plugin/plugin.json")] {
         let out = Command::new(claude_binary())
             .args(["plugin", "validate", "--strict"])
@@ -49,12 +49,15 @@ fn plugin_validates_and_loads_with_its_five_commands() {
         "pagent:pagent-cancel",
         "pagent:ralph",
         "pagent:ralph-cancel",
+        "pagent:ralph-parallel",
     ] {
         assert!(
             commands.contains(&command),
             "{command} missing from {commands:?}"
         );
     }
+    let agents = init["agents"].to_string();
+    assert!(agents.contains("ralph-worker"), "{agents}");
     // No loop: the Stop hook ran and allowed silently.
     assert_eq!(run.stop_hook_outputs(), [serde_json::Value::Null]);
     assert_eq!(e2e.mock.requests().len(), 1);
@@ -587,4 +590,30 @@ fn pagent_loop_drives_fresh_claude_processes_to_the_promise() {
             .contains("\"outcome\":\"complete\""),
         "{stdout}"
     );
+}
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn ralph_parallel_shows_the_plan_and_the_command_to_run() {
+    let e2e = E2e::start(vec![Reply::text("I will run it in the background.")]);
+    e2e.write(
+        "tasks.txt",
+        "alpha: Fix the 'login' bug\nbeta: Add a README\n",
+    );
+    let run = e2e
+        .claude("/pagent:ralph-parallel tasks.txt -j 2 --max-iterations 5")
+        .run();
+    assert_eq!(run.code, Some(0));
+    let told = e2e.mock.all_text(0);
+    assert!(told.contains("pagent parallel: 2 task(s) from"), "{told}");
+    assert!(
+        told.contains("alpha  (branch pagent/alpha, up to 5 iterations): Fix the 'login' bug"),
+        "{told}"
+    );
+    assert!(
+        told.contains(" parallel ") && told.contains(" -j 2 --max-iterations 5 --json"),
+        "{told}"
+    );
+    // A plan only: nothing ran.
+    assert!(!e2e.path(".claude/pagent/worktrees").exists());
 }

@@ -63,12 +63,30 @@ enum Msg {
 }
 
 pub fn run(global: &Global, env: &Env, args: &ParallelArgs) -> anyhow::Result<ExitStatus> {
+    let parsed;
+    let args = if args.stdin_args {
+        parsed = args_from_stdin(args.dry_run)?;
+        &parsed
+    } else {
+        args
+    };
     signals::install();
     let project = Project::resolve(global, env, None)?;
     git2::Repository::discover(&project.root)
         .context("pagent parallel needs a git repository (each task gets a worktree)")?;
-    let tasks = read_tasks(&args.tasks)?;
+    let Some(tasks_file) = &args.tasks else {
+        bail!("name the tasks file, e.g. `pagent parallel tasks.txt -j 3`")
+    };
+    let cwd = env
+        .current_dir
+        .clone()
+        .unwrap_or_else(|| project.root.clone());
+    let tasks = read_tasks(&cwd.join(tasks_file))?;
     let exe = std::env::current_exe().context("cannot find the pagent binary itself")?;
+    if args.dry_run {
+        print_plan(&exe, &project, args, &cwd.join(tasks_file), &tasks);
+        return Ok(ExitStatus::Success);
+    }
     let style = Style::for_stdout(env.no_color);
     let live = !args.json && std::io::stdout().is_terminal();
     let mut rows: Vec<Row> = tasks
@@ -187,6 +205,82 @@ pub fn run(global: &Global, env: &Env, args: &ParallelArgs) -> anyhow::Result<Ex
     } else {
         ExitStatus::GaveUp
     })
+}
+
+/// The slash command's arguments, parsed without a shell.
+fn args_from_stdin(dry_run: bool) -> anyhow::Result<ParallelArgs> {
+    use clap::{Args, FromArgMatches};
+    let text = crate::cmd::read_stdin_text()?;
+    anyhow::ensure!(
+        !text.trim().is_empty(),
+        "name the tasks file, e.g. `/ralph-parallel tasks.txt -j 3`"
+    );
+    let command =
+        ParallelArgs::augment_args(clap::Command::new("/ralph-parallel").no_binary_name(true));
+    let matches = command
+        .try_get_matches_from(crate::stdin_args::values(&text))
+        .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?;
+    let mut args = ParallelArgs::from_arg_matches(&matches)?;
+    anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
+    args.dry_run |= dry_run;
+    Ok(args)
+}
+
+/// What would run, and the exact command line to run it (for /ralph-parallel).
+fn print_plan(exe: &Path, project: &Project, args: &ParallelArgs, file: &Path, tasks: &[Task]) {
+    println!(
+        "pagent parallel: {} task(s) from {}, {} at a time:",
+        tasks.len(),
+        file.display(),
+        args.jobs
+    );
+    for task in tasks {
+        let max = task.max_iterations.unwrap_or(args.max_iterations);
+        println!(
+            "  {}  (branch pagent/{}, up to {max} iterations): {}",
+            task.name,
+            task.name,
+            task.task.lines().next().unwrap_or("")
+        );
+    }
+    let mut argv = vec![
+        exe.display().to_string(),
+        "--project".into(),
+        project.root.display().to_string(),
+        "parallel".into(),
+        file.display().to_string(),
+    ];
+    argv.extend([
+        "-j".into(),
+        args.jobs.to_string(),
+        "--max-iterations".into(),
+        args.max_iterations.to_string(),
+        "--json".into(),
+    ]);
+    if args.checkpoint {
+        argv.push("--checkpoint".into());
+    }
+    argv.extend(agent_cli(&args.agent));
+    println!(
+        "run: {}",
+        argv.iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+}
+
+/// `a b` → `'a b'`; plain words stay as they are.
+fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+".contains(c))
+    {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
 }
 
 /// Folds one JSON event of a child loop into its row.
