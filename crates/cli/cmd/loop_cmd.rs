@@ -13,18 +13,22 @@
 //! Everything needed to resume lives in the state file, written after every iteration:
 //! after a crash or Ctrl-C, `pagent loop` picks up at the same stage, iteration and
 //! prompt.
+//!
+//! Two parts live beside this file: `retry` runs the agent for one iteration, again after
+//! a crash or an API error with a growing delay, and `stories` is `--prd`'s one-stage
+//! workflow over a PRD's user stories, with the progress.md line after each iteration.
+
+mod retry;
+mod stories;
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use pagent_engine::stories::{Prd, render_stage_prompt};
-use pagent_engine::{
-    Decision, Driver, SetupOptions, State, Status, Workflow, decide_iteration, seal,
-};
-use serde_json::json;
+use pagent_engine::stories::render_stage_prompt;
+use pagent_engine::{Decision, Driver, State, Status, decide_iteration, seal};
 
-use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
+use crate::agent::{AgentSpec, End, Limits};
 use crate::args::{AgentArgs, AgentName, Global, LoopArgs, LoopStart};
 use crate::backpressure::find_program;
 use crate::cmd::{now, ralph, run as run_cmd};
@@ -35,11 +39,10 @@ use crate::progress::{Mode, Progress};
 use crate::project::Project;
 use crate::ui::Style;
 use crate::world::FsWorld;
-use crate::{config, fingerprint, secret, setup, signals, store, worktree};
+use crate::{secret, setup, signals, store, worktree};
 
-const STORIES_PROMPT: &str = include_str!("../../../plugin/prompts/stories.md");
-/// The longest wait between retries.
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
+use retry::run_with_retries;
+use stories::{note_stories, stories_state};
 
 pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitStatus> {
     signals::install();
@@ -192,98 +195,6 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
     }
 }
 
-/// One iteration's agent run, retried (not counted) while it crashes or reports an API
-/// error. `None` when interrupted.
-#[allow(clippy::too_many_arguments)]
-fn run_with_retries(
-    agent: &AgentSpec,
-    options: &AgentArgs,
-    project: &Project,
-    state: &State,
-    prompt: &str,
-    limits: Limits,
-    run_id: &str,
-    progress: &mut Progress,
-) -> anyhow::Result<Option<AgentRun>> {
-    let stage = &state.current().name;
-    let iteration = state.iterations[state.stage];
-    let env = [
-        ("PAGENT_STAGE", stage.clone()),
-        ("PAGENT_ITERATION", iteration.to_string()),
-        ("PAGENT_PROJECT_DIR", project.root.display().to_string()),
-    ];
-    let mut attempt = 0;
-    loop {
-        progress.iteration_started(state, attempt);
-        let retry = if attempt == 0 {
-            String::new()
-        } else {
-            format!("-retry{attempt}")
-        };
-        let log_path = project
-            .pagent_dir()
-            .join("runs")
-            .join(format!("{run_id}-{stage}-{iteration:03}{retry}.log"));
-        let run = agent::run_agent(
-            agent,
-            &project.root,
-            prompt,
-            &env,
-            limits,
-            &log_path,
-            &mut |event| match event {
-                Some(event) => progress.agent_event(event),
-                None => progress.tick(),
-            },
-        );
-        match &run.end {
-            End::Interrupted => return Ok(None),
-            End::NotStarted(why) => bail!("{why}"),
-            _ => {}
-        }
-        let Some(why) = run.failure(agent) else {
-            return Ok(Some(run));
-        };
-        attempt += 1;
-        log(
-            project,
-            "retry",
-            stage,
-            iteration,
-            format!("{why} (log: {})", project.display_path(&log_path)),
-            Some(run.elapsed),
-        );
-        if attempt > options.retries {
-            bail!(
-                "the agent failed {attempt} times in a row ({why}); the state is saved: fix the cause and run `pagent loop` to resume \
-                 (logs in {})",
-                project.display_path(&project.pagent_dir().join("runs"))
-            );
-        }
-        let delay = options
-            .retry_delay
-            .saturating_mul(1 << (attempt - 1).min(16))
-            .min(MAX_RETRY_DELAY);
-        progress.retrying(&why, delay, attempt, options.retries);
-        if !sleep_unless_interrupted(delay) {
-            return Ok(None);
-        }
-    }
-}
-
-fn sleep_unless_interrupted(total: Duration) -> bool {
-    let step = Duration::from_millis(100);
-    let mut slept = Duration::ZERO;
-    while slept < total {
-        if signals::interrupted() {
-            return false;
-        }
-        std::thread::sleep(step);
-        slept += step;
-    }
-    !signals::interrupted()
-}
-
 /// The agent to run, its program found now so a typo fails before any state is written.
 fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
     if let Some(line) = &args.command {
@@ -362,62 +273,6 @@ fn resume(project: &Project, mut state: State, secret: &[u8]) -> anyhow::Result<
     Ok((state, true))
 }
 
-/// A one-stage workflow over a PRD's stories: the next story each iteration.
-fn stories_state(
-    project: &Project,
-    env: &Env,
-    prd: &Path,
-    max_iterations: Option<u32>,
-) -> anyhow::Result<State> {
-    let cwd = env
-        .current_dir
-        .clone()
-        .unwrap_or_else(|| project.root.clone());
-    let path = if prd.is_absolute() {
-        prd.to_path_buf()
-    } else {
-        cwd.join(prd)
-    };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read the PRD {}", path.display()))?;
-    let parsed = Prd::parse(&text).map_err(|why| {
-        anyhow::anyhow!("{} is not a PRD with user stories: {why}", path.display())
-    })?;
-    let real = path.canonicalize()?;
-    let rel = real
-        .strip_prefix(&project.root)
-        .map_err(|_| anyhow::anyhow!("the PRD {} must be inside the project", path.display()))?;
-    let rel = rel.to_string_lossy().into_owned();
-    let remaining = u32::try_from(parsed.remaining()).unwrap_or(u32::MAX);
-    anyhow::ensure!(
-        remaining > 0,
-        "every story in {rel} already passes: nothing to do"
-    );
-    let workflow = Workflow::from_json(
-        &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
-        "stories",
-    )?;
-    let options = SetupOptions {
-        // Each story should take one iteration; the margin covers retries of hard ones.
-        max_iterations: Some(max_iterations.unwrap_or(remaining + (remaining / 2).max(3))),
-        // A story's work often ends in prd.json alone: the fingerprint still sees it.
-        no_progress_limit: Some(3),
-        prd_file: Some(rel.clone()),
-        prd_path: Some(rel.clone()),
-        driver: Driver::Loop,
-        backpressure: config::project_backpressure(project)?,
-        ..SetupOptions::default()
-    };
-    let prompt = pagent_engine::render_template(STORIES_PROMPT, Some(&rel));
-    Ok(State::new_pipeline(
-        &workflow,
-        vec![prompt],
-        options,
-        fingerprint::fingerprint(&project.root),
-        now(),
-    ))
-}
-
 /// The prompt of an iteration with no pending prompt: header and the stage's prompt.
 fn first_prompt(state: &State, project: &Project) -> String {
     let mut world = FsWorld::read_only(&project.root);
@@ -426,41 +281,6 @@ fn first_prompt(state: &State, project: &Project) -> String {
         "{header}\n\n{}",
         render_stage_prompt(state, state.stage, &mut world)
     )
-}
-
-/// Appends a line to progress.md beside a stories PRD (the agent appends its own notes).
-fn note_stories(project: &Project, state: &State, iteration: u32) {
-    let Some(path) = state.current().exit_when.stories_path() else {
-        return;
-    };
-    let Ok(text) = std::fs::read_to_string(project.root.join(path.as_str())) else {
-        return;
-    };
-    let Ok(prd) = Prd::parse(&text) else { return };
-    let next = prd.next_story().map_or_else(
-        || "none left".to_owned(),
-        |s| format!("{}: {}", s.id, s.title),
-    );
-    let line = format!(
-        "- {} iteration {iteration}: {} of {} stories pass; next: {next}\n",
-        now(),
-        prd.passing(),
-        prd.user_stories.len()
-    );
-    let file = project
-        .root
-        .join(path.as_str())
-        .with_file_name("progress.md");
-    let header = if file.exists() {
-        ""
-    } else {
-        "# Progress\n\nAppend-only: pagent adds a line per iteration, the agent adds its notes.\n\n"
-    };
-    let _ = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{header}{line}").as_bytes()));
 }
 
 fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {

@@ -1,0 +1,113 @@
+//! One iteration's agent run, retried while the agent crashes or reports an API error.
+//!
+//! A retry is not an iteration: the engine never hears of it, so a flaky API cannot use
+//! up the loop's iterations or trip its no-progress limit. Each attempt gets its own log
+//! file (`-retry1`, ...), the delay doubles up to a cap, and waiting between attempts
+//! still answers Ctrl-C.
+
+use std::time::Duration;
+
+use anyhow::bail;
+use pagent_engine::State;
+
+use super::log;
+use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
+use crate::args::AgentArgs;
+use crate::progress::Progress;
+use crate::project::Project;
+use crate::signals;
+
+/// The longest wait between retries.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
+
+/// One iteration's agent run, retried (not counted) while it crashes or reports an API
+/// error. `None` when interrupted.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_with_retries(
+    agent: &AgentSpec,
+    options: &AgentArgs,
+    project: &Project,
+    state: &State,
+    prompt: &str,
+    limits: Limits,
+    run_id: &str,
+    progress: &mut Progress,
+) -> anyhow::Result<Option<AgentRun>> {
+    let stage = &state.current().name;
+    let iteration = state.iterations[state.stage];
+    let env = [
+        ("PAGENT_STAGE", stage.clone()),
+        ("PAGENT_ITERATION", iteration.to_string()),
+        ("PAGENT_PROJECT_DIR", project.root.display().to_string()),
+    ];
+    let mut attempt = 0;
+    loop {
+        progress.iteration_started(state, attempt);
+        let retry = if attempt == 0 {
+            String::new()
+        } else {
+            format!("-retry{attempt}")
+        };
+        let log_path = project
+            .pagent_dir()
+            .join("runs")
+            .join(format!("{run_id}-{stage}-{iteration:03}{retry}.log"));
+        let run = agent::run_agent(
+            agent,
+            &project.root,
+            prompt,
+            &env,
+            limits,
+            &log_path,
+            &mut |event| match event {
+                Some(event) => progress.agent_event(event),
+                None => progress.tick(),
+            },
+        );
+        match &run.end {
+            End::Interrupted => return Ok(None),
+            End::NotStarted(why) => bail!("{why}"),
+            _ => {}
+        }
+        let Some(why) = run.failure(agent) else {
+            return Ok(Some(run));
+        };
+        attempt += 1;
+        log(
+            project,
+            "retry",
+            stage,
+            iteration,
+            format!("{why} (log: {})", project.display_path(&log_path)),
+            Some(run.elapsed),
+        );
+        if attempt > options.retries {
+            bail!(
+                "the agent failed {attempt} times in a row ({why}); the state is saved: fix the cause and run `pagent loop` to resume \
+                 (logs in {})",
+                project.display_path(&project.pagent_dir().join("runs"))
+            );
+        }
+        let delay = options
+            .retry_delay
+            .saturating_mul(1 << (attempt - 1).min(16))
+            .min(MAX_RETRY_DELAY);
+        progress.retrying(&why, delay, attempt, options.retries);
+        if !sleep_unless_interrupted(delay) {
+            return Ok(None);
+        }
+    }
+}
+
+fn sleep_unless_interrupted(total: Duration) -> bool {
+    let step = Duration::from_millis(100);
+    let mut slept = Duration::ZERO;
+    while slept < total {
+        if signals::interrupted() {
+            return false;
+        }
+        std::thread::sleep(step);
+        slept += step;
+    }
+    !signals::interrupted()
+}

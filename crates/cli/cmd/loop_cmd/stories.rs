@@ -1,0 +1,111 @@
+//! `pagent loop --prd prd.json`: a one-stage workflow over a PRD's user stories, one
+//! story per iteration until every story passes.
+//!
+//! The engine knows the PRD format and the `stories_pass` condition; this is the binary's
+//! side: reading the PRD to build the state, and after each iteration appending a line to
+//! the progress.md beside it, where the agent keeps its own notes too.
+
+use std::path::Path;
+
+use anyhow::Context;
+use pagent_engine::stories::Prd;
+use pagent_engine::{Driver, SetupOptions, State, Workflow};
+use serde_json::json;
+
+use crate::cmd::now;
+use crate::env::Env;
+use crate::project::Project;
+use crate::{config, fingerprint};
+
+const STORIES_PROMPT: &str = include_str!("../../../../plugin/prompts/stories.md");
+
+/// A one-stage workflow over a PRD's stories: the next story each iteration.
+pub(super) fn stories_state(
+    project: &Project,
+    env: &Env,
+    prd: &Path,
+    max_iterations: Option<u32>,
+) -> anyhow::Result<State> {
+    let cwd = env
+        .current_dir
+        .clone()
+        .unwrap_or_else(|| project.root.clone());
+    let path = if prd.is_absolute() {
+        prd.to_path_buf()
+    } else {
+        cwd.join(prd)
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the PRD {}", path.display()))?;
+    let parsed = Prd::parse(&text).map_err(|why| {
+        anyhow::anyhow!("{} is not a PRD with user stories: {why}", path.display())
+    })?;
+    let real = path.canonicalize()?;
+    let rel = real
+        .strip_prefix(&project.root)
+        .map_err(|_| anyhow::anyhow!("the PRD {} must be inside the project", path.display()))?;
+    let rel = rel.to_string_lossy().into_owned();
+    let remaining = u32::try_from(parsed.remaining()).unwrap_or(u32::MAX);
+    anyhow::ensure!(
+        remaining > 0,
+        "every story in {rel} already passes: nothing to do"
+    );
+    let workflow = Workflow::from_json(
+        &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
+        "stories",
+    )?;
+    let options = SetupOptions {
+        // Each story should take one iteration; the margin covers retries of hard ones.
+        max_iterations: Some(max_iterations.unwrap_or(remaining + (remaining / 2).max(3))),
+        // A story's work often ends in prd.json alone: the fingerprint still sees it.
+        no_progress_limit: Some(3),
+        prd_file: Some(rel.clone()),
+        prd_path: Some(rel.clone()),
+        driver: Driver::Loop,
+        backpressure: config::project_backpressure(project)?,
+        ..SetupOptions::default()
+    };
+    let prompt = pagent_engine::render_template(STORIES_PROMPT, Some(&rel));
+    Ok(State::new_pipeline(
+        &workflow,
+        vec![prompt],
+        options,
+        fingerprint::fingerprint(&project.root),
+        now(),
+    ))
+}
+
+/// Appends a line to progress.md beside a stories PRD (the agent appends its own notes).
+pub(super) fn note_stories(project: &Project, state: &State, iteration: u32) {
+    let Some(path) = state.current().exit_when.stories_path() else {
+        return;
+    };
+    let Ok(text) = std::fs::read_to_string(project.root.join(path.as_str())) else {
+        return;
+    };
+    let Ok(prd) = Prd::parse(&text) else { return };
+    let next = prd.next_story().map_or_else(
+        || "none left".to_owned(),
+        |s| format!("{}: {}", s.id, s.title),
+    );
+    let line = format!(
+        "- {} iteration {iteration}: {} of {} stories pass; next: {next}\n",
+        now(),
+        prd.passing(),
+        prd.user_stories.len()
+    );
+    let file = project
+        .root
+        .join(path.as_str())
+        .with_file_name("progress.md");
+    let header = if file.exists() {
+        ""
+    } else {
+        "# Progress\n\nAppend-only: pagent adds a line per iteration, the agent adds its notes.\n\n"
+    };
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{header}{line}").as_bytes()));
+}

@@ -1,0 +1,155 @@
+//! One child loop: the `pagent loop --json --worktree NAME ralph ...` command line that
+//! runs a task, and the threads that forward its output to the orchestrator.
+//!
+//! Every child gets the agent options `pagent parallel` was given ([`agent_cli`]), so all
+//! tasks run the same agent the same way. Each pipe has its own reader thread feeding one
+//! channel; the stdout reader's end is how the parent learns that a child is exiting.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+
+use anyhow::Context;
+
+use super::tasks::Task;
+use crate::args::{AgentArgs, AgentName, ParallelArgs};
+use crate::project::Project;
+
+pub(super) enum Msg {
+    Line(usize, String),
+    Stderr(usize, String),
+    /// The child closed its stdout: it is ending.
+    Exit(usize),
+}
+
+pub(super) fn spawn(
+    exe: &Path,
+    project: &Project,
+    args: &ParallelArgs,
+    task: &Task,
+    i: usize,
+    tx: &mpsc::Sender<Msg>,
+) -> anyhow::Result<Child> {
+    let mut command = Command::new(exe);
+    command
+        .arg("--project")
+        .arg(&project.root)
+        .args(["loop", "--json", "--worktree", &task.name])
+        .args(agent_cli(&args.agent));
+    if args.checkpoint {
+        command.arg("--checkpoint");
+    }
+    let max = task
+        .max_iterations
+        .unwrap_or(args.max_iterations)
+        .to_string();
+    command.args([
+        "ralph",
+        "--max-iterations",
+        &max,
+        "--promise",
+        task.promise.as_deref().unwrap_or("DONE"),
+        "--",
+        &task.task,
+    ]);
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start the loop for task {}", task.name))?;
+    forward(child.stdout.take(), tx.clone(), i, Msg::Line, true);
+    forward(child.stderr.take(), tx.clone(), i, Msg::Stderr, false);
+    Ok(child)
+}
+
+/// Sends each line of `pipe`; the stdout reader also reports the exit when it closes.
+fn forward(
+    pipe: Option<impl Read + Send + 'static>,
+    tx: mpsc::Sender<Msg>,
+    i: usize,
+    wrap: fn(usize, String) -> Msg,
+    report_exit: bool,
+) {
+    let Some(pipe) = pipe else { return };
+    thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.send(wrap(i, format!("{line}\n"))).is_err() {
+                return;
+            }
+        }
+        if report_exit {
+            let _ = tx.send(Msg::Exit(i));
+        }
+    });
+}
+
+/// The loop command line for `args`, so every child runs the same agent the same way.
+pub(super) fn agent_cli(args: &AgentArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    match &args.command {
+        Some(line) => out.extend(["--command".to_owned(), line.clone()]),
+        None => {
+            let name = match args.agent {
+                AgentName::Claude => "claude",
+                AgentName::Codex => "codex",
+                AgentName::Opencode => "opencode",
+            };
+            out.extend(["--agent".to_owned(), name.to_owned()]);
+        }
+    }
+    if let Some(bin) = &args.agent_bin {
+        out.extend(["--agent-bin".to_owned(), bin.display().to_string()]);
+    }
+    for arg in &args.agent_args {
+        out.push(format!("--agent-arg={arg}"));
+    }
+    out.extend([
+        "--permission-mode".to_owned(),
+        args.permission_mode.clone(),
+        "--iteration-timeout".to_owned(),
+        format!("{}s", args.iteration_timeout.as_secs()),
+        "--idle-timeout".to_owned(),
+        format!("{}s", args.idle_timeout.as_secs()),
+        "--retries".to_owned(),
+        args.retries.to_string(),
+        "--retry-delay".to_owned(),
+        format!("{}s", args.retry_delay.as_secs()),
+    ]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn the_agent_options_reach_every_child() {
+        let args = AgentArgs {
+            agent: AgentName::Codex,
+            command: None,
+            agent_bin: Some("/opt/codex".into()),
+            agent_args: vec!["--model".into(), "o3".into()],
+            permission_mode: "acceptEdits".into(),
+            iteration_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(30),
+            retries: 1,
+            retry_delay: Duration::from_secs(2),
+        };
+        let cli = agent_cli(&args).join(" ");
+        assert!(
+            cli.starts_with(
+                "--agent codex --agent-bin /opt/codex --agent-arg=--model --agent-arg=o3"
+            ),
+            "{cli}"
+        );
+        assert!(
+            cli.contains("--iteration-timeout 60s --idle-timeout 30s --retries 1 --retry-delay 2s"),
+            "{cli}"
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! One row per task, folded from its child's JSON events, and the two ways rows are shown:
+//! the table redrawn in place while the loops run (on a terminal), and the summary at the
+//! end (a table, or one JSON object with `--json`).
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use pagent_engine::format_duration;
+use serde_json::{Value, json};
+
+use super::tasks::Task;
+use crate::ui::Style;
+
+#[derive(Debug)]
+pub(super) struct Row {
+    pub(super) task: Task,
+    pub(super) state: &'static str,
+    pub(super) stage_iteration: String,
+    pub(super) tool: String,
+    pub(super) iterations: u64,
+    pub(super) started: Option<Instant>,
+    pub(super) finished: Option<Duration>,
+    pub(super) detail: String,
+    pub(super) stderr: String,
+}
+
+/// Folds one JSON event of a child loop into its row.
+pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
+    let Ok(event) = serde_json::from_str::<Value>(line) else {
+        return;
+    };
+    let text = |key: &str| event[key].as_str().unwrap_or("").to_owned();
+    match event["event"].as_str() {
+        Some("iteration_started") => {
+            row.stage_iteration = format!(
+                "{} {}/{}",
+                text("stage"),
+                event["iteration"],
+                event["max_iterations"]
+            );
+            row.tool.clear();
+        }
+        Some("tool") => {
+            row.tool = format!("{} {}", text("name"), text("summary"))
+                .trim()
+                .to_owned()
+        }
+        Some("iteration_finished") => {
+            row.iterations += 1;
+            row.detail = text("detail");
+            if plain {
+                println!(
+                    "[{}] iteration {} ({}): {}",
+                    row.task.name,
+                    event["iteration"],
+                    text("outcome"),
+                    row.detail
+                );
+            }
+        }
+        Some("finished") => {
+            row.iterations = event["iterations"].as_u64().unwrap_or(row.iterations);
+            row.detail = text("reason");
+        }
+        _ => {}
+    }
+}
+
+/// Redraws the table in place; returns how many lines it drew.
+pub(super) fn draw(rows: &[Row], previous: usize, style: Style) -> usize {
+    let mut out = String::new();
+    if previous > 0 {
+        out.push_str(&format!("\x1b[{previous}A"));
+    }
+    let width = rows
+        .iter()
+        .map(|r| r.task.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    for row in rows {
+        let elapsed = row
+            .finished
+            .or_else(|| row.started.map(|s| s.elapsed()))
+            .map_or_else(String::new, |d| format_duration(d.as_secs()));
+        let state = format!("{:<11}", row.state);
+        let state = match row.state {
+            "complete" => style.green(&state),
+            "running" => style.yellow(&state),
+            "queued" => style.dim(&state),
+            _ => style.red(&state),
+        };
+        let now = if row.state == "running" {
+            format!("{} {}", row.stage_iteration, row.tool)
+        } else {
+            row.detail.clone()
+        };
+        let mut line = format!(
+            "{:<width$}  {state} {:>7}  {}",
+            row.task.name,
+            elapsed,
+            now.trim()
+        );
+        if line.chars().count() > 110 {
+            line = line.chars().take(109).collect::<String>() + "…";
+        }
+        out.push_str(&format!("\r\x1b[2K{line}\n"));
+    }
+    print!("{out}");
+    let _ = std::io::stdout().flush();
+    rows.len()
+}
+
+pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
+    if json {
+        let tasks: Vec<Value> = rows
+            .iter()
+            .map(|r| json!({"task": r.task.name, "outcome": r.state, "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail}))
+            .collect();
+        println!("{}", json!({"event": "summary", "tasks": tasks}));
+        return;
+    }
+    let width = rows
+        .iter()
+        .map(|r| r.task.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!();
+    println!(
+        "{}",
+        style.bold(&format!(
+            "{:<width$}  {:<11} {:>10}  {:<w2$}  detail",
+            "task",
+            "outcome",
+            "iterations",
+            "branch",
+            w2 = width + 7
+        ))
+    );
+    for row in rows {
+        println!(
+            "{:<width$}  {:<11} {:>10}  {:<w2$}  {}",
+            row.task.name,
+            row.state,
+            row.iterations,
+            format!("pagent/{}", row.task.name),
+            row.detail,
+            w2 = width + 7
+        );
+    }
+}

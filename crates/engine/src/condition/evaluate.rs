@@ -1,0 +1,314 @@
+//! Evaluating a condition against the [`World`]: whether it holds, and one [`Finding`] per
+//! leaf, worded twice (a sentence for the model, a few words for status and logs).
+//!
+//! The walk is one recursive function that appends findings as it goes. `any` is the
+//! exception: it keeps the findings of the alternative that held, or folds every failed
+//! alternative into one finding, so the model reads a single "none of the alternatives
+//! holds" sentence rather than a list of things it need not all do.
+
+use super::Condition;
+use crate::world::{CheckOutcome, Probe, World};
+use crate::{RelPath, render::cap_tail};
+
+impl Condition {
+    /// Evaluates the condition against the world.
+    pub fn evaluate(&self, world: &mut dyn World) -> Evaluation {
+        let mut findings = Vec::new();
+        let met = self.evaluate_into(world, &mut findings);
+        Evaluation { met, findings }
+    }
+
+    fn evaluate_into(&self, world: &mut dyn World, out: &mut Vec<Finding>) -> bool {
+        match self {
+            Condition::FileExists { path, min_lines } => file_finding(world, path, *min_lines, out),
+            Condition::AllFilesExist { paths, min_lines } => {
+                let mut met = true;
+                for path in paths {
+                    met &= file_finding(world, path, *min_lines, out);
+                }
+                met
+            }
+            Condition::DirectoryExists { path, min_files } => {
+                let probe = world.count_files(path);
+                let (met, detail, short) =
+                    count_phrases(&probe, &format!("{path}/"), *min_files, "file");
+                out.push(Finding {
+                    met,
+                    detail,
+                    short,
+                    output_tail: None,
+                });
+                met
+            }
+            Condition::StoriesPass(path) => {
+                let (met, detail, short) = match world
+                    .read_text(path)
+                    .map(|t| crate::stories::Prd::parse(&t))
+                {
+                    Ok(Ok(prd)) => {
+                        let total = prd.user_stories.len();
+                        let passing = prd.passing();
+                        match prd.next_story() {
+                            None => (
+                                true,
+                                format!("all {total} stories in {path} pass"),
+                                format!("stories {total}/{total}"),
+                            ),
+                            Some(next) => (
+                                false,
+                                format!(
+                                    "{passing} of {total} stories in {path} pass; next: {}: {}",
+                                    next.id, next.title
+                                ),
+                                format!("stories {passing}/{total}"),
+                            ),
+                        }
+                    }
+                    Ok(Err(why)) => (
+                        false,
+                        format!("{path} is not a valid PRD: {why}"),
+                        format!("{path} invalid"),
+                    ),
+                    Err(Probe::Missing) => (
+                        false,
+                        format!("{path} does not exist"),
+                        format!("{path} missing"),
+                    ),
+                    Err(_) => (
+                        false,
+                        format!("{path} cannot be read"),
+                        format!("{path} unreadable"),
+                    ),
+                };
+                out.push(Finding {
+                    met,
+                    detail,
+                    short,
+                    output_tail: None,
+                });
+                met
+            }
+            Condition::Promise(text) => {
+                let message = world.last_assistant_message();
+                let met = message
+                    .as_deref()
+                    .is_some_and(|m| crate::contains_promise(m, text));
+                let (detail, short) = match (&message, met) {
+                    (_, true) => (
+                        format!("the promise <promise>{text}</promise> was made"),
+                        format!("promise {text} made"),
+                    ),
+                    (None, false) => (
+                        format!(
+                            "your last message could not be read, so the promise <promise>{text}</promise> was not seen"
+                        ),
+                        format!("waiting for <promise>{text}</promise>"),
+                    ),
+                    (Some(_), false) => (
+                        format!("your last message did not contain <promise>{text}</promise>"),
+                        format!("waiting for <promise>{text}</promise>"),
+                    ),
+                };
+                out.push(Finding {
+                    met,
+                    detail,
+                    short,
+                    output_tail: None,
+                });
+                met
+            }
+            Condition::Command(check) => {
+                let shown = check.display();
+                let (met, detail, short, tail) = match world.run_check(check) {
+                    CheckOutcome::Passed => (
+                        true,
+                        format!("`{shown}` passed"),
+                        format!("`{shown}` passed"),
+                        None,
+                    ),
+                    CheckOutcome::Failed { code, tail } => {
+                        let how = code.map_or_else(
+                            || "was killed by a signal".to_owned(),
+                            |c| format!("exited with code {c}"),
+                        );
+                        (
+                            false,
+                            format!("`{shown}` {how}"),
+                            format!("`{shown}` failed"),
+                            Some(tail),
+                        )
+                    }
+                    CheckOutcome::TimedOut { after_secs, tail } => (
+                        false,
+                        format!("`{shown}` did not finish within {after_secs} s and was stopped"),
+                        format!("`{shown}` timed out"),
+                        Some(tail),
+                    ),
+                    CheckOutcome::Error(why) => (
+                        false,
+                        format!("`{shown}` could not run: {why}"),
+                        format!("`{shown}` could not run"),
+                        None,
+                    ),
+                    CheckOutcome::NotRun => (
+                        false,
+                        format!("`{shown}` runs when the model stops"),
+                        format!("`{shown}` (checked at stop)"),
+                        None,
+                    ),
+                };
+                let output_tail = tail
+                    .map(|t| cap_tail(&t, crate::TAIL_CAP))
+                    .filter(|t| !t.trim().is_empty());
+                out.push(Finding {
+                    met,
+                    detail,
+                    short,
+                    output_tail,
+                });
+                met
+            }
+            Condition::All(items) => {
+                let mut met = true;
+                for item in items {
+                    met &= item.evaluate_into(world, out);
+                }
+                met
+            }
+            Condition::Any(items) => {
+                let mut alternatives = Vec::new();
+                for item in items {
+                    let mut sub = Vec::new();
+                    if item.evaluate_into(world, &mut sub) {
+                        out.extend(sub);
+                        return true;
+                    }
+                    alternatives.extend(sub);
+                }
+                let detail = format!(
+                    "none of the alternatives holds: {}",
+                    alternatives
+                        .iter()
+                        .map(|f| f.detail.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; or ")
+                );
+                let short = alternatives
+                    .iter()
+                    .map(|f| f.short.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                let output_tail = alternatives.into_iter().find_map(|f| f.output_tail);
+                out.push(Finding {
+                    met: false,
+                    detail,
+                    short,
+                    output_tail,
+                });
+                false
+            }
+        }
+    }
+}
+
+fn file_finding(
+    world: &mut dyn World,
+    path: &RelPath,
+    min_lines: u64,
+    out: &mut Vec<Finding>,
+) -> bool {
+    let probe = world.count_lines(path);
+    let (met, detail, short) = count_phrases(&probe, path.as_str(), min_lines, "non-blank line");
+    out.push(Finding {
+        met,
+        detail,
+        short,
+        output_tail: None,
+    });
+    met
+}
+
+/// (met, sentence for the model, short form for status) for a counted probe.
+fn count_phrases(probe: &Probe, name: &str, min: u64, unit: &str) -> (bool, String, String) {
+    let plural = |n: u64| {
+        if n == 1 {
+            unit.to_owned()
+        } else {
+            format!("{unit}s")
+        }
+    };
+    let short_unit = unit.rsplit(' ').next().unwrap_or(unit);
+    match probe {
+        Probe::Count(n) if *n >= min => (
+            true,
+            format!("{name} has {n} {} (needs {min})", plural(*n)),
+            format!("{name} {n}/{min} {short_unit}s"),
+        ),
+        Probe::Count(n) => (
+            false,
+            format!("{name} has {n} of the {min} {} it needs", plural(min)),
+            format!("{name} {n}/{min} {short_unit}s"),
+        ),
+        Probe::Missing => (
+            false,
+            format!("{name} does not exist yet (it needs {min} {})", plural(min)),
+            format!("{name} missing"),
+        ),
+        Probe::WrongKind => {
+            let what = if name.ends_with('/') {
+                "is a file, not a folder"
+            } else {
+                "is a folder, not a file"
+            };
+            (
+                false,
+                format!("{} {what}", name.trim_end_matches('/')),
+                format!("{name} wrong kind"),
+            )
+        }
+        Probe::Outside => (
+            false,
+            format!("{name} leads outside the project (symlink) and is not counted"),
+            format!("{name} outside project"),
+        ),
+        Probe::Error(why) => (
+            false,
+            format!("{name} could not be read: {why}"),
+            format!("{name} unreadable"),
+        ),
+    }
+}
+
+/// The result of evaluating a condition: whether it holds, and one finding per leaf.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evaluation {
+    pub met: bool,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub met: bool,
+    /// A sentence for the model: "architecture.md has 12 of the 50 non-blank lines it needs".
+    pub detail: String,
+    /// A few words for status: "architecture.md 12/50 lines".
+    pub short: String,
+    /// The tail of a failed command's output.
+    pub output_tail: Option<String>,
+}
+
+impl Evaluation {
+    /// What is still missing, one sentence per unmet leaf.
+    pub fn missing(&self) -> Vec<&Finding> {
+        self.findings.iter().filter(|f| !f.met).collect()
+    }
+
+    /// One line for status and logs: the short forms joined.
+    pub fn summary(&self) -> String {
+        self.findings
+            .iter()
+            .map(|f| f.short.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}

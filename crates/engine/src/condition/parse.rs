@@ -1,0 +1,239 @@
+//! A condition's JSON forms: [`Condition::from_json`], which validates as it parses, and
+//! [`Condition::to_json`], its inverse.
+//!
+//! The form is found by its key, then each form checks its own fields by hand, so an
+//! error names the exact field that is wrong (`stages[1].exit_when.min_lines`), and a
+//! key that belongs to no form, or to another form, is an error rather than ignored.
+
+use serde_json::{Value, json};
+
+use super::{Check, CheckShape, Condition};
+use crate::RelPath;
+
+/// Default time budget of a check command, in seconds.
+pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 120;
+const MAX_CHECK_TIMEOUT_SECS: u64 = 3600;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct ConditionError {
+    pub field: String,
+    pub reason: String,
+}
+
+fn error(field: &str, reason: impl Into<String>) -> ConditionError {
+    ConditionError {
+        field: field.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+const FORMS: &str = "file_exists, directory_exists, all_files_exist, promise_in_output, \
+                     stories_pass, custom, command, all, any";
+
+impl Condition {
+    /// Parses a condition; `field` names it in errors (e.g. `stages[0].exit_when`).
+    pub fn from_json(value: &Value, field: &str) -> Result<Condition, ConditionError> {
+        let Value::Object(map) = value else {
+            return Err(error(
+                field,
+                format!("expected an object with one of: {FORMS}"),
+            ));
+        };
+        let kinds: Vec<&str> = map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| FORMS.split(", ").any(|f| f == *k))
+            .collect();
+        let kind = match kinds.as_slice() {
+            [one] => *one,
+            [] => {
+                let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+                return Err(error(
+                    field,
+                    format!("unknown condition {keys:?}; expected one of: {FORMS}"),
+                ));
+            }
+            many => {
+                return Err(error(
+                    field,
+                    format!(
+                        "one condition per object, found {many:?}; combine them with \"all\" or \"any\""
+                    ),
+                ));
+            }
+        };
+        let sub = |key: &str| format!("{field}.{key}");
+        let allow_only = |allowed: &[&str]| -> Result<(), ConditionError> {
+            match map.keys().find(|k| !allowed.contains(&k.as_str())) {
+                Some(extra) => Err(error(
+                    &sub(extra),
+                    format!(
+                        "not a field of \"{kind}\" (allowed: {})",
+                        allowed.join(", ")
+                    ),
+                )),
+                None => Ok(()),
+            }
+        };
+        let path_at = |v: &Value, f: &str| -> Result<RelPath, ConditionError> {
+            let text = v
+                .as_str()
+                .ok_or_else(|| error(f, "expected a path string"))?;
+            RelPath::new(text).map_err(|e| error(f, e.to_string()))
+        };
+        let count_at = |key: &str, default: u64| -> Result<u64, ConditionError> {
+            match map.get(key) {
+                None => Ok(default),
+                Some(v) => v
+                    .as_u64()
+                    .ok_or_else(|| error(&sub(key), "expected a whole number of at least 0")),
+            }
+        };
+        match kind {
+            "file_exists" => {
+                allow_only(&["file_exists", "min_lines"])?;
+                Ok(Condition::FileExists {
+                    path: path_at(&map[kind], &sub(kind))?,
+                    min_lines: count_at("min_lines", 0)?,
+                })
+            }
+            "directory_exists" => {
+                allow_only(&["directory_exists", "min_files"])?;
+                Ok(Condition::DirectoryExists {
+                    path: path_at(&map[kind], &sub(kind))?,
+                    min_files: count_at("min_files", 0)?,
+                })
+            }
+            "all_files_exist" => {
+                allow_only(&["all_files_exist", "min_lines"])?;
+                let Value::Array(items) = &map[kind] else {
+                    return Err(error(&sub(kind), "expected a list of paths"));
+                };
+                if items.is_empty() {
+                    return Err(error(&sub(kind), "the list is empty"));
+                }
+                let paths = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| path_at(v, &format!("{}[{i}]", sub(kind))))
+                    .collect::<Result<_, _>>()?;
+                Ok(Condition::AllFilesExist {
+                    paths,
+                    min_lines: count_at("min_lines", 0)?,
+                })
+            }
+            "stories_pass" => {
+                allow_only(&["stories_pass"])?;
+                Ok(Condition::StoriesPass(path_at(&map[kind], &sub(kind))?))
+            }
+            "promise_in_output" => {
+                allow_only(&["promise_in_output"])?;
+                let text = map[kind].as_str().map(str::trim).unwrap_or_default();
+                if text.is_empty() {
+                    return Err(error(
+                        &sub(kind),
+                        "expected the promise text, e.g. \"DONE\"",
+                    ));
+                }
+                if text.contains('<') || text.contains('>') {
+                    return Err(error(&sub(kind), "the promise text may not contain < or >"));
+                }
+                Ok(Condition::Promise(text.to_owned()))
+            }
+            "custom" | "command" => {
+                allow_only(&[kind, "timeout"])?;
+                let shape = if kind == "custom" {
+                    let line = map[kind].as_str().map(str::trim).unwrap_or_default();
+                    if line.is_empty() {
+                        return Err(error(
+                            &sub(kind),
+                            "expected a command line, e.g. \"scripts/check.sh\"",
+                        ));
+                    }
+                    CheckShape::Shell(line.to_owned())
+                } else {
+                    let argv: Option<Vec<String>> = map[kind]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .map(|v| v.as_str().map(str::to_owned))
+                                .collect::<Option<_>>()
+                        })
+                        .unwrap_or(None);
+                    match argv {
+                        Some(argv) if !argv.is_empty() && !argv[0].is_empty() => {
+                            CheckShape::Argv(argv)
+                        }
+                        _ => {
+                            return Err(error(
+                                &sub(kind),
+                                "expected a non-empty list of strings, e.g. [\"cargo\", \"test\"]",
+                            ));
+                        }
+                    }
+                };
+                let timeout_secs = count_at("timeout", DEFAULT_CHECK_TIMEOUT_SECS)?;
+                if !(1..=MAX_CHECK_TIMEOUT_SECS).contains(&timeout_secs) {
+                    return Err(error(
+                        &sub("timeout"),
+                        format!("expected 1 to {MAX_CHECK_TIMEOUT_SECS} seconds"),
+                    ));
+                }
+                Ok(Condition::Command(Check {
+                    shape,
+                    timeout_secs,
+                }))
+            }
+            _ => {
+                allow_only(&[kind])?;
+                let Value::Array(items) = &map[kind] else {
+                    return Err(error(&sub(kind), "expected a list of conditions"));
+                };
+                if items.is_empty() {
+                    return Err(error(&sub(kind), "the list is empty"));
+                }
+                let children = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| Condition::from_json(v, &format!("{}[{i}]", sub(kind))))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(if kind == "all" {
+                    Condition::All(children)
+                } else {
+                    Condition::Any(children)
+                })
+            }
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        match self {
+            Condition::FileExists { path, min_lines } => {
+                json!({"file_exists": path.as_str(), "min_lines": min_lines})
+            }
+            Condition::DirectoryExists { path, min_files } => {
+                json!({"directory_exists": path.as_str(), "min_files": min_files})
+            }
+            Condition::AllFilesExist { paths, min_lines } => {
+                json!({"all_files_exist": paths.iter().map(RelPath::as_str).collect::<Vec<_>>(), "min_lines": min_lines})
+            }
+            Condition::Promise(text) => json!({"promise_in_output": text}),
+            Condition::StoriesPass(path) => json!({"stories_pass": path.as_str()}),
+            Condition::Command(Check {
+                shape: CheckShape::Shell(line),
+                timeout_secs,
+            }) => json!({"custom": line, "timeout": timeout_secs}),
+            Condition::Command(Check {
+                shape: CheckShape::Argv(argv),
+                timeout_secs,
+            }) => json!({"command": argv, "timeout": timeout_secs}),
+            Condition::All(items) => {
+                json!({"all": items.iter().map(Condition::to_json).collect::<Vec<_>>()})
+            }
+            Condition::Any(items) => {
+                json!({"any": items.iter().map(Condition::to_json).collect::<Vec<_>>()})
+            }
+        }
+    }
+}
