@@ -20,7 +20,11 @@ const WALK_LIMIT: usize = 200_000;
 
 pub fn fingerprint(root: &Path) -> Option<String> {
     match Repository::discover(root) {
-        Ok(repo) if repo.workdir().is_some() => git_fingerprint(&repo).ok(),
+        // A repository libgit2 cannot read (a corrupt index, objects or HEAD) falls back
+        // to the walk: no-progress detection must keep working, not silently stop.
+        Ok(repo) if repo.workdir().is_some() => git_fingerprint(&repo)
+            .ok()
+            .or_else(|| walk_fingerprint(root)),
         _ => walk_fingerprint(root),
     }
 }

@@ -24,11 +24,18 @@ const BLOCK: usize = 64 * 1024;
 pub const SCAN_BUDGET: u64 = 32 * 1024 * 1024;
 
 pub fn read_last_assistant_text(path: &Path) -> io::Result<Option<String>> {
-    let file = File::open(path)?;
-    let mut lines = BackwardLines::new(file, SCAN_BUDGET)?;
+    let mut lines = BackwardLines::new(File::open(path)?, SCAN_BUDGET)?;
+    last_assistant_text(std::iter::from_fn(|| lines.next_line().transpose()))
+}
+
+/// The last assistant message's text, from the transcript's lines given last first.
+fn last_assistant_text(
+    lines: impl Iterator<Item = io::Result<Vec<u8>>>,
+) -> io::Result<Option<String>> {
     let mut message_id: Option<Option<String>> = None;
     let mut texts = Vec::new();
-    while let Some(raw) = lines.next_line()? {
+    for raw in lines {
+        let raw = raw?;
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -59,6 +66,37 @@ pub fn read_last_assistant_text(path: &Path) -> io::Result<Option<String>> {
     Ok(Some(texts.join("\n")))
 }
 
+/// For the fuzz target: reading `data` backwards in (small) blocks must give the same
+/// lines, and the same answer, as splitting it forwards; and nothing may panic.
+pub fn fuzz_check(data: &[u8]) {
+    let Ok(mut reader) = BackwardLines::with_block(io::Cursor::new(data), SCAN_BUDGET, 7) else {
+        return;
+    };
+    let backwards: Vec<Vec<u8>> = std::iter::from_fn(|| reader.next_line().ok().flatten())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let forwards: Vec<Vec<u8>> = data
+        .split(|b| *b == b'\n')
+        .rev()
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    assert_eq!(
+        backwards, forwards,
+        "backward reading disagrees with forward splitting"
+    );
+    let expected = last_assistant_text(forwards.into_iter().map(Ok))
+        .ok()
+        .flatten();
+    let Ok(mut reader) = BackwardLines::new(io::Cursor::new(data), SCAN_BUDGET) else {
+        return;
+    };
+    let read = last_assistant_text(std::iter::from_fn(|| reader.next_line().transpose()))
+        .ok()
+        .flatten();
+    assert_eq!(read, expected);
+}
+
 /// Yields a file's lines from last to first, reading backwards in blocks.
 ///
 /// The bytes read but not yet returned are kept as blocks in file order. Only the first
@@ -66,8 +104,9 @@ pub fn read_last_assistant_text(path: &Path) -> io::Result<Option<String>> {
 /// and had none. So each byte is searched once and copied once, however long the line:
 /// a multi-megabyte tool result just before the last message costs its size, not its
 /// size squared.
-struct BackwardLines {
-    file: File,
+struct BackwardLines<R> {
+    file: R,
+    block: usize,
     /// Start of the part of the file not read yet.
     pos: u64,
     /// Read, not yet returned, in file order; newlines only in `pending[0]`.
@@ -75,11 +114,16 @@ struct BackwardLines {
     budget: u64,
 }
 
-impl BackwardLines {
-    fn new(mut file: File, budget: u64) -> io::Result<BackwardLines> {
+impl<R: Read + Seek> BackwardLines<R> {
+    fn new(file: R, budget: u64) -> io::Result<BackwardLines<R>> {
+        BackwardLines::with_block(file, budget, BLOCK)
+    }
+
+    fn with_block(mut file: R, budget: u64, block: usize) -> io::Result<BackwardLines<R>> {
         let pos = file.seek(SeekFrom::End(0))?;
         Ok(BackwardLines {
             file,
+            block: block.max(1),
             pos,
             pending: VecDeque::new(),
             budget,
@@ -103,10 +147,10 @@ impl BackwardLines {
                 let line = join(Vec::new(), all);
                 return Ok((self.pos == 0 && !line.is_empty()).then_some(line));
             }
-            let size = (self.pos.min(BLOCK as u64)).min(self.budget);
+            let size = (self.pos.min(self.block as u64)).min(self.budget);
             self.pos -= size;
             self.budget -= size;
-            let mut block = vec![0; usize::try_from(size).unwrap_or(BLOCK)];
+            let mut block = vec![0; usize::try_from(size).unwrap_or(self.block)];
             self.file.seek(SeekFrom::Start(self.pos))?;
             self.file.read_exact(&mut block)?;
             self.pending.push_front(block);
@@ -257,6 +301,23 @@ mod tests {
             );
         }
         assert_eq!(reader.next_line().unwrap(), None);
+    }
+
+    #[test]
+    fn reading_backwards_agrees_with_reading_forwards() {
+        let fixture = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
+        for data in [
+            &b""[..],
+            b"\n",
+            b"\n\n\n",
+            b"a",
+            b"a\nb",
+            b"a\n\nb\n",
+            b"{\"type\":\"assistant\"}\n{",
+            &fixture,
+        ] {
+            fuzz_check(data);
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 mod backpressure;
 mod concurrency;
+mod faults;
 mod hook_input;
 mod loop_runner;
 mod no_progress;

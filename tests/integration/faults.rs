@@ -1,0 +1,339 @@
+//! Faults: writers killed at random moments, many hooks at once, and a broken world
+//! (disk full, an unwritable folder, a deleted state, a truncated transcript, a corrupt
+//! repository). Each must fail open with a clear message, never exit 2, never block.
+//!
+//! The crash and concurrency tests run a quick variant by default; `PAGENT_STRESS=1`
+//! runs the long one (thousands of kills, many rounds).
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::*;
+
+fn stress() -> bool {
+    std::env::var_os("PAGENT_STRESS").is_some_and(|v| v != "0")
+}
+
+fn hook(env: &TestEnv) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+    command
+        .args(["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("PAGENT_CONFIG_DIR", &env.config)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+fn iterations(env: &TestEnv) -> u64 {
+    env.state()["iterations"][0].as_u64().unwrap()
+}
+
+fn sealed(env: &TestEnv) -> bool {
+    let status: Value =
+        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    status["sealed"] == true
+}
+
+/// A small deterministic generator, so a failure can be replayed.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+#[test]
+fn writers_killed_at_random_moments_leave_the_old_or_the_new_state() {
+    let rounds = if stress() { 3000 } else { 150 };
+    let env = TestEnv::new();
+    // A large prompt makes each write long enough to be caught half way.
+    let prompt = "Fix everything. ".repeat(4_000);
+    env.cmd(&[
+        "ralph",
+        "--max-iterations",
+        "1000",
+        "--no-progress-limit",
+        "0",
+    ])
+    .stdin(prompt)
+    .success();
+    let input = env.stop_input("working").to_string();
+    let mut rng = Lcg(0x5eed);
+    let mut before = iterations(&env);
+    let (mut killed, mut completed) = (0, 0);
+    for round in 0..rounds {
+        let mut child = hook(&env).spawn().unwrap();
+        let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+        std::thread::sleep(Duration::from_micros(rng.next() % 30_000));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        if status.code().is_some() {
+            completed += 1;
+            assert_ne!(status.code(), Some(2));
+        } else {
+            killed += 1;
+        }
+        let text = env.read(".claude/pagent-pipeline.json");
+        let state: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("round {round}: the state does not parse ({e})"));
+        let now = state["iterations"][0].as_u64().unwrap();
+        assert!(
+            now == before || now == before + 1,
+            "round {round}: iterations went from {before} to {now}"
+        );
+        if now == 1000 {
+            break;
+        }
+        before = now;
+        if round % 50 == 0 {
+            assert!(sealed(&env), "round {round}: the seal no longer verifies");
+        }
+    }
+    eprintln!("crash test: {killed} writers killed mid-run, {completed} completed");
+    assert!(
+        killed > 0 && completed > 0,
+        "the kills never landed mid-run ({killed} killed, {completed} completed)"
+    );
+    assert!(sealed(&env));
+    // No lock is left held: an untouched hook finishes promptly.
+    let started = Instant::now();
+    let out = env.stop(&env.stop_input("still working"));
+    out.blocked();
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn sixty_four_hooks_at_once_for_many_rounds_lose_nothing() {
+    const HOOKS: u64 = 64;
+    let rounds = if stress() { 15 } else { 3 };
+    let env = TestEnv::new();
+    env.cmd(&[
+        "ralph",
+        "--max-iterations",
+        "1000",
+        "--no-progress-limit",
+        "0",
+        "Fix it",
+    ])
+    .success();
+    let input = env.stop_input("working").to_string();
+    for round in 0..rounds {
+        let before = iterations(&env);
+        let mut children: Vec<_> = (0..HOOKS).map(|_| hook(&env).spawn().unwrap()).collect();
+        for child in &mut children {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+        }
+        let mut seen: Vec<u64> = children
+            .into_iter()
+            .map(|child| {
+                let out = child.wait_with_output().unwrap();
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let decision: Value = serde_json::from_slice(&out.stdout).unwrap();
+                let reason = decision["reason"].as_str().unwrap();
+                reason
+                    .split("iteration ")
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            ((before + 1)..=(before + HOOKS)).collect::<Vec<_>>(),
+            "round {round}"
+        );
+        assert_eq!(iterations(&env), before + HOOKS, "round {round}");
+    }
+}
+
+#[test]
+fn a_lock_holder_that_dies_releases_the_lock() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    // Another process takes the lock and hangs; it is killed; the hook goes on.
+    let mut holder = Command::new("python3")
+        .args(["-c", "import fcntl, sys, time\nf = open(sys.argv[1], 'w')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n"])
+        .arg(env.path(".claude/pagent/lock"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "locked");
+    let mut waiting = hook(&env).spawn().unwrap();
+    waiting
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(env.stop_input("hi").to_string().as_bytes())
+        .unwrap();
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let out = waiting.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let decision: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(decision["decision"], "block");
+}
+
+#[test]
+fn a_full_disk_fails_open_and_keeps_the_old_state() {
+    let env = TestEnv::new();
+    env.cmd(&[
+        "ralph",
+        "--no-progress-limit",
+        "0",
+        &"A long task. ".repeat(200),
+    ])
+    .success();
+    let before = env.read(".claude/pagent-pipeline.json");
+    let mut command = hook(&env);
+    // Files may grow to 1 KiB: the new state cannot be written (EFBIG, as ENOSPC would).
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 1024,
+                rlim_max: 1024,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(env.stop_input("hi").to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "it blocked: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        stderr.contains("the Stop hook failed, so the stop is allowed")
+            && stderr.contains("cannot write"),
+        "{stderr}"
+    );
+    assert_eq!(env.read(".claude/pagent-pipeline.json"), before);
+    let leftovers: Vec<_> = std::fs::read_dir(env.path(".claude"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn an_unwritable_pagent_folder_fails_open() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let is_root = unsafe { libc::geteuid() } == 0;
+    if is_root {
+        // Root ignores permissions; a file where the folder should be fails the same way.
+        std::fs::remove_dir_all(env.path(".claude/pagent")).unwrap();
+        env.write(".claude/pagent", "not a folder");
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::remove_dir_all(env.path(".claude/pagent")).unwrap();
+        std::fs::set_permissions(env.path(".claude"), std::fs::Permissions::from_mode(0o555))
+            .unwrap();
+    }
+    let out = env.stop(&env.stop_input("hi"));
+    assert_eq!(out.code, Some(1), "{out}");
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr
+            .contains("the Stop hook failed, so the stop is allowed"),
+        "{out}"
+    );
+    assert!(out.stderr.contains(".claude/pagent"), "{out}");
+}
+
+#[test]
+fn a_state_deleted_mid_loop_lets_the_session_stop() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.stop(&env.stop_input("one")).blocked();
+    std::fs::remove_file(env.path(".claude/pagent-pipeline.json")).unwrap();
+    let out = env.stop(&env.stop_input("two"));
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (Some(0), "", ""),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_transcript_truncated_mid_line_is_read_up_to_the_last_whole_line() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let transcript = env.home.join("t.jsonl");
+    let whole = transcript_line_text("m1", "Done. <promise>DONE</promise>");
+    let cut = &transcript_line_text("m2", "Another message")[..30];
+    std::fs::write(&transcript, format!("{whole}\n{cut}")).unwrap();
+    let input = json!({"session_id": SESSION, "transcript_path": transcript, "cwd": env.root});
+    assert!(env.stop(&input).allowed().unwrap().contains("complete"));
+}
+
+#[test]
+fn a_corrupt_or_missing_repository_does_not_stop_the_loop() {
+    for corrupt in ["index", "HEAD", "objects"] {
+        let env = TestEnv::new();
+        crate::no_progress::git(&env, &["commit", "-q", "--allow-empty", "-m", "init"]);
+        env.cmd(&["ralph", "--no-progress-limit", "2", "Fix it"])
+            .success();
+        let target = env.path(&format!(".git/{corrupt}"));
+        if target.is_dir() {
+            std::fs::remove_dir_all(&target).unwrap();
+        }
+        std::fs::write(&target, "garbage\0garbage").unwrap();
+        let out = env.stop(&env.stop_input("hi"));
+        assert!(out.blocked().contains("iteration 2"), "{corrupt}: {out}");
+        // No progress is still detected (by the file walk when git cannot answer).
+        env.stop(&env.stop_input("hi")).blocked();
+        let message = env.stop(&env.stop_input("hi")).allowed();
+        assert!(
+            message.is_some_and(|m| m.contains("no change to the working tree")),
+            "{corrupt}: {}",
+            env.dump()
+        );
+    }
+}
