@@ -190,6 +190,29 @@ mod tests {
         assert!(open_or_create(&root, "../evil").is_err());
     }
 
+    /// Regression: `pagent parallel` starts loops together, and libgit2 failed with
+    /// "failed to make directory .git/worktrees: directory exists" when two created
+    /// their worktrees at the same moment.
+    #[test]
+    fn worktrees_created_at_the_same_moment_do_not_collide() {
+        for _ in 0..5 {
+            let (_dir, root) = repo_with_commit();
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
+            let handles: Vec<_> = (0..6)
+                .map(|i| {
+                    let (root, barrier) = (root.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        open_or_create(&root, &format!("w{i}")).map(|t| t.created)
+                    })
+                })
+                .collect();
+            for handle in handles {
+                assert!(handle.join().unwrap().unwrap());
+            }
+        }
+    }
+
     #[test]
     fn checkpoints_commit_changes_only() {
         let (_dir, root) = repo_with_commit();

@@ -284,3 +284,34 @@ fn setup_keeps_pagent_files_out_of_git() {
         .collect();
     assert!(listed.iter().all(|p| !p.contains("pagent")), "{listed:?}");
 }
+
+#[test]
+fn hook_input_cut_at_any_point_never_blocks_and_never_exits_2() {
+    let env = TestEnv::new();
+    env.cmd(&[
+        "ralph",
+        "--max-iterations",
+        "1000",
+        "--no-progress-limit",
+        "0",
+        "Fix it",
+    ])
+    .success();
+    let whole = serde_json::to_vec(&env.stop_input("working")).unwrap();
+    for cut in (0..whole.len()).step_by(9) {
+        for event in ["stop", "post-tool-use"] {
+            let out = env
+                .cmd(&["hook", event])
+                .env("CLAUDE_PROJECT_DIR", &env.root)
+                .stdin(whole[..cut].to_vec())
+                .run();
+            assert!(matches!(out.code, Some(0 | 1)), "cut at {cut}: {out}");
+            assert!(
+                out.stdout.is_empty(),
+                "cut at {cut}, {event} printed a decision: {out}"
+            );
+        }
+    }
+    // The whole input still blocks: the loop was not disturbed by any of it.
+    env.stop_raw(whole).blocked();
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Fuzzes every parser pagent runs on input it does not control, each target for SECONDS
+# (default 60), seeding the corpora from the captured fixtures. Needs cargo-fuzz
+# (installed on first use); runs on stable Rust without a sanitizer (`--sanitizer none`:
+# the code under test is safe Rust, and a panic, an abort or a hang is what we look for).
+#
+#   scripts/fuzz.sh            # 60 s per target
+#   scripts/fuzz.sh 5          # CI's smoke run
+#   scripts/fuzz.sh 600 state_file
+#
+# A crash is saved under fuzz/artifacts/TARGET/ and makes the script fail; add the input
+# as a regression test named after what it found.
+set -euo pipefail
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(hook_input state_file workflow transcript_tail promise stream_line)
+
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+
+seed() {
+    local target="$1" dir="fuzz/corpus/$1"
+    mkdir -p "$dir"
+    [ -z "$(ls -A "$dir")" ] || return 0
+    local fixtures=tests/fixtures/claude-code-2.1.197 n=0
+    case "$target" in
+        hook_input)
+            cat "$fixtures"/*_stdin.jsonl | grep -v '^$' | while IFS= read -r line; do
+                n=$((n + 1)); printf '%s' "$line" > "$dir/fixture-$n.json"
+            done ;;
+        state_file)
+            cp tests/fixtures/state/*.json "$dir/" ;;
+        workflow)
+            cp plugin/workflows/*.json "$dir/" ;;
+        transcript_tail)
+            cp "$fixtures"/*transcript*.jsonl "$dir/" ;;
+        promise)
+            printf 'Finished. <promise>DONE</promise>' > "$dir/plain"
+            printf 'Say `<promise>DONE</promise>`\n```\n<promise>DONE</promise>\n```\n> <promise>X</promise>\0X' > "$dir/quoted" ;;
+        stream_line)
+            cp tests/fixtures/agents/*.jsonl "$dir/" ;;
+    esac
+}
+
+for target in "${targets[@]}"; do
+    seed "$target"
+    echo "== $target: ${seconds}s" >&2
+    cargo fuzz run --sanitizer none "$target" "fuzz/corpus/$target" -- \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>&1 |
+        grep -E '^(Done [0-9]+ runs|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==|SUMMARY|thread .* panicked)' || true
+    if [ -n "$(ls -A "fuzz/artifacts/$target" 2>/dev/null)" ]; then
+        echo "fuzz: $target found a crash: $(ls "fuzz/artifacts/$target")" >&2
+        exit 1
+    fi
+done
