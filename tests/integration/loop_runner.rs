@@ -485,3 +485,35 @@ fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
         "{out}"
     );
 }
+
+#[test]
+fn cancel_while_the_agent_runs_ends_the_loop_and_is_not_overwritten() {
+    let env = TestEnv::new();
+    // The agent cancels the loop half way through its run, as a user in another terminal would.
+    env.write(
+        "agent.sh",
+        "cat > /dev/null\n\"$PAGENT_EXE\" cancel\necho 'still working'\n",
+    );
+    let out = env
+        .cmd(&[
+            "loop",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "--no-progress-limit",
+            "0",
+            "Task",
+        ])
+        .env("PAGENT_EXE", env!("CARGO_BIN_EXE_pagent"))
+        .run();
+    assert_eq!(out.code, Some(130), "{out}");
+    assert!(
+        out.stdout
+            .contains("pagent loop: stopped after 1 iteration"),
+        "{out}"
+    );
+    assert!(out.stdout.contains("cancelled by the user"), "{out}");
+    let state = env.state();
+    assert_eq!(state["status"], "cancelled");
+    assert_eq!(state["iterations"], json!([1]));
+}

@@ -81,6 +81,9 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
     let run_id = state.started_at.to_string().replace([':', '-'], "");
 
     loop {
+        if let Some(ended) = ended_elsewhere(&project) {
+            return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+        }
         let stage = state.current().name.clone();
         let iteration = state.iterations[state.stage];
         let prompt = state
@@ -98,6 +101,10 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             &mut progress,
         )?
         else {
+            let _lock = store::lock_state(&project)?;
+            if let Some(ended) = ended_elsewhere(&project) {
+                return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+            }
             state.pending_prompt = Some(prompt);
             store::write_state_atomic(&project, &state, &secret)?;
             log(
@@ -138,7 +145,11 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             _ => None,
         };
         {
+            // `pagent cancel` may have ended the loop while the agent ran: that wins.
             let _lock = store::lock_state(&project)?;
+            if let Some(ended) = ended_elsewhere(&project) {
+                return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+            }
             store::write_state_atomic(&project, &next, &secret)?;
         }
         let (action, detail) = outcome
@@ -345,6 +356,28 @@ fn after_completion(
         }
     }
     ExitStatus::Success
+}
+
+/// Why the loop must stop, if something other than this runner ended it (`pagent
+/// cancel`), handed it back to the Stop hook, or removed the state.
+fn ended_elsewhere(project: &Project) -> Option<String> {
+    match store::read_state(project) {
+        Ok(Some(state)) if state.is_active() && state.driver == Driver::Loop => None,
+        Ok(Some(state)) if !state.is_active() => Some(
+            state
+                .end_reason
+                .unwrap_or_else(|| format!("the loop is {}", state.status.as_str())),
+        ),
+        Ok(Some(_)) => Some("another loop replaced this one".to_owned()),
+        Ok(None) => Some("the state file was removed".to_owned()),
+        // Unreadable (corrupt, permissions): keep going; the write will report it.
+        Err(_) => None,
+    }
+}
+
+fn stopped_elsewhere(state: &State, reason: &str, progress: &mut Progress) -> ExitStatus {
+    progress.finished(state, "stopped", reason);
+    ExitStatus::Interrupted
 }
 
 fn log(

@@ -3,7 +3,7 @@
 
 #![allow(clippy::print_stdout)]
 
-use pagent_engine::{Kind, State, Status, format_duration, seal};
+use pagent_engine::{Driver, Kind, State, Status, format_duration, seal};
 use serde::Serialize;
 
 use crate::args::{Global, StatusArgs};
@@ -31,6 +31,8 @@ struct Report {
     updated_at: String,
     end_reason: Option<String>,
     session_id: Option<String>,
+    /// `hook` (the Stop hook inside a session) or `loop` (`pagent loop`).
+    driver: Driver,
     prd_file: Option<String>,
     no_progress_count: u32,
     no_progress_limit: u32,
@@ -137,6 +139,7 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
         updated_at: state.updated_at.to_string(),
         end_reason: state.end_reason.clone(),
         session_id: state.session_id.clone(),
+        driver: state.driver,
         prd_file: state.prd_file.clone(),
         no_progress_count: state.no_progress_count,
         no_progress_limit: state.no_progress_limit,
@@ -216,10 +219,13 @@ fn print_human(report: &Report, style: Style) {
     }
     match report.status {
         Status::Active => {
-            let owner = report
-                .session_id
-                .as_deref()
-                .unwrap_or("not yet claimed (the next session that stops takes it)");
+            let owner = match (report.driver, report.session_id.as_deref()) {
+                (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
+                (Driver::Hook, Some(session)) => format!("session: {session}"),
+                (Driver::Hook, None) => {
+                    "session: not yet claimed (the next session that stops takes it)".to_owned()
+                }
+            };
             let no_progress = if report.no_progress_limit == 0 {
                 "no-progress check off".to_owned()
             } else {
@@ -228,7 +234,7 @@ fn print_human(report: &Report, style: Style) {
                     report.no_progress_count, report.no_progress_limit
                 )
             };
-            println!("session: {owner} · {no_progress}");
+            println!("{owner} · {no_progress}");
         }
         _ => println!(
             "ended: {}",
