@@ -196,8 +196,17 @@ fn reject_unknown(
 ) -> Result<(), WorkflowError> {
     match map.keys().find(|k| !allowed.contains(&k.as_str())) {
         Some(key) => {
-            let field = if at.is_empty() {
+            // A key that would read oddly in `field: reason` is quoted (found by fuzzing:
+            // an empty key gave an empty field name).
+            let key = if key.is_empty()
+                || key.contains(|c: char| c.is_whitespace() || c == '.' || c == ':')
+            {
+                format!("{key:?}")
+            } else {
                 key.clone()
+            };
+            let field = if at.is_empty() {
+                key
             } else {
                 format!("{at}.{key}")
             };
@@ -277,6 +286,23 @@ mod tests {
             ["architect", "qa", "security", "implementer", "verifier"]
         );
         assert_eq!(workflow.stages[4].exit_when.promise(), Some("DONE"));
+    }
+
+    /// Regression (fuzz target `workflow`): an empty key produced an error with an empty
+    /// field name.
+    #[test]
+    fn an_empty_or_odd_key_is_named_in_the_error() {
+        for (key, field) in [("", "\"\""), ("a b", "\"a b\""), ("x.y", "\"x.y\"")] {
+            let mut value = json!({"stages": [{"name": "a", "prompt": "p", "exit_when": {"promise_in_output": "X"}}]});
+            value[key] = json!(3);
+            let err = Workflow::from_json(&value, "w").unwrap_err();
+            assert_eq!(err.field, field);
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("{field}: unknown field")),
+                "{err}"
+            );
+        }
     }
 
     #[test]
