@@ -60,7 +60,9 @@ fn count_nonblank_lines(path: &Path) -> io::Result<u64> {
     Ok(count + u64::from(line_has_content))
 }
 
-pub fn count_files(root: &Path, rel: &RelPath) -> Probe {
+/// Counts files under `rel`, stopping at `enough` (each file costs an ignore lookup, and
+/// a 20,000-file `src/` is common; BENCHMARKS.md).
+pub fn count_files(root: &Path, rel: &RelPath, enough: u64) -> Probe {
     let path = match resolve_inside(root, rel) {
         Ok(path) => path,
         Err(probe) => return probe,
@@ -89,6 +91,9 @@ pub fn count_files(root: &Path, rel: &RelPath) -> Probe {
         });
     let mut count = 0;
     for entry in walker {
+        if count >= enough {
+            break;
+        }
         match entry {
             Ok(entry) if entry.file_type().is_file() => count += 1,
             Ok(_) => {}
@@ -142,10 +147,15 @@ mod tests {
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(path, "x").unwrap();
         }
-        assert_eq!(count_files(&root, &rel("src")), Probe::Count(2));
-        assert_eq!(count_files(&root, &rel(".")), Probe::Count(3));
-        assert_eq!(count_files(&root, &rel("src/a.rs")), Probe::WrongKind);
-        assert_eq!(count_files(&root, &rel("nope")), Probe::Missing);
+        assert_eq!(count_files(&root, &rel("src"), u64::MAX), Probe::Count(2));
+        assert_eq!(count_files(&root, &rel("."), u64::MAX), Probe::Count(3));
+        assert_eq!(
+            count_files(&root, &rel("src/a.rs"), u64::MAX),
+            Probe::WrongKind
+        );
+        assert_eq!(count_files(&root, &rel("nope"), u64::MAX), Probe::Missing);
+        // The count stops once it is enough.
+        assert_eq!(count_files(&root, &rel("."), 2), Probe::Count(2));
     }
 
     #[test]
@@ -157,6 +167,9 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("link.md")).unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("linkdir")).unwrap();
         assert_eq!(count_lines(&root, &rel("link.md")), Probe::Outside);
-        assert_eq!(count_files(&root, &rel("linkdir")), Probe::Outside);
+        assert_eq!(
+            count_files(&root, &rel("linkdir"), u64::MAX),
+            Probe::Outside
+        );
     }
 }

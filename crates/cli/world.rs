@@ -57,8 +57,8 @@ impl World for FsWorld<'_> {
         probe::count_lines(self.root, path)
     }
 
-    fn count_files(&mut self, path: &RelPath) -> Probe {
-        probe::count_files(self.root, path)
+    fn count_files(&mut self, path: &RelPath, enough: u64) -> Probe {
+        probe::count_files(self.root, path, enough)
     }
 
     fn read_text(&mut self, path: &RelPath) -> Result<String, Probe> {

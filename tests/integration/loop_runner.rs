@@ -477,9 +477,20 @@ fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
         );
     }
     // The task that gave up kept its work too: one checkpoint per iteration.
-    let gamma = repo.find_branch("pagent/gamma", git2::BranchType::Local).unwrap().get().peel_to_commit().unwrap();
-    assert_eq!(gamma.message(), Some("pagent: ralph, iteration 2 (gave_up)"));
-    assert_eq!(gamma.parent(0).unwrap().message(), Some("pagent: ralph, iteration 1 (block)"));
+    let gamma = repo
+        .find_branch("pagent/gamma", git2::BranchType::Local)
+        .unwrap()
+        .get()
+        .peel_to_commit()
+        .unwrap();
+    assert_eq!(
+        gamma.message(),
+        Some("pagent: ralph, iteration 2 (gave_up)")
+    );
+    assert_eq!(
+        gamma.parent(0).unwrap().message(),
+        Some("pagent: ralph, iteration 1 (block)")
+    );
     // Every child event was forwarded with its task's name.
     assert!(
         out.stdout

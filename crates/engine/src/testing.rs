@@ -56,7 +56,7 @@ impl World for MemoryWorld {
         }
     }
 
-    fn count_files(&mut self, path: &RelPath) -> Probe {
+    fn count_files(&mut self, path: &RelPath, _enough: u64) -> Probe {
         match self.dirs.get(path.as_str()) {
             Some(n) => Probe::Count(*n),
             None if self.files.contains_key(path.as_str()) => Probe::WrongKind,

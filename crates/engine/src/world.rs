@@ -37,8 +37,9 @@ pub enum CheckOutcome {
 pub trait World {
     /// Non-blank lines of a file.
     fn count_lines(&mut self, path: &RelPath) -> Probe;
-    /// Files under a folder, recursively, without `.git` and ignored build output.
-    fn count_files(&mut self, path: &RelPath) -> Probe;
+    /// Files under a folder, recursively, without `.git` and ignored build output. The
+    /// count may stop at `enough`: only whether the minimum is reached matters.
+    fn count_files(&mut self, path: &RelPath, enough: u64) -> Probe;
     /// A small text file's content (a PRD's stories), or why it cannot be read.
     fn read_text(&mut self, path: &RelPath) -> Result<String, Probe>;
     /// The model's last message in the main conversation, if it can be known.

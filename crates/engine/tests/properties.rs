@@ -39,7 +39,7 @@ impl World for StepWorld<'_> {
     fn count_lines(&mut self, _: &RelPath) -> Probe {
         Probe::Count(self.step.lines)
     }
-    fn count_files(&mut self, _: &RelPath) -> Probe {
+    fn count_files(&mut self, _: &RelPath, _: u64) -> Probe {
         Probe::Count(self.step.files)
     }
     fn read_text(&mut self, _: &RelPath) -> Result<String, Probe> {

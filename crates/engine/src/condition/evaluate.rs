@@ -29,7 +29,7 @@ impl Condition {
                 met
             }
             Condition::DirectoryExists { path, min_files } => {
-                let probe = world.count_files(path);
+                let probe = world.count_files(path, *min_files);
                 let (met, detail, short) =
                     count_phrases(&probe, &format!("{path}/"), *min_files, "file");
                 out.push(Finding {
