@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# scripts/bench.sh: whole-process timings of `pagent hook stop`, the command Claude Code
-# runs every time the model tries to stop, each against /bin/true measured in the same
-# hyperfine run (these machines are noisy, so the ratio is the figure to quote).
+# scripts/bench.sh: whole-process timings of pagent's hooks and of `pagent loop`, each
+# against a baseline measured in the same hyperfine run (these machines are noisy, so the
+# ratio is the figure to quote).
 #
-# Cases:
+# Stop hook (`pagent hook stop`, run every time the model tries to stop), vs /bin/true:
 #   1. no state file: a git project without .claude/pagent-pipeline.json;
 #   2. an active Ralph loop whose hook blocks, with transcripts of two sizes (1 MB and
 #      100 MB; --full adds 1 GB), with `last_assistant_message` in the hook input (the
@@ -11,20 +11,40 @@
 #   3. a long line: the last message follows an Edit of an 8 MB file, whose result line
 #      (the whole original file) the hook must read backwards to its start; no message in
 #      the input (--quick: a 1 MB line);
-#   4. peak RSS of the hook without `last_assistant_message`, per transcript size.
+# PostToolUse hook (`pagent hook post-tool-use`, run after every tool call), vs /bin/true:
+#   4. no state file (and no user config): a captured Write payload on stdin;
+#   5. a JSON check of a 1 MB file in an active Ralph loop owned by the payload's session:
+#      a valid file, the same file with a syntax error at its end, and for scale the valid
+#      one named by a payload that does not carry its contents (--quick: 16 KB);
+# `pagent loop`:
+#   6. per iteration: a fake agent (sh script) that answers at once, the loop finishing at
+#      iteration 1 and at iteration 11 (--quick: 3); the difference over 10 iterations,
+#      against the fake agent run alone;
+# A repository of 20,000 committed files, 100 of them modified (--quick: 300 and 5):
+#   7. a pipeline stage whose exit condition is {"all": [{"file_exists": "architecture.md",
+#      "min_lines": 50}, {"directory_exists": "src", "min_files": 3}]}, unmet: the Stop
+#      hook counts src/ and blocks; vs /bin/true and `git status --porcelain`;
+#   8. an active Ralph loop: the Stop hook blocks, computing the working-tree fingerprint;
+#      vs `git status --porcelain` and /bin/true;
+# 9. peak RSS of the hooks, per transcript size and for the cases above.
 # For scale it also times an empty Rust `fn main() {}` (the floor for any Rust program) and
 # one `git status` of the loop's project.
 # Before timing, every configuration is run once and its output checked: the loop cases
-# must print a block decision, and the transcript cases must really read the transcript
-# (a promise appended to it must end the loop). A failed check exits non-zero.
+# must print a block decision, the transcript cases must really read the transcript (a
+# promise appended to it must end the loop), the no-state hooks must print and write
+# nothing, the JSON check must pass the valid file and report the broken one's line, and
+# `pagent loop` must complete after exactly 1 and 11 iterations. After timing, the event
+# logs must hold one event per run. A failed check exits non-zero.
 #
 # Usage: scripts/bench.sh [--quick | --full]
-#   (default)  1 MB and 100 MB transcripts; 500 timed runs (no state), 200 (loop), 20 (long line)
-#   --quick    tiny transcripts, 3 runs, no warmup: CI's check that this script works
-#   --full     adds a 1 GB transcript (needs ~2.5 GB free in $TMPDIR)
-# Environment: PAGENT_BIN=path benchmarks that binary instead of building one.
+#   (default)  1 MB and 100 MB transcripts, 20,000 files (about 1 min after the build)
+#   --quick    tiny inputs, 3 runs, no warmup: CI's check that this script works (~10 s)
+#   --full     adds a 1 GB transcript (needs ~2.5 GB free in $TMPDIR; about 1.5 min)
+# Environment: PAGENT_BIN=path benchmarks that binary instead of building one. Scratch
+# files go to $TMPDIR (else /tmp): the projects live there, so that is the file system
+# measured.
 # Results: a markdown table on stdout (also target/bench/summary.md) and hyperfine JSON
-# exports in target/bench/. Needs python3 (transcript generator, JSON checks); hyperfine
+# exports in target/bench/. Needs python3 (generators, JSON checks) and git; hyperfine
 # for timings (--quick runs without it); /usr/bin/time for peak RSS (skipped without it).
 
 set -euo pipefail
@@ -64,12 +84,21 @@ have_time=false
 [[ -x /usr/bin/time ]] && have_time=true
 
 # Transcript sizes; timed runs and warmups for the no-state, loop and long-line cases; the
-# long line's length.
+# long line's length; the JSON file's size and its runs; the iterations of the long
+# `pagent loop` run and its runs; the large repository's files, how many are modified, and
+# its runs.
 case $mode in
-    quick) sizes=(32K 256K) nostate=(3 0) loop=(3 0) long=(3 0) long_line=1M ;;
-    default) sizes=(1M 100M) nostate=(500 50) loop=(200 20) long=(20 2) long_line=8M ;;
-    full) sizes=(1M 100M 1G) nostate=(500 50) loop=(200 20) long=(20 2) long_line=8M ;;
+    quick)
+        sizes=(32K 256K) nostate=(3 0) loop=(3 0) long=(3 0) long_line=1M
+        json_size=16K post=(3 0) iterations=3 loops=(3 0) files=300 modified=5 big=(3 0)
+        ;;
+    default | full)
+        sizes=(1M 100M) nostate=(500 50) loop=(200 20) long=(20 2) long_line=8M
+        json_size=1M post=(200 20) iterations=11 loops=(60 5) files=20000 modified=100 big=(40 4)
+        [[ $mode == default ]] || sizes+=(1G)
+        ;;
 esac
+command -v git >/dev/null || die "git is needed (test projects)"
 
 # --- the binary ----------------------------------------------------------------------
 if [[ -n ${PAGENT_BIN:-} ]]; then
@@ -133,12 +162,41 @@ with open(out, "w") as f:
 EOF
 }
 
-# --- case 1: no state file -----------------------------------------------------------
+post_tool_input() { # OUT PROJECT TOOL FILE [bare]: Claude Code's PostToolUse hook input
+    # As Claude Code 2.1.197 sends it (tests/fixtures/claude-code-2.1.197/): a Write
+    # carries the file's contents twice (tool_input.content and tool_response.content).
+    # "bare" leaves the contents out: a synthetic payload, to see what parsing them costs.
+    python3 - "$session" "$@" <<'EOF'
+import json, sys
+session, out, cwd, tool, path = sys.argv[1:6]
+bare = sys.argv[6:] == ["bare"]
+content = "" if bare else open(path, encoding="utf-8").read()
+if tool == "Write":
+    tool_input = {"file_path": path, "content": content}
+    response = {"type": "create", "filePath": path, "content": content,
+                "structuredPatch": [], "originalFile": None, "userModified": False}
+    if bare:
+        del tool_input["content"], response["content"]
+else:
+    sys.exit("post_tool_input: unknown tool " + tool)
+hook = {"session_id": session, "transcript_path": cwd + ".jsonl", "cwd": cwd,
+        "prompt_id": "bench-prompt", "permission_mode": "bypassPermissions",
+        "effort": {"level": "high"}, "hook_event_name": "PostToolUse", "tool_name": tool,
+        "tool_input": tool_input, "tool_response": response,
+        "tool_use_id": "toolu_bench_000000000000000001", "duration_ms": 8}
+with open(out, "w") as f:
+    json.dump(hook, f, ensure_ascii=False, separators=(",", ":"))
+EOF
+}
+
+started=$SECONDS
+
+# --- Stop, case 1: no state file -------------------------------------------------------
 plain=$tmp/plain
 make_project "$plain"
 hook_input "$tmp/stop-plain.json" "$plain" "$tmp/none.jsonl" "Done for now."
 
-# --- case 2: an active Ralph loop ------------------------------------------------------
+# --- Stop, case 2: an active Ralph loop --------------------------------------------------
 proj=$tmp/loop
 cfg=$tmp/cfg
 make_project "$proj"
@@ -161,7 +219,75 @@ long_transcript=$tmp/transcripts/long-line.jsonl
 note "generating a ${sizes[0]} transcript whose last tool result line is $long_line"
 python3 "$gen" "$long_transcript" "${sizes[0]}" --tail-line "$long_line" \
     --session "$session" --cwd "$proj"
-# Let the kernel write the new transcripts back now: left dirty, they are flushed during the
+
+# --- PostToolUse, case 4: no state file, no user config ------------------------------------
+empty_cfg=$tmp/cfg-empty # PAGENT_CONFIG_DIR without config.json (nor anything else)
+mkdir -p "$empty_cfg"
+printf 'hello world\n' >"$plain/hello.txt"
+post_tool_input "$tmp/post-plain.json" "$plain" Write "$plain/hello.txt"
+
+# --- PostToolUse, case 5: a JSON check in a loop the payload's session owns ----------------
+edit=$tmp/edit
+make_project "$edit"
+CLAUDE_CODE_SESSION_ID=$session PAGENT_CONFIG_DIR=$cfg \
+    "$bin" --project "$edit" ralph --max-iterations 1000 "Fix the data" >/dev/null ||
+    die "pagent ralph could not start a loop in $edit"
+note "generating a $json_size JSON file, and one with a syntax error at its end"
+python3 "$root/scripts/bench/gen-json.py" "$edit/data.json" "$json_size"
+python3 "$root/scripts/bench/gen-json.py" "$edit/broken.json" "$json_size" --broken
+post_tool_input "$tmp/post-json.json" "$edit" Write "$edit/data.json"
+post_tool_input "$tmp/post-broken.json" "$edit" Write "$edit/broken.json"
+post_tool_input "$tmp/post-bare.json" "$edit" Write "$edit/data.json" bare
+
+# --- `pagent loop`, case 6: a fake agent that answers at once -----------------------------
+runner=$tmp/runner
+make_project "$runner"
+# done-at-N.sh makes the promise at iteration N (PAGENT_ITERATION is set by pagent loop).
+for n in 1 "$iterations"; do
+    cat >"$tmp/done-at-$n.sh" <<EOF
+#!/bin/sh
+# A fake agent: reads its prompt, answers at once, makes the promise at iteration $n.
+cat >/dev/null
+if [ "\${PAGENT_ITERATION:-0}" -ge $n ]; then echo '<promise>DONE</promise>'; else echo 'Not done yet.'; fi
+EOF
+done
+printf 'Fix the bug\n' >"$tmp/prompt.txt"
+loop_cmd() { # N: the `pagent loop` command line whose agent promises at iteration N (sh words)
+    printf "%s --project %s loop --quiet --command %s ralph --max-iterations %d --no-progress-limit 0 %s" \
+        "$(q "$bin")" "$(q "$runner")" "$(q "sh $tmp/done-at-$1.sh")" $(($1 + 10)) "$(q "Fix the bug")"
+}
+
+# --- a large repository, cases 7 and 8 ---------------------------------------------------------
+big_repo=$tmp/big
+note "generating a git repository of $files files, $modified of them then modified"
+big_started=$SECONDS
+python3 "$root/scripts/bench/gen-repo.py" create "$big_repo" "$files"
+python3 "$root/scripts/bench/gen-repo.py" modify "$big_repo" "$modified"
+big_seconds=$((SECONDS - big_started))
+printf '# PRD\n\nBuild the thing.\n' >"$big_repo/prd.md"
+for i in $(seq 10); do echo "Architecture, line $i."; done >"$big_repo/architecture.md"
+cat >"$tmp/workflow.json" <<'EOF'
+{"name": "bench", "description": "one stage: an architecture and the code",
+ "stages": [{"name": "build",
+   "prompt": "Write architecture.md (at least 50 lines), then the code under src/.",
+   "exit_when": {"all": [{"file_exists": "architecture.md", "min_lines": 50},
+                         {"directory_exists": "src", "min_files": 3}]}}]}
+EOF
+# Both loops are set up in the same project, one after the other (--force); each case's
+# --prepare copies its own saved state back.
+CLAUDE_CODE_SESSION_ID=$session PAGENT_CONFIG_DIR=$cfg \
+    "$bin" --project "$big_repo" run --workflow "$tmp/workflow.json" --max-iterations 1000 \
+    prd.md >/dev/null || die "pagent run could not start a pipeline in $big_repo"
+big_state=$big_repo/.claude/pagent-pipeline.json
+cp "$big_state" "$tmp/saved-pipeline.json"
+CLAUDE_CODE_SESSION_ID=$session PAGENT_CONFIG_DIR=$cfg \
+    "$bin" --project "$big_repo" ralph --force --max-iterations 1000 "Fix the bug" >/dev/null ||
+    die "pagent ralph could not start a loop in $big_repo"
+cp "$big_state" "$tmp/saved-ralph.json"
+hook_input "$tmp/stop-big.json" "$big_repo" "$tmp/none.jsonl" "Still working on it."
+git -C "$big_repo" status --porcelain >/dev/null # as a user's repository would be: git has looked
+
+# Let the kernel write the new files back now: left dirty, they are flushed during the
 # timings (the hook's fsync waits for them on ext4), which buries the figures in noise.
 sync
 
@@ -174,8 +300,12 @@ is_block() { # reads hook stdout; true for a block decision
 sys.exit(json.loads(sys.stdin.read() or "{}").get("decision") != "block")'
 }
 
-state_status() { # the loop's status in the state file
-    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["status"])' "$state"
+state_status() { # [STATE]: the loop's status in the state file
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["status"])' "${1:-$state}"
+}
+
+count_events() { # PROJECT ACTION: lines with that action in the project's event log
+    grep -c "\"action\":\"$2\"" "$1/.claude/pagent/events.jsonl" 2>/dev/null || true
 }
 
 # The last message of a finished task, appended to a transcript by the checks below.
@@ -214,7 +344,54 @@ cp "$saved" "$state"
 out=$(run_hook "$proj" "$tmp/stop-long.json") || die "long line: the hook failed"
 is_block <<<"$out" || die "long line: expected a block decision, got: $out"
 cp "$saved" "$state"
-note "checks passed: no-state allows silently; every loop configuration blocks"
+
+run_post() { # PROJECT CONFIG_DIR INPUT: the PostToolUse hook once, stdout to stdout
+    CLAUDE_PROJECT_DIR=$1 PAGENT_CONFIG_DIR=$2 "$bin" hook post-tool-use <"$3"
+}
+out=$(run_post "$plain" "$empty_cfg" "$tmp/post-plain.json") || die "no-state PostToolUse failed"
+[[ -z $out ]] || die "no-state PostToolUse printed something: $out"
+[[ ! -e $plain/.claude ]] || die "no-state PostToolUse wrote into the project"
+[[ -z $(ls -A "$empty_cfg") ]] || die "no-state PostToolUse wrote into $empty_cfg"
+
+checks=$(count_events "$edit" check)
+for kind in json bare; do
+    out=$(run_post "$edit" "$cfg" "$tmp/post-$kind.json") || die "PostToolUse ($kind) failed"
+    [[ -z $out ]] || die "PostToolUse of a valid JSON file ($kind) printed: $out"
+done
+out=$(run_post "$edit" "$cfg" "$tmp/post-broken.json") || die "PostToolUse (broken JSON) failed"
+python3 -c 'import json, sys
+context = json.loads(sys.argv[1])["hookSpecificOutput"]["additionalContext"]
+sys.exit(not ("broken.json" in context and "line" in context))' "$out" ||
+    die "PostToolUse of a broken JSON file: expected additionalContext naming its line, got: $out"
+(($(count_events "$edit" check) - checks == 3)) ||
+    die "PostToolUse: expected 3 check events in $edit, got $(($(count_events "$edit" check) - checks))"
+
+for n in 1 "$iterations"; do
+    rm -rf "$runner/.claude"
+    sh -c "$(loop_cmd "$n")" >/dev/null || die "pagent loop (done at $n) failed"
+    got=$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))
+print(s["status"], s["iterations"][0])' "$runner/.claude/pagent-pipeline.json")
+    [[ $got == "complete $n" ]] || die "pagent loop (done at $n): expected 'complete $n', got '$got'"
+    (($(count_events "$runner" block) == n - 1 && $(count_events "$runner" complete) == 1)) ||
+        die "pagent loop (done at $n): expected $((n - 1)) block events and 1 complete"
+done
+rm -rf "$runner/.claude"
+out=$(sh "$tmp/done-at-$iterations.sh" <"$tmp/prompt.txt") || die "the fake agent failed"
+[[ $out == 'Not done yet.' ]] || die "the fake agent alone printed: $out"
+
+for kind in pipeline ralph; do
+    cp "$tmp/saved-$kind.json" "$big_state"
+    out=$(run_hook "$big_repo" "$tmp/stop-big.json") || die "$kind in $big_repo: the hook failed"
+    is_block <<<"$out" || die "$kind in $big_repo: expected a block decision, got: $out"
+    if [[ $kind == pipeline ]]; then
+        # Both conditions were evaluated: the message gives the line count of
+        # architecture.md (10, too few) and the file count of src/, which stops at
+        # the minimum (3) once it is reached.
+        grep -q "architecture.md 10/50 lines, src/ 3/3 files" <<<"$out" ||
+            die "pipeline in $big_repo: expected both findings in the message, got: $out"
+    fi
+done
+note "checks passed: no-state hooks stay silent; loops block; JSON checked; pagent loop counts"
 
 # --- timings -----------------------------------------------------------------------------
 # The floor for any Rust program: an empty `fn main() {}` built like the release binary.
@@ -224,14 +401,16 @@ if command -v rustc >/dev/null; then
     rustc -C opt-level=3 -C strip=symbols -o "$tmp/empty" "$tmp/empty.rs" && floor=$tmp/empty
 fi
 
-rows=() # name|hyperfine json
-events=$proj/.claude/pagent/events.jsonl
-blocks() { grep -c '"action":"block"' "$events" 2>/dev/null || true; }
+# Report rows: LABEL|JSON|SUBJECT|BASELINE, SUBJECT and BASELINE being hyperfine command
+# names in that export; or SUBJECT = slope:FIRST:LAST:STEPS, the difference of two
+# commands' medians divided by STEPS.
+rows=()
+row() { rows+=("$1|$2|$3|$4"); }
 
-bench() { # NAME RUNS WARMUP PROJECT INPUT PREPARE(may be empty) [-N]
+bench() { # NAME RUNS WARMUP PROJECT INPUT PREPARE(may be empty) [-N]: the Stop hook
     local name=$1 n=$2 w=$3 project=$4 input=$5 prepare=$6 noshell=${7:-}
     local json=$out_dir/$name.json before expected
-    before=$(blocks)
+    before=$(count_events "$proj" block)
     sync
     if [[ $have_hyperfine == true ]]; then
         expected=$((n + w))
@@ -266,37 +445,156 @@ bench() { # NAME RUNS WARMUP PROJECT INPUT PREPARE(may be empty) [-N]
         done
     fi
     # Every timed loop run must have blocked: each block is one line in the event log.
-    if [[ $project == "$proj" ]] && (($(blocks) - before != expected)); then
-        die "$name: $expected runs but $(($(blocks) - before)) block events in $events"
+    if [[ $project == "$proj" ]] && (($(count_events "$proj" block) - before != expected)); then
+        die "$name: $expected runs but $(($(count_events "$proj" block) - before)) block events"
     fi
-    rows+=("$name|$json")
+}
+
+timed() { # NAME RUNS WARMUP INPUT(may be empty) PREPARE(may be empty) NAME CMD [NAME CMD...]
+    # One hyperfine run of the named commands (sh words), stdin from INPUT. The caller's
+    # environment assignments reach the commands. Without hyperfine (--quick), each command
+    # runs once (the checks above already ran each configuration).
+    local name=$1 n=$2 w=$3 input=$4 prepare=$5
+    shift 5
+    local json=$out_dir/$name.json args=() names=() i
+    sync
+    if [[ $have_hyperfine != true ]]; then
+        for ((i = 2; i <= $#; i += 2)); do
+            [[ -z $prepare ]] || sh -c "$prepare"
+            sh -c "${!i} < ${input:-/dev/null}" >/dev/null || die "$name: '${!i}' failed"
+        done
+        timed_runs=1
+        return
+    fi
+    args=(--runs "$n" --warmup "$w" --export-json "$json" --style basic)
+    [[ -z $prepare ]] || args+=(--prepare "$prepare")
+    # No shell where stdin is not needed or hyperfine can feed it (--input, 1.17 and
+    # later); older ones go through sh, whose start-up hyperfine subtracts.
+    if [[ -z $input ]]; then
+        args+=(-N)
+    elif [[ $have_input == true ]]; then
+        args+=(-N --input "$input")
+    else
+        args+=(--shell sh)
+    fi
+    while (($#)); do
+        names+=(-n "$1")
+        if [[ $have_input == true || -z $input ]]; then
+            args+=("$2")
+        else
+            args+=("$2 < $(q "$input")")
+        fi
+        shift 2
+    done
+    hyperfine "${names[@]}" "${args[@]}" >&2
+    timed_runs=$((n + w))
 }
 
 bench no-state "${nostate[@]}" "$plain" "$tmp/stop-plain.json" ""
+row "no state file" "$out_dir/no-state.json" "pagent hook stop" /bin/true
 bench no-state-noshell "${nostate[@]}" "$plain" "$tmp/stop-plain.json" "" -N
+row "no state file (\`-N\`, stdin /dev/null)" "$out_dir/no-state-noshell.json" "pagent hook stop" /bin/true
+[[ -z $floor ]] || row "for scale: empty Rust \`fn main() {}\` (\`-N\`)" \
+    "$out_dir/no-state-noshell.json" "Rust fn main() {}" /bin/true
 for size in "${sizes[@]}"; do
     bench "loop-$size-msg" "${loop[@]}" "$proj" "$tmp/stop-$size-msg.json" "$restore"
+    row "loop blocks, $size transcript, \`last_assistant_message\` given" \
+        "$out_dir/loop-$size-msg.json" "pagent hook stop" /bin/true
     bench "loop-$size-transcript" "${loop[@]}" "$proj" "$tmp/stop-$size-nomsg.json" "$restore"
+    row "loop blocks, $size transcript, read from the transcript" \
+        "$out_dir/loop-$size-transcript.json" "pagent hook stop" /bin/true
 done
 bench long-line "${long[@]}" "$proj" "$tmp/stop-long.json" "$restore"
+row "loop blocks, ${sizes[0]} transcript, last tool result line $long_line, read from the transcript" \
+    "$out_dir/long-line.json" "pagent hook stop" /bin/true
 # For scale: the block decision above includes a fingerprint of the working tree (libgit2,
 # in-process); here is what one `git status` of the same project costs.
-if [[ $have_hyperfine == true ]]; then
-    sync
-    hyperfine -N --runs "${loop[0]}" --warmup "${loop[1]}" --export-json "$out_dir/git-status.json" \
-        --style basic -n "git status --porcelain" -n "/bin/true" \
-        "git -C $(q "$proj") status --porcelain" "/bin/true" >&2
-    rows+=("git-status|$out_dir/git-status.json")
-fi
+timed git-status "${loop[@]}" "" "" "git status --porcelain" "git -C $(q "$proj") status --porcelain" \
+    /bin/true /bin/true
+row "for scale: \`git status --porcelain\` of the loop's project" "$out_dir/git-status.json" \
+    "git status --porcelain" /bin/true
+
+# PostToolUse.
+CLAUDE_PROJECT_DIR=$plain PAGENT_CONFIG_DIR=$empty_cfg \
+    timed post-no-state "${nostate[@]}" "$tmp/post-plain.json" "" \
+    "pagent hook post-tool-use" "$(q "$bin") hook post-tool-use" /bin/true /bin/true
+row "PostToolUse, no state file (Write payload)" "$out_dir/post-no-state.json" \
+    "pagent hook post-tool-use" /bin/true
+[[ ! -e $plain/.claude && -z $(ls -A "$empty_cfg") ]] || die "no-state PostToolUse wrote something"
+for kind in json broken bare; do
+    checks=$(count_events "$edit" check)
+    CLAUDE_PROJECT_DIR=$edit PAGENT_CONFIG_DIR=$cfg \
+        timed "post-$kind" "${post[@]}" "$tmp/post-$kind.json" "" \
+        "pagent hook post-tool-use" "$(q "$bin") hook post-tool-use" /bin/true /bin/true
+    (($(count_events "$edit" check) - checks == timed_runs)) ||
+        die "post-$kind: $timed_runs runs but $(($(count_events "$edit" check) - checks)) check events"
+done
+payload() { # FILE: its size, for a label
+    local bytes
+    bytes=$(stat -c %s "$1")
+    if ((bytes < 10240)); then echo "$bytes-byte payload"; else echo "$((bytes / 1024)) KiB payload"; fi
+}
+row "PostToolUse, loop, JSON check of a $json_size file, valid ($(payload "$tmp/post-json.json"))" \
+    "$out_dir/post-json.json" "pagent hook post-tool-use" /bin/true
+row "PostToolUse, loop, JSON check of a $json_size file, error at its end ($(payload "$tmp/post-broken.json"))" \
+    "$out_dir/post-broken.json" "pagent hook post-tool-use" /bin/true
+row "for scale: the valid file, payload without its contents ($(payload "$tmp/post-bare.json"), synthetic)" \
+    "$out_dir/post-bare.json" "pagent hook post-tool-use" /bin/true
+
+# pagent loop: no state file before every run (of every command), so each run starts a
+# new loop. The event log and the agents' logs (.claude/pagent/runs) stay and grow.
+PAGENT_CONFIG_DIR=$cfg timed loop-runner "${loops[@]}" "$tmp/prompt.txt" \
+    "rm -f $(q "$runner/.claude/pagent-pipeline.json")" \
+    "pagent loop, 1 iteration" "$(loop_cmd 1)" \
+    "pagent loop, $iterations iterations" "$(loop_cmd "$iterations")" \
+    "sh done-at-$iterations.sh < prompt.txt" "sh $(q "$tmp/done-at-$iterations.sh")"
+# Every run completed (hyperfine stops at a non-zero exit), after the right number of
+# iterations: one `complete` event per loop, one `block` per iteration before the last.
+(($(count_events "$runner" complete) == 2 * timed_runs &&
+    $(count_events "$runner" block) == (iterations - 1) * timed_runs)) ||
+    die "loop-runner: $timed_runs runs, but $(count_events "$runner" complete) complete and $(count_events "$runner" block) block events"
+row "\`pagent loop\`, 1 iteration, whole process" "$out_dir/loop-runner.json" \
+    "pagent loop, 1 iteration" "sh done-at-$iterations.sh < prompt.txt"
+row "\`pagent loop\`, $iterations iterations, whole process" "$out_dir/loop-runner.json" \
+    "pagent loop, $iterations iterations" "sh done-at-$iterations.sh < prompt.txt"
+row "\`pagent loop\`, per iteration: ($iterations-iteration run − 1-iteration run) / $((iterations - 1))" \
+    "$out_dir/loop-runner.json" \
+    "slope:pagent loop, 1 iteration:pagent loop, $iterations iterations:$((iterations - 1))" \
+    "sh done-at-$iterations.sh < prompt.txt"
+
+# The large repository.
+for kind in pipeline ralph; do
+    blocks=$(count_events "$big_repo" block)
+    CLAUDE_PROJECT_DIR=$big_repo PAGENT_CONFIG_DIR=$cfg \
+        timed "big-$kind" "${big[@]}" "$tmp/stop-big.json" \
+        "cp $(q "$tmp/saved-$kind.json") $(q "$big_state")" \
+        "pagent hook stop" "$(q "$bin") hook stop" \
+        "git status --porcelain" "git -C $(q "$big_repo") status --porcelain" /bin/true /bin/true
+    (($(count_events "$big_repo" block) - blocks == timed_runs)) ||
+        die "big-$kind: $timed_runs runs but $(($(count_events "$big_repo" block) - blocks)) block events"
+done
+cp "$tmp/saved-ralph.json" "$big_state"
+what="$files files, $modified modified"
+row "pipeline stage check (\`file_exists\` + \`directory_exists src\`), blocks; $what" \
+    "$out_dir/big-pipeline.json" "pagent hook stop" /bin/true
+row "the same, against \`git status --porcelain\` of that repository" \
+    "$out_dir/big-pipeline.json" "pagent hook stop" "git status --porcelain"
+row "ralph loop blocks (no-progress fingerprint); $what" \
+    "$out_dir/big-ralph.json" "pagent hook stop" /bin/true
+row "the same, against \`git status --porcelain\` of that repository" \
+    "$out_dir/big-ralph.json" "pagent hook stop" "git status --porcelain"
+row "for scale: \`git status --porcelain\`; $what" \
+    "$out_dir/big-ralph.json" "git status --porcelain" /bin/true
 
 # --- peak RSS -------------------------------------------------------------------------------
 rss_rows=() # label|KiB
-max_rss() { # LABEL PROJECT INPUT RESTORE(yes|no) COMMAND...: median of 5 runs, in KiB
-    local label=$1 project=$2 input=$3 restore_state=$4 i all=()
+max_rss() { # LABEL PROJECT INPUT RESTORE(state file to copy back, or no) COMMAND...
+    # Median of 5 runs, in KiB; the hook runs with PAGENT_CONFIG_DIR=$rss_cfg.
+    local label=$1 project=$2 input=$3 restore_from=$4 i all=()
     shift 4
     for i in 1 2 3 4 5; do
-        [[ $restore_state == no ]] || cp "$saved" "$state"
-        CLAUDE_PROJECT_DIR=$project PAGENT_CONFIG_DIR=$cfg \
+        [[ $restore_from == no ]] || cp "$restore_from" "$project/.claude/pagent-pipeline.json"
+        CLAUDE_PROJECT_DIR=$project PAGENT_CONFIG_DIR=${rss_cfg:-$cfg} \
             /usr/bin/time -v -o "$tmp/time.txt" "$@" <"$input" >/dev/null \
             || die "$label: failed under /usr/bin/time"
         all+=("$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$tmp/time.txt")")
@@ -308,13 +606,23 @@ if [[ $have_time == true ]]; then
     max_rss "no state file" "$plain" "$tmp/stop-plain.json" no "$bin" hook stop
     for size in "${sizes[@]}"; do
         max_rss "loop, $size transcript, with last_assistant_message" \
-            "$proj" "$tmp/stop-$size-msg.json" yes "$bin" hook stop
+            "$proj" "$tmp/stop-$size-msg.json" "$saved" "$bin" hook stop
         max_rss "loop, $size transcript, read from the transcript" \
-            "$proj" "$tmp/stop-$size-nomsg.json" yes "$bin" hook stop
+            "$proj" "$tmp/stop-$size-nomsg.json" "$saved" "$bin" hook stop
     done
     max_rss "loop, ${sizes[0]} transcript, last tool result line $long_line, read from the transcript" \
-        "$proj" "$tmp/stop-long.json" yes "$bin" hook stop
+        "$proj" "$tmp/stop-long.json" "$saved" "$bin" hook stop
     cp "$saved" "$state"
+    rss_cfg=$empty_cfg max_rss "PostToolUse, no state file" "$plain" "$tmp/post-plain.json" no \
+        "$bin" hook post-tool-use
+    max_rss "PostToolUse, JSON check of a $json_size file ($(payload "$tmp/post-json.json"))" \
+        "$edit" "$tmp/post-json.json" no "$bin" hook post-tool-use
+    max_rss "Stop, pipeline stage check; $what" "$big_repo" "$tmp/stop-big.json" \
+        "$tmp/saved-pipeline.json" "$bin" hook stop
+    max_rss "Stop, ralph loop (fingerprint); $what" "$big_repo" "$tmp/stop-big.json" \
+        "$tmp/saved-ralph.json" "$bin" hook stop
+    max_rss "git status --porcelain; $what" "$big_repo" "$tmp/stop-big.json" no \
+        git -C "$big_repo" status --porcelain
 else
     note "/usr/bin/time not found: peak RSS skipped"
 fi
@@ -332,47 +640,43 @@ fi
         printf '%s transcript: %s bytes, %s lines\n' "$size" \
             "$(stat -c %s "${transcript[$size]}")" "$(wc -l <"${transcript[$size]}")"
     done
+    printf 'JSON file: %s bytes, %s lines; Write payloads: %s bytes (valid), %s (broken)\n' \
+        "$(stat -c %s "$edit/data.json")" "$(wc -l <"$edit/data.json")" \
+        "$(stat -c %s "$tmp/post-json.json")" "$(stat -c %s "$tmp/post-broken.json")"
+    printf 'Large repository: %s files committed, %s modified, 2 untracked; generated in %d s\n' \
+        "$(git -C "$big_repo" ls-files | wc -l)" "$modified" "$big_seconds"
     echo
     how=$([[ $have_input == true ]] && echo "hyperfine -N --input FILE" ||
         echo "sh -c 'CMD < FILE' with sh's start-up subtracted (hyperfine before 1.17 has no --input)")
-    python3 - "$how" "${sizes[0]} transcript, last tool result line $long_line" "${rows[@]}" <<'EOF'
+    python3 - "$how" "${rows[@]}" <<'EOF'
 import json, os, sys
 print("Hook input on stdin: %s." % sys.argv[1])
-print("Medians; ratio and difference against /bin/true measured in the same hyperfine run.")
+print("Medians; ratio and difference against the baseline measured in the same hyperfine run.")
 if "sh -c" in sys.argv[1]:
     print("Through sh, the ratio leans on hyperfine's estimate of sh's start-up (noisy);")
     print("the difference does not.")
 print()
-labels = {
-    "no-state": "no state file",
-    "no-state-noshell": "no state file (-N, stdin /dev/null)",
-    "git-status": "for scale: `git status --porcelain` of the loop's project (-N)",
-    "long-line": "loop blocks, %s, read from the transcript" % sys.argv[2],
-}
-print("| case | median | /bin/true | ratio | difference | runs |")
-print("|---|---:|---:|---:|---:|---:|")
-for row in sys.argv[3:]:
-    name, path = row.split("|")
-    label = labels.get(name)
-    if label is None:
-        _, size, kind = name.split("-", 2)
-        how = "with last_assistant_message" if kind == "msg" else "read from the transcript"
-        label = "loop blocks, %s transcript, %s" % (size, how)
+print("| case | median | baseline | baseline median | ratio | difference | runs |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for row in sys.argv[2:]:
+    label, path, subject, baseline = row.split("|")
     if not os.path.exists(path):
-        print("| %s | ok | - | - | - | 3 |" % label)
+        print("| %s | checked, not timed | `%s` | - | - | - | - |" % (label, baseline))
         continue
-    results = json.load(open(path))["results"]
-    true = next(r for r in results if r["command"] == "/bin/true")
-    for r in results:
-        if r is true:
-            continue
-        what = label if r is results[0] else "%s (-N)" % r["command"]
-        # A median at or below zero means the shell start-up correction swallowed it:
-        # the machine was too noisy during the calibration.
-        ratio = "%.2fx" % (r["median"] / true["median"]) if true["median"] > 0 else "n/a (noise)"
-        print("| %s | %.2f ms | %.2f ms | %s | %+.2f ms | %d |" % (
-            what, r["median"] * 1e3, true["median"] * 1e3, ratio,
-            (r["median"] - true["median"]) * 1e3, len(r["times"])))
+    results = {r["command"]: r for r in json.load(open(path))["results"]}
+    base = results[baseline]["median"]
+    if subject.startswith("slope:"):
+        _, first, last, steps = subject.split(":")
+        median = (results[last]["median"] - results[first]["median"]) / int(steps)
+        runs = len(results[last]["times"])
+    else:
+        median = results[subject]["median"]
+        runs = len(results[subject]["times"])
+    # A median at or below zero means the shell start-up correction swallowed it:
+    # the machine was too noisy during the calibration.
+    ratio = "%.2fx" % (median / base) if base > 0 else "n/a (noise)"
+    print("| %s | %.2f ms | `%s` | %.2f ms | %s | %+.2f ms | %d |" % (
+        label, median * 1e3, baseline, base * 1e3, ratio, (median - base) * 1e3, runs))
 EOF
     if ((${#rss_rows[@]})); then
         echo
@@ -382,6 +686,8 @@ EOF
             printf '| %s | %s KiB |\n' "${row%|*}" "${row##*|}"
         done
     fi
+    echo
+    echo "Run time: $((SECONDS - started)) s after the build."
 } | tee "$out_dir/summary.md"
 
 # Memory must not grow with the transcript: warn (the numbers are in the table).
