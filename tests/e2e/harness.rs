@@ -110,6 +110,31 @@ impl E2e {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        self.offline_env(&mut command);
+        ClaudeCommand {
+            e2e: self,
+            command,
+            plugin_dir: Some(repo_root()),
+        }
+    }
+
+    /// `pagent loop ARGS` in the project with the environment `claude()` gives the CLI, so
+    /// the agents it starts talk to the mock.
+    pub fn pagent_loop(&self, args: &[&str]) -> std::process::Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+        command
+            .arg("loop")
+            .args(args)
+            .current_dir(&self.project)
+            .stdin(Stdio::null());
+        self.offline_env(&mut command);
+        command.output().unwrap()
+    }
+
+    /// The environment CLAUDE-CODE.md gives for running the CLI against the mock: no
+    /// inherited Claude/pagent/Anthropic variables, a scratch HOME, no retries, no
+    /// traffic but the mock's; pagent found through PAGENT_BIN.
+    fn offline_env(&self, command: &mut Command) {
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy().into_owned();
             if key.starts_with("CLAUDE")
@@ -129,42 +154,6 @@ impl E2e {
             .env("CLAUDE_CODE_MAX_RETRIES", "0")
             .env("PAGENT_BIN", env!("CARGO_BIN_EXE_pagent"))
             .env("PAGENT_CONFIG_DIR", &self.config);
-        ClaudeCommand {
-            e2e: self,
-            command,
-            plugin_dir: Some(repo_root()),
-        }
-    }
-
-    /// `pagent loop ARGS` in the project with the environment `claude()` gives the CLI, so
-    /// the agents it starts talk to the mock.
-    pub fn pagent_loop(&self, args: &[&str]) -> std::process::Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy().into_owned();
-            if key.starts_with("CLAUDE")
-                || key.starts_with("PAGENT")
-                || key.starts_with("ANTHROPIC")
-            {
-                command.env_remove(&key);
-            }
-        }
-        command
-            .arg("loop")
-            .args(args)
-            .current_dir(&self.project)
-            .stdin(Stdio::null())
-            .env("HOME", &self.home)
-            .env("ANTHROPIC_BASE_URL", self.mock.base_url())
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_MAX_RETRIES", "0")
-            .env("PAGENT_BIN", env!("CARGO_BIN_EXE_pagent"))
-            .env("PAGENT_CONFIG_DIR", &self.config)
-            .output()
-            .unwrap()
     }
 
     /// The pagent binary on this project, with the same config folder as the hooks.

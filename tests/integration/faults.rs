@@ -171,6 +171,18 @@ fn sixty_four_hooks_at_once_for_many_rounds_lose_nothing() {
         );
         assert_eq!(iterations(&env), before + HOOKS, "round {round}");
     }
+    // One block event per hook, every line whole.
+    let log = env.read(".claude/pagent/events.jsonl");
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains("\"action\":\"block\""))
+            .count() as u64,
+        HOOKS * rounds as u64
+    );
+    assert!(
+        log.lines()
+            .all(|l| serde_json::from_str::<Value>(l).is_ok())
+    );
 }
 
 #[test]

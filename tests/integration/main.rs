@@ -11,7 +11,6 @@
 )]
 
 mod backpressure;
-mod concurrency;
 mod faults;
 mod hook_input;
 mod loop_runner;

@@ -32,13 +32,7 @@ impl Condition {
                 let probe = world.count_files(path, *min_files);
                 let (met, detail, short) =
                     count_phrases(&probe, &format!("{path}/"), *min_files, "file");
-                out.push(Finding {
-                    met,
-                    detail,
-                    short,
-                    output_tail: None,
-                });
-                met
+                record(out, met, detail, short)
             }
             Condition::StoriesPass(path) => {
                 let (met, detail, short) = match world
@@ -80,13 +74,7 @@ impl Condition {
                         format!("{path} unreadable"),
                     ),
                 };
-                out.push(Finding {
-                    met,
-                    detail,
-                    short,
-                    output_tail: None,
-                });
-                met
+                record(out, met, detail, short)
             }
             Condition::Promise(text) => {
                 let message = world.last_assistant_message();
@@ -109,13 +97,7 @@ impl Condition {
                         format!("waiting for <promise>{text}</promise>"),
                     ),
                 };
-                out.push(Finding {
-                    met,
-                    detail,
-                    short,
-                    output_tail: None,
-                });
-                met
+                record(out, met, detail, short)
             }
             Condition::Command(check) => {
                 let shown = check.display();
@@ -219,13 +201,7 @@ fn file_finding(
 ) -> bool {
     let probe = world.count_lines(path);
     let (met, detail, short) = count_phrases(&probe, path.as_str(), min_lines, "non-blank line");
-    out.push(Finding {
-        met,
-        detail,
-        short,
-        output_tail: None,
-    });
-    met
+    record(out, met, detail, short)
 }
 
 /// (met, sentence for the model, short form for status) for a counted probe.
@@ -311,4 +287,15 @@ impl Evaluation {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// Adds a finding without command output and returns whether it holds.
+fn record(out: &mut Vec<Finding>, met: bool, detail: String, short: String) -> bool {
+    out.push(Finding {
+        met,
+        detail,
+        short,
+        output_tail: None,
+    });
+    met
 }
