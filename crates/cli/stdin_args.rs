@@ -53,6 +53,19 @@ pub fn values(text: &str) -> Vec<String> {
     split_words(text).into_iter().map(|w| w.value).collect()
 }
 
+/// Parses `words` as the arguments of the slash command `name` (clap's own message on
+/// a usage error, without the exit code 2 clap would use).
+pub fn parse_words<A: clap::Args + clap::FromArgMatches>(
+    name: &'static str,
+    words: impl IntoIterator<Item = String>,
+) -> anyhow::Result<A> {
+    let command = A::augment_args(clap::Command::new(name).no_binary_name(true));
+    let matches = command
+        .try_get_matches_from(words)
+        .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?;
+    Ok(A::from_arg_matches(&matches)?)
+}
+
 /// A ralph command line: the task and the flags found around it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RalphLine {

@@ -185,18 +185,13 @@ pub fn run(global: &Global, env: &Env, args: &ParallelArgs) -> anyhow::Result<Ex
 
 /// The slash command's arguments, parsed without a shell.
 fn args_from_stdin(dry_run: bool) -> anyhow::Result<ParallelArgs> {
-    use clap::{Args, FromArgMatches};
     let text = crate::cmd::read_stdin_text()?;
     anyhow::ensure!(
         !text.trim().is_empty(),
         "name the tasks file, e.g. `/ralph-parallel tasks.txt -j 3`"
     );
-    let command =
-        ParallelArgs::augment_args(clap::Command::new("/ralph-parallel").no_binary_name(true));
-    let matches = command
-        .try_get_matches_from(crate::stdin_args::values(&text))
-        .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?;
-    let mut args = ParallelArgs::from_arg_matches(&matches)?;
+    let mut args: ParallelArgs =
+        crate::stdin_args::parse_words("/ralph-parallel", crate::stdin_args::values(&text))?;
     anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
     args.dry_run |= dry_run;
     Ok(args)

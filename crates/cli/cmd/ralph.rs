@@ -6,7 +6,6 @@
 #![allow(clippy::print_stdout)]
 
 use anyhow::bail;
-use clap::{Args, FromArgMatches};
 use pagent_engine::{Condition, Driver, SetupOptions, State};
 
 use crate::args::{Global, RalphArgs};
@@ -49,11 +48,7 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
 pub fn resolve_task(args: RalphArgs) -> anyhow::Result<(RalphArgs, String)> {
     let (args, task) = if args.stdin_args {
         let line = stdin_args::parse_ralph_line(&read_stdin_text()?);
-        let command = RalphArgs::augment_args(clap::Command::new("/ralph").no_binary_name(true));
-        let matches = command
-            .try_get_matches_from(&line.flags)
-            .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?;
-        (RalphArgs::from_arg_matches(&matches)?, line.task)
+        (stdin_args::parse_words("/ralph", line.flags)?, line.task)
     } else if args.prompt.is_empty() {
         let text = read_stdin_text()?;
         (args, text.trim_end_matches(['\n', '\r']).to_owned())

@@ -7,7 +7,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use clap::{Args, FromArgMatches};
 use pagent_engine::{Driver, SetupOptions, State};
 
 use crate::args::{Global, RunArgs};
@@ -108,11 +107,7 @@ fn args_from_stdin() -> anyhow::Result<RunArgs> {
         !text.trim().is_empty(),
         "name the PRD file, e.g. `/pagent-run prd.md` or `pagent run prd.md`"
     );
-    let command = RunArgs::augment_args(clap::Command::new("/pagent-run").no_binary_name(true));
-    let matches = command
-        .try_get_matches_from(stdin_args::values(&text))
-        .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))?;
-    let args = RunArgs::from_arg_matches(&matches)?;
+    let args: RunArgs = stdin_args::parse_words("/pagent-run", stdin_args::values(&text))?;
     anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
     Ok(args)
 }
