@@ -86,9 +86,11 @@ fn decide(global: &Global, env: &Env, started: Instant) -> anyhow::Result<HookOu
     let seal_valid = secret
         .as_deref()
         .is_some_and(|s| seal::verify(&state, &project.seal_key(), s));
-    let digest = pagent_engine::seal::hex(&Sha256::digest(&bytes));
-    let unsealed_warned = !seal_valid
-        && std::fs::read_to_string(project.unsealed_marker()).is_ok_and(|m| m.trim() == digest);
+    // Which unsealed file the user was warned about; not computed for a sealed state.
+    let digest = (!seal_valid).then(|| pagent_engine::seal::hex(&Sha256::digest(&bytes)));
+    let unsealed_warned = digest.as_ref().is_some_and(|d| {
+        std::fs::read_to_string(project.unsealed_marker()).is_ok_and(|m| m.trim() == d)
+    });
     let event = StopEvent {
         session_id: session.as_deref(),
         seal_valid,
@@ -106,9 +108,11 @@ fn decide(global: &Global, env: &Env, started: Instant) -> anyhow::Result<HookOu
     if let (Some(next), Some(secret)) = (&outcome.write, &secret) {
         store::write_state_atomic(&project, next, secret)?;
     }
-    if !seal_valid && !unsealed_warned && matches!(outcome.decision, Decision::Notify(_)) {
+    if let Some(digest) =
+        digest.filter(|_| !unsealed_warned && matches!(outcome.decision, Decision::Notify(_)))
+    {
         let _ = std::fs::create_dir_all(project.pagent_dir())
-            .and_then(|()| std::fs::write(project.unsealed_marker(), &digest));
+            .and_then(|()| std::fs::write(project.unsealed_marker(), digest));
     }
     if let Some(entry) = outcome.log {
         let record = Event {
