@@ -72,12 +72,7 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style) -> usize {
     if previous > 0 {
         out.push_str(&format!("\x1b[{previous}A"));
     }
-    let width = rows
-        .iter()
-        .map(|r| r.task.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
+    let width = name_width(rows);
     for row in rows {
         let elapsed = row
             .finished
@@ -120,12 +115,7 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
         println!("{}", json!({"event": "summary", "tasks": tasks}));
         return;
     }
-    let width = rows
-        .iter()
-        .map(|r| r.task.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
+    let width = name_width(rows);
     println!();
     println!(
         "{}",
@@ -149,4 +139,13 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
             w2 = width + 7
         );
     }
+}
+
+/// The width of the task-name column: the longest name, at least 4 ("task").
+fn name_width(rows: &[Row]) -> usize {
+    rows.iter()
+        .map(|r| r.task.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4)
 }
