@@ -8,7 +8,7 @@
 //! at all for too long, the signature of a hung agent). Either stops the whole group:
 //! SIGTERM, a grace period, then SIGKILL.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -122,6 +122,8 @@ pub enum End {
     /// The watchdog fired: no output for the idle timeout.
     Stalled,
     Interrupted,
+    /// The caller asked to stop (the loop was cancelled or replaced meanwhile).
+    Stopped,
     NotStarted(String),
 }
 
@@ -176,15 +178,19 @@ enum Msg {
     Closed,
 }
 
-/// Runs the agent once in `cwd` with `prompt`, logging to `log`, reporting stream events.
+/// Runs the agent once in `cwd` with `prompt` (already written to `prompt_file`), logging
+/// its output to `log`, reporting stream events. `on_event` is also called about ten
+/// times a second with `None`; when it returns false the agent is stopped.
+#[allow(clippy::too_many_arguments)]
 pub fn run_agent(
     spec: &AgentSpec,
     cwd: &Path,
     prompt: &str,
+    prompt_file: &Path,
+    mut log_file: Option<File>,
     env: &[(&str, String)],
     limits: Limits,
-    log: &Path,
-    on_event: &mut dyn FnMut(Option<&StreamEvent>),
+    on_event: &mut dyn FnMut(Option<&StreamEvent>) -> bool,
 ) -> AgentRun {
     let started = Instant::now();
     let not_started = |why: String| AgentRun {
@@ -193,18 +199,7 @@ pub fn run_agent(
         stdout_tail: String::new(),
         elapsed: started.elapsed(),
     };
-    if let Some(dir) = log.parent() {
-        let _ = fs::create_dir_all(dir);
-    }
-    let prompt_file = log.with_extension("prompt.md");
-    if let Err(err) = fs::write(&prompt_file, prompt) {
-        return not_started(format!(
-            "cannot write the prompt file {}: {err}",
-            prompt_file.display()
-        ));
-    }
-    let mut log_file = File::create(log).ok();
-    let (mut command, prompt_on_stdin) = spec.build(prompt, &prompt_file);
+    let (mut command, prompt_on_stdin) = spec.build(prompt, prompt_file);
     command
         .current_dir(cwd)
         .stdin(if prompt_on_stdin {
@@ -215,7 +210,7 @@ pub fn run_agent(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("PAGENT_DRIVER", "loop")
-        .env("PAGENT_PROMPT_FILE", &prompt_file)
+        .env("PAGENT_PROMPT_FILE", prompt_file)
         .process_group(0);
     for (key, value) in env {
         command.env(key, value);
@@ -262,8 +257,13 @@ pub fn run_agent(
                 if let Some(kind) = kind {
                     for event in parse_line(kind, line.trim_end()) {
                         summary.push(&event);
-                        on_event(Some(&event));
+                        if !on_event(Some(&event)) {
+                            end = Some(End::Stopped);
+                        }
                     }
+                }
+                if end.is_some() {
+                    break;
                 }
                 tail.push_str(&line);
                 if tail.len() > 2 * KEEP_STDOUT {
@@ -281,7 +281,12 @@ pub fn run_agent(
                 }
             }
             Ok(Msg::Closed) => open -= 1,
-            Err(RecvTimeoutError::Timeout) => on_event(None),
+            Err(RecvTimeoutError::Timeout) => {
+                if !on_event(None) {
+                    end = Some(End::Stopped);
+                    break;
+                }
+            }
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }

@@ -51,6 +51,10 @@ pub enum Command {
     Loop(LoopArgs),
     /// Run several ralph loops at once, each in its own git worktree and branch.
     Parallel(ParallelArgs),
+    /// Trust the project's files that make pagent run commands (workflows with commands,
+    /// .claude/pagent/config.json, node_modules/.bin/tsc, Cargo.toml): their exact content,
+    /// until they change
+    Trust(TrustArgs),
     /// Entry points for Claude Code's hooks (called by the plugin, not by people).
     #[command(subcommand)]
     Hook(HookCommand),
@@ -77,6 +81,10 @@ pub struct RunArgs {
     /// Replace a loop that is active in this project
     #[arg(long)]
     pub force: bool,
+    /// Trust the project files this loop uses that can make pagent run commands (its
+    /// workflow, .claude/pagent/config.json), as `pagent trust` would
+    #[arg(long)]
+    pub trust: bool,
     /// Read the arguments from stdin as typed after the slash command (no shell involved)
     #[arg(long, conflicts_with_all = ["prd", "workflow", "max_stages", "max_iterations", "no_progress_limit"])]
     pub stdin_args: bool,
@@ -105,10 +113,27 @@ pub struct RalphArgs {
     /// Replace a loop that is active in this project
     #[arg(long)]
     pub force: bool,
+    /// Trust the project files this loop uses that can make pagent run commands (its
+    /// workflow, .claude/pagent/config.json), as `pagent trust` would
+    #[arg(long)]
+    pub trust: bool,
     /// Read the slash command's argument text from stdin: flags in it are parsed, the rest
     /// is the task, byte for byte
     #[arg(long, conflicts_with = "prompt")]
     pub stdin_args: bool,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct TrustArgs {
+    /// The files to trust (or revoke) [default: every such file of the project]
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// List what is trusted in this project, and what is not (or changed)
+    #[arg(long, conflicts_with = "revoke")]
+    pub list: bool,
+    /// Forget the trust of the files (all of the project's when none are named)
+    #[arg(long)]
+    pub revoke: bool,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -184,6 +209,10 @@ pub struct LoopArgs {
     /// until every story passes
     #[arg(long, value_name = "PRD_JSON")]
     pub prd: Option<PathBuf>,
+    /// Trust the project's config (.claude/pagent/config.json) for --prd, as `pagent
+    /// trust` would
+    #[arg(long, requires = "prd")]
+    pub trust: bool,
     /// Iterations for --prd [default: the stories left, plus a margin]
     #[arg(long, value_name = "N", requires = "prd", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: Option<u32>,
@@ -239,6 +268,11 @@ pub struct ParallelArgs {
     /// Print the tasks and the command that would run them, and stop
     #[arg(long)]
     pub dry_run: bool,
+    /// Trust the project files this loop uses that can make pagent run commands (its
+    /// workflow, .claude/pagent/config.json), as `pagent trust` would
+    #[arg(long)]
+    pub trust: bool,
+
     /// Read the arguments from stdin as typed after the slash command (no shell involved)
     #[arg(long)]
     pub stdin_args: bool,

@@ -7,9 +7,13 @@
 //! `go vet`). Anything that does not apply is skipped silently: the model is only told
 //! about real problems. Python's byte code goes to a cache outside the project, so a
 //! check never adds files the no-progress detector would count.
+//!
+//! A check that would run the project's own code (its `node_modules/.bin/tsc`, or
+//! `cargo check` with the crate's build scripts) runs only when the user trusted that
+//! file's content (`pagent trust`); otherwise it is skipped and the hook says so once.
+//! Files are read through the project's door.
 
 use std::ffi::OsStr;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -17,6 +21,9 @@ use pagent_engine::backpressure::{CheckResult, CheckSpec, Requirement};
 use pagent_engine::{Check, CheckShape, check_syntax};
 
 use crate::check::{Ran, run_command};
+use crate::project::Project;
+use crate::store::door;
+use crate::store::trust::Verdict;
 
 /// Files larger than this are not parsed by the built-in checks.
 const MAX_PARSE_BYTES: u64 = 64 * 1024 * 1024;
@@ -27,64 +34,109 @@ pub struct Checked {
     pub label: String,
     pub result: CheckResult,
     pub millis: u64,
+    /// The project file that would have to be trusted for this check to run.
+    pub untrusted: Option<PathBuf>,
 }
 
-/// Runs `specs` on `file` (canonical, inside `root`), in order.
+/// Whether the project file at a relative path may be run (its content is trusted).
+pub type TrustFn<'a> = &'a dyn Fn(&Path) -> Verdict;
+
+/// Runs `specs` on `file` (relative to the project root, a regular file), in order.
 pub fn run_checks(
-    root: &Path,
+    project: &Project,
     file: &Path,
     specs: &[CheckSpec],
     path_env: Option<&OsStr>,
+    trusted: TrustFn<'_>,
 ) -> Vec<Checked> {
     specs
         .iter()
         .map(|spec| {
             let started = Instant::now();
-            let result = run_one(root, file, spec, path_env);
+            let (result, untrusted) = run_one(project, file, spec, path_env, trusted);
             Checked {
                 label: spec.label(),
                 result,
                 millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                untrusted,
             }
         })
         .collect()
 }
 
-fn run_one(root: &Path, file: &Path, spec: &CheckSpec, path_env: Option<&OsStr>) -> CheckResult {
+fn run_one(
+    project: &Project,
+    file: &Path,
+    spec: &CheckSpec,
+    path_env: Option<&OsStr>,
+    trusted: TrustFn<'_>,
+) -> (CheckResult, Option<PathBuf>) {
+    let root = project.root.as_path();
+    let shown = file.display().to_string();
     if let Some(syntax) = spec.builtin {
-        return match read_text(file) {
+        let result = match read_text(project, file) {
             Ok(text) => match check_syntax(syntax, &text) {
                 Ok(()) => CheckResult::Passed,
-                Err(err) => CheckResult::Failed(format!("{}: {err}", display(root, file))),
+                Err(err) => CheckResult::Failed(format!("{shown}: {err}")),
             },
             Err(why) => CheckResult::Failed(why),
         };
+        return (result, None);
     }
     let Some(argv) = spec.command.as_ref().filter(|a| !a.is_empty()) else {
-        return CheckResult::Skipped("no command".into());
+        return (CheckResult::Skipped("no command".into()), None);
     };
-    let dir = file.parent().unwrap_or(root);
+    let rel_dir = file.parent().unwrap_or(Path::new(""));
+    let dir = root.join(rel_dir);
+    let skipped = |why: &str| (CheckResult::Skipped(why.to_owned()), None);
+    let needs_trust = |rel: PathBuf| -> Option<(CheckResult, Option<PathBuf>)> {
+        match trusted(&rel) {
+            Verdict::Trusted => None,
+            verdict => {
+                let why = if verdict == Verdict::Changed {
+                    "changed since you trusted it"
+                } else {
+                    "not trusted"
+                };
+                Some((
+                    CheckResult::Skipped(format!(
+                        "{} is {why}; run `pagent trust {}` to allow it",
+                        rel.display(),
+                        crate::consent::shell_word(&rel.display().to_string())
+                    )),
+                    Some(rel),
+                ))
+            }
+        }
+    };
     let (program, cwd) = match spec.requires {
         None => (None, root.to_path_buf()),
-        Some(Requirement::CargoProject) => match find_up(dir, root, "Cargo.toml") {
-            Some(found) => (None, found),
-            None => return CheckResult::Skipped("no Cargo.toml above the file".into()),
+        Some(Requirement::CargoProject) => match find_up(project, rel_dir, "Cargo.toml") {
+            Some(found) => {
+                if let Some(refused) = needs_trust(found.join("Cargo.toml")) {
+                    return refused;
+                }
+                (None, root.join(found))
+            }
+            None => return skipped("no Cargo.toml above the file"),
         },
-        Some(Requirement::GoModule) => match find_up(dir, root, "go.mod") {
-            Some(_) => (None, dir.to_path_buf()),
-            None => return CheckResult::Skipped("no go.mod above the file".into()),
+        Some(Requirement::GoModule) => match find_up(project, rel_dir, "go.mod") {
+            Some(_) => (None, dir.clone()),
+            None => return skipped("no go.mod above the file"),
         },
         Some(Requirement::TypescriptProject) => {
-            let Some(config_dir) = find_up(dir, root, "tsconfig.json") else {
-                return CheckResult::Skipped("no tsconfig.json above the file".into());
+            let Some(config_dir) = find_up(project, rel_dir, "tsconfig.json") else {
+                return skipped("no tsconfig.json above the file");
             };
-            match find_up(&config_dir, root, "node_modules/.bin/tsc") {
-                Some(bin_dir) => (Some(bin_dir.join("node_modules/.bin/tsc")), config_dir),
-                None => {
-                    return CheckResult::Skipped(
-                        "TypeScript is not installed in the project".into(),
-                    );
+            match find_up(project, &config_dir, "node_modules/.bin/tsc") {
+                Some(bin_dir) => {
+                    let tsc = bin_dir.join("node_modules/.bin/tsc");
+                    if let Some(refused) = needs_trust(tsc.clone()) {
+                        return refused;
+                    }
+                    (Some(root.join(tsc)), root.join(config_dir))
                 }
+                None => return skipped("TypeScript is not installed in the project"),
             }
         }
     };
@@ -93,9 +145,10 @@ fn run_one(root: &Path, file: &Path, spec: &CheckSpec, path_env: Option<&OsStr>)
         None if argv[0].contains('/') => root.join(&argv[0]),
         None => match find_program(&argv[0], path_env) {
             Some(program) => program,
-            None => return CheckResult::Skipped(format!("{} is not installed", argv[0])),
+            None => return skipped(&format!("{} is not installed", argv[0])),
         },
     };
+    let file = root.join(file);
     let substitute = |arg: &String| {
         arg.replace("{file}", &file.to_string_lossy())
             .replace("{dir}", &dir.to_string_lossy())
@@ -116,7 +169,7 @@ fn run_one(root: &Path, file: &Path, spec: &CheckSpec, path_env: Option<&OsStr>)
         ("PAGENT_FILE", file.to_string_lossy().into_owned()),
     ];
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    match run_command(&cwd, &check, &env) {
+    let result = match run_command(&cwd, &check, &env) {
         Ran::Exited {
             code: Some(0),
             output,
@@ -140,18 +193,16 @@ fn run_one(root: &Path, file: &Path, spec: &CheckSpec, path_env: Option<&OsStr>)
             output,
         },
         Ran::NotStarted(why) => CheckResult::Skipped(format!("{} could not start: {why}", argv[0])),
-    }
+        Ran::Stopped => CheckResult::Skipped("stopped".into()),
+    };
+    (result, None)
 }
 
-fn read_text(file: &Path) -> Result<String, String> {
-    let meta = fs::metadata(file).map_err(|e| format!("cannot read the file: {e}"))?;
-    if meta.len() > MAX_PARSE_BYTES {
-        return Err(format!(
-            "the file is larger than {} MiB; not parsed",
-            MAX_PARSE_BYTES >> 20
-        ));
-    }
-    let bytes = fs::read(file).map_err(|e| format!("cannot read the file: {e}"))?;
+fn read_text(project: &Project, file: &Path) -> Result<String, String> {
+    let bytes = project
+        .dir()
+        .read(file, MAX_PARSE_BYTES)
+        .map_err(|e| format!("cannot read the file: {e}"))?;
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "the file is not UTF-8 text (invalid byte at offset {})",
@@ -160,41 +211,31 @@ fn read_text(file: &Path) -> Result<String, String> {
     })
 }
 
-/// The folder, from `start` up to `root`, that contains `name`.
-fn find_up(start: &Path, root: &Path, name: &str) -> Option<PathBuf> {
+/// The folder (relative to the root), from `start` up to the root, that contains `name`
+/// (inside the project: a symlink out does not count).
+fn find_up(project: &Project, start: &Path, name: &str) -> Option<PathBuf> {
     let mut dir = start;
     loop {
-        if dir.join(name).exists() {
+        if project.dir().kind(&dir.join(name)).ok().flatten().is_some() {
             return Some(dir.to_path_buf());
         }
-        if dir == root {
-            return None;
-        }
-        dir = dir.parent().filter(|p| p.starts_with(root))?;
+        dir = dir.parent()?;
     }
 }
 
 /// `name` on `PATH`, if it is an executable file there.
 pub fn find_program(name: &str, path_env: Option<&OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path_env?)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(name))
-        .find(|candidate| {
-            fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
-pub fn display(root: &Path, file: &Path) -> String {
-    file.strip_prefix(root)
-        .unwrap_or(file)
-        .to_string_lossy()
-        .into_owned()
+        .find(|candidate| door::is_executable_file(candidate))
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     #[test]
@@ -203,16 +244,15 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         fs::create_dir_all(root.join("a/b")).unwrap();
         fs::write(root.join("a/Cargo.toml"), "").unwrap();
+        let project = Project::at(&root).unwrap();
         assert_eq!(
-            find_up(&root.join("a/b"), &root, "Cargo.toml"),
-            Some(root.join("a"))
+            find_up(&project, Path::new("a/b"), "Cargo.toml"),
+            Some(PathBuf::from("a"))
         );
-        assert_eq!(find_up(&root.join("a/b"), &root, "go.mod"), None);
-        // Above the root does not count.
-        assert_eq!(
-            find_up(&root.join("a/b"), &root.join("a/b"), "Cargo.toml"),
-            None
-        );
+        assert_eq!(find_up(&project, Path::new("a/b"), "go.mod"), None);
+        // Above the root does not count, nor does a symlink out.
+        std::os::unix::fs::symlink("/etc/hostname", root.join("a/b/go.mod")).unwrap();
+        assert_eq!(find_up(&project, Path::new("a/b"), "go.mod"), None);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! last [`KEEP`] bytes are kept while reading, so a chatty test suite cannot eat memory.
 //! When the budget runs out the whole group is killed, not just the shell; when the command
 //! ends, anything it left running in its group is killed too, so a check can never keep
-//! the hook (or a pipe) open behind it.
+//! the hook (or a pipe) open behind it. While it runs, the caller is asked a few times a
+//! second whether to go on: a loop cancelled meanwhile stops its check at once.
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -22,13 +23,22 @@ const KEEP: usize = 64 * 1024;
 /// How long to wait for the output pipe to close after the command ended.
 const DRAIN: Duration = Duration::from_secs(2);
 
-/// Runs `check` in `root` for the exit condition of `stage`.
-pub fn run_check(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
+/// How often a running check asks whether to go on.
+const ASK_EVERY: Duration = Duration::from_millis(200);
+
+/// Runs `check` in `root` for the exit condition of `stage`, while `keep_going` says so.
+pub fn run_check(
+    root: &Path,
+    check: &Check,
+    stage: &str,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> CheckOutcome {
     let root_text = root.to_string_lossy();
-    match run_command(
+    match run_command_while(
         root,
         check,
         &[("PAGENT_STAGE", stage), ("PAGENT_PROJECT_DIR", &root_text)],
+        keep_going,
     ) {
         Ran::Exited { code: Some(0), .. } => CheckOutcome::Passed,
         Ran::Exited { code, output } => CheckOutcome::Failed { code, tail: output },
@@ -37,6 +47,7 @@ pub fn run_check(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
             tail: output,
         },
         Ran::NotStarted(why) => CheckOutcome::Error(why),
+        Ran::Stopped => CheckOutcome::Error("stopped: the loop ended while it ran".into()),
     }
 }
 
@@ -52,10 +63,22 @@ pub enum Ran {
         output: String,
     },
     NotStarted(String),
+    /// The caller said to stop before it ended.
+    Stopped,
 }
 
 /// Runs `check` in `cwd` with extra environment variables.
 pub fn run_command(cwd: &Path, check: &Check, env: &[(&str, &str)]) -> Ran {
+    run_command_while(cwd, check, env, &mut || true)
+}
+
+/// [`run_command`], stopping it (the whole group) as soon as `keep_going` says no.
+pub fn run_command_while(
+    cwd: &Path,
+    check: &Check,
+    env: &[(&str, &str)],
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Ran {
     let mut command = match &check.shape {
         CheckShape::Shell(line) => {
             let mut c = Command::new("sh");
@@ -115,7 +138,16 @@ pub fn run_command(cwd: &Path, check: &Check, env: &[(&str, &str)]) -> Ran {
         let _ = status_tx.send(child.wait());
     });
 
-    let waited = status_rx.recv_timeout(Duration::from_secs(check.timeout_secs));
+    let deadline = std::time::Instant::now() + Duration::from_secs(check.timeout_secs);
+    let waited = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match status_rx.recv_timeout(left.min(ASK_EVERY)) {
+            Ok(status) => break Ok(status),
+            Err(_) if left.is_zero() => break Err(false),
+            Err(_) if !keep_going() => break Err(true),
+            Err(_) => {}
+        }
+    };
     kill_group(pid);
     let output = output_rx.recv_timeout(DRAIN).unwrap_or_default();
     match waited {
@@ -124,9 +156,13 @@ pub fn run_command(cwd: &Path, check: &Check, env: &[(&str, &str)]) -> Ran {
             output,
         },
         Ok(Err(err)) => Ran::NotStarted(err.to_string()),
-        Err(_) => {
+        Err(stopped) => {
             let _ = status_rx.recv_timeout(DRAIN);
-            Ran::TimedOut { output }
+            if stopped {
+                Ran::Stopped
+            } else {
+                Ran::TimedOut { output }
+            }
         }
     }
 }
@@ -147,6 +183,27 @@ mod tests {
 
     use super::*;
 
+    fn run_check_all(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
+        run_check(root, check, stage, &mut || true)
+    }
+
+    #[test]
+    fn a_check_stops_as_soon_as_the_caller_says_so() {
+        let root = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let mut asked = 0;
+        let outcome = run_check(root.path(), &shell("sleep 30", 60), "s", &mut || {
+            asked += 1;
+            asked < 3
+        });
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(matches!(outcome, CheckOutcome::Error(ref why) if why.contains("stopped")));
+    }
+
     fn shell(line: &str, timeout_secs: u64) -> Check {
         Check {
             shape: CheckShape::Shell(line.into()),
@@ -158,10 +215,10 @@ mod tests {
     fn passes_fails_and_keeps_the_merged_output() {
         let root = tempfile::tempdir().unwrap();
         assert_eq!(
-            run_check(root.path(), &shell("true", 5), "s"),
+            run_check_all(root.path(), &shell("true", 5), "s"),
             CheckOutcome::Passed
         );
-        let outcome = run_check(
+        let outcome = run_check_all(
             root.path(),
             &shell("echo out; echo err >&2; echo $PAGENT_STAGE; exit 3", 5),
             "qa",
@@ -178,7 +235,7 @@ mod tests {
             timeout_secs: 5,
         };
         assert!(matches!(
-            run_check(root.path(), &argv, "s"),
+            run_check_all(root.path(), &argv, "s"),
             CheckOutcome::Failed { code: Some(4), .. }
         ));
     }
@@ -191,7 +248,7 @@ mod tests {
             timeout_secs: 5,
         };
         assert!(matches!(
-            run_check(root.path(), &argv, "s"),
+            run_check_all(root.path(), &argv, "s"),
             CheckOutcome::Error(_)
         ));
     }
@@ -201,7 +258,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let started = Instant::now();
         // The background sleep holds the pipe open: only a group kill ends it.
-        let outcome = run_check(
+        let outcome = run_check_all(
             root.path(),
             &shell("echo started; sleep 30 & sleep 30", 1),
             "s",
@@ -225,7 +282,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let started = Instant::now();
         assert_eq!(
-            run_check(root.path(), &shell("sleep 30 & echo done", 20), "s"),
+            run_check_all(root.path(), &shell("sleep 30 & echo done", 20), "s"),
             CheckOutcome::Passed
         );
         assert!(started.elapsed() < Duration::from_secs(10));
@@ -234,7 +291,7 @@ mod tests {
     #[test]
     fn keeps_only_the_tail_of_long_output() {
         let root = tempfile::tempdir().unwrap();
-        let outcome = run_check(root.path(), &shell("seq 1 100000; exit 1", 20), "s");
+        let outcome = run_check_all(root.path(), &shell("seq 1 100000; exit 1", 20), "s");
         let CheckOutcome::Failed { tail, .. } = outcome else {
             panic!("{outcome:?}")
         };

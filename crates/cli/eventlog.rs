@@ -2,14 +2,20 @@
 //!
 //! Lines are appended with `O_APPEND` in a single write each, so concurrent hooks never
 //! interleave within a line. A failure to log never changes a decision: the log is for
-//! people, the state file is the truth.
+//! people, the state file is the truth. Only the user's own loops are logged: nothing is
+//! written into a project for a state pagent ignores. The log is read only up to
+//! [`READ_CAP`] from its end.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::project::Project;
+use crate::project::{EVENTS_FILE, Project};
+use crate::store::door::DoorError;
+
+/// The most bytes of the log read by `status` and `log` (its newest part).
+const READ_CAP: u64 = 8 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
@@ -31,24 +37,36 @@ pub struct Event {
 }
 
 pub fn append_event(project: &Project, event: &Event) -> anyhow::Result<()> {
-    fs::create_dir_all(project.pagent_dir())?;
     let mut line = serde_json::to_string(event)?;
     line.push('\n');
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(project.events_path())?;
-    file.write_all(line.as_bytes())?;
+    project
+        .dir()
+        .append(Path::new(EVENTS_FILE), line.as_bytes())?;
     Ok(())
 }
 
-/// Every event that parses; unparsable lines are skipped and counted.
+/// Every event that parses (of the log's newest [`READ_CAP`] bytes); unparsable lines are
+/// skipped and counted.
 pub fn read_events(project: &Project) -> anyhow::Result<(Vec<Event>, usize)> {
-    let text = match fs::read_to_string(project.events_path()) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+    let mut file = match project.dir().open_read(Path::new(EVENTS_FILE)) {
+        Ok(file) => file,
+        Err(DoorError::Missing(_)) => return Ok((Vec::new(), 0)),
         Err(err) => return Err(err.into()),
     };
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(READ_CAP);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(READ_CAP).read_to_end(&mut bytes)?;
+    if start > 0 {
+        // The first line was cut: drop it.
+        let cut = bytes
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..cut);
+    }
+    let text = String::from_utf8_lossy(&bytes);
     let mut events = Vec::new();
     let mut bad = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {

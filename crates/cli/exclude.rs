@@ -5,23 +5,32 @@
 //! file lives in the common git folder. Paths are written relative to the work tree, so a
 //! project in a subfolder of a repository gets `/sub/.claude/pagent-pipeline.json`.
 
-use std::fs;
 use std::path::Path;
 
 use anyhow::Context;
 
-use crate::project::{PAGENT_DIR, STATE_FILE};
+use crate::project::{PAGENT_DIR, Project, STATE_FILE};
+use crate::store::door::{self, Dir};
 
 /// Adds the entries that are missing; returns how many were added. Outside a git
-/// repository there is nothing to do.
-pub fn exclude_pagent_files(root: &Path) -> anyhow::Result<usize> {
-    let Ok(repo) = git2::Repository::discover(root) else {
+/// repository there is nothing to do, and nothing is written in a git folder that is
+/// neither inside the work tree nor the main repository of a registered worktree (a
+/// planted `.git` file can point anywhere).
+pub fn exclude_pagent_files(project: &Project) -> anyhow::Result<usize> {
+    let Ok(repo) = git2::Repository::discover(&project.root) else {
         return Ok(0);
     };
-    let Some(workdir) = repo.workdir().and_then(|w| w.canonicalize().ok()) else {
+    let Some(workdir) = repo.workdir().and_then(|w| door::canonical_dir(w).ok()) else {
         return Ok(0);
     };
-    let prefix = root
+    let Ok(common) = door::canonical_dir(repo.commondir()) else {
+        return Ok(0);
+    };
+    if !common.starts_with(&workdir) && !registered_worktree(&common, &workdir) {
+        return Ok(0);
+    }
+    let prefix = project
+        .root
         .strip_prefix(&workdir)
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -37,8 +46,13 @@ pub fn exclude_pagent_files(root: &Path) -> anyhow::Result<usize> {
         anchored(&format!("{PAGENT_DIR}/")),
         anchored(".claude/.pagent-pipeline.json.*"),
     ];
-    let file = repo.commondir().join("info").join("exclude");
-    let existing = fs::read_to_string(&file).unwrap_or_default();
+    let git_dir = Dir::open(&common)?;
+    let file = Path::new("info/exclude");
+    let existing = git_dir
+        .read_if_exists(file, 1024 * 1024)
+        .context("cannot read the git folder's info/exclude")?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
     let missing: Vec<&String> = wanted
         .iter()
         .filter(|w| !existing.lines().any(|l| l.trim() == w.as_str()))
@@ -55,15 +69,31 @@ pub fn exclude_pagent_files(root: &Path) -> anyhow::Result<usize> {
         text.push_str(entry);
         text.push('\n');
     }
-    if let Some(dir) = file.parent() {
-        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    fs::write(&file, text).with_context(|| format!("cannot update {}", file.display()))?;
+    git_dir
+        .write_atomic(file, text.as_bytes())
+        .context("cannot update the git folder's info/exclude")?;
     Ok(missing.len())
 }
 
+/// Whether `workdir` is a worktree that the repository at `common` lists as its own.
+fn registered_worktree(common: &Path, workdir: &Path) -> bool {
+    let Ok(main) = git2::Repository::open(common) else {
+        return false;
+    };
+    let Ok(names) = main.worktrees() else {
+        return false;
+    };
+    names.iter().flatten().any(|name| {
+        main.find_worktree(name)
+            .is_ok_and(|w| door::canonical(w.path()).is_ok_and(|p| p == workdir))
+    })
+}
+
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     #[test]
@@ -73,8 +103,14 @@ mod tests {
         git2::Repository::init(&root).unwrap();
         let sub = root.join("app");
         fs::create_dir(&sub).unwrap();
-        assert_eq!(exclude_pagent_files(&sub).unwrap(), 3);
-        assert_eq!(exclude_pagent_files(&sub).unwrap(), 0);
+        assert_eq!(
+            exclude_pagent_files(&Project::at(&sub).unwrap()).unwrap(),
+            3
+        );
+        assert_eq!(
+            exclude_pagent_files(&Project::at(&sub).unwrap()).unwrap(),
+            0
+        );
         let text = fs::read_to_string(root.join(".git/info/exclude")).unwrap();
         assert!(
             text.contains("\n/app/.claude/pagent-pipeline.json\n"),
@@ -100,6 +136,9 @@ mod tests {
     #[test]
     fn outside_git_does_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(exclude_pagent_files(dir.path()).unwrap(), 0);
+        assert_eq!(
+            exclude_pagent_files(&Project::at(dir.path()).unwrap()).unwrap(),
+            0
+        );
     }
 }

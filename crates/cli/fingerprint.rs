@@ -7,25 +7,34 @@
 //! current content. It uses libgit2 in-process: no `git` subprocess on the hook path.
 //! Outside a git repository it falls back to a bounded walk of paths, sizes and mtimes.
 //! pagent's own files are left out, so writing the state is never "progress".
+//!
+//! Files are read through the project's door: a symlink out of the project, a FIFO or a
+//! device is hashed as what it is, never read, and a file is hashed only up to
+//! [`HASH_CAP`] (beyond it, its size and mtime stand for the rest).
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::Path;
 
 use git2::{Repository, Status, StatusOptions};
 use sha2::{Digest, Sha256};
 
+use crate::project::Project;
+use crate::store::door::Dir;
+
 /// Files beyond this many are not walked in the non-git fallback.
 const WALK_LIMIT: usize = 200_000;
+/// Bytes of one file hashed; the rest is represented by its size and mtime.
+const HASH_CAP: u64 = 8 * 1024 * 1024;
 
-pub fn fingerprint(root: &Path) -> Option<String> {
-    match Repository::discover(root) {
+pub fn fingerprint(project: &Project) -> Option<String> {
+    let dir = project.dir();
+    match Repository::discover(&project.root) {
         // A repository libgit2 cannot read (a corrupt index, objects or HEAD) falls back
         // to the walk: no-progress detection must keep working, not silently stop.
-        Ok(repo) if repo.workdir().is_some() => git_fingerprint(&repo)
+        Ok(repo) if repo.workdir().is_some() => git_fingerprint(&repo, dir)
             .ok()
-            .or_else(|| walk_fingerprint(root)),
-        _ => walk_fingerprint(root),
+            .or_else(|| walk_fingerprint(dir)),
+        _ => walk_fingerprint(dir),
     }
 }
 
@@ -37,7 +46,7 @@ fn is_pagent_file(path: &str) -> bool {
             || tail.starts_with(".pagent-pipeline.json"))
 }
 
-fn git_fingerprint(repo: &Repository) -> Result<String, git2::Error> {
+fn git_fingerprint(repo: &Repository, dir: &Dir) -> Result<String, git2::Error> {
     let mut hash = Sha256::new();
     match repo.head().ok().and_then(|head| head.target()) {
         Some(oid) => hash.update(oid.as_bytes()),
@@ -58,7 +67,15 @@ fn git_fingerprint(repo: &Repository) -> Result<String, git2::Error> {
         .include_ignored(false)
         .exclude_submodules(true);
     let statuses = repo.statuses(Some(&mut options))?;
-    let workdir = repo.workdir().unwrap_or_else(|| Path::new("."));
+    // Status paths are relative to the work tree; the project may be a folder inside it.
+    let workdir = repo
+        .workdir()
+        .and_then(|w| crate::store::door::canonical_dir(w).ok());
+    let prefix = workdir
+        .as_deref()
+        .and_then(|w| dir.root().strip_prefix(w).ok())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let changed_in_tree =
         Status::WT_NEW | Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::WT_RENAMED;
     for entry in statuses.iter() {
@@ -69,33 +86,63 @@ fn git_fingerprint(repo: &Repository) -> Result<String, git2::Error> {
         hash.update(path.as_bytes());
         hash.update(entry.status().bits().to_le_bytes());
         if entry.status().intersects(changed_in_tree) {
-            match hash_file(&workdir.join(path)) {
-                Ok(digest) => hash.update(digest),
-                Err(_) => hash.update(b"unreadable"),
+            match Path::new(path).strip_prefix(&prefix) {
+                Ok(inside) => hash_file(dir, inside, &mut hash),
+                // Outside the project folder (elsewhere in the same repository).
+                Err(_) => hash.update(b"outside"),
             }
         }
     }
     Ok(pagent_engine::seal::hex(&hash.finalize()))
 }
 
-fn hash_file(path: &Path) -> io::Result<[u8; 32]> {
-    let mut file = File::open(path)?;
-    let mut hash = Sha256::new();
-    let mut buf = vec![0; 64 * 1024];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
+/// Adds a file's content (its first [`HASH_CAP`] bytes, then its size and mtime) to
+/// `hash`; something that is not a readable regular file inside the project adds why.
+fn hash_file(dir: &Dir, rel: &Path, hash: &mut Sha256) {
+    let mut file = match dir.open_read(rel) {
+        Ok(file) => file,
+        Err(err) => {
+            hash.update(b"unreadable: ");
+            hash.update(err.to_string().as_bytes());
+            return;
         }
-        hash.update(&buf[..n]);
+    };
+    let mut content = Sha256::new();
+    let mut buf = vec![0; 64 * 1024];
+    let mut read = 0u64;
+    while read < HASH_CAP {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                content.update(&buf[..n]);
+                read += n as u64;
+            }
+            Err(_) => {
+                hash.update(b"unreadable");
+                return;
+            }
+        }
     }
-    Ok(hash.finalize().into())
+    hash.update(content.finalize());
+    if read >= HASH_CAP
+        && let Ok(meta) = file.metadata()
+    {
+        hash.update(meta.len().to_le_bytes());
+        if let Ok(since) = meta
+            .modified()
+            .map(|m| m.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
+        {
+            hash.update(since.as_nanos().to_le_bytes());
+        }
+    }
 }
 
-fn walk_fingerprint(root: &Path) -> Option<String> {
+fn walk_fingerprint(dir: &Dir) -> Option<String> {
+    let root = dir.root();
     let mut hash = Sha256::new();
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(false)
+    let walker = dir
+        .walk(Path::new("."))
+        .ok()?
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
@@ -130,6 +177,7 @@ fn walk_fingerprint(root: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
     use std::fs;
     use std::process::Command;
@@ -161,9 +209,9 @@ mod tests {
         fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
         git(root, &["add", "a.txt"]);
         git(root, &["commit", "-qm", "first"]);
-        let base = fingerprint(root).unwrap();
+        let base = fingerprint(&Project::at(root).unwrap()).unwrap();
         assert_eq!(
-            fingerprint(root).unwrap(),
+            fingerprint(&Project::at(root).unwrap()).unwrap(),
             base,
             "stable when nothing changes"
         );
@@ -172,30 +220,30 @@ mod tests {
         fs::create_dir_all(root.join(".claude/pagent")).unwrap();
         fs::write(root.join(".claude/pagent-pipeline.json"), "{}").unwrap();
         fs::write(root.join(".claude/pagent/events.jsonl"), "{}").unwrap();
-        assert_eq!(fingerprint(root).unwrap(), base);
+        assert_eq!(fingerprint(&Project::at(root).unwrap()).unwrap(), base);
 
         // An edit that keeps the line count.
         fs::write(root.join("a.txt"), "one\nTWO\n").unwrap();
-        let edited = fingerprint(root).unwrap();
+        let edited = fingerprint(&Project::at(root).unwrap()).unwrap();
         assert_ne!(edited, base);
         // A second edit of the same file, still the same line count.
         fs::write(root.join("a.txt"), "ONE\nTWO\n").unwrap();
-        let edited_again = fingerprint(root).unwrap();
+        let edited_again = fingerprint(&Project::at(root).unwrap()).unwrap();
         assert_ne!(edited_again, edited);
         // A new untracked file, and then a change inside it.
         fs::write(root.join("new.txt"), "x").unwrap();
-        let untracked = fingerprint(root).unwrap();
+        let untracked = fingerprint(&Project::at(root).unwrap()).unwrap();
         assert_ne!(untracked, edited_again);
         fs::write(root.join("new.txt"), "y").unwrap();
-        let untracked_edit = fingerprint(root).unwrap();
+        let untracked_edit = fingerprint(&Project::at(root).unwrap()).unwrap();
         assert_ne!(untracked_edit, untracked);
         // A commit of all that leaves a clean tree but moves HEAD.
         git(root, &["add", "-A", "."]);
         git(root, &["reset", "-q", ".claude"]);
-        let staged = fingerprint(root).unwrap();
+        let staged = fingerprint(&Project::at(root).unwrap()).unwrap();
         assert_ne!(staged, untracked_edit);
         git(root, &["commit", "-qm", "second"]);
-        let committed = fingerprint(root).unwrap();
+        let committed = fingerprint(&Project::at(root).unwrap()).unwrap();
         assert_ne!(committed, staged);
         assert_ne!(committed, base);
     }
@@ -206,9 +254,12 @@ mod tests {
         let root = dir.path().join("plain");
         fs::create_dir(&root).unwrap();
         fs::write(root.join("a.txt"), "1").unwrap();
-        let base = walk_fingerprint(&root).unwrap();
+        let base = walk_fingerprint(&Dir::open(&root.canonicalize().unwrap()).unwrap()).unwrap();
         fs::write(root.join("b.txt"), "2").unwrap();
-        assert_ne!(walk_fingerprint(&root).unwrap(), base);
+        assert_ne!(
+            walk_fingerprint(&Dir::open(&root.canonicalize().unwrap()).unwrap()).unwrap(),
+            base
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod backpressure;
 mod check;
 mod cmd;
 mod config;
+mod consent;
 mod env;
 mod eventlog;
 mod exclude;

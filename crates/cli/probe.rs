@@ -1,44 +1,46 @@
 //! File and folder probes behind the `file_exists` and `directory_exists` conditions.
 //!
 //! Lines are counted only if they hold something other than whitespace, so a model cannot
-//! pad a document to its minimum with blank lines. Folders are counted recursively, without
-//! `.git`, and without what the repository ignores (build output such as `target/` or
-//! `node_modules/`): twenty object files are not an implementation. Paths were checked
-//! lexically at set-up; here a symlink that leads out of the project is refused.
+//! pad a document to its minimum with blank lines, and only as far as the minimum needs:
+//! a 2 GB file costs no more than its first lines, and a file with no line breaks no
+//! more than [`LINES_READ_CAP`] (lines past it are not counted). Folders are counted recursively,
+//! without `.git`, and without what the repository ignores (build output such as
+//! `target/` or `node_modules/`): twenty object files are not an implementation. Every
+//! path goes through the project's door: a symlink out of the project, a FIFO or a device
+//! is reported, never read.
 
-use std::fs::File;
-use std::io::{self, ErrorKind, Read};
-use std::path::{Path, PathBuf};
+use std::io::{self, Read};
+use std::path::Path;
 
 use pagent_engine::{Probe, RelPath};
 
-/// Resolves `rel` under `root` (canonical), refusing anything that resolves outside.
-pub fn resolve_inside(root: &Path, rel: &RelPath) -> Result<PathBuf, Probe> {
-    let joined = root.join(rel.as_str());
-    match joined.canonicalize() {
-        Ok(real) if real.starts_with(root) => Ok(real),
-        Ok(_) => Err(Probe::Outside),
-        Err(err) if err.kind() == ErrorKind::NotFound => Err(Probe::Missing),
-        Err(err) => Err(Probe::Error(err.to_string())),
+use crate::store::door::{Dir, DoorError, Kind};
+
+/// What a refused or failed door call means for a condition.
+pub fn probe_of(err: DoorError) -> Probe {
+    match err {
+        DoorError::Missing(_) => Probe::Missing,
+        DoorError::Outside(_) | DoorError::BadPath(_) => Probe::Outside,
+        DoorError::NotRegular(_, Kind::Dir) | DoorError::NotADir(_, Kind::File) => Probe::WrongKind,
+        other => Probe::Error(other.to_string()),
     }
 }
 
-pub fn count_lines(root: &Path, rel: &RelPath) -> Probe {
-    let path = match resolve_inside(root, rel) {
-        Ok(path) => path,
-        Err(probe) => return probe,
+/// Bytes of a file read while counting its lines.
+pub const LINES_READ_CAP: u64 = 16 * 1024 * 1024;
+
+pub fn count_lines(dir: &Dir, rel: &RelPath, enough: u64) -> Probe {
+    let file = match dir.open_read(Path::new(rel.as_str())) {
+        Ok(file) => file,
+        Err(err) => return probe_of(err),
     };
-    if path.is_dir() {
-        return Probe::WrongKind;
-    }
-    match count_nonblank_lines(&path) {
+    match count_nonblank_lines(file.take(LINES_READ_CAP), enough) {
         Ok(n) => Probe::Count(n),
         Err(err) => Probe::Error(err.to_string()),
     }
 }
 
-fn count_nonblank_lines(path: &Path) -> io::Result<u64> {
-    let mut file = File::open(path)?;
+fn count_nonblank_lines(mut file: impl Read, enough: u64) -> io::Result<u64> {
     let mut buf = vec![0u8; 64 * 1024];
     let (mut count, mut line_has_content) = (0u64, false);
     loop {
@@ -51,6 +53,9 @@ fn count_nonblank_lines(path: &Path) -> io::Result<u64> {
                 b'\n' => {
                     count += u64::from(line_has_content);
                     line_has_content = false;
+                    if count >= enough {
+                        return Ok(count);
+                    }
                 }
                 b' ' | b'\t' | b'\r' | 0x0b | 0x0c => {}
                 _ => line_has_content = true,
@@ -62,18 +67,16 @@ fn count_nonblank_lines(path: &Path) -> io::Result<u64> {
 
 /// Counts files under `rel`, stopping at `enough` (each file costs an ignore lookup, and
 /// a 20,000-file `src/` is common; BENCHMARKS.md).
-pub fn count_files(root: &Path, rel: &RelPath, enough: u64) -> Probe {
-    let path = match resolve_inside(root, rel) {
-        Ok(path) => path,
-        Err(probe) => return probe,
+pub fn count_files(dir: &Dir, rel: &RelPath, enough: u64) -> Probe {
+    let walk = match dir.walk(Path::new(rel.as_str())) {
+        Ok(walk) => walk,
+        Err(err) => return probe_of(err),
     };
-    if !path.is_dir() {
-        return Probe::WrongKind;
-    }
-    let repo = git2::Repository::discover(&path).ok();
-    let workdir = repo
-        .as_ref()
-        .and_then(|r| r.workdir().and_then(|w| w.canonicalize().ok()));
+    let repo = git2::Repository::discover(dir.root()).ok();
+    let workdir = repo.as_ref().and_then(|r| {
+        r.workdir()
+            .and_then(|w| crate::store::door::canonical_dir(w).ok())
+    });
     let ignored = |p: &Path| -> bool {
         match (&repo, &workdir) {
             (Some(repo), Some(workdir)) => p
@@ -82,13 +85,10 @@ pub fn count_files(root: &Path, rel: &RelPath, enough: u64) -> Probe {
             _ => false,
         }
     };
-    let walker = walkdir::WalkDir::new(&path)
-        .follow_links(false)
-        .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir() && e.file_name() == ".git")
-                && (e.depth() == 0 || !ignored(e.path()))
-        });
+    let walker = walk.into_iter().filter_entry(|e| {
+        !(e.file_type().is_dir() && e.file_name() == ".git")
+            && (e.depth() == 0 || !ignored(e.path()))
+    });
     let mut count = 0;
     for entry in walker {
         if count >= enough {
@@ -104,6 +104,7 @@ pub fn count_files(root: &Path, rel: &RelPath, enough: u64) -> Probe {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
     use std::fs;
 
@@ -113,10 +114,15 @@ mod tests {
         RelPath::new(text).unwrap()
     }
 
+    fn open(root: &Path) -> Dir {
+        Dir::open(root).unwrap()
+    }
+
     #[test]
     fn counts_non_blank_lines() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
+        let door = open(&root);
         for (content, want) in [
             ("", 0),
             ("a", 1),
@@ -126,14 +132,23 @@ mod tests {
         ] {
             fs::write(root.join("f.md"), content).unwrap();
             assert_eq!(
-                count_lines(&root, &rel("f.md")),
+                count_lines(&door, &rel("f.md"), u64::MAX),
                 Probe::Count(want),
                 "{content:?}"
             );
         }
-        assert_eq!(count_lines(&root, &rel("missing.md")), Probe::Missing);
+        assert_eq!(count_lines(&door, &rel("missing.md"), 9), Probe::Missing);
         fs::create_dir(root.join("d")).unwrap();
-        assert_eq!(count_lines(&root, &rel("d")), Probe::WrongKind);
+        assert_eq!(count_lines(&door, &rel("d"), 9), Probe::WrongKind);
+    }
+
+    #[test]
+    fn counting_lines_stops_at_enough() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::write(root.join("f.md"), "a\nb\nc\nd\n").unwrap();
+        assert_eq!(count_lines(&open(&root), &rel("f.md"), 2), Probe::Count(2));
+        assert_eq!(count_lines(&open(&root), &rel("f.md"), 9), Probe::Count(4));
     }
 
     #[test]
@@ -147,15 +162,16 @@ mod tests {
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(path, "x").unwrap();
         }
-        assert_eq!(count_files(&root, &rel("src"), u64::MAX), Probe::Count(2));
-        assert_eq!(count_files(&root, &rel("."), u64::MAX), Probe::Count(3));
+        let door = open(&root);
+        assert_eq!(count_files(&door, &rel("src"), u64::MAX), Probe::Count(2));
+        assert_eq!(count_files(&door, &rel("."), u64::MAX), Probe::Count(3));
         assert_eq!(
-            count_files(&root, &rel("src/a.rs"), u64::MAX),
+            count_files(&door, &rel("src/a.rs"), u64::MAX),
             Probe::WrongKind
         );
-        assert_eq!(count_files(&root, &rel("nope"), u64::MAX), Probe::Missing);
+        assert_eq!(count_files(&door, &rel("nope"), u64::MAX), Probe::Missing);
         // The count stops once it is enough.
-        assert_eq!(count_files(&root, &rel("."), 2), Probe::Count(2));
+        assert_eq!(count_files(&door, &rel("."), 2), Probe::Count(2));
     }
 
     #[test]
@@ -166,10 +182,30 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("link.md")).unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("linkdir")).unwrap();
-        assert_eq!(count_lines(&root, &rel("link.md")), Probe::Outside);
+        std::os::unix::fs::symlink("../../..", root.join("up")).unwrap();
+        let door = open(&root);
+        assert_eq!(count_lines(&door, &rel("link.md"), 9), Probe::Outside);
         assert_eq!(
-            count_files(&root, &rel("linkdir"), u64::MAX),
+            count_files(&door, &rel("linkdir"), u64::MAX),
             Probe::Outside
         );
+        assert_eq!(count_files(&door, &rel("up"), u64::MAX), Probe::Outside);
+    }
+
+    #[test]
+    fn follows_symlinks_that_stay_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::create_dir(root.join("docs")).unwrap();
+        fs::write(root.join("docs/real.md"), "a\nb\n").unwrap();
+        std::os::unix::fs::symlink("docs/real.md", root.join("rel.md")).unwrap();
+        std::os::unix::fs::symlink(root.join("docs"), root.join("abs")).unwrap();
+        std::os::unix::fs::symlink("../docs/real.md", root.join("docs/up.md")).unwrap();
+        let door = open(&root);
+        assert_eq!(count_lines(&door, &rel("rel.md"), 9), Probe::Count(2));
+        assert_eq!(count_lines(&door, &rel("abs/real.md"), 9), Probe::Count(2));
+        assert_eq!(count_lines(&door, &rel("docs/up.md"), 9), Probe::Count(2));
+        // The symlink inside docs/ is not a file of its own.
+        assert_eq!(count_files(&door, &rel("abs"), 9), Probe::Count(1));
     }
 }

@@ -5,23 +5,41 @@
 //! .claude/pagent/events.jsonl     the event log
 //! .claude/pagent/lock             the lock that serialises state writers
 //! .claude/pagent/workflows/*.json the project's own workflows
+//! .claude/pagent/config.json      the project's own settings
 //! .claude/prompts/<stage>.md      prompt overrides
+//! .claude/pagent/runs/            `pagent loop`: each agent run's prompt and output
+//! .claude/pagent/runner.lock      held by the `pagent loop` driving the state
+//! .claude/pagent/worktrees/NAME   `pagent loop --worktree NAME` (see `worktree.rs`)
 //! ```
+//!
+//! Every path here is relative to the root and reached through the project's
+//! [`Dir`](crate::store::door::Dir), the one door to its files.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 
 use crate::args::Global;
 use crate::env::Env;
+use crate::store::door::{self, Dir};
 
 pub const STATE_FILE: &str = ".claude/pagent-pipeline.json";
 pub const PAGENT_DIR: &str = ".claude/pagent";
+pub const EVENTS_FILE: &str = ".claude/pagent/events.jsonl";
+pub const LOCK_FILE: &str = ".claude/pagent/lock";
+pub const WORKFLOWS_DIR: &str = ".claude/pagent/workflows";
+pub const CONFIG_FILE: &str = ".claude/pagent/config.json";
+pub const PROMPTS_DIR: &str = ".claude/prompts";
+pub const RUNS_DIR: &str = ".claude/pagent/runs";
+pub const RUNNER_LOCK: &str = ".claude/pagent/runner.lock";
 
 #[derive(Debug, Clone)]
 pub struct Project {
     /// Canonical (symlinks resolved), so the seal binds the real folder.
     pub root: PathBuf,
+    /// The root, held open: every file access goes through it.
+    dir: Arc<Dir>,
 }
 
 /// The root named by the flag or Claude Code's environment, before any stdin is read.
@@ -40,15 +58,19 @@ impl Project {
     }
 
     pub fn at(path: &Path) -> anyhow::Result<Project> {
-        let root = path
-            .canonicalize()
+        let root = door::canonical_dir(path)
             .with_context(|| format!("the project folder {} cannot be opened", path.display()))?;
-        anyhow::ensure!(
-            root.is_dir(),
-            "the project path {} is not a folder",
-            root.display()
-        );
-        Ok(Project { root })
+        let dir = Dir::open(&root)
+            .with_context(|| format!("the project folder {} cannot be opened", root.display()))?;
+        Ok(Project {
+            root,
+            dir: Arc::new(dir),
+        })
+    }
+
+    /// The one door to the project's files.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
     }
 
     pub fn state_path(&self) -> PathBuf {
@@ -59,25 +81,8 @@ impl Project {
         self.root.join(PAGENT_DIR)
     }
 
-    pub fn events_path(&self) -> PathBuf {
-        self.pagent_dir().join("events.jsonl")
-    }
-
-    pub fn lock_path(&self) -> PathBuf {
-        self.pagent_dir().join("lock")
-    }
-
     pub fn workflows_dir(&self) -> PathBuf {
-        self.pagent_dir().join("workflows")
-    }
-
-    pub fn prompts_dir(&self) -> PathBuf {
-        self.root.join(".claude").join("prompts")
-    }
-
-    /// Marker remembering which unsealed state the user was already warned about.
-    pub fn unsealed_marker(&self) -> PathBuf {
-        self.pagent_dir().join("unsealed-warned")
+        self.root.join(WORKFLOWS_DIR)
     }
 
     /// What the seal binds the state to.

@@ -1,16 +1,15 @@
 //! The per-user secret that seals state files (see `pagent_engine::seal`).
 //!
 //! It lives outside every project, in pagent's config folder, readable only by its owner.
-//! It is created on first set-up with `create_new`, so two set-ups racing cannot end with
+//! It is created on first set-up with `O_EXCL`, so two set-ups racing cannot end with
 //! different secrets; hooks only ever read it, and a missing secret means "nothing here
 //! is sealed by this user".
 
-use std::fs::{self, OpenOptions};
-use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+
+use crate::store::door::{self, Dir};
 
 const FILE: &str = "secret";
 const LEN: usize = 32;
@@ -21,8 +20,8 @@ fn path(config_dir: &Path) -> PathBuf {
 
 /// Reads the secret; `None` if there is none yet or it cannot be read.
 pub fn read_secret(config_dir: Option<&Path>) -> Option<Vec<u8>> {
-    let text = fs::read_to_string(path(config_dir?)).ok()?;
-    let bytes = decode_hex(text.trim())?;
+    let bytes = door::read_outside(&path(config_dir?), 1024).ok()?;
+    let bytes = decode_hex(std::str::from_utf8(&bytes).ok()?.trim())?;
     (bytes.len() == LEN).then_some(bytes)
 }
 
@@ -34,29 +33,14 @@ pub fn read_or_create_secret(config_dir: Option<&Path>) -> anyhow::Result<Vec<u8
     if let Some(secret) = read_secret(Some(dir)) {
         return Ok(secret);
     }
-    fs::create_dir_all(dir)
+    Dir::open_or_create_private(dir)
         .with_context(|| format!("cannot create pagent's config folder {}", dir.display()))?;
-    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
-    let mut random = [0u8; LEN];
-    fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut random))
-        .context("cannot read random bytes from /dev/urandom")?;
+    let random: [u8; LEN] =
+        door::random_bytes().context("cannot read random bytes from /dev/urandom")?;
     let file = path(dir);
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&file)
-    {
-        Ok(mut f) => {
-            f.write_all(pagent_engine::seal::hex(&random).as_bytes())
-                .and_then(|()| f.sync_all())
-                .with_context(|| format!("cannot write {}", file.display()))?;
-        }
-        // Another process created it first: use theirs.
-        Err(err) if err.kind() == ErrorKind::AlreadyExists => {}
-        Err(err) => return Err(err).with_context(|| format!("cannot create {}", file.display())),
-    }
+    // Another process may have created it first: then theirs is used.
+    door::create_new_private(&file, pagent_engine::seal::hex(&random).as_bytes())
+        .with_context(|| format!("cannot create {}", file.display()))?;
     read_secret(Some(dir)).with_context(|| {
         format!(
             "{} exists but is not a valid pagent secret; delete it and run again",
@@ -76,7 +60,11 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@
 //! the same Claude Code session (the user is restarting their own loop) or with `--force`:
 //! another session's running loop is never clobbered by accident.
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use pagent_engine::{State, format_duration};
 
 use crate::eventlog::{Event, append_event};
@@ -17,12 +17,16 @@ pub fn install_state(
     state: &State,
     force: bool,
     action: &str,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<State> {
     let secret = secret::read_or_create_secret(config_dir)?;
+    let mut state = state.clone();
+    let id: [u8; 8] = crate::store::door::random_bytes().context("cannot read random bytes")?;
+    state.loop_id = pagent_engine::seal::hex(&id);
     let _lock = store::lock_state(project)?;
     // A corrupt old file is simply replaced: it holds no loop anyone can continue.
     if let Ok(Some(old)) = store::read_state(project)
         && old.is_active()
+        && store::ownership(project, config_dir, &old) == store::Ownership::Own
         && !force
         && (old.session_id.is_none() || old.session_id != state.session_id)
     {
@@ -39,8 +43,8 @@ pub fn install_state(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    store::write_state_atomic(project, state, &secret)?;
-    if let Err(err) = exclude::exclude_pagent_files(&project.root) {
+    let state = store::write_state_atomic(project, config_dir, &state, &secret)?;
+    if let Err(err) = exclude::exclude_pagent_files(project) {
         ui::warn(&format!(
             "could not add pagent's files to .git/info/exclude: {err:#}"
         ));
@@ -60,7 +64,30 @@ pub fn install_state(
     if let Err(err) = append_event(project, &event) {
         ui::warn(&format!("cannot append to the event log: {err:#}"));
     }
-    Ok(())
+    Ok(state)
+}
+
+/// What set-up says about the project files it used, beside the loop's first prompt.
+#[derive(Debug, Default)]
+pub struct Notes {
+    /// Where the workflow came from (pipelines).
+    pub source: String,
+    /// Every project-supplied file the loop uses (workflow, prompt overrides, config).
+    pub used: Vec<String>,
+    /// Notices: files ignored, files trusted.
+    pub lines: Vec<String>,
+}
+
+impl Notes {
+    #[allow(clippy::print_stdout)]
+    pub fn print(&self) {
+        if !self.used.is_empty() {
+            println!("From the project: {}.", self.used.join(", "));
+        }
+        for line in &self.lines {
+            println!("pagent: {line}");
+        }
+    }
 }
 
 /// The header the model reads above a stage's prompt: where the loop is.

@@ -13,7 +13,6 @@
 //! and the honest answer is "unknown".
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -23,8 +22,12 @@ const BLOCK: usize = 64 * 1024;
 /// The most bytes read from the end before giving up.
 pub const SCAN_BUDGET: u64 = 32 * 1024 * 1024;
 
+/// The last assistant message of the transcript at `path`. Claude Code names the file;
+/// it is opened as a regular file only (never a FIFO or a device, which could block or
+/// never end), without blocking.
 pub fn read_last_assistant_text(path: &Path) -> io::Result<Option<String>> {
-    let mut lines = BackwardLines::new(File::open(path)?, SCAN_BUDGET)?;
+    let file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
+    let mut lines = BackwardLines::new(file, SCAN_BUDGET)?;
     last_assistant_text(std::iter::from_fn(|| lines.next_line().transpose()))
 }
 
@@ -167,6 +170,7 @@ fn join(mut head: Vec<u8>, rest: Vec<Vec<u8>>) -> Vec<u8> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
     use std::io::Write;
 
@@ -292,7 +296,8 @@ mod tests {
             .collect();
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         let file = write(&refs);
-        let mut reader = BackwardLines::new(File::open(file.path()).unwrap(), SCAN_BUDGET).unwrap();
+        let mut reader =
+            BackwardLines::new(std::fs::File::open(file.path()).unwrap(), SCAN_BUDGET).unwrap();
         assert_eq!(reader.next_line().unwrap().unwrap(), b"");
         for expected in lines.iter().rev() {
             assert_eq!(

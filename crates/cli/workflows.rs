@@ -2,17 +2,21 @@
 //!
 //! The built-in `prd-to-code` workflow and its prompts are the files in `plugin/`,
 //! embedded at build time so the binary works without the repository, and copyable by
-//! users as a starting point. A project overrides any stage's prompt with
-//! `.claude/prompts/<stage>.md` (or `.txt`), whatever workflow it runs.
+//! users as a starting point. A built-in name always means the built-in: a project file
+//! of the same name (which a cloned repository could plant) is ignored, with a notice.
+//! A project overrides any stage's prompt with `.claude/prompts/<stage>.md` (or `.txt`),
+//! whatever workflow it runs. Every project file is read through the project's door, and
+//! set-up names each one it used, so nothing a repository supplies goes unannounced.
+//! `prompt_file`s stay inside the workflow's folder (and inside the project, for a
+//! project's workflow): a workflow cannot pull `~/.ssh/id_rsa` into a prompt.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
 use pagent_engine::{PromptSource, Workflow, render_template};
 
-use crate::probe;
-use crate::project::Project;
+use crate::project::{PROMPTS_DIR, Project, WORKFLOWS_DIR};
+use crate::store::{SMALL_FILE_CAP, door};
 
 pub const DEFAULT_WORKFLOW: &str = "prd-to-code";
 
@@ -45,16 +49,29 @@ const BUILT_IN_PROMPTS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Where a workflow came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    BuiltIn,
+    /// A file inside the project, relative to its root.
+    Project(PathBuf),
+    /// A file outside the project that the user named.
+    Outside(PathBuf),
+}
+
 #[derive(Debug)]
 pub struct LoadedWorkflow {
     pub workflow: Workflow,
-    /// The folder `prompt_file`s are relative to; `None` for a built-in workflow.
-    pub dir: Option<PathBuf>,
+    pub origin: Origin,
+    /// The workflow file's bytes (for trust), empty for a built-in.
+    pub bytes: Vec<u8>,
     /// Where it came from, for messages.
     pub source: String,
+    /// Notices for the user (a project file ignored, and why).
+    pub notices: Vec<String>,
 }
 
-/// `spec` is a name (project workflows first, then built-in) or a path to a JSON file.
+/// `spec` is a name (built-in first, then the project's workflows) or a path to a JSON file.
 pub fn load_workflow(
     project: &Project,
     spec: Option<&str>,
@@ -62,46 +79,81 @@ pub fn load_workflow(
 ) -> anyhow::Result<LoadedWorkflow> {
     let spec = spec.unwrap_or(DEFAULT_WORKFLOW);
     let looks_like_path = spec.contains('/') || spec.ends_with(".json");
-    let path = if looks_like_path {
+    let mut notices = Vec::new();
+    if !looks_like_path && let Some((_, text)) = BUILT_IN.iter().find(|(name, _)| *name == spec) {
+        let shadow = Path::new(WORKFLOWS_DIR).join(format!("{spec}.json"));
+        if project.dir().kind(&shadow).ok().flatten().is_some() {
+            notices.push(format!(
+                "{} was ignored: `{spec}` is the name of a built-in workflow, and a built-in name \
+                 always means the built-in (rename the file to use it)",
+                shadow.display()
+            ));
+        }
+        let workflow = parse(text, spec).with_context(|| {
+            format!("the built-in workflow {spec} is invalid (a bug in pagent)")
+        })?;
+        return Ok(LoadedWorkflow {
+            workflow,
+            origin: Origin::BuiltIn,
+            bytes: Vec::new(),
+            source: format!("built-in {spec}"),
+            notices,
+        });
+    }
+    let origin = if looks_like_path {
         let given = Path::new(spec);
-        Some(if given.is_absolute() {
+        let path = if given.is_absolute() {
             given.to_path_buf()
         } else {
             cwd.join(given)
-        })
-    } else {
-        Some(project.workflows_dir().join(format!("{spec}.json"))).filter(|p| p.exists())
-    };
-    if let Some(path) = path {
-        let text = fs::read_to_string(&path)
+        };
+        let real = door::canonical(&path)
             .with_context(|| format!("cannot read the workflow {}", path.display()))?;
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let workflow =
-            parse(&text, &stem).with_context(|| format!("invalid workflow {}", path.display()))?;
-        return Ok(LoadedWorkflow {
-            workflow,
-            dir: path.parent().map(Path::to_path_buf),
-            source: project.display_path(&path),
-        });
-    }
-    let Some((_, text)) = BUILT_IN.iter().find(|(name, _)| *name == spec) else {
-        let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
-        bail!(
-            "no workflow named {spec:?}: not in {} and not built in (built in: {})",
-            project.display_path(&project.workflows_dir()),
-            names.join(", ")
-        );
+        match real.strip_prefix(&project.root) {
+            Ok(inside) => Origin::Project(inside.to_path_buf()),
+            Err(_) => Origin::Outside(real),
+        }
+    } else {
+        let rel = Path::new(WORKFLOWS_DIR).join(format!("{spec}.json"));
+        if project.dir().kind(&rel).ok().flatten().is_none() {
+            let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+            bail!(
+                "no workflow named {spec:?}: not in {WORKFLOWS_DIR} and not built in (built in: {})",
+                names.join(", ")
+            );
+        }
+        Origin::Project(rel)
     };
-    let workflow = parse(text, spec)
-        .with_context(|| format!("the built-in workflow {spec} is invalid (a bug in pagent)"))?;
+    let (bytes, shown) = match &origin {
+        Origin::Project(rel) => (
+            project.dir().read(rel, SMALL_FILE_CAP),
+            rel.display().to_string(),
+        ),
+        Origin::Outside(path) => (
+            door::read_outside(path, SMALL_FILE_CAP),
+            path.display().to_string(),
+        ),
+        Origin::BuiltIn => unreachable_built_in()?,
+    };
+    let bytes = bytes.with_context(|| format!("cannot read the workflow {shown}"))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| anyhow::anyhow!("the workflow {shown} is not UTF-8 text"))?;
+    let stem = Path::new(&shown)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let workflow = parse(text, &stem).with_context(|| format!("invalid workflow {shown}"))?;
     Ok(LoadedWorkflow {
         workflow,
-        dir: None,
-        source: format!("built-in {spec}"),
+        origin,
+        bytes,
+        source: shown,
+        notices,
     })
+}
+
+fn unreachable_built_in<T>() -> anyhow::Result<T> {
+    bail!("a built-in workflow has no file (a bug in pagent)")
 }
 
 fn parse(text: &str, fallback_name: &str) -> anyhow::Result<Workflow> {
@@ -109,69 +161,134 @@ fn parse(text: &str, fallback_name: &str) -> anyhow::Result<Workflow> {
     Ok(Workflow::from_json(&value, fallback_name)?)
 }
 
-/// Each stage's prompt, overrides applied and placeholders substituted.
+/// Each stage's prompt, overrides applied and placeholders substituted, and the project
+/// files that supplied prompts.
 pub fn render_prompts(
     project: &Project,
     loaded: &LoadedWorkflow,
     prd_path: Option<&str>,
-) -> anyhow::Result<Vec<String>> {
-    loaded
+) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let mut used = Vec::new();
+    let prompts = loaded
         .workflow
         .stages
         .iter()
         .map(|stage| {
             let template = match read_override(project, &stage.name)? {
-                Some(text) => text,
+                Some((text, file)) => {
+                    used.push(file);
+                    text
+                }
                 None => match &stage.prompt {
                     PromptSource::Inline(text) => text.clone(),
-                    PromptSource::File(file) => read_prompt_file(loaded, file)
-                        .with_context(|| format!("stage {}: prompt_file {file:?}", stage.name))?,
+                    PromptSource::File(file) => {
+                        let (text, from) =
+                            read_prompt_file(project, loaded, file).with_context(|| {
+                                format!("stage {}: prompt_file {file:?}", stage.name)
+                            })?;
+                        used.extend(from);
+                        text
+                    }
                 },
             };
             Ok(render_template(&template, prd_path))
         })
-        .collect()
+        .collect::<anyhow::Result<Vec<String>>>()?;
+    Ok((prompts, used))
 }
 
-fn read_override(project: &Project, stage: &str) -> anyhow::Result<Option<String>> {
+fn read_override(project: &Project, stage: &str) -> anyhow::Result<Option<(String, String)>> {
     for ext in ["md", "txt"] {
-        let path = project.prompts_dir().join(format!("{stage}.{ext}"));
-        match fs::read_to_string(&path) {
-            Ok(text) if !text.trim().is_empty() => return Ok(Some(text)),
-            Ok(_) => bail!(
-                "the prompt override {} is empty",
-                project.display_path(&path)
-            ),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => {
-                return Err(err).with_context(|| {
-                    format!("cannot read the prompt override {}", path.display())
-                });
-            }
+        let rel = Path::new(PROMPTS_DIR).join(format!("{stage}.{ext}"));
+        let shown = rel.display().to_string();
+        let Some(bytes) = project
+            .dir()
+            .read_if_exists(&rel, SMALL_FILE_CAP)
+            .with_context(|| format!("cannot read the prompt override {shown}"))?
+        else {
+            continue;
+        };
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("the prompt override {shown} is not UTF-8 text"))?;
+        if text.trim().is_empty() {
+            bail!("the prompt override {shown} is empty");
         }
+        return Ok(Some((text, shown)));
     }
     Ok(None)
 }
 
-fn read_prompt_file(loaded: &LoadedWorkflow, file: &str) -> anyhow::Result<String> {
-    let text = match &loaded.dir {
-        None => BUILT_IN_PROMPTS
-            .iter()
-            .find(|(path, _)| *path == file)
-            .map(|(_, text)| (*text).to_owned())
-            .context("not a built-in prompt")?,
-        Some(dir) => fs::read_to_string(dir.join(file))
-            .with_context(|| format!("cannot read {}", dir.join(file).display()))?,
+/// A `prompt_file`'s text, and the project file it came from (if it did).
+fn read_prompt_file(
+    project: &Project,
+    loaded: &LoadedWorkflow,
+    file: &str,
+) -> anyhow::Result<(String, Option<String>)> {
+    let (bytes, from) = match &loaded.origin {
+        Origin::BuiltIn => (
+            BUILT_IN_PROMPTS
+                .iter()
+                .find(|(path, _)| *path == file)
+                .map(|(_, text)| text.as_bytes().to_vec())
+                .context("not a built-in prompt")?,
+            None,
+        ),
+        Origin::Project(workflow) => {
+            let folder = workflow.parent().unwrap_or(Path::new(""));
+            let rel = inside(folder, file).with_context(|| {
+                "a prompt_file must be a relative path inside the project".to_owned()
+            })?;
+            let bytes = project
+                .dir()
+                .read(&rel, SMALL_FILE_CAP)
+                .with_context(|| format!("cannot read {}", rel.display()))?;
+            (bytes, Some(rel.display().to_string()))
+        }
+        Origin::Outside(workflow) => {
+            let folder = workflow.parent().unwrap_or(Path::new("/"));
+            let rel = inside(Path::new(""), file).with_context(|| {
+                "a prompt_file must be a relative path inside the workflow's folder".to_owned()
+            })?;
+            let path = folder.join(rel);
+            let real = door::canonical(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            anyhow::ensure!(
+                real.starts_with(folder),
+                "{} leads outside the workflow's folder",
+                path.display()
+            );
+            let bytes = door::read_outside(&real, SMALL_FILE_CAP)?;
+            (bytes, None)
+        }
     };
+    let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("not UTF-8 text"))?;
     anyhow::ensure!(!text.trim().is_empty(), "the prompt file is empty");
-    Ok(text)
+    Ok((text, from))
+}
+
+/// `file` joined to `folder`, lexically, refusing absolute paths and any `..` that climbs
+/// above `folder`'s own root (the project's root, for a relative `folder`).
+fn inside(folder: &Path, file: &str) -> Option<PathBuf> {
+    let joined = folder.join(file);
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for component in joined.components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(parts.iter().collect())
 }
 
 /// Refuses condition paths that exist and resolve outside the project (symlinks).
 pub fn check_paths_stay_inside(project: &Project, workflow: &Workflow) -> anyhow::Result<()> {
     for (i, stage) in workflow.stages.iter().enumerate() {
         for path in stage.exit_when.paths() {
-            if let Err(pagent_engine::Probe::Outside) = probe::resolve_inside(&project.root, path) {
+            if let Err(door::DoorError::Outside(_)) = project.dir().kind(Path::new(path.as_str())) {
                 bail!("stages[{i}].exit_when: {path} is a symlink that leads outside the project");
             }
         }

@@ -7,9 +7,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use git2::{IndexAddOption, Repository, Signature, WorktreeAddOptions};
+
+use crate::store::door::{self, Dir};
 
 /// Where loop worktrees live, inside the repository's work tree (ignored through
 /// `.git/info/exclude` with the rest of `.claude/pagent/`).
@@ -34,15 +37,15 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
         "the worktree name {name:?} must be letters, digits, '-', '_' or '.'"
     );
     let repo = Repository::discover(project_root).context("--worktree needs a git repository")?;
-    let workdir = repo
-        .workdir()
-        .context("the repository has no work tree")?
-        .to_path_buf();
-    let path = workdir.join(WORKTREES).join(name);
+    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)
+        .context("the repository's work tree cannot be opened")?;
+    let tree = Dir::open(&workdir)?;
+    let rel = Path::new(WORKTREES).join(name);
+    let path = workdir.join(&rel);
     let branch = format!("pagent/{name}");
-    if path.join(".git").exists() {
+    if let Some(found) = reusable(&repo, &tree, &rel, &path)? {
         return Ok(Worktree {
-            path,
+            path: found,
             branch,
             created: false,
         });
@@ -50,17 +53,14 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
     // Loops started together (pagent parallel) create worktrees at the same moment;
     // libgit2 is not safe against that (it fails to mkdir .git/worktrees that another
     // process just made), so creation is serialised on a lock in the git folder.
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(repo.commondir().join("pagent-worktree.lock"))
-        .context("cannot open the worktree lock")?;
-    lock.lock().context("cannot lock the worktree lock")?;
-    std::fs::create_dir_all(repo.commondir().join("worktrees"))?;
-    if path.join(".git").exists() {
+    let git_dir = Dir::open(&door::canonical_dir(repo.commondir())?)?;
+    let _lock = git_dir
+        .lock(Path::new("pagent-worktree.lock"), Duration::from_secs(120))
+        .context("cannot lock the worktree lock")?;
+    git_dir.create_dir_all(Path::new("worktrees"))?;
+    if let Some(found) = reusable(&repo, &tree, &rel, &path)? {
         return Ok(Worktree {
-            path,
+            path: found,
             branch,
             created: false,
         });
@@ -76,7 +76,7 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
             .with_context(|| format!("cannot create the branch {branch}"))?
             .into_reference(),
     };
-    std::fs::create_dir_all(path.parent().unwrap_or(&workdir))?;
+    tree.create_dir_all(Path::new(WORKTREES))?;
     let mut options = WorktreeAddOptions::new();
     options.reference(Some(&reference));
     // libgit2 names the worktree's admin folder after this; keep it unique per branch.
@@ -88,6 +88,37 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
         branch,
         created: true,
     })
+}
+
+/// The existing worktree at `rel` (`path` in full), if it is one this repository has
+/// registered there; an error if something else is in its place (a planted symlink to
+/// another repository must never be reused).
+fn reusable(
+    repo: &Repository,
+    tree: &Dir,
+    rel: &Path,
+    path: &Path,
+) -> anyhow::Result<Option<PathBuf>> {
+    match tree.kind_no_follow(rel)? {
+        None => return Ok(None),
+        Some(door::Kind::Dir) => {}
+        Some(kind) => bail!(
+            "{} is {kind:?}, not a worktree folder; remove it to let pagent create the worktree",
+            path.display()
+        ),
+    }
+    for admin in repo.worktrees()?.iter().flatten() {
+        let Ok(registered) = repo.find_worktree(admin) else {
+            continue;
+        };
+        if door::canonical(registered.path()).is_ok_and(|p| p == path) {
+            return Ok(Some(path.to_path_buf()));
+        }
+    }
+    bail!(
+        "{} exists but is not a worktree of this repository; remove it to let pagent create the worktree",
+        path.display()
+    )
 }
 
 /// Commits every change in `root`'s work tree (what `git add -A` would add); `None` when
@@ -159,6 +190,7 @@ fn run(root: &Path, program: &str, args: &[&str]) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
     use std::fs;
 

@@ -1,9 +1,11 @@
-//! The real [`World`]: the engine's questions answered from the project on disk.
+//! The real [`World`]: the engine's questions answered from the project on disk, every
+//! file through the project's door.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use pagent_engine::{Check, CheckOutcome, Probe, RelPath, World};
+use pagent_engine::{Check, CheckOutcome, Probe, RelPath, State, World};
 
+use crate::project::Project;
 use crate::{check, fingerprint, probe, transcript};
 
 /// Larger files are not read as text (a PRD's stories are small).
@@ -11,8 +13,9 @@ const MAX_TEXT_BYTES: u64 = 16 * 1024 * 1024;
 
 #[derive(Debug)]
 pub struct FsWorld<'a> {
-    root: &'a Path,
+    project: &'a Project,
     stage: String,
+    loop_id: String,
     /// `last_assistant_message` from the hook input, the first source to trust.
     hook_message: Option<String>,
     transcript: Option<PathBuf>,
@@ -22,16 +25,17 @@ pub struct FsWorld<'a> {
 }
 
 impl<'a> FsWorld<'a> {
-    /// A world for deciding a Stop.
+    /// A world for deciding an iteration of `state`'s loop.
     pub fn for_hook(
-        root: &'a Path,
-        stage: &str,
+        project: &'a Project,
+        state: &State,
         hook_message: Option<String>,
         transcript: Option<PathBuf>,
     ) -> FsWorld<'a> {
         FsWorld {
-            root,
-            stage: stage.to_owned(),
+            project,
+            stage: state.current().name.clone(),
+            loop_id: state.loop_id.clone(),
             hook_message,
             transcript,
             run_commands: true,
@@ -40,10 +44,11 @@ impl<'a> FsWorld<'a> {
     }
 
     /// A world that only looks: no commands, no transcript.
-    pub fn read_only(root: &'a Path) -> FsWorld<'a> {
+    pub fn read_only(project: &'a Project) -> FsWorld<'a> {
         FsWorld {
-            root,
+            project,
             stage: String::new(),
+            loop_id: String::new(),
             hook_message: None,
             transcript: None,
             run_commands: false,
@@ -53,27 +58,21 @@ impl<'a> FsWorld<'a> {
 }
 
 impl World for FsWorld<'_> {
-    fn count_lines(&mut self, path: &RelPath) -> Probe {
-        probe::count_lines(self.root, path)
+    fn count_lines(&mut self, path: &RelPath, enough: u64) -> Probe {
+        probe::count_lines(self.project.dir(), path, enough)
     }
 
     fn count_files(&mut self, path: &RelPath, enough: u64) -> Probe {
-        probe::count_files(self.root, path, enough)
+        probe::count_files(self.project.dir(), path, enough)
     }
 
     fn read_text(&mut self, path: &RelPath) -> Result<String, Probe> {
-        let real = probe::resolve_inside(self.root, path)?;
-        let meta = std::fs::metadata(&real).map_err(|e| Probe::Error(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(Probe::WrongKind);
-        }
-        if meta.len() > MAX_TEXT_BYTES {
-            return Err(Probe::Error(format!(
-                "larger than {} MiB",
-                MAX_TEXT_BYTES >> 20
-            )));
-        }
-        std::fs::read_to_string(&real).map_err(|e| Probe::Error(e.to_string()))
+        let bytes = self
+            .project
+            .dir()
+            .read(std::path::Path::new(path.as_str()), MAX_TEXT_BYTES)
+            .map_err(probe::probe_of)?;
+        String::from_utf8(bytes).map_err(|_| Probe::Error("not UTF-8 text".into()))
     }
 
     fn last_assistant_message(&mut self) -> Option<String> {
@@ -93,10 +92,18 @@ impl World for FsWorld<'_> {
         if !self.run_commands {
             return CheckOutcome::NotRun;
         }
-        check::run_check(self.root, check, &self.stage)
+        let project = self.project;
+        let loop_id = self.loop_id.clone();
+        // A loop cancelled (or replaced) while its check runs stops the check at once.
+        let mut keep_going = || match crate::store::read_state(project) {
+            Ok(Some(state)) => state.is_active() && state.loop_id == loop_id,
+            Ok(None) => false,
+            Err(_) => true,
+        };
+        check::run_check(&project.root, check, &self.stage, &mut keep_going)
     }
 
     fn fingerprint(&mut self) -> Option<String> {
-        fingerprint::fingerprint(self.root)
+        fingerprint::fingerprint(self.project)
     }
 }

@@ -247,6 +247,21 @@ fn typescript_needs_a_tsconfig_and_a_local_compiler() {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
+    // The project's own tsc is its code: skipped, said once, until trusted.
+    let untrusted = env.post_tool_use("Write", "web/src/app.ts", &[]);
+    assert!(
+        !untrusted.stdout.contains("additionalContext"),
+        "{untrusted}"
+    );
+    assert!(
+        untrusted
+            .stdout
+            .contains("Run `pagent trust web/node_modules/.bin/tsc` to allow it"),
+        "{untrusted}"
+    );
+    let again = env.post_tool_use("Write", "web/src/app.ts", &[]);
+    assert!(again.stdout.is_empty(), "said once: {again}");
+    env.cmd(&["trust", "web/node_modules/.bin/tsc"]).success();
     let context = env
         .post_tool_use("Write", "web/src/app.ts", &[])
         .context()
@@ -278,6 +293,23 @@ fn rust_files_get_cargo_check_in_their_crate() {
         "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
     );
     env.write("crate/src/main.rs", "fn main() { let x: u32 = \"a\"; }\n");
+    // cargo check runs the crate's build scripts: not before the user trusts it.
+    let untrusted = env.post_tool_use(
+        "Write",
+        "crate/src/main.rs",
+        &[("PATH", &path_of(&[&fake]))],
+    );
+    assert!(
+        !untrusted.stdout.contains("additionalContext"),
+        "{untrusted}"
+    );
+    assert!(
+        untrusted
+            .stdout
+            .contains("Run `pagent trust crate/Cargo.toml` to allow it"),
+        "{untrusted}"
+    );
+    env.cmd(&["trust", "crate/Cargo.toml"]).success();
     let context = env
         .post_tool_use(
             "Write",
@@ -336,6 +368,12 @@ fn project_config_overrides_checks_and_a_slow_check_times_out() {
         }}})
         .to_string(),
     );
+    let refused = env.cmd(&["ralph", "Fix it"]).failure();
+    assert!(
+        refused.stderr.contains(".py files: sleep 5") && refused.stderr.contains("pagent trust"),
+        "{refused}"
+    );
+    env.cmd(&["trust"]).success();
     env.cmd(&["ralph", "Fix it"])
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .success();

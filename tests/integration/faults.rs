@@ -117,7 +117,7 @@ fn writers_killed_at_random_moments_leave_the_old_or_the_new_state() {
 }
 
 #[test]
-fn sixty_four_hooks_at_once_for_many_rounds_lose_nothing() {
+fn sixty_four_hooks_at_once_lose_nothing_and_count_nothing_twice() {
     const HOOKS: u64 = 64;
     let rounds = if stress() { 15 } else { 3 };
     let env = TestEnv::new();
@@ -142,9 +142,11 @@ fn sixty_four_hooks_at_once_for_many_rounds_lose_nothing() {
                 .write_all(input.as_bytes())
                 .unwrap();
         }
+        // Each hook either blocks with the iteration it wrote, or finds the state
+        // changed under it and allows (its decision would count the same stop twice).
         let mut seen: Vec<u64> = children
             .into_iter()
-            .map(|child| {
+            .filter_map(|child| {
                 let out = child.wait_with_output().unwrap();
                 assert_eq!(
                     out.status.code(),
@@ -152,34 +154,42 @@ fn sixty_four_hooks_at_once_for_many_rounds_lose_nothing() {
                     "{}",
                     String::from_utf8_lossy(&out.stderr)
                 );
+                if out.stdout.is_empty() {
+                    return None;
+                }
                 let decision: Value = serde_json::from_slice(&out.stdout).unwrap();
                 let reason = decision["reason"].as_str().unwrap();
-                reason
-                    .split("iteration ")
-                    .nth(1)
-                    .unwrap()
-                    .split(' ')
-                    .next()
-                    .unwrap()
-                    .parse()
-                    .unwrap()
+                Some(
+                    reason
+                        .split("iteration ")
+                        .nth(1)
+                        .unwrap()
+                        .split(' ')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap(),
+                )
             })
             .collect();
         seen.sort_unstable();
+        let blocked = seen.len() as u64;
+        assert!(blocked >= 1, "round {round}: no hook got through");
+        // No lost update and no double count: the blocks are exactly the iterations added.
         assert_eq!(
             seen,
-            ((before + 1)..=(before + HOOKS)).collect::<Vec<_>>(),
+            ((before + 1)..=(before + blocked)).collect::<Vec<_>>(),
             "round {round}"
         );
-        assert_eq!(iterations(&env), before + HOOKS, "round {round}");
+        assert_eq!(iterations(&env), before + blocked, "round {round}");
     }
-    // One block event per hook, every line whole.
+    // One block event per block written, every line whole.
     let log = env.read(".claude/pagent/events.jsonl");
     assert_eq!(
         log.lines()
             .filter(|l| l.contains("\"action\":\"block\""))
             .count() as u64,
-        HOOKS * rounds as u64
+        iterations(&env) - 1
     );
     assert!(
         log.lines()

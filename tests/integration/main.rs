@@ -11,9 +11,12 @@
 )]
 
 mod backpressure;
+mod consent;
 mod faults;
 mod hook_input;
+mod hostile_repo;
 mod loop_runner;
+mod never_hostage;
 mod no_progress;
 mod pipeline;
 mod ralph;

@@ -142,7 +142,22 @@ fn a_project_workflow_with_a_failing_check_feeds_its_output_back() {
         ".claude/pagent/workflows/review.md",
         "Review the work against PRD_PATH.",
     );
-    let out = start(&env, &["--workflow", "checked"]);
+    // A project workflow that runs a command needs the user's trust first.
+    env.write("prd.md", "# PRD\nA todo app with a CLI.\n");
+    let refused = env
+        .cmd(&["run", "prd.md", "--workflow", "checked"])
+        .failure();
+    assert!(
+        refused
+            .stderr
+            .contains(".claude/pagent/workflows/checked.json (not trusted) would run:")
+            && refused.stderr.contains("stage build: sh check.sh")
+            && refused
+                .stderr
+                .contains("run `pagent trust .claude/pagent/workflows/checked.json`"),
+        "{refused}"
+    );
+    let out = start(&env, &["--workflow", "checked", "--trust"]);
     assert!(
         out.stdout.contains("Read prd.md and make check.sh pass."),
         "{out}"

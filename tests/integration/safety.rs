@@ -34,7 +34,8 @@ fn another_session_is_never_blocked_and_an_unclaimed_state_goes_to_the_first_sto
 fn plant_command_state(env: &TestEnv) {
     env.write(".claude/pagent/workflows/evil.json", &json!({"stages": [{"name": "x", "prompt": "p", "exit_when": {"custom": "touch pwned; exit 1"}}]}).to_string());
     env.write("prd.md", "# PRD\n");
-    env.cmd(&["run", "prd.md", "--workflow", "evil"]).success();
+    env.cmd(&["run", "prd.md", "--workflow", "evil", "--trust"])
+        .success();
 }
 
 #[test]

@@ -247,6 +247,96 @@ impl TestCommand {
         run
     }
 
+    /// Runs with a time limit (the whole process group is killed past it) and reports
+    /// the elapsed time and the peak memory: for inputs that could hang or grow a hook.
+    pub fn run_bounded(mut self, limit: std::time::Duration) -> Bounded {
+        use std::io::Read;
+        use std::os::unix::process::CommandExt;
+        // Peak memory through GNU time: a child forked from this (large, threaded) test
+        // process would count the test's own pages in its rusage.
+        let rss_file = tempfile::NamedTempFile::new().unwrap();
+        let mut timed = Command::new("/usr/bin/time");
+        timed
+            .args(["-f", "%M", "-o"])
+            .arg(rss_file.path())
+            .arg(self.command.get_program())
+            .args(self.command.get_args());
+        if let Some(dir) = self.command.get_current_dir() {
+            timed.current_dir(dir);
+        }
+        for (key, value) in self.command.get_envs() {
+            match value {
+                Some(value) => timed.env(key, value),
+                None => timed.env_remove(key),
+            };
+        }
+        timed
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let started = std::time::Instant::now();
+        // Reaped below with wait4, which also reports how it ended.
+        #[allow(clippy::zombie_processes)]
+        let mut child = timed.spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let stdin = self.stdin.take().unwrap_or_default();
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&stdin);
+        });
+        let read_all = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = r.read_to_end(&mut bytes);
+                bytes
+            })
+        };
+        let out = read_all(Box::new(child.stdout.take().unwrap()));
+        let err = read_all(Box::new(child.stderr.take().unwrap()));
+        let pid = i32::try_from(child.id()).unwrap();
+        let mut status = 0;
+        // SAFETY: zeroed rusage filled by wait4 for our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let mut hung = false;
+        loop {
+            // SAFETY: wait4 on our own child with valid out-pointers.
+            let done = unsafe { libc::wait4(pid, &raw mut status, libc::WNOHANG, &raw mut usage) };
+            if done == pid {
+                break;
+            }
+            if started.elapsed() > limit {
+                hung = true;
+                // SAFETY: kill the child's own process group, then reap it.
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                    libc::wait4(pid, &raw mut status, 0, &raw mut usage);
+                }
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let elapsed = started.elapsed();
+        let _ = writer.join();
+        let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        let run = Run {
+            code,
+            stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
+            stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
+            command: format!("{:?} ({})", self.command, self.env),
+        };
+        assert!(!hung, "hung for {elapsed:?} (killed)\n{run}");
+        assert_ne!(
+            run.code,
+            Some(2),
+            "pagent exited 2, which blocks in Claude Code\n{run}"
+        );
+        let max_rss_kb = fs::read_to_string(rss_file.path())
+            .ok()
+            .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
+            .unwrap_or_else(|| panic!("no peak memory from /usr/bin/time\n{run}"));
+        Bounded { run, max_rss_kb }
+    }
+
     pub fn success(self) -> Run {
         let run = self.run();
         assert_eq!(run.code, Some(0), "expected success\n{run}");
@@ -258,6 +348,14 @@ impl TestCommand {
         assert_eq!(run.code, Some(1), "expected exit 1\n{run}");
         run
     }
+}
+
+/// A [`TestCommand::run_bounded`] result.
+#[derive(Debug)]
+pub struct Bounded {
+    pub run: Run,
+    /// Peak resident memory of the process, in KiB.
+    pub max_rss_kb: i64,
 }
 
 #[derive(Debug)]

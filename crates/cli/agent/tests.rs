@@ -2,7 +2,10 @@
 //! stdout becomes the final message and both streams the log, a crash is a failure to
 //! retry, the two clocks stop a hung group, and a missing program never starts.
 
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use super::*;
+use std::fs;
 
 fn limits() -> Limits {
     Limits {
@@ -16,15 +19,19 @@ fn run(line: &str, limits: Limits) -> (AgentRun, tempfile::TempDir) {
     let spec = AgentSpec::Command {
         line: line.to_owned(),
     };
-    let log = dir.path().join("logs/iter-1.log");
+    fs::create_dir_all(dir.path().join("logs")).unwrap();
+    let prompt_file = dir.path().join("logs/iter-1.prompt.md");
+    fs::write(&prompt_file, "the prompt\n").unwrap();
+    let log = fs::File::create(dir.path().join("logs/iter-1.log")).unwrap();
     let run = run_agent(
         &spec,
         dir.path(),
         "the prompt\n",
+        &prompt_file,
+        Some(log),
         &[("EXTRA", "x".into())],
         limits,
-        &log,
-        &mut |_| {},
+        &mut |_| true,
     );
     (run, dir)
 }
@@ -105,10 +112,11 @@ fn a_missing_program_does_not_start() {
         &spec,
         dir.path(),
         "p",
+        &dir.path().join("p.md"),
+        None,
         &[],
         limits(),
-        &dir.path().join("l.log"),
-        &mut |_| {},
+        &mut |_| true,
     );
     assert!(matches!(run.end, End::NotStarted(_)), "{:?}", run.end);
 }

@@ -6,23 +6,35 @@
 //! checks on everywhere) it returns before reading stdin. Checks run only for the
 //! session that owns an active, sealed loop, or everywhere when the user's own config
 //! says `"always": true`. Like the Stop hook it fails open: an error is reported on
-//! stderr and the tool's result stands.
+//! stderr and the tool's result stands. A check that would run the project's own code is
+//! skipped unless the user trusted it; the hook says so once (to the user, remembered in
+//! their own folder), then stays quiet. Nothing is written into a project whose state is
+//! not the user's own.
 
 #![allow(clippy::print_stdout)]
 
+use std::path::Path;
+
+use pagent_engine::Driver;
 use pagent_engine::backpressure::{BackpressureConfig, CheckResult, render_feedback};
-use pagent_engine::{Driver, seal};
 use pagent_protocol::{HookOutput, HookSpecificOutput};
 
 use crate::args::Global;
-use crate::backpressure::{display, run_checks};
+use crate::backpressure::run_checks;
 use crate::cmd::{now, read_hook_input};
-use crate::config;
 use crate::env::Env;
 use crate::eventlog::{Event, append_event};
 use crate::exit::ExitStatus;
 use crate::project::{self, Project, STATE_FILE};
-use crate::{secret, store, ui};
+use crate::store::{door, user};
+use crate::{config, consent, store, ui};
+
+/// What the hook has to say: context for the model, a notice for the user.
+#[derive(Debug, Default)]
+struct Said {
+    context: Option<String>,
+    notice: Option<String>,
+}
 
 /// The tools that write files, and the input field naming the file.
 const EDIT_TOOLS: &[(&str, &str)] = &[
@@ -35,24 +47,26 @@ const EDIT_TOOLS: &[(&str, &str)] = &[
 pub fn run(global: &Global, env: &Env) -> ExitStatus {
     let user_config = config::user_config_path(env.config_dir.as_deref());
     if let Some(root) = project::root_from_flag_or_env(global, env)
-        && !root.join(STATE_FILE).exists()
-        && !user_config.as_deref().is_some_and(std::path::Path::exists)
+        && !door::exists_no_follow(&root.join(STATE_FILE))
+        && !user_config.as_deref().is_some_and(door::exists_no_follow)
     {
         return ExitStatus::Success;
     }
     match check_edit(global, env) {
-        Ok(Some(context)) => {
+        Ok(said) => {
             let output = HookOutput {
-                hook_specific_output: Some(HookSpecificOutput {
+                hook_specific_output: said.context.map(|context| HookSpecificOutput {
                     hook_event_name: "PostToolUse".into(),
                     additional_context: Some(context),
                 }),
+                system_message: said.notice,
                 ..HookOutput::default()
             };
-            println!("{}", serde_json::to_string(&output).unwrap_or_default());
+            if !output.is_empty() {
+                println!("{}", serde_json::to_string(&output).unwrap_or_default());
+            }
             ExitStatus::Success
         }
-        Ok(None) => ExitStatus::Success,
         Err(err) => {
             ui::report(&err.context("the PostToolUse hook failed; the edit was not checked"));
             ExitStatus::Failure
@@ -60,15 +74,15 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
     }
 }
 
-/// The feedback for the edited file, or `None` when there is nothing to say.
-fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Option<String>> {
+/// The feedback for the edited file, and any notice for the user.
+fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
     let input = read_hook_input()?;
     let Some(field) = EDIT_TOOLS
         .iter()
         .find(|(tool, _)| input.tool_name.as_deref() == Some(*tool))
         .map(|(_, f)| *f)
     else {
-        return Ok(None);
+        return Ok(Said::default());
     };
     let Some(file) = input
         .tool_input
@@ -76,7 +90,7 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Option<String>> {
         .and_then(|t| t.get(field))
         .and_then(|v| v.as_str())
     else {
-        return Ok(None);
+        return Ok(Said::default());
     };
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
@@ -92,6 +106,7 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Option<String>> {
         None => BackpressureConfig::default(),
     };
     // A loop this session owns: its sealed settings apply over the user's.
+    let config_dir = env.config_dir.as_deref();
     let state = store::read_state(&project)
         .ok()
         .flatten()
@@ -99,9 +114,7 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Option<String>> {
     let owned = state.filter(|s| {
         let session_ok =
             s.driver == Driver::Loop || s.session_id.is_none() || s.session_id == session;
-        session_ok
-            && secret::read_secret(env.config_dir.as_deref())
-                .is_some_and(|k| seal::verify(s, &project.seal_key(), &k))
+        session_ok && store::ownership(&project, config_dir, s) == store::Ownership::Own
     });
     let (config, stage) = match &owned {
         Some(state) => (
@@ -110,30 +123,38 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Option<String>> {
             Some(state.current().name.clone()),
         ),
         None if user.always => (user, None),
-        None => return Ok(None),
+        None => return Ok(Said::default()),
     };
 
-    let path = std::path::Path::new(file);
-    let path = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        project.root.join(path)
+    let Ok(rel) = consent::rel_in_project(&project, &project.root, Path::new(file)) else {
+        return Ok(Said::default());
     };
-    let Ok(real) = path.canonicalize() else {
-        return Ok(None);
-    };
-    if !real.starts_with(&project.root) || !real.is_file() {
-        return Ok(None);
+    if !matches!(project.dir().kind(&rel), Ok(Some((door::Kind::File, _)))) {
+        return Ok(Said::default());
     }
-    let Some(ext) = real.extension().map(|e| e.to_string_lossy().into_owned()) else {
-        return Ok(None);
+    let Some(ext) = rel.extension().map(|e| e.to_string_lossy().into_owned()) else {
+        return Ok(Said::default());
     };
     let specs = config.checks_for(&ext);
     if specs.is_empty() {
-        return Ok(None);
+        return Ok(Said::default());
     }
-    let rel = display(&project.root, &real);
-    let checked = run_checks(&project.root, &real, &specs, env.path.as_deref());
+    let shown = rel.display().to_string();
+    let trusted = |program: &Path| consent::program_trusted(&project, config_dir, program);
+    let checked = run_checks(&project, &rel, &specs, env.path.as_deref(), &trusted);
+    let mut notice = None;
+    for program in checked.iter().filter_map(|c| c.untrusted.as_ref()) {
+        let key = format!("untrusted program {}", program.display());
+        if !user::notice_given(config_dir, &project.root, &key) {
+            let _ = user::remember_notice(config_dir, &project.root, &key);
+            notice = Some(format!(
+                "pagent: a check of {shown} needs {}, which runs the project's own code, and you have not trusted it, \
+                 so the check was skipped. Run `pagent trust {}` to allow it (said once).",
+                program.display(),
+                consent::shell_word(&program.display().to_string())
+            ));
+        }
+    }
     let ts = now().to_string();
     for check in &checked {
         let outcome = match &check.result {
@@ -148,9 +169,13 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Option<String>> {
             session_id: session.clone(),
             stage: stage.clone(),
             iteration: None,
-            detail: format!("{} {rel}: {outcome}", check.label),
+            detail: format!("{} {shown}: {outcome}", check.label),
             ms: Some(check.millis),
         };
+        // Only the user's own loop gets a log: nothing is written for a stranger.
+        if owned.is_none() {
+            break;
+        }
         if let Err(err) = append_event(&project, &event) {
             ui::warn(&format!("cannot append to the event log: {err:#}"));
             break;
@@ -158,5 +183,8 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Option<String>> {
     }
     let results: Vec<(String, CheckResult)> =
         checked.into_iter().map(|c| (c.label, c.result)).collect();
-    Ok(render_feedback(&rel, &results))
+    Ok(Said {
+        context: render_feedback(&shown, &results),
+        notice,
+    })
 }

@@ -4,17 +4,23 @@
 //! which Claude Code reports as a non-blocking hook error. Nothing here exits 2.
 //!
 //! Speed policy: with no state file the hook returns before reading stdin or anything
-//! else, so a project without a loop pays only for starting a process. A state owned by
-//! another session is read without the lock, since it is never written; the lock is
-//! taken only to change the owner's state.
+//! else, so a project without a loop pays only for starting a process.
+//!
+//! Lock policy: the decision is made without the state lock (checks, the transcript and
+//! the fingerprint may take long), then applied compare-and-swap: under the lock, only if
+//! the state is still the generation it was made on. A cancel that lands meanwhile wins
+//! and the stop is allowed. So does any other writer's update: the only other writer of
+//! an active hook-driven loop is a second Stop hook of the same stop (pagent installed
+//! twice, say), and its block already carries the next prompt; deciding again would
+//! count one stop twice. A state that is not the user's own is never written, nor is anything else in
+//! the project: the one-time notice is remembered in the user's own folder.
 
 #![allow(clippy::print_stdout)]
 
 use std::time::Instant;
 
-use anyhow::Context;
-use pagent_engine::{Decision, State, StopEvent, decide_stop, seal};
-use pagent_protocol::HookOutput;
+use pagent_engine::{Decision, StopEvent, decide_stop};
+use pagent_protocol::{HookInput, HookOutput};
 use sha2::{Digest, Sha256};
 
 use crate::args::Global;
@@ -23,8 +29,10 @@ use crate::env::Env;
 use crate::eventlog::{Event, append_event};
 use crate::exit::ExitStatus;
 use crate::project::{self, Project, STATE_FILE};
+use crate::store::door;
+use crate::store::{self, Applied, Ownership, user};
 use crate::world::FsWorld;
-use crate::{secret, store, ui};
+use crate::{secret, ui};
 
 pub fn run(global: &Global, env: &Env) -> ExitStatus {
     if env.driven_by_loop() {
@@ -32,7 +40,7 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
         return ExitStatus::Success;
     }
     if let Some(root) = project::root_from_flag_or_env(global, env)
-        && !root.join(STATE_FILE).exists()
+        && !door::exists_no_follow(&root.join(STATE_FILE))
     {
         return ExitStatus::Success;
     }
@@ -51,68 +59,89 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
     }
 }
 
-fn parse_state(bytes: &[u8]) -> anyhow::Result<State> {
-    State::from_json(bytes)
-        .with_context(|| format!("{STATE_FILE} is corrupt; run `pagent cancel` to set it aside"))
-}
-
 fn decide(global: &Global, env: &Env, started: Instant) -> anyhow::Result<HookOutput> {
     let input = read_hook_input()?;
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
-    let Some(mut bytes) = store::read_state_bytes(&project)? else {
-        return Ok(HookOutput::default());
+    decide_on(&project, &input, env, started)
+}
+
+fn decide_on(
+    project: &Project,
+    input: &HookInput,
+    env: &Env,
+    started: Instant,
+) -> anyhow::Result<HookOutput> {
+    let config_dir = env.config_dir.as_deref();
+    // A state that cannot be read or parsed (corrupt, a symlink out, a FIFO, too large)
+    // is reported once per cause and content, then the hook stays quiet.
+    let once = |key: String, err: anyhow::Error| -> anyhow::Result<HookOutput> {
+        if user::notice_given(config_dir, &project.root, &key) {
+            return Ok(HookOutput::default());
+        }
+        remember(config_dir, project, &key);
+        Err(err)
     };
-    let mut state = parse_state(&bytes)?;
+    let bytes = match store::read_state_bytes(project) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(HookOutput::default()),
+        Err(err) => return once(format!("unreadable {err:#}"), err),
+    };
+    let state = match store::parse_state(&bytes) {
+        Ok(state) => state,
+        Err(err) => return once(format!("corrupt {}", digest(&bytes)), err),
+    };
     if !state.is_active() {
         return Ok(HookOutput::default());
     }
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
-    let ours = state.session_id.is_none() || state.session_id == session;
-    let _lock = if ours {
-        Some(store::lock_state(&project)?)
-    } else {
-        None
-    };
-    if ours {
-        // Under the lock, decide on the newest state: another hook may have just written it.
-        let Some(fresh) = store::read_state_bytes(&project)? else {
-            return Ok(HookOutput::default());
-        };
-        state = parse_state(&fresh)?;
-        bytes = fresh;
-    }
-
-    let secret = secret::read_secret(env.config_dir.as_deref());
-    let seal_valid = secret
-        .as_deref()
-        .is_some_and(|s| seal::verify(&state, &project.seal_key(), s));
-    // Which unsealed file the user was warned about; not computed for a sealed state.
-    let digest = (!seal_valid).then(|| pagent_engine::seal::hex(&Sha256::digest(&bytes)));
-    let unsealed_warned = digest.as_ref().is_some_and(|d| {
-        std::fs::read_to_string(project.unsealed_marker()).is_ok_and(|m| m.trim() == d)
-    });
+    let ownership = store::ownership(project, config_dir, &state);
+    // Which stranger's file the user was told about; not computed for their own state.
+    let notice_key = (ownership != Ownership::Own).then(|| format!("not yours {}", digest(&bytes)));
     let event = StopEvent {
         session_id: session.as_deref(),
-        seal_valid,
-        unsealed_warned,
+        seal_valid: ownership == Ownership::Own,
+        unsealed_warned: notice_key
+            .as_deref()
+            .is_some_and(|key| user::notice_given(config_dir, &project.root, key)),
         now: now(),
     };
     let mut world = FsWorld::for_hook(
-        &project.root,
-        &state.current().name,
+        project,
+        &state,
         input.last_assistant_message.clone(),
         input.transcript_path.clone(),
     );
     let outcome = decide_stop(&event, &state, &mut world);
 
-    if let (Some(next), Some(secret)) = (&outcome.write, &secret) {
-        store::write_state_atomic(&project, next, secret)?;
+    if let Some(notice_key) = notice_key {
+        // Never write in the project for a state pagent ignores.
+        if let Decision::Notify(message) = &outcome.decision {
+            remember(config_dir, project, &notice_key);
+            let message = if ownership == Ownership::Stale {
+                "pagent: ignoring .claude/pagent-pipeline.json: it is an older copy of a loop \
+                 state than the newest pagent wrote here (restored from a backup or a stash?), \
+                 so it is not continued. Start a new loop with /pagent-run or /ralph."
+                    .to_owned()
+            } else {
+                message.clone()
+            };
+            return Ok(HookOutput {
+                system_message: Some(message),
+                ..HookOutput::default()
+            });
+        }
+        return Ok(HookOutput::default());
     }
-    if let Some(digest) =
-        digest.filter(|_| !unsealed_warned && matches!(outcome.decision, Decision::Notify(_)))
-    {
-        let _ = std::fs::create_dir_all(project.pagent_dir())
-            .and_then(|()| std::fs::write(project.unsealed_marker(), digest));
+
+    if let Some(next) = &outcome.write {
+        let secret = secret::read_secret(config_dir)
+            .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
+        if let Applied::Changed =
+            store::apply_if_unchanged(project, config_dir, &state, next, &secret)?
+        {
+            // Cancelled, replaced, removed or decided by another hook meanwhile.
+            return Ok(HookOutput::default());
+        }
     }
     if let Some(entry) = outcome.log {
         let record = Event {
@@ -124,11 +153,15 @@ fn decide(global: &Global, env: &Env, started: Instant) -> anyhow::Result<HookOu
             detail: entry.detail,
             ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
         };
-        if let Err(err) = append_event(&project, &record) {
+        if let Err(err) = append_event(project, &record) {
             ui::warn(&format!("cannot append to the event log: {err:#}"));
         }
     }
-    Ok(match outcome.decision {
+    Ok(output_of(outcome.decision))
+}
+
+fn output_of(decision: Decision) -> HookOutput {
+    match decision {
         Decision::Allow => HookOutput::default(),
         Decision::Notify(message) => HookOutput {
             system_message: Some(message),
@@ -140,5 +173,17 @@ fn decide(global: &Global, env: &Env, started: Instant) -> anyhow::Result<HookOu
             system_message: Some(message),
             hook_specific_output: None,
         },
-    })
+    }
+}
+
+fn digest(bytes: &[u8]) -> String {
+    pagent_engine::seal::hex(&Sha256::digest(bytes))
+}
+
+fn remember(config_dir: Option<&std::path::Path>, project: &Project, key: &str) {
+    if let Err(err) = user::remember_notice(config_dir, &project.root, key) {
+        ui::warn(&format!(
+            "cannot remember a notice in pagent's config folder: {err:#}"
+        ));
+    }
 }

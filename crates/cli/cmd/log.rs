@@ -48,7 +48,7 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitSta
     if bad > 0 {
         ui::warn(&format!(
             "skipped {bad} unreadable line(s) in {}",
-            project.display_path(&project.events_path())
+            crate::project::EVENTS_FILE
         ));
     }
     Ok(ExitStatus::Success)

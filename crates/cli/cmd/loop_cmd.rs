@@ -22,11 +22,11 @@ mod retry;
 mod stories;
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use pagent_engine::stories::render_stage_prompt;
-use pagent_engine::{Decision, Driver, State, Status, decide_iteration, seal};
+use pagent_engine::{Decision, Driver, State, Status, decide_iteration};
 
 use crate::agent::{AgentSpec, End, Limits};
 use crate::args::{AgentArgs, AgentName, Global, LoopArgs, LoopStart};
@@ -36,7 +36,8 @@ use crate::env::Env;
 use crate::eventlog::{Event, append_event};
 use crate::exit::ExitStatus;
 use crate::progress::{Mode, Progress};
-use crate::project::Project;
+use crate::project::{Project, RUNNER_LOCK};
+use crate::store::{Applied, door};
 use crate::ui::Style;
 use crate::world::FsWorld;
 use crate::{secret, setup, signals, store, worktree};
@@ -66,8 +67,9 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
         run_setup(&project.root, setup_line)?;
     }
     let agent = agent_spec(&args.agent, env)?;
-    let secret = secret::read_or_create_secret(env.config_dir.as_deref())?;
-    let (mut state, resumed) = prepare_state(&project, env, &args, &secret)?;
+    let config_dir = env.config_dir.as_deref();
+    let secret = secret::read_or_create_secret(config_dir)?;
+    let (mut state, resumed, _runner) = prepare_state(&project, env, &args, &secret)?;
     progress.started(
         &state,
         &agent.label(),
@@ -81,9 +83,10 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
     let run_id = state.started_at.to_string().replace([':', '-'], "");
 
     loop {
-        if let Some(ended) = ended_elsewhere(&project) {
+        if let Some(ended) = ended_elsewhere(&project, &state) {
             return Ok(stopped_elsewhere(&state, &ended, &mut progress));
         }
+        let mut watch = Watch::new(&project, &state.loop_id);
         let stage = state.current().name.clone();
         let iteration = state.iterations[state.stage];
         let prompt = state
@@ -99,14 +102,19 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             limits,
             &run_id,
             &mut progress,
+            &mut || watch.still_ours(),
         )?
         else {
-            let _lock = store::lock_state(&project)?;
-            if let Some(ended) = ended_elsewhere(&project) {
-                return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+            let mut paused = state.clone();
+            paused.pending_prompt = Some(prompt);
+            match store::apply_if_unchanged(&project, config_dir, &state, &paused, &secret)? {
+                Applied::Written(_) => {}
+                Applied::Changed => {
+                    let ended = ended_elsewhere(&project, &state)
+                        .unwrap_or_else(|| "the state changed meanwhile".to_owned());
+                    return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+                }
             }
-            state.pending_prompt = Some(prompt);
-            store::write_state_atomic(&project, &state, &secret)?;
             log(
                 &project,
                 "interrupted",
@@ -123,7 +131,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             return Ok(ExitStatus::Interrupted);
         };
 
-        let mut world = FsWorld::for_hook(&project.root, &stage, run.final_message(), None);
+        let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None);
         let outcome = decide_iteration(&state, &mut world, now());
         let mut next = outcome.write.clone().unwrap_or_else(|| state.clone());
         let stopped = match run.end {
@@ -144,14 +152,15 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             }),
             _ => None,
         };
-        {
-            // `pagent cancel` may have ended the loop while the agent ran: that wins.
-            let _lock = store::lock_state(&project)?;
-            if let Some(ended) = ended_elsewhere(&project) {
+        // `pagent cancel` may have ended the loop while the agent ran: that wins.
+        let next = match store::apply_if_unchanged(&project, config_dir, &state, &next, &secret)? {
+            Applied::Written(written) => *written,
+            Applied::Changed => {
+                let ended = ended_elsewhere(&project, &state)
+                    .unwrap_or_else(|| "the state changed meanwhile".to_owned());
                 return Ok(stopped_elsewhere(&state, &ended, &mut progress));
             }
-            store::write_state_atomic(&project, &next, &secret)?;
-        }
+        };
         let (action, detail) = outcome
             .log
             .as_ref()
@@ -229,32 +238,35 @@ fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
     })
 }
 
-/// A new state from the subcommand or --prd, or the active one to resume.
+/// A new state from the subcommand or --prd, or the active one to resume; and the runner
+/// lock, held while this runner drives the state so that a second one cannot.
 fn prepare_state(
     project: &Project,
     env: &Env,
     args: &LoopArgs,
     secret: &[u8],
-) -> anyhow::Result<(State, bool)> {
+) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match (&args.start, &args.prd) {
         (Some(LoopStart::Ralph(ralph_args)), _) => {
             let (ralph_args, task) = ralph::resolve_task(ralph_args.clone())?;
-            (
-                ralph::build_state(project, env, &ralph_args, task, Driver::Loop)?,
-                ralph_args.force,
-                "ralph",
-            )
+            let (state, notes) = ralph::build_state(project, env, &ralph_args, task, Driver::Loop)?;
+            notes.print();
+            (state, ralph_args.force, "ralph")
         }
-        (Some(LoopStart::Run(run_args)), _) => (
-            run_cmd::build_state(project, env, run_args, Driver::Loop)?.0,
-            run_args.force,
-            "run",
-        ),
+        (Some(LoopStart::Run(run_args)), _) => {
+            let (state, notes) = run_cmd::build_state(project, env, run_args, Driver::Loop)?;
+            notes.print();
+            (state, run_args.force, "run")
+        }
         (None, prd) => match store::read_state(project)? {
-            Some(state) if state.is_active() => return resume(project, state, secret),
+            Some(state) if state.is_active() => {
+                let runner = runner_lock(project, Duration::ZERO)?;
+                let (state, resumed) = resume(project, env, state, secret)?;
+                return Ok((state, resumed, runner));
+            }
             _ => match prd {
                 Some(prd) => (
-                    stories_state(project, env, prd, args.max_iterations)?,
+                    stories_state(project, env, prd, args.max_iterations, args.trust)?,
                     false,
                     "stories",
                 ),
@@ -265,28 +277,93 @@ fn prepare_state(
             },
         },
     };
-    setup::install_state(project, env.config_dir.as_deref(), &state, force, action)?;
-    Ok((state, false))
+    // Without --force, set-up refuses while a loop is active; with it, the runner driving
+    // the old loop notices the new one within a moment and lets go of the runner lock.
+    let state = setup::install_state(project, env.config_dir.as_deref(), &state, force, action)?;
+    let runner = runner_lock(project, RUNNER_HANDOVER)?;
+    Ok((state, false, runner))
+}
+
+/// How long a new runner waits for a replaced one to stop.
+const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
+/// How often a running agent's runner looks whether its loop is still its own.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> {
+    project
+        .dir()
+        .lock(Path::new(RUNNER_LOCK), wait)
+        .map_err(|err| match err {
+            door::DoorError::Busy(..) => anyhow::anyhow!(
+                "another `pagent loop` is driving this loop in {}; stop it first (Ctrl-C, or `pagent cancel`)",
+                project.root.display()
+            ),
+            other => anyhow::Error::new(other).context("cannot take the runner lock"),
+        })
 }
 
 /// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook).
-fn resume(project: &Project, mut state: State, secret: &[u8]) -> anyhow::Result<(State, bool)> {
+fn resume(
+    project: &Project,
+    env: &Env,
+    state: State,
+    secret: &[u8],
+) -> anyhow::Result<(State, bool)> {
+    let config_dir = env.config_dir.as_deref();
     anyhow::ensure!(
-        seal::verify(&state, &project.seal_key(), secret),
-        "the active loop in {} was not set up by you for this project (its seal does not verify); pagent will not run it",
+        store::ownership(project, config_dir, &state) == store::Ownership::Own,
+        "the active loop in {} was not set up by you for this project (its seal does not verify, or it is an older copy); pagent will not run it",
         project.root.display()
     );
-    if state.driver != Driver::Loop {
-        let _lock = store::lock_state(project)?;
-        state.driver = Driver::Loop;
-        store::write_state_atomic(project, &state, secret)?;
+    if state.driver == Driver::Loop {
+        return Ok((state, true));
     }
-    Ok((state, true))
+    let mut next = state.clone();
+    next.driver = Driver::Loop;
+    match store::apply_if_unchanged(project, config_dir, &state, &next, secret)? {
+        Applied::Written(written) => Ok((*written, true)),
+        Applied::Changed => {
+            bail!("the loop's state changed while taking it over; run `pagent loop` again")
+        }
+    }
+}
+
+/// Watches, while an agent runs, whether the loop is still this runner's: a cancel, a
+/// removal or a `--force` replacement stops the agent within [`WATCH_EVERY`].
+struct Watch<'a> {
+    project: &'a Project,
+    loop_id: String,
+    last: Instant,
+}
+
+impl<'a> Watch<'a> {
+    fn new(project: &'a Project, loop_id: &str) -> Watch<'a> {
+        Watch {
+            project,
+            loop_id: loop_id.to_owned(),
+            last: Instant::now(),
+        }
+    }
+
+    fn still_ours(&mut self) -> bool {
+        if self.last.elapsed() < WATCH_EVERY {
+            return true;
+        }
+        self.last = Instant::now();
+        match store::read_state(self.project) {
+            Ok(Some(state)) => {
+                state.is_active() && state.driver == Driver::Loop && state.loop_id == self.loop_id
+            }
+            Ok(None) => false,
+            // Unreadable for a moment: keep going; the write after the run will tell.
+            Err(_) => true,
+        }
+    }
 }
 
 /// The prompt of an iteration with no pending prompt: header and the stage's prompt.
 fn first_prompt(state: &State, project: &Project) -> String {
-    let mut world = FsWorld::read_only(&project.root);
+    let mut world = FsWorld::read_only(project);
     let header = setup::header(state);
     format!(
         "{header}\n\n{}",
@@ -359,9 +436,12 @@ fn after_completion(
 }
 
 /// Why the loop must stop, if something other than this runner ended it (`pagent
-/// cancel`), handed it back to the Stop hook, or removed the state.
-fn ended_elsewhere(project: &Project) -> Option<String> {
+/// cancel`), replaced it, handed it back to the Stop hook, or removed the state.
+fn ended_elsewhere(project: &Project, ours: &State) -> Option<String> {
     match store::read_state(project) {
+        Ok(Some(state)) if state.loop_id != ours.loop_id => {
+            Some("another loop replaced this one".to_owned())
+        }
         Ok(Some(state)) if state.is_active() && state.driver == Driver::Loop => None,
         Ok(Some(state)) if !state.is_active() => Some(
             state

@@ -28,6 +28,7 @@ mod parallel;
 pub mod ralph;
 pub mod run;
 mod status;
+mod trust;
 
 /// The wall clock, as the engine's timestamp. The only place the binary reads it for state.
 pub fn now() -> Timestamp {
@@ -77,16 +78,17 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
         return Some(ExitStatus::Success);
     }
     let root = std::env::var_os(crate::env::CLAUDE_PROJECT_DIR).filter(|r| !r.is_empty())?;
-    if std::path::Path::new(&root)
-        .join(crate::project::STATE_FILE)
-        .exists()
-    {
+    if crate::store::door::exists_no_follow(
+        &std::path::Path::new(&root).join(crate::project::STATE_FILE),
+    ) {
         return None;
     }
     if post_tool_use {
         // The user's own config may turn checks on outside loops.
         let env = crate::env::Env::capture_config_dir();
-        if crate::config::user_config_path(env.as_deref()).is_none_or(|p| p.exists()) {
+        if crate::config::user_config_path(env.as_deref())
+            .is_none_or(|p| crate::store::door::exists_no_follow(&p))
+        {
             return None;
         }
     }
@@ -117,6 +119,7 @@ pub fn read_hook_input() -> anyhow::Result<pagent_protocol::HookInput> {
 }
 
 pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
+    crate::store::door::ignore_sigxfsz();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => {
@@ -140,6 +143,7 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
         Command::Log(args) => log::run(&cli.global, env, &args),
         Command::Loop(args) => loop_cmd::run(&cli.global, env, args),
         Command::Parallel(args) => parallel::run(&cli.global, env, &args),
+        Command::Trust(args) => trust::run(&cli.global, env, &args),
     };
     match result {
         Ok(status) => status,

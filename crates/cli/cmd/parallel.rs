@@ -231,6 +231,9 @@ fn print_plan(exe: &Path, project: &Project, args: &ParallelArgs, file: &Path, t
     if args.checkpoint {
         argv.push("--checkpoint".into());
     }
+    if args.trust {
+        argv.push("--trust".into());
+    }
     argv.extend(agent_cli(&args.agent));
     println!(
         "run: {}",

@@ -13,13 +13,13 @@ use crate::cmd::{now, read_stdin_text};
 use crate::env::Env;
 use crate::exit::ExitStatus;
 use crate::project::Project;
-use crate::{config, fingerprint, setup, stdin_args};
+use crate::{config, consent, fingerprint, setup, stdin_args};
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitStatus> {
     let (args, task) = resolve_task(args)?;
     let project = Project::resolve(global, env, None)?;
-    let state = build_state(&project, env, &args, task, Driver::Hook)?;
-    setup::install_state(
+    let (state, notes) = build_state(&project, env, &args, task, Driver::Hook)?;
+    let state = setup::install_state(
         &project,
         env.config_dir.as_deref(),
         &state,
@@ -37,6 +37,7 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
          <promise>{promise}</promise>. Write it only when the task is truly complete, never just to leave the loop. \
          /pagent-status shows progress; /ralph-cancel ends the loop."
     );
+    notes.print();
     println!();
     println!("{}", setup::header(&state));
     println!();
@@ -71,7 +72,7 @@ pub fn build_state(
     args: &RalphArgs,
     task: String,
     driver: Driver,
-) -> anyhow::Result<State> {
+) -> anyhow::Result<(State, setup::Notes)> {
     let promise = args.promise.trim().to_owned();
     // Validate the promise exactly as a workflow's would be.
     Condition::from_json(
@@ -79,6 +80,25 @@ pub fn build_state(
         "--promise",
     )
     .map_err(|e| anyhow::anyhow!("--promise: {}", e.reason))?;
+    let config = config::project_backpressure(project)?;
+    let mut notes = setup::Notes::default();
+    let sources: Vec<consent::Source> = config
+        .as_ref()
+        .and_then(|(b, c)| consent::config_source(b, c.as_ref()))
+        .into_iter()
+        .collect();
+    notes.lines.extend(consent::require(
+        project,
+        env.config_dir.as_deref(),
+        &sources,
+        args.trust,
+        &now().to_string(),
+    )?);
+    if config.is_some() {
+        notes
+            .used
+            .push(format!("config {}", crate::project::CONFIG_FILE));
+    }
     let options = SetupOptions {
         max_iterations: args.max_iterations,
         no_progress_limit: args.no_progress_limit,
@@ -87,15 +107,16 @@ pub fn build_state(
         } else {
             None
         },
-        backpressure: config::project_backpressure(project)?,
+        backpressure: config.and_then(|(_, c)| c),
         driver,
         ..SetupOptions::default()
     };
-    Ok(State::new_ralph(
+    let state = State::new_ralph(
         task,
         promise,
         options,
-        fingerprint::fingerprint(&project.root),
+        fingerprint::fingerprint(project),
         now(),
-    ))
+    );
+    Ok((state, notes))
 }

@@ -3,7 +3,6 @@
 
 #![allow(clippy::print_stdout)]
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -14,7 +13,8 @@ use crate::cmd::{now, read_stdin_text};
 use crate::env::Env;
 use crate::exit::ExitStatus;
 use crate::project::Project;
-use crate::{config, fingerprint, setup, stdin_args, workflows};
+use crate::store::door;
+use crate::{config, consent, fingerprint, setup, stdin_args, workflows};
 
 /// PRDs larger than this are refused: the model has to read them.
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
@@ -26,8 +26,8 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         args
     };
     let project = Project::resolve(global, env, None)?;
-    let (state, source) = build_state(&project, env, &args, Driver::Hook)?;
-    setup::install_state(
+    let (state, setup_notes) = build_state(&project, env, &args, Driver::Hook)?;
+    let state = setup::install_state(
         &project,
         env.config_dir.as_deref(),
         &state,
@@ -35,7 +35,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         "run",
     )?;
     let prd_path = state.prd_path.clone().unwrap_or_default();
-    let loaded_source = source;
+    let loaded_source = setup_notes.source.clone();
     let names: Vec<&str> = state.stages[..state.max_stages]
         .iter()
         .map(|s| s.name.as_str())
@@ -51,6 +51,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         "Work on one stage at a time. When you stop, pagent checks the stage's exit condition and either gives you the next \
          stage or tells you what is still missing. /pagent-status shows progress; /pagent-cancel ends the loop."
     );
+    setup_notes.print();
     println!();
     println!("{}", setup::header(&state));
     println!();
@@ -58,14 +59,14 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
     Ok(ExitStatus::Success)
 }
 
-/// A new pipeline state from `args`, validated, not yet written; and where its workflow
-/// came from.
+/// A new pipeline state from `args`, validated, not yet written; and what set-up has to
+/// say about the project files it used.
 pub fn build_state(
     project: &Project,
     env: &Env,
     args: &RunArgs,
     driver: Driver,
-) -> anyhow::Result<(State, String)> {
+) -> anyhow::Result<(State, setup::Notes)> {
     let cwd = env
         .current_dir
         .clone()
@@ -76,7 +77,39 @@ pub fn build_state(
     let (prd_file, prd_path) = validate_prd(project, &cwd, prd)?;
     let loaded = workflows::load_workflow(project, args.workflow.as_deref(), &cwd)?;
     workflows::check_paths_stay_inside(project, &loaded.workflow)?;
-    let prompts = workflows::render_prompts(project, &loaded, Some(&prd_path))?;
+    let (prompts, prompt_files) = workflows::render_prompts(project, &loaded, Some(&prd_path))?;
+    let config = config::project_backpressure(project)?;
+    let mut notes = setup::Notes {
+        source: loaded.source.clone(),
+        used: Vec::new(),
+        lines: loaded.notices.clone(),
+    };
+    if !matches!(loaded.origin, workflows::Origin::BuiltIn) {
+        notes.used.push(format!("workflow {}", loaded.source));
+    }
+    notes
+        .used
+        .extend(prompt_files.into_iter().map(|f| format!("prompt {f}")));
+    let sources: Vec<consent::Source> = consent::workflow_source(&loaded)
+        .into_iter()
+        .chain(
+            config
+                .as_ref()
+                .and_then(|(b, c)| consent::config_source(b, c.as_ref())),
+        )
+        .collect();
+    notes.lines.extend(consent::require(
+        project,
+        env.config_dir.as_deref(),
+        &sources,
+        args.trust,
+        &now().to_string(),
+    )?);
+    if config.is_some() {
+        notes
+            .used
+            .push(format!("config {}", crate::project::CONFIG_FILE));
+    }
     let options = SetupOptions {
         max_stages: args.max_stages.map(|n| n as usize),
         max_iterations: args.max_iterations,
@@ -89,16 +122,16 @@ pub fn build_state(
         prd_file: Some(prd_file),
         prd_path: Some(prd_path),
         driver,
-        backpressure: config::project_backpressure(project)?,
+        backpressure: config.and_then(|(_, c)| c),
     };
     let state = State::new_pipeline(
         &loaded.workflow,
         prompts,
         options,
-        fingerprint::fingerprint(&project.root),
+        fingerprint::fingerprint(project),
         now(),
     );
-    Ok((state, loaded.source))
+    Ok((state, notes))
 }
 
 fn args_from_stdin() -> anyhow::Result<RunArgs> {
@@ -119,29 +152,19 @@ fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(St
     } else {
         vec![cwd.join(prd), project.root.join(prd)]
     };
-    let Some(path) = candidates.iter().find(|p| p.exists()) else {
+    let Some(path) = candidates.iter().find(|p| door::exists(p)) else {
         bail!(
             "the PRD {} does not exist (looked in {})",
             prd.display(),
             cwd.display()
         );
     };
-    let meta =
-        fs::metadata(path).with_context(|| format!("cannot read the PRD {}", path.display()))?;
-    anyhow::ensure!(meta.is_file(), "the PRD {} is not a file", path.display());
+    let bytes = door::read_outside(path, MAX_PRD_BYTES).context("cannot read the PRD")?;
     anyhow::ensure!(
-        meta.len() > 0,
+        !bytes.is_empty(),
         "the PRD {} is empty: write the requirements first",
         path.display()
     );
-    anyhow::ensure!(
-        meta.len() <= MAX_PRD_BYTES,
-        "the PRD {} is larger than {} MiB",
-        path.display(),
-        MAX_PRD_BYTES >> 20
-    );
-    let bytes =
-        fs::read(path).with_context(|| format!("cannot read the PRD {}", path.display()))?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| anyhow::anyhow!("the PRD {} is not UTF-8 text", path.display()))?;
     anyhow::ensure!(
@@ -154,9 +177,8 @@ fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(St
         "the PRD {} holds only whitespace: write the requirements first",
         path.display()
     );
-    let real = path
-        .canonicalize()
-        .with_context(|| format!("cannot resolve {}", path.display()))?;
+    let real =
+        door::canonical(path).with_context(|| format!("cannot resolve {}", path.display()))?;
     let for_prompts = real
         .strip_prefix(&project.root)
         .map_or_else(|_| real.display().to_string(), |p| p.display().to_string());

@@ -3,7 +3,7 @@
 
 #![allow(clippy::print_stdout)]
 
-use pagent_engine::{Driver, Kind, State, Status, format_duration, seal};
+use pagent_engine::{Driver, Kind, State, Status, format_duration};
 use serde::Serialize;
 
 use crate::args::{Global, StatusArgs};
@@ -12,7 +12,6 @@ use crate::env::Env;
 use crate::eventlog::read_events;
 use crate::exit::ExitStatus;
 use crate::project::Project;
-use crate::secret;
 use crate::store;
 use crate::ui::Style;
 use crate::world::FsWorld;
@@ -77,8 +76,8 @@ pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<Exit
         }
         return Ok(ExitStatus::Success);
     };
-    let sealed = secret::read_secret(env.config_dir.as_deref())
-        .is_some_and(|s| seal::verify(&state, &project.seal_key(), &s));
+    let sealed =
+        store::ownership(&project, env.config_dir.as_deref(), &state) == store::Ownership::Own;
     let report = build(&project, &state, sealed);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -89,7 +88,7 @@ pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<Exit
 }
 
 fn build(project: &Project, state: &State, sealed: bool) -> Report {
-    let mut world = FsWorld::read_only(&project.root);
+    let mut world = FsWorld::read_only(project);
     let stages = state
         .stages
         .iter()

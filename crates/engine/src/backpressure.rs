@@ -95,6 +95,23 @@ pub enum Requirement {
     GoModule,
 }
 
+impl BackpressureConfig {
+    /// Every configured command (not the built-in defaults), as `ext: argv`, for consent.
+    pub fn commands(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (ext, checks) in &self.checks {
+            if let ExtensionChecks::List(list) = checks {
+                for spec in list.iter().filter(|c| c.enabled) {
+                    if let Some(argv) = &spec.command {
+                        out.push(format!(".{ext} files: {}", argv.join(" ")));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 impl CheckSpec {
     fn builtin(syntax: Syntax) -> CheckSpec {
         CheckSpec {

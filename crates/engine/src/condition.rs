@@ -85,6 +85,17 @@ impl Condition {
         }
     }
 
+    /// Every command this condition may run, as shown to the user for consent.
+    pub fn commands(&self) -> Vec<String> {
+        match self {
+            Condition::Command(check) => vec![check.display()],
+            Condition::All(items) | Condition::Any(items) => {
+                items.iter().flat_map(Condition::commands).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// True if evaluating this condition may start a process.
     pub fn runs_commands(&self) -> bool {
         match self {

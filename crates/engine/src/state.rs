@@ -102,6 +102,15 @@ pub struct State {
     /// PostToolUse checks chosen at set-up (project config, then the workflow's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backpressure: Option<BackpressureConfig>,
+    /// Set once at set-up: tells one loop from the next, so a runner notices at once
+    /// when its loop was replaced (`--force`) rather than merely advanced.
+    #[serde(default)]
+    pub loop_id: String,
+    /// Bumped by every write: a decision is applied only to the state it was made on, and
+    /// an older copy of a sealed file (restored from a backup, a `git stash`) is refused
+    /// because the user's folder remembers the newest generation written.
+    #[serde(default)]
+    pub generation: u64,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -254,6 +263,8 @@ impl State {
             driver: options.driver,
             pending_prompt: None,
             backpressure: options.backpressure,
+            loop_id: String::new(),
+            generation: 0,
             seal: None,
         }
     }

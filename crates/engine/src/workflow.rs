@@ -56,6 +56,24 @@ fn error(field: impl Into<String>, reason: impl Into<String>) -> WorkflowError {
 }
 
 impl Workflow {
+    /// Every command the workflow may run (its conditions and its backpressure checks).
+    pub fn commands(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .stages
+            .iter()
+            .flat_map(|s| {
+                s.exit_when
+                    .commands()
+                    .into_iter()
+                    .map(move |c| format!("stage {}: {c}", s.name))
+            })
+            .collect();
+        if let Some(backpressure) = &self.backpressure {
+            out.extend(backpressure.commands());
+        }
+        out
+    }
+
     /// Parses and validates a workflow document. `fallback_name` names a workflow whose
     /// file has no `name` (its file stem).
     pub fn from_json(value: &Value, fallback_name: &str) -> Result<Workflow, WorkflowError> {

@@ -35,8 +35,9 @@ pub enum CheckOutcome {
 }
 
 pub trait World {
-    /// Non-blank lines of a file.
-    fn count_lines(&mut self, path: &RelPath) -> Probe;
+    /// Non-blank lines of a file. The count may stop at `enough`: only whether the
+    /// minimum is reached matters, and a file is read only as far as that needs.
+    fn count_lines(&mut self, path: &RelPath, enough: u64) -> Probe;
     /// Files under a folder, recursively, without `.git` and ignored build output. The
     /// count may stop at `enough`: only whether the minimum is reached matters.
     fn count_files(&mut self, path: &RelPath, enough: u64) -> Probe;

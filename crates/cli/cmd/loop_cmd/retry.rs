@@ -5,16 +5,17 @@
 //! file (`-retry1`, ...), the delay doubles up to a cap, and waiting between attempts
 //! still answers Ctrl-C.
 
+use std::path::Path;
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use pagent_engine::State;
 
 use super::log;
 use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::args::AgentArgs;
 use crate::progress::Progress;
-use crate::project::Project;
+use crate::project::{Project, RUNS_DIR};
 use crate::signals;
 
 /// The longest wait between retries.
@@ -32,6 +33,7 @@ pub(super) fn run_with_retries(
     limits: Limits,
     run_id: &str,
     progress: &mut Progress,
+    still_ours: &mut dyn FnMut() -> bool,
 ) -> anyhow::Result<Option<AgentRun>> {
     let stage = &state.current().name;
     let iteration = state.iterations[state.stage];
@@ -48,24 +50,38 @@ pub(super) fn run_with_retries(
         } else {
             format!("-retry{attempt}")
         };
-        let log_path = project
-            .pagent_dir()
-            .join("runs")
-            .join(format!("{run_id}-{stage}-{iteration:03}{retry}.log"));
+        let base = format!("{run_id}-{stage}-{iteration:03}{retry}");
+        let log_path = Path::new(RUNS_DIR).join(format!("{base}.log"));
+        let prompt_rel = Path::new(RUNS_DIR).join(format!("{base}.prompt.md"));
+        project
+            .dir()
+            .write_atomic(&prompt_rel, prompt.as_bytes())
+            .context("cannot write the agent's prompt file")?;
+        let log_file = match project.dir().create(&log_path) {
+            Ok(file) => Some(file),
+            Err(err) => {
+                progress.note(&format!("the agent's output is not logged: {err}"));
+                None
+            }
+        };
         let run = agent::run_agent(
             agent,
             &project.root,
             prompt,
+            &project.root.join(&prompt_rel),
+            log_file,
             &env,
             limits,
-            &log_path,
-            &mut |event| match event {
-                Some(event) => progress.agent_event(event),
-                None => progress.tick(),
+            &mut |event| {
+                match event {
+                    Some(event) => progress.agent_event(event),
+                    None => progress.tick(),
+                }
+                still_ours()
             },
         );
         match &run.end {
-            End::Interrupted => return Ok(None),
+            End::Interrupted | End::Stopped => return Ok(None),
             End::NotStarted(why) => bail!("{why}"),
             _ => {}
         }
@@ -78,14 +94,14 @@ pub(super) fn run_with_retries(
             "retry",
             stage,
             iteration,
-            format!("{why} (log: {})", project.display_path(&log_path)),
+            format!("{why} (log: {})", log_path.display()),
             Some(run.elapsed),
         );
         if attempt > options.retries {
             bail!(
                 "the agent failed {attempt} times in a row ({why}); the state is saved: fix the cause and run `pagent loop` to resume \
                  (logs in {})",
-                project.display_path(&project.pagent_dir().join("runs"))
+                RUNS_DIR
             );
         }
         let delay = options

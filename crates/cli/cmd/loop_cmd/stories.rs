@@ -15,7 +15,10 @@ use serde_json::json;
 use crate::cmd::now;
 use crate::env::Env;
 use crate::project::Project;
-use crate::{config, fingerprint};
+use crate::{config, consent, fingerprint};
+
+/// PRDs larger than this are refused.
+const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
 
 const STORIES_PROMPT: &str = include_str!("../../../../plugin/prompts/stories.md");
 
@@ -25,6 +28,7 @@ pub(super) fn stories_state(
     env: &Env,
     prd: &Path,
     max_iterations: Option<u32>,
+    trust: bool,
 ) -> anyhow::Result<State> {
     let cwd = env
         .current_dir
@@ -35,21 +39,39 @@ pub(super) fn stories_state(
     } else {
         cwd.join(prd)
     };
-    let text = std::fs::read_to_string(&path)
+    let rel_path = consent::rel_in_project(project, &cwd, &path)
+        .with_context(|| format!("the PRD {} must be inside the project", path.display()))?;
+    let bytes = project
+        .dir()
+        .read(&rel_path, MAX_PRD_BYTES)
         .with_context(|| format!("cannot read the PRD {}", path.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("the PRD {} is not UTF-8 text", path.display()))?;
     let parsed = Prd::parse(&text).map_err(|why| {
         anyhow::anyhow!("{} is not a PRD with user stories: {why}", path.display())
     })?;
-    let real = path.canonicalize()?;
-    let rel = real
-        .strip_prefix(&project.root)
-        .map_err(|_| anyhow::anyhow!("the PRD {} must be inside the project", path.display()))?;
-    let rel = rel.to_string_lossy().into_owned();
+    let rel = rel_path.to_string_lossy().into_owned();
     let remaining = u32::try_from(parsed.remaining()).unwrap_or(u32::MAX);
     anyhow::ensure!(
         remaining > 0,
         "every story in {rel} already passes: nothing to do"
     );
+    let config = config::project_backpressure(project)?;
+    let sources: Vec<consent::Source> = config
+        .as_ref()
+        .and_then(|(b, c)| consent::config_source(b, c.as_ref()))
+        .into_iter()
+        .collect();
+    for line in consent::require(
+        project,
+        env.config_dir.as_deref(),
+        &sources,
+        trust,
+        &now().to_string(),
+    )? {
+        crate::ui::warn(&line);
+    }
+    let backpressure = config.and_then(|(_, c)| c);
     let workflow = Workflow::from_json(
         &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
         "stories",
@@ -62,7 +84,7 @@ pub(super) fn stories_state(
         prd_file: Some(rel.clone()),
         prd_path: Some(rel.clone()),
         driver: Driver::Loop,
-        backpressure: config::project_backpressure(project)?,
+        backpressure,
         ..SetupOptions::default()
     };
     let prompt = pagent_engine::render_template(STORIES_PROMPT, Some(&rel));
@@ -70,7 +92,7 @@ pub(super) fn stories_state(
         &workflow,
         vec![prompt],
         options,
-        fingerprint::fingerprint(&project.root),
+        fingerprint::fingerprint(project),
         now(),
     ))
 }
@@ -80,7 +102,11 @@ pub(super) fn note_stories(project: &Project, state: &State, iteration: u32) {
     let Some(path) = state.current().exit_when.stories_path() else {
         return;
     };
-    let Ok(text) = std::fs::read_to_string(project.root.join(path.as_str())) else {
+    let prd_rel = Path::new(path.as_str());
+    let Ok(bytes) = project.dir().read(prd_rel, MAX_PRD_BYTES) else {
+        return;
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
         return;
     };
     let Ok(prd) = Prd::parse(&text) else { return };
@@ -94,18 +120,16 @@ pub(super) fn note_stories(project: &Project, state: &State, iteration: u32) {
         prd.passing(),
         prd.user_stories.len()
     );
-    let file = project
-        .root
-        .join(path.as_str())
-        .with_file_name("progress.md");
-    let header = if file.exists() {
+    let file = prd_rel.with_file_name("progress.md");
+    let header = if project.dir().kind(&file).ok().flatten().is_some() {
         ""
     } else {
         "# Progress\n\nAppend-only: pagent adds a line per iteration, the agent adds its notes.\n\n"
     };
-    let _ = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{header}{line}").as_bytes()));
+    if let Err(err) = project
+        .dir()
+        .append(&file, format!("{header}{line}").as_bytes())
+    {
+        crate::ui::warn(&format!("cannot append to {}: {err}", file.display()));
+    }
 }

@@ -45,8 +45,11 @@ pub(super) fn spawn(
         .max_iterations
         .unwrap_or(args.max_iterations)
         .to_string();
+    command.arg("ralph");
+    if args.trust {
+        command.arg("--trust");
+    }
     command.args([
-        "ralph",
         "--max-iterations",
         &max,
         "--promise",

@@ -199,7 +199,7 @@ fn file_finding(
     min_lines: u64,
     out: &mut Vec<Finding>,
 ) -> bool {
-    let probe = world.count_lines(path);
+    let probe = world.count_lines(path, min_lines);
     let (met, detail, short) = count_phrases(&probe, path.as_str(), min_lines, "non-blank line");
     record(out, met, detail, short)
 }
@@ -215,10 +215,11 @@ fn count_phrases(probe: &Probe, name: &str, min: u64, unit: &str) -> (bool, Stri
     };
     let short_unit = unit.rsplit(' ').next().unwrap_or(unit);
     match probe {
+        // Counting stops at the minimum, so a met count is "at least".
         Probe::Count(n) if *n >= min => (
             true,
-            format!("{name} has {n} {} (needs {min})", plural(*n)),
-            format!("{name} {n}/{min} {short_unit}s"),
+            format!("{name} has the {min} {} it needs", plural(min)),
+            format!("{name} {min}/{min} {short_unit}s"),
         ),
         Probe::Count(n) => (
             false,

@@ -1,0 +1,116 @@
+//! `pagent trust [PATH...]`: consent to the commands a project's files would make pagent
+//! run (see `consent`). With no path, every such file of the project. `--list` shows what
+//! is trusted and what is not (or changed since); `--revoke` forgets.
+
+#![allow(clippy::print_stdout)]
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+
+use crate::args::{Global, TrustArgs};
+use crate::cmd::now;
+use crate::consent::{self, Source};
+use crate::env::Env;
+use crate::exit::ExitStatus;
+use crate::project::Project;
+use crate::store::trust::{self, Verdict};
+use crate::ui;
+
+pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitStatus> {
+    let project = Project::resolve(global, env, None)?;
+    let config_dir = env.config_dir.as_deref();
+    let cwd = env
+        .current_dir
+        .clone()
+        .unwrap_or_else(|| project.root.clone());
+    let named: Vec<PathBuf> = args
+        .paths
+        .iter()
+        .map(|p| consent::rel_in_project(&project, &cwd, p))
+        .collect::<anyhow::Result<_>>()?;
+
+    if args.revoke {
+        let targets: Vec<PathBuf> = if named.is_empty() {
+            trust::list(config_dir, Some(&project.root))
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect()
+        } else {
+            named.iter().map(|r| project.root.join(r)).collect()
+        };
+        let mut any = false;
+        for path in targets {
+            if trust::revoke(config_dir, &path)? {
+                println!("pagent: no longer trusted: {}", project.display_path(&path));
+                any = true;
+            }
+        }
+        if !any {
+            println!("pagent: nothing was trusted here.");
+        }
+        return Ok(ExitStatus::Success);
+    }
+
+    let sources: Vec<Source> = if named.is_empty() {
+        consent::project_sources(&project)?
+    } else {
+        let mut sources = Vec::new();
+        for rel in &named {
+            match consent::file_source(&project, rel)? {
+                Some(source) => sources.push(source),
+                None => bail!(
+                    "{} does not make pagent run any command (or does not exist): nothing to trust",
+                    rel.display()
+                ),
+            }
+        }
+        sources
+    };
+
+    if args.list {
+        let recorded = trust::list(config_dir, Some(&project.root));
+        if sources.is_empty() && recorded.is_empty() {
+            println!("pagent: no file in this project makes pagent run commands.");
+        }
+        for source in &sources {
+            let verdict = match consent::verdict(&project, config_dir, source) {
+                Verdict::Trusted => "trusted",
+                Verdict::Changed => "CHANGED since trusted",
+                Verdict::Untrusted => "not trusted",
+            };
+            println!(
+                "{} ({verdict}):",
+                ui::escape(&source.rel.display().to_string())
+            );
+            for command in &source.commands {
+                println!("    {}", ui::escape(command));
+            }
+        }
+        return Ok(ExitStatus::Success);
+    }
+
+    if sources.is_empty() {
+        println!("pagent: no file in this project makes pagent run commands; nothing to trust.");
+        return Ok(ExitStatus::Success);
+    }
+    let when = now().to_string();
+    for source in &sources {
+        trust::trust(
+            config_dir,
+            &project.root.join(&source.rel),
+            &source.bytes,
+            source.commands.clone(),
+            &when,
+        )?;
+        println!(
+            "pagent: trusted {}; it may run:",
+            ui::escape(&source.rel.display().to_string())
+        );
+        for command in &source.commands {
+            println!("    {}", ui::escape(command));
+        }
+    }
+    println!("A change to any of these files needs `pagent trust` again.");
+    Ok(ExitStatus::Success)
+}

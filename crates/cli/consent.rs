@@ -1,0 +1,252 @@
+//! Which project files can make pagent run a command, and whether the user consented to
+//! each one's exact content (the hashes are in `store::trust`).
+//!
+//! A command source is: a project workflow whose conditions or backpressure run commands,
+//! the project's `.claude/pagent/config.json` when it configures commands, and a program
+//! of the project's own that a built-in check would run (`node_modules/.bin/tsc`, and
+//! `cargo check`, which runs the crate's build scripts, through its `Cargo.toml`). Set-up
+//! refuses an untrusted source with the commands it would allow and the exact command that
+//! trusts it; the hooks skip an untrusted program and say so once.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+
+use crate::project::{CONFIG_FILE, Project, WORKFLOWS_DIR};
+use crate::store::trust::{self, Verdict};
+use crate::store::{SMALL_FILE_CAP, door};
+
+/// Project-local programs that built-in checks run, with what running them means.
+pub const LOCAL_PROGRAMS: &[(&str, &str)] = &[
+    (
+        "node_modules/.bin/tsc",
+        "node_modules/.bin/tsc --noEmit (the project's own TypeScript, on edited .ts files)",
+    ),
+    (
+        "Cargo.toml",
+        "cargo check (builds the crate, running its build scripts and proc macros, on edited .rs files)",
+    ),
+];
+
+/// Bytes of a program hashed for trust.
+const PROGRAM_CAP: u64 = 64 * 1024 * 1024;
+
+/// A project file that can make pagent run commands.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Relative to the project root.
+    pub rel: PathBuf,
+    pub bytes: Vec<u8>,
+    pub commands: Vec<String>,
+}
+
+impl Source {
+    fn absolute(&self, project: &Project) -> PathBuf {
+        project.root.join(&self.rel)
+    }
+}
+
+/// The trust verdict of `source`.
+pub fn verdict(project: &Project, config_dir: Option<&Path>, source: &Source) -> Verdict {
+    trust::verdict(config_dir, &source.absolute(project), &source.bytes)
+}
+
+/// Makes sure every source is trusted: trusts them when `trust_now` (the `--trust` flag),
+/// else refuses with what they would run and how to trust them. Returns lines for the
+/// set-up's output.
+pub fn require(
+    project: &Project,
+    config_dir: Option<&Path>,
+    sources: &[Source],
+    trust_now: bool,
+    now: &str,
+) -> anyhow::Result<Vec<String>> {
+    let mut notes = Vec::new();
+    let mut refused = Vec::new();
+    for source in sources {
+        match verdict(project, config_dir, source) {
+            Verdict::Trusted => {}
+            _ if trust_now => {
+                trust::trust(
+                    config_dir,
+                    &source.absolute(project),
+                    &source.bytes,
+                    source.commands.clone(),
+                    now,
+                )?;
+                notes.push(format!("trusted {} (--trust)", source.rel.display()));
+            }
+            why => refused.push((source, why)),
+        }
+    }
+    if refused.is_empty() {
+        return Ok(notes);
+    }
+    let mut text = String::from(
+        "this loop would run commands from the project's files, and you have not trusted them:",
+    );
+    for (source, why) in &refused {
+        let state = if *why == Verdict::Changed {
+            "changed since you trusted it"
+        } else {
+            "not trusted"
+        };
+        text.push_str(&format!(
+            "\n  {} ({state}) would run:",
+            source.rel.display()
+        ));
+        for command in &source.commands {
+            text.push_str(&format!("\n    {command}"));
+        }
+    }
+    let paths: Vec<String> = refused
+        .iter()
+        .map(|(s, _)| shell_word(&s.rel.display().to_string()))
+        .collect();
+    text.push_str(&format!(
+        "\nRead them, then run `pagent trust {}` (or start again with --trust).",
+        paths.join(" ")
+    ));
+    bail!(text)
+}
+
+/// The workflow file as a command source, if it comes from the project and runs commands.
+pub fn workflow_source(loaded: &crate::workflows::LoadedWorkflow) -> Option<Source> {
+    let crate::workflows::Origin::Project(rel) = &loaded.origin else {
+        return None;
+    };
+    let commands = loaded.workflow.commands();
+    (!commands.is_empty()).then(|| Source {
+        rel: rel.clone(),
+        bytes: loaded.bytes.clone(),
+        commands,
+    })
+}
+
+/// The project's config as a command source, if it configures commands.
+pub fn config_source(
+    bytes: &[u8],
+    backpressure: Option<&pagent_engine::backpressure::BackpressureConfig>,
+) -> Option<Source> {
+    let commands = backpressure.map(|b| b.commands()).unwrap_or_default();
+    (!commands.is_empty()).then(|| Source {
+        rel: PathBuf::from(CONFIG_FILE),
+        bytes: bytes.to_vec(),
+        commands,
+    })
+}
+
+/// A project-local program (one of [`LOCAL_PROGRAMS`], at `rel`) as a source.
+pub fn program_source(project: &Project, rel: &Path) -> Option<Source> {
+    let name = rel.file_name()?.to_str()?;
+    let (_, what) = LOCAL_PROGRAMS
+        .iter()
+        .find(|(p, _)| Path::new(p).file_name().and_then(|n| n.to_str()) == Some(name))?;
+    let bytes = project.dir().read(rel, PROGRAM_CAP).ok()?;
+    Some(Source {
+        rel: rel.to_path_buf(),
+        bytes,
+        commands: vec![(*what).to_owned()],
+    })
+}
+
+/// Every command source the project has now: its workflows, its config, and the
+/// programs of [`LOCAL_PROGRAMS`] at its root.
+pub fn project_sources(project: &Project) -> anyhow::Result<Vec<Source>> {
+    let mut sources = Vec::new();
+    for name in project
+        .dir()
+        .list(Path::new(WORKFLOWS_DIR))
+        .unwrap_or_default()
+    {
+        let rel = Path::new(WORKFLOWS_DIR).join(&name);
+        if rel.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        if let Some(source) = file_source(project, &rel)? {
+            sources.push(source);
+        }
+    }
+    if let Some(source) = file_source(project, Path::new(CONFIG_FILE))? {
+        sources.push(source);
+    }
+    for (rel, _) in LOCAL_PROGRAMS {
+        if let Some(source) = program_source(project, Path::new(rel)) {
+            sources.push(source);
+        }
+    }
+    Ok(sources)
+}
+
+/// `rel` as a command source: a workflow, the config, or a local program.
+pub fn file_source(project: &Project, rel: &Path) -> anyhow::Result<Option<Source>> {
+    if let Some(source) = program_source(project, rel) {
+        return Ok(Some(source));
+    }
+    let Some(bytes) = project.dir().read_if_exists(rel, SMALL_FILE_CAP)? else {
+        return Ok(None);
+    };
+    if rel == Path::new(CONFIG_FILE) {
+        let (_, backpressure) =
+            crate::config::project_backpressure(project)?.unwrap_or((bytes.clone(), None));
+        return Ok(config_source(&bytes, backpressure.as_ref()));
+    }
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", rel.display()))?;
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| anyhow::anyhow!("{} is not a workflow: {e}", rel.display()))?;
+    let workflow = pagent_engine::Workflow::from_json(&value, "workflow")
+        .map_err(|e| anyhow::anyhow!("{} is not a valid workflow: {e}", rel.display()))?;
+    let commands = workflow.commands();
+    Ok((!commands.is_empty()).then(|| Source {
+        rel: rel.to_path_buf(),
+        bytes,
+        commands,
+    }))
+}
+
+/// Whether a check may run the project-local program at `rel` (trusted content).
+pub fn program_trusted(project: &Project, config_dir: Option<&Path>, rel: &Path) -> Verdict {
+    match program_source(project, rel) {
+        Some(source) => verdict(project, config_dir, &source),
+        None => Verdict::Untrusted,
+    }
+}
+
+/// `text` quoted for a POSIX shell when it needs it.
+pub fn shell_word(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@".contains(&b))
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// A path the user typed, relative to the project root (it must be inside).
+pub fn rel_in_project(project: &Project, cwd: &Path, path: &Path) -> anyhow::Result<PathBuf> {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    // The file itself is not resolved: a symlink is checked by the door when read.
+    let parent = joined.parent().unwrap_or(Path::new("/"));
+    let real_parent =
+        door::canonical(parent).map_err(|e| anyhow::anyhow!("{}: {e}", joined.display()))?;
+    let name = joined
+        .file_name()
+        .ok_or_else(|| anyhow::anyhow!("{} names no file", joined.display()))?;
+    let real = real_parent.join(name);
+    match real.strip_prefix(&project.root) {
+        Ok(rel) => Ok(rel.to_path_buf()),
+        Err(_) => bail!(
+            "{} is not inside the project {}",
+            path.display(),
+            project.root.display()
+        ),
+    }
+}

@@ -1,0 +1,243 @@
+//! The door's rules, each against the thing a hostile repository would plant.
+
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+fn setup() -> (tempfile::TempDir, tempfile::TempDir, Dir) {
+    let project = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let root = project.path().canonicalize().unwrap();
+    let dir = Dir::open(&root).unwrap();
+    (project, outside, dir)
+}
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+#[test]
+fn writes_never_follow_a_symlink_in_the_last_component() {
+    let (project, outside, dir) = setup();
+    let target = outside.path().join("bashrc");
+    fs::write(&target, "original").unwrap();
+    fs::create_dir(project.path().join(".claude")).unwrap();
+    symlink(&target, project.path().join(".claude/state.json")).unwrap();
+    let err = dir
+        .write_atomic(Path::new(".claude/state.json"), b"x")
+        .unwrap_err();
+    assert!(matches!(err, DoorError::Symlink(_)), "{err}");
+    let err = dir
+        .append(Path::new(".claude/state.json"), b"x")
+        .unwrap_err();
+    assert!(matches!(err, DoorError::Symlink(_)), "{err}");
+    assert!(dir.create(Path::new(".claude/state.json")).is_err());
+    assert_eq!(fs::read_to_string(&target).unwrap(), "original");
+}
+
+#[test]
+fn writes_never_pass_through_a_symlinked_folder() {
+    for link in ["../../..", "/tmp"] {
+        let (project, outside, dir) = setup();
+        let target = if link.starts_with('/') {
+            outside.path().to_path_buf()
+        } else {
+            Path::new(link).to_path_buf()
+        };
+        symlink(&target, project.path().join(".claude")).unwrap();
+        let err = dir
+            .write_atomic(Path::new(".claude/pagent/events.jsonl"), b"x")
+            .unwrap_err();
+        assert!(matches!(err, DoorError::Symlink(_)), "{link}: {err}");
+        assert!(dir.lock(Path::new(".claude/lock"), Duration::ZERO).is_err());
+        assert!(dir.create_dir_all(Path::new(".claude/pagent")).is_err());
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn writes_replace_only_regular_files() {
+    let (project, _outside, dir) = setup();
+    fs::create_dir(project.path().join("d")).unwrap();
+    mkfifo(&project.path().join("fifo"));
+    assert!(matches!(
+        dir.write_atomic(Path::new("d"), b"x"),
+        Err(DoorError::NotRegular(_, Kind::Dir))
+    ));
+    assert!(matches!(
+        dir.write_atomic(Path::new("fifo"), b"x"),
+        Err(DoorError::NotRegular(_, Kind::Fifo))
+    ));
+    // Appending to a FIFO must neither block nor write.
+    let started = Instant::now();
+    assert!(dir.append(Path::new("fifo"), b"x").is_err());
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn reads_refuse_fifos_devices_and_folders_without_blocking() {
+    let (project, _outside, dir) = setup();
+    mkfifo(&project.path().join("fifo"));
+    symlink("/dev/zero", project.path().join("zero")).unwrap();
+    fs::create_dir(project.path().join("d")).unwrap();
+    let started = Instant::now();
+    assert!(matches!(
+        dir.read(Path::new("fifo"), 10),
+        Err(DoorError::NotRegular(_, Kind::Fifo))
+    ));
+    assert!(matches!(
+        dir.read(Path::new("zero"), 10),
+        Err(DoorError::Outside(_))
+    ));
+    assert!(matches!(
+        dir.read(Path::new("d"), 10),
+        Err(DoorError::NotRegular(_, Kind::Dir))
+    ));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Outside any root: a device is refused too.
+    assert!(matches!(
+        read_outside(Path::new("/dev/zero"), 10),
+        Err(DoorError::NotRegular(_, Kind::Device))
+    ));
+    assert!(matches!(
+        read_outside(&project.path().join("fifo"), 10),
+        Err(DoorError::NotRegular(_, Kind::Fifo))
+    ));
+}
+
+#[test]
+fn reads_are_capped() {
+    let (project, _outside, dir) = setup();
+    fs::write(project.path().join("big"), vec![b'a'; 100]).unwrap();
+    assert_eq!(dir.read(Path::new("big"), 100).unwrap().len(), 100);
+    assert!(matches!(
+        dir.read(Path::new("big"), 99),
+        Err(DoorError::TooLarge(_, 99))
+    ));
+    // A sparse 2 GB file costs nothing to refuse.
+    let sparse = fs::File::create(project.path().join("sparse")).unwrap();
+    sparse.set_len(2 << 30).unwrap();
+    assert!(matches!(
+        dir.read(Path::new("sparse"), 1 << 20),
+        Err(DoorError::TooLarge(..))
+    ));
+}
+
+#[test]
+fn reads_follow_symlinks_only_while_they_stay_inside() {
+    let (project, outside, dir) = setup();
+    fs::write(outside.path().join("secret"), "s").unwrap();
+    fs::create_dir(project.path().join("a")).unwrap();
+    fs::write(project.path().join("a/f"), "inside").unwrap();
+    symlink("a/f", project.path().join("rel")).unwrap();
+    symlink(project.path().join("a"), project.path().join("abs")).unwrap();
+    symlink("../../../../../../../..", project.path().join("up")).unwrap();
+    symlink(outside.path().join("secret"), project.path().join("out")).unwrap();
+    symlink("loop2", project.path().join("loop1")).unwrap();
+    symlink("loop1", project.path().join("loop2")).unwrap();
+    assert_eq!(dir.read(Path::new("rel"), 99).unwrap(), b"inside");
+    assert_eq!(dir.read(Path::new("abs/f"), 99).unwrap(), b"inside");
+    assert!(matches!(
+        dir.read(Path::new("up/etc/passwd"), 1 << 20),
+        Err(DoorError::Outside(_))
+    ));
+    assert!(matches!(
+        dir.read(Path::new("out"), 99),
+        Err(DoorError::Outside(_))
+    ));
+    assert!(dir.read(Path::new("loop1"), 99).is_err());
+    for bad in ["../x", "/etc/passwd", "a/../../x"] {
+        assert!(
+            matches!(dir.read(Path::new(bad), 99), Err(DoorError::BadPath(_))),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn atomic_writes_replace_and_leave_no_temp_files() {
+    let (project, _outside, dir) = setup();
+    dir.write_atomic(Path::new("sub/f.json"), b"one").unwrap();
+    dir.write_atomic(Path::new("sub/f.json"), b"two").unwrap();
+    assert_eq!(fs::read(project.path().join("sub/f.json")).unwrap(), b"two");
+    let names: Vec<_> = fs::read_dir(project.path().join("sub"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["f.json"]);
+}
+
+#[test]
+fn stale_temp_files_of_dead_writers_are_removed_at_the_next_write() {
+    let (project, _outside, dir) = setup();
+    // A pid that cannot be alive (beyond the kernel's maximum).
+    let stale = project.path().join(".f.json.999999999.1.tmp");
+    fs::write(&stale, "half").unwrap();
+    let mine = project
+        .path()
+        .join(format!(".f.json.{}.2.tmp", std::process::id()));
+    fs::write(&mine, "in progress").unwrap();
+    dir.write_atomic(Path::new("f.json"), b"x").unwrap();
+    assert!(!stale.exists());
+    assert!(mine.exists(), "a live writer's temp file is left alone");
+}
+
+#[test]
+fn a_failed_write_leaves_no_temp_file() {
+    let (project, _outside, dir) = setup();
+    let limit = libc::rlimit {
+        rlim_cur: 4096,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // The limit applies to this whole test process; a child keeps others out of it.
+    ignore_sigxfsz();
+    // SAFETY: fork in a test; the child only makes system calls and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: setrlimit on the child's own limits.
+        unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &raw const limit) };
+        let failed = dir.write_atomic(Path::new("f"), &[b'x'; 10_000]).is_err();
+        // SAFETY: _exit ends the forked child without running the parent's destructors.
+        unsafe { libc::_exit(if failed { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for the child forked above.
+    unsafe { libc::waitpid(pid, &raw mut status, 0) };
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    assert_eq!(fs::read_dir(project.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_held_lock_is_waited_for_only_so_long() {
+    let (_project, _outside, dir) = setup();
+    let held = dir.lock(Path::new("lock"), Duration::ZERO).unwrap();
+    let started = Instant::now();
+    let err = dir
+        .lock(Path::new("lock"), Duration::from_millis(200))
+        .unwrap_err();
+    assert!(matches!(err, DoorError::Busy(..)), "{err}");
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    drop(held);
+    assert!(dir.lock(Path::new("lock"), Duration::ZERO).is_ok());
+}
+
+#[test]
+fn lists_a_folder_and_refuses_one_outside() {
+    let (project, outside, dir) = setup();
+    fs::create_dir(project.path().join("w")).unwrap();
+    fs::write(project.path().join("w/a.json"), "").unwrap();
+    fs::write(outside.path().join("b.json"), "").unwrap();
+    symlink(outside.path(), project.path().join("x")).unwrap();
+    assert_eq!(dir.list(Path::new("w")).unwrap(), ["a.json"]);
+    assert!(matches!(
+        dir.list(Path::new("x")),
+        Err(DoorError::Outside(_))
+    ));
+}

@@ -1,0 +1,162 @@
+//! Everything pagent keeps on disk, behind [`door`], the one door to files.
+//!
+//! This file is the state file: locked, atomic, sealed, and never trusted unless it is the
+//! user's own. Writers take an exclusive lock on `.claude/pagent/lock` (flock: released by
+//! the kernel when the holder dies), re-read the state, and write through a temp file
+//! that is fsynced and renamed over the old one. Nobody holds the lock across anything
+//! unbounded (a check, an agent, a transcript read): decisions are made without it and
+//! applied compare-and-swap, on the generation they were made on ([`apply_if_unchanged`]).
+//! Readers need no lock: a rename is atomic, so they see the old file or the new one.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use pagent_engine::{State, seal};
+
+use crate::project::{LOCK_FILE, Project, STATE_FILE};
+
+pub mod door;
+pub mod trust;
+pub mod user;
+
+/// State, config, workflow and prompt files are small; anything larger is refused.
+pub const SMALL_FILE_CAP: u64 = 1024 * 1024;
+/// How long a writer waits for the state lock. Holders never wait on anything unbounded,
+/// so a lock held this long belongs to a stuck process: give up (and allow the stop).
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// Holds the exclusive state lock until dropped.
+#[derive(Debug)]
+pub struct StateLock {
+    _lock: door::Lock,
+}
+
+pub fn lock_state(project: &Project) -> anyhow::Result<StateLock> {
+    let lock = project
+        .dir()
+        .lock(Path::new(LOCK_FILE), LOCK_WAIT)
+        .context("cannot take the state lock")?;
+    Ok(StateLock { _lock: lock })
+}
+
+/// The state file's bytes, or `None` when there is no state file.
+pub fn read_state_bytes(project: &Project) -> anyhow::Result<Option<Vec<u8>>> {
+    project
+        .dir()
+        .read_if_exists(Path::new(STATE_FILE), SMALL_FILE_CAP)
+        .context("cannot read the loop state")
+}
+
+/// The parsed state, or `None` when there is no state file.
+pub fn read_state(project: &Project) -> anyhow::Result<Option<State>> {
+    let Some(bytes) = read_state_bytes(project)? else {
+        return Ok(None);
+    };
+    parse_state(&bytes).map(Some)
+}
+
+pub fn parse_state(bytes: &[u8]) -> anyhow::Result<State> {
+    State::from_json(bytes)
+        .with_context(|| format!("{STATE_FILE} is corrupt; run `pagent cancel` to set it aside"))
+}
+
+/// Whose state this is, as far as pagent will act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ownership {
+    /// Sealed by this user for this project, and not older than the newest they wrote.
+    Own,
+    /// No secret, no seal, or a seal that does not verify: a stranger's file.
+    Unsealed,
+    /// Sealed by this user, but an older copy than the newest pagent wrote here.
+    Stale,
+}
+
+/// Whether `state` is the user's own, current state for `project`.
+pub fn ownership(project: &Project, config_dir: Option<&Path>, state: &State) -> Ownership {
+    let Some(secret) = crate::secret::read_secret(config_dir) else {
+        return Ownership::Unsealed;
+    };
+    if !seal::verify(state, &project.seal_key(), &secret) {
+        return Ownership::Unsealed;
+    }
+    let newest = user::newest_generation(config_dir, &project.root).unwrap_or(0);
+    if state.generation >= newest {
+        return Ownership::Own;
+    }
+    // Older than the newest written: a rollback, or a copy read just before another
+    // writer replaced it. Only the file on disk now can tell; an outdated copy is the
+    // writer's own business (its compare-and-swap will fail).
+    match read_state(project) {
+        Ok(Some(now)) if now.generation >= newest => Ownership::Own,
+        _ => Ownership::Stale,
+    }
+}
+
+/// Seals `state` as the next generation and replaces the state file atomically, then
+/// records the generation in the user's folder. Call with the lock held. Returns the state
+/// as written.
+pub fn write_state_atomic(
+    project: &Project,
+    config_dir: Option<&Path>,
+    state: &State,
+    secret: &[u8],
+) -> anyhow::Result<State> {
+    let mut sealed = state.clone();
+    let newest = user::newest_generation(config_dir, &project.root).unwrap_or(0);
+    sealed.generation = state.generation.max(newest) + 1;
+    seal::apply(&mut sealed, &project.seal_key(), secret);
+    let mut text = sealed.to_json_pretty();
+    text.push('\n');
+    project
+        .dir()
+        .write_atomic(Path::new(STATE_FILE), text.as_bytes())
+        .context("cannot write the loop state")?;
+    if let Err(err) = user::record_generation(config_dir, &project.root, sealed.generation) {
+        crate::ui::warn(&format!(
+            "cannot record the loop's generation in pagent's config folder: {err:#}"
+        ));
+    }
+    Ok(sealed)
+}
+
+/// What [`apply_if_unchanged`] found under the lock.
+#[derive(Debug)]
+pub enum Applied {
+    /// The state was still the one decided on, and the new one is written.
+    Written(Box<State>),
+    /// The state changed meanwhile (another writer, a cancel, a new loop): nothing written.
+    Changed,
+}
+
+/// Takes the lock, re-reads the state, and writes `next` only if the state on disk is
+/// still `decided_on` (same loop, same generation).
+pub fn apply_if_unchanged(
+    project: &Project,
+    config_dir: Option<&Path>,
+    decided_on: &State,
+    next: &State,
+    secret: &[u8],
+) -> anyhow::Result<Applied> {
+    let _lock = lock_state(project)?;
+    match read_state(project)? {
+        Some(now)
+            if now.loop_id == decided_on.loop_id && now.generation == decided_on.generation =>
+        {
+            write_state_atomic(project, config_dir, next, secret)
+                .map(|s| Applied::Written(Box::new(s)))
+        }
+        _ => Ok(Applied::Changed),
+    }
+}
+
+/// Moves a corrupt state file aside (`pagent-pipeline.json.corrupt-<time>`), returning the
+/// new name.
+pub fn set_aside(project: &Project, now: u64) -> anyhow::Result<String> {
+    let name = format!("pagent-pipeline.json.corrupt-{now}");
+    project
+        .dir()
+        .rename_in_place(Path::new(STATE_FILE), &name)
+        .context("cannot move the state file aside")?;
+    Ok(format!(".claude/{name}"))
+}

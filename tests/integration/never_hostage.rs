@@ -1,0 +1,163 @@
+//! The user always wins: no lock is held across a check or an agent run, so `cancel` and
+//! `status` answer at once whatever a hook or a runner is doing; a cancelled loop's hook
+//! allows the stop; `--force` over a running `pagent loop` leaves one runner; and an
+//! older copy of a sealed state never brings a finished loop back.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::util::{SESSION, TestEnv};
+
+/// Waits (polling, with a deadline) until `path` exists: the moment a child reached a
+/// known point, without sleeping a guessed amount.
+fn wait_for(path: &Path, within: Duration) {
+    let started = Instant::now();
+    while !path.exists() {
+        assert!(
+            started.elapsed() < within,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn spawn(env: &TestEnv, args: &[&str], stdin: Option<String>) -> Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+    command
+        .args(args)
+        .current_dir(&env.root)
+        .env("HOME", &env.home)
+        .env("PAGENT_CONFIG_DIR", &env.config)
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("NO_COLOR", "1")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("PAGENT_DRIVER")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let stdin = stdin.unwrap_or_default();
+    std::thread::spawn(move || {
+        let _ = std::io::Write::write_all(&mut pipe, stdin.as_bytes());
+    });
+    child
+}
+
+#[test]
+fn cancel_during_a_long_check_returns_at_once_and_the_hook_allows_the_stop() {
+    let env = TestEnv::new();
+    env.write("prd.md", "# PRD\n");
+    env.write(
+        ".claude/pagent/workflows/slow.json",
+        &json!({"stages": [{"name": "x", "prompt": "p",
+            "exit_when": {"custom": "touch started; sleep 20", "timeout": 60}}]})
+        .to_string(),
+    );
+    env.cmd(&["run", "prd.md", "--workflow", "slow", "--trust"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let hook = spawn(
+        &env,
+        &["hook", "stop"],
+        Some(env.stop_input("working").to_string()),
+    );
+    wait_for(&env.path("started"), Duration::from_secs(10));
+    let started = Instant::now();
+    let status = env.cmd(&["status"]).success();
+    assert!(status.stdout.contains("x"), "{status}");
+    let cancel = env.cmd(&["cancel"]).success();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "status and cancel took {:?}",
+        started.elapsed()
+    );
+    assert!(cancel.stdout.contains("cancelled"), "{cancel}");
+    let out = hook.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the hook went on for {:?} after the cancel",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "the stop is allowed: {out:?}");
+    assert_eq!(env.state()["status"], "cancelled");
+}
+
+#[test]
+fn force_over_a_running_loop_leaves_one_runner() {
+    let env = TestEnv::new();
+    env.write(
+        "slow.sh",
+        "cat > /dev/null\ntouch first-running\nsleep 30\n",
+    );
+    let first = spawn(
+        &env,
+        &["loop", "--command", "sh slow.sh", "ralph", "First task"],
+        None,
+    );
+    wait_for(&env.path("first-running"), Duration::from_secs(10));
+    // A second runner on the same loop is refused while the first runs.
+    let resume = env.cmd(&["loop", "--command", "true"]).failure();
+    assert!(
+        resume
+            .stderr
+            .contains("another `pagent loop` is driving this loop"),
+        "{resume}"
+    );
+    let started = Instant::now();
+    let second = env
+        .cmd(&[
+            "loop",
+            "--command",
+            "cat > /dev/null; echo '<promise>DONE</promise>'",
+            "ralph",
+            "--force",
+            "Second task",
+        ])
+        .success();
+    assert!(second.stdout.contains("complete"), "{second}");
+    let first = first.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the replaced runner went on for {:?}",
+        started.elapsed()
+    );
+    assert_eq!(first.status.code(), Some(130), "{first:?}");
+    assert!(
+        String::from_utf8_lossy(&first.stdout).contains("another loop replaced this one"),
+        "{first:?}"
+    );
+    assert_eq!(env.state()["stages"][0]["prompt"], "Second task");
+    assert_eq!(env.state()["status"], "complete");
+}
+
+#[test]
+fn a_rolled_back_sealed_state_does_not_reactivate() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    env.stop(&env.stop_input("working")).blocked();
+    let copy = env.read(".claude/pagent-pipeline.json");
+    env.cmd(&["cancel"]).success();
+    // A backup, a stash or a `git checkout` brings the active copy back.
+    fs::write(env.path(".claude/pagent-pipeline.json"), copy).unwrap();
+    let stop = env.stop(&env.stop_input("working"));
+    assert!(!stop.stdout.contains("\"decision\""), "{stop}");
+    assert!(
+        stop.allowed().unwrap_or_default().contains("older copy"),
+        "{stop}"
+    );
+    let status: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    assert_eq!(status["sealed"], false);
+    // It never runs under `pagent loop` either.
+    let out = env.cmd(&["loop", "--command", "true"]).failure();
+    assert!(out.stderr.contains("older copy"), "{out}");
+}
