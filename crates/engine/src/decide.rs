@@ -99,8 +99,8 @@ pub fn decide_stop(event: &StopEvent<'_>, state: &State, world: &mut dyn World) 
             };
         }
         let message = "pagent: ignoring .claude/pagent-pipeline.json: it was not set up by you for this project \
-                       (its seal does not verify), so pagent will not run its commands or keep the session going. \
-                       Run `pagent cancel` to end it, or start your own loop with /pagent-run or /ralph."
+                       (its seal does not verify), so pagent will not run its commands, keep the session going or \
+                       write anything here. Delete the file, or start your own loop with /pagent-run or /ralph."
             .to_owned();
         return Outcome {
             decision: Decision::Notify(message),
