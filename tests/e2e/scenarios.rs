@@ -224,7 +224,7 @@ fn a_failing_check_command_feeds_its_output_back_until_it_passes() {
         &json!({"stages": [{"name": "fix", "prompt": "Make check.sh pass (see {{prd_path}}).", "exit_when": {"custom": "sh check.sh", "timeout": 20}}]}).to_string(),
     );
     let run = e2e
-        .claude("/pagent:pagent-run prd.md --workflow checked")
+        .claude("/pagent:pagent-run prd.md --workflow checked --trust")
         .run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 3);
