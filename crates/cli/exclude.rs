@@ -17,7 +17,7 @@ use crate::store::door::{self, Dir};
 /// neither inside the work tree nor the main repository of a registered worktree (a
 /// planted `.git` file can point anywhere).
 pub fn exclude_pagent_files(project: &Project) -> anyhow::Result<usize> {
-    let Ok(repo) = git2::Repository::discover(&project.root) else {
+    let Some(repo) = crate::store::git::discover(&project.root) else {
         return Ok(0);
     };
     let Some(workdir) = repo.workdir().and_then(|w| door::canonical_dir(w).ok()) else {
@@ -77,7 +77,7 @@ pub fn exclude_pagent_files(project: &Project) -> anyhow::Result<usize> {
 
 /// Whether `workdir` is a worktree that the repository at `common` lists as its own.
 fn registered_worktree(common: &Path, workdir: &Path) -> bool {
-    let Ok(main) = git2::Repository::open(common) else {
+    let Some(main) = crate::store::git::open(common) else {
         return false;
     };
     let Ok(names) = main.worktrees() else {

@@ -28,10 +28,10 @@ const HASH_CAP: u64 = 8 * 1024 * 1024;
 
 pub fn fingerprint(project: &Project) -> Option<String> {
     let dir = project.dir();
-    match Repository::discover(&project.root) {
+    match crate::store::git::discover(&project.root) {
         // A repository libgit2 cannot read (a corrupt index, objects or HEAD) falls back
         // to the walk: no-progress detection must keep working, not silently stop.
-        Ok(repo) if repo.workdir().is_some() => git_fingerprint(&repo, dir)
+        Some(repo) if repo.workdir().is_some() => git_fingerprint(&repo, dir)
             .ok()
             .or_else(|| walk_fingerprint(dir)),
         _ => walk_fingerprint(dir),

@@ -72,7 +72,7 @@ pub fn count_files(dir: &Dir, rel: &RelPath, enough: u64) -> Probe {
         Ok(walk) => walk,
         Err(err) => return probe_of(err),
     };
-    let repo = git2::Repository::discover(dir.root()).ok();
+    let repo = crate::store::git::discover(dir.root());
     let workdir = repo.as_ref().and_then(|r| {
         r.workdir()
             .and_then(|w| crate::store::door::canonical_dir(w).ok())

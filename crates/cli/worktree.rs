@@ -36,7 +36,8 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
             && !name.starts_with('.'),
         "the worktree name {name:?} must be letters, digits, '-', '_' or '.'"
     );
-    let repo = Repository::discover(project_root).context("--worktree needs a git repository")?;
+    let repo =
+        crate::store::git::discover(project_root).context("--worktree needs a git repository")?;
     let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)
         .context("the repository's work tree cannot be opened")?;
     let tree = Dir::open(&workdir)?;
@@ -124,7 +125,7 @@ fn reusable(
 /// Commits every change in `root`'s work tree (what `git add -A` would add); `None` when
 /// there was nothing to commit.
 pub fn checkpoint(root: &Path, message: &str) -> anyhow::Result<Option<String>> {
-    let repo = Repository::discover(root).context("--checkpoint needs a git repository")?;
+    let repo = crate::store::git::discover(root).context("--checkpoint needs a git repository")?;
     let mut index = repo.index()?;
     index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
     index.update_all(["*"], None)?;

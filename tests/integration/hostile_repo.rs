@@ -389,3 +389,30 @@ fn a_special_project_config_or_workflow_is_refused_at_setup() {
         assert_eq!(out.code, Some(1), "{special:?}: {out}");
     }
 }
+
+#[test]
+fn a_planted_dot_git_never_makes_a_hook_read_it_whole() {
+    for special in SPECIALS {
+        let env = TestEnv::plain();
+        env.cmd(&["ralph", "--no-progress-limit", "0", "Fix it"])
+            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .success();
+        plant(&env.path(".git"), special);
+        bounded(
+            &env,
+            &["hook", "stop"],
+            env.stop_input("working").to_string(),
+        )
+        .blocked();
+        bounded(&env, &["status"], String::new());
+        // A `.git` file naming a device as its git folder.
+        let _ = fs::remove_file(env.path(".git")).or_else(|_| fs::remove_dir(env.path(".git")));
+        env.write(".git", "gitdir: /dev/zero\n");
+        bounded(
+            &env,
+            &["hook", "stop"],
+            env.stop_input("working").to_string(),
+        )
+        .blocked();
+    }
+}

@@ -399,8 +399,7 @@ fn after_completion(
         return ExitStatus::Success;
     }
     let branch = branch.or_else(|| {
-        git2::Repository::discover(&project.root)
-            .ok()?
+        crate::store::git::discover(&project.root)?
             .head()
             .ok()?
             .shorthand()

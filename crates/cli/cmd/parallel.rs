@@ -48,7 +48,7 @@ pub fn run(global: &Global, env: &Env, args: &ParallelArgs) -> anyhow::Result<Ex
     };
     signals::install();
     let project = Project::resolve(global, env, None)?;
-    git2::Repository::discover(&project.root)
+    crate::store::git::discover(&project.root)
         .context("pagent parallel needs a git repository (each task gets a worktree)")?;
     let Some(tasks_file) = &args.tasks else {
         bail!("name the tasks file, e.g. `pagent parallel tasks.txt -j 3`")

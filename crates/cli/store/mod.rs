@@ -17,6 +17,7 @@ use pagent_engine::{State, seal};
 use crate::project::{LOCK_FILE, Project, STATE_FILE};
 
 pub mod door;
+pub mod git;
 pub mod trust;
 pub mod user;
 
