@@ -47,13 +47,14 @@ pub fn run_checks(
     file: &Path,
     specs: &[CheckSpec],
     path_env: Option<&OsStr>,
+    cache_dir: Option<&Path>,
     trusted: TrustFn<'_>,
 ) -> Vec<Checked> {
     specs
         .iter()
         .map(|spec| {
             let started = Instant::now();
-            let (result, untrusted) = run_one(project, file, spec, path_env, trusted);
+            let (result, untrusted) = run_one(project, file, spec, path_env, cache_dir, trusted);
             Checked {
                 label: spec.label(),
                 result,
@@ -69,6 +70,7 @@ fn run_one(
     file: &Path,
     spec: &CheckSpec,
     path_env: Option<&OsStr>,
+    cache_dir: Option<&Path>,
     trusted: TrustFn<'_>,
 ) -> (CheckResult, Option<PathBuf>) {
     let root = project.root.as_path();
@@ -160,7 +162,11 @@ fn run_one(
         shape: CheckShape::Argv(full),
         timeout_secs: spec.timeout_secs(),
     };
-    let pycache = std::env::temp_dir().join("pagent-pycache");
+    // In the user's own folder: a shared /tmp name could be a link another user planted.
+    let pycache = cache_dir.map_or_else(
+        || std::env::temp_dir().join(format!("pagent-pycache-{}", std::process::id())),
+        |dir| dir.join("pycache"),
+    );
     let env = [
         (
             "PYTHONPYCACHEPREFIX",

@@ -141,7 +141,15 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
     }
     let shown = rel.display().to_string();
     let trusted = |program: &Path| consent::program_trusted(&project, config_dir, program);
-    let checked = run_checks(&project, &rel, &specs, env.path.as_deref(), &trusted);
+    let cache = config_dir.map(|d| d.join("cache"));
+    let checked = run_checks(
+        &project,
+        &rel,
+        &specs,
+        env.path.as_deref(),
+        cache.as_deref(),
+        &trusted,
+    );
     let mut notice = None;
     for program in checked.iter().filter_map(|c| c.untrusted.as_ref()) {
         let key = format!("untrusted program {}", program.display());
