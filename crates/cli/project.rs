@@ -8,6 +8,7 @@
 //! .claude/prompts/<stage>.md      prompt overrides
 //! ```
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -80,9 +81,10 @@ impl Project {
         self.pagent_dir().join("unsealed-warned")
     }
 
-    /// What the seal binds the state to.
-    pub fn seal_key(&self) -> String {
-        self.root.to_string_lossy().into_owned()
+    /// What the seal binds the state to: the real path's bytes, never a lossy rendering
+    /// (two folders whose names differ only in bytes that are not UTF-8 would share it).
+    pub fn seal_key(&self) -> Vec<u8> {
+        self.root.as_os_str().as_bytes().to_vec()
     }
 
     /// `path` relative to the root when inside it, else as given.

@@ -71,6 +71,42 @@ fn a_state_copied_from_another_project_never_runs_a_command_and_never_blocks() {
     );
 }
 
+/// The seal binds the project's path as bytes: two folders whose names differ only in
+/// bytes that are not UTF-8 (a lossy rendering makes both `proj-\u{fffd}`) must not
+/// accept each other's states.
+#[test]
+fn folders_whose_names_differ_only_in_non_utf8_bytes_do_not_share_seals() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let origin = env.home.join(OsStr::from_bytes(b"proj-\xff"));
+    let target = env.home.join(OsStr::from_bytes(b"proj-\xfe"));
+    for dir in [&origin, &target] {
+        fs::create_dir_all(dir.join(".claude")).unwrap();
+    }
+    let stop = |project: &std::path::Path| {
+        let mut input = env.stop_input("not yet");
+        input["cwd"] = json!(null);
+        env.cmd(&["hook", "stop"])
+            .env("CLAUDE_PROJECT_DIR", project)
+            .stdin(input.to_string())
+            .run()
+    };
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_PROJECT_DIR", &origin)
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    stop(&origin).blocked();
+    fs::copy(
+        origin.join(".claude/pagent-pipeline.json"),
+        target.join(".claude/pagent-pipeline.json"),
+    )
+    .unwrap();
+    let out = stop(&target);
+    let message = out.allowed().unwrap_or_default();
+    assert!(message.contains("not set up by you"), "{out}");
+}
+
 #[test]
 fn a_state_sealed_by_another_user_or_unsealed_is_ignored() {
     let env = TestEnv::new();
