@@ -30,6 +30,28 @@ fn another_session_is_never_blocked_and_an_unclaimed_state_goes_to_the_first_sto
     env.stop(&first).blocked();
 }
 
+/// A hook input that is not an object, or names no session, never blocks: not even an
+/// unclaimed loop, which the first named session's stop claims. `[]` and `{}` used to
+/// claim it for "no session" and block.
+#[test]
+fn a_hook_input_that_is_not_an_object_or_names_no_session_never_blocks() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let before = env.read(".claude/pagent-pipeline.json");
+    for stdin in ["[]", "\"x\"", "3", "null", "{}", r#"{"session_id": null}"#] {
+        let out = env.stop_raw(stdin.as_bytes().to_vec());
+        assert!(out.decision().is_none(), "{stdin}: {out}");
+        assert!(matches!(out.code, Some(0 | 1)), "{stdin}: {out}");
+        assert_eq!(
+            env.read(".claude/pagent-pipeline.json"),
+            before,
+            "{stdin} wrote the state"
+        );
+    }
+    env.stop(&env.stop_input("working")).blocked();
+    assert_eq!(env.state()["session_id"], SESSION);
+}
+
 /// A state with a command condition that would leave a file named `pwned`.
 fn plant_command_state(env: &TestEnv) {
     env.write(".claude/pagent/workflows/evil.json", &json!({"stages": [{"name": "x", "prompt": "p", "exit_when": {"custom": "touch pwned; exit 1"}}]}).to_string());

@@ -82,6 +82,22 @@ pub fn decide_stop(event: &StopEvent<'_>, state: &State, world: &mut dyn World) 
             }),
         };
     }
+    let Some(session) = event.session_id else {
+        // Only a named session may claim a loop: a stop that names none (a client that
+        // sent `{}`) would otherwise be blocked, and by the next nameless stop again.
+        return Outcome {
+            decision: Decision::Allow,
+            write: None,
+            log: Some(LogEntry {
+                action: "other_session",
+                stage: stage_name,
+                iteration,
+                detail:
+                    "stop without a session id allowed: only a named session can claim the loop"
+                        .to_owned(),
+            }),
+        };
+    };
     if !event.seal_valid {
         let detail =
             "the state file is not sealed by this user for this project; ignored".to_owned();
@@ -111,7 +127,7 @@ pub fn decide_stop(event: &StopEvent<'_>, state: &State, world: &mut dyn World) 
 
     let mut claimed = state.clone();
     if claimed.session_id.is_none() {
-        claimed.session_id = event.session_id.map(str::to_owned);
+        claimed.session_id = Some(session.to_owned());
     }
     decide_iteration(&claimed, world, event.now)
 }

@@ -107,6 +107,34 @@ fn an_unclaimed_state_is_claimed_by_the_first_session_that_stops() {
     assert_eq!(later.decision, Decision::Allow);
 }
 
+/// A stop that names no session (a hook input of `{}`) neither claims an unclaimed loop
+/// nor is blocked by it; the loop stays free for the first named session.
+#[test]
+fn a_stop_without_a_session_never_claims_or_blocks() {
+    for state in [ralph(5), pipeline()] {
+        let mut state = state;
+        state.session_id = None;
+        for seal_valid in [true, false] {
+            let nameless = StopEvent {
+                seal_valid,
+                ..event(None)
+            };
+            let mut world = MemoryWorld::default().message("working");
+            let outcome = decide_stop(&nameless, &state, &mut world);
+            assert_eq!(outcome.decision, Decision::Allow, "{:?}", state.kind);
+            assert_eq!(outcome.write, None);
+            assert_eq!(outcome.log.unwrap().action, "other_session");
+            assert!(world.checks_run.is_empty());
+        }
+        let named = decide_stop(
+            &event(Some("s9")),
+            &state,
+            &mut MemoryWorld::default().message("working"),
+        );
+        block_reason(&named);
+    }
+}
+
 #[test]
 fn an_unsealed_state_never_runs_a_command_never_blocks_and_warns_once() {
     let mut state = ralph(5);
