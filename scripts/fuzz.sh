@@ -15,7 +15,7 @@ cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(hook_input state_file workflow transcript_tail promise stream_line)
+[ ${#targets[@]} -gt 0 ] || targets=(hook_input state_file workflow transcript_tail promise stream_line syntax)
 
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
@@ -40,6 +40,15 @@ seed() {
             printf 'Say `<promise>DONE</promise>`\n```\n<promise>DONE</promise>\n```\n> <promise>X</promise>\0X' > "$dir/quoted" ;;
         stream_line)
             cp tests/fixtures/agents/*.jsonl "$dir/" ;;
+        syntax)
+            # The first byte picks the format: 0 JSON, 1 TOML, 2 YAML.
+            for f in plugin/workflows/*.json tests/fixtures/state/*.json; do
+                n=$((n + 1)); { printf '\000'; cat "$f"; } > "$dir/json-$n"
+            done
+            { printf '\001'; cat Cargo.toml; } > "$dir/toml-cargo"
+            printf '\001a = [[1, 2], {b = "x"}]\n[t.u]\nv = 1\n' > "$dir/toml-nested"
+            printf '\002a: 1\nb:\n  - x\n  - {c: [d, e]}\n---\nf: "g"\n' > "$dir/yaml-doc"
+            printf '\002top:\n- - - - [x]\n' > "$dir/yaml-nested" ;;
     esac
 }
 

@@ -15,6 +15,7 @@
 //! Every path here is relative to the root and reached through the project's
 //! [`Dir`](crate::store::door::Dir), the one door to its files.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -85,9 +86,10 @@ impl Project {
         self.root.join(WORKFLOWS_DIR)
     }
 
-    /// What the seal binds the state to.
-    pub fn seal_key(&self) -> String {
-        self.root.to_string_lossy().into_owned()
+    /// What the seal binds the state to: the real path's bytes, never a lossy rendering
+    /// (two folders whose names differ only in bytes that are not UTF-8 would share it).
+    pub fn seal_key(&self) -> Vec<u8> {
+        self.root.as_os_str().as_bytes().to_vec()
     }
 
     /// `path` relative to the root when inside it, else as given.

@@ -53,6 +53,45 @@ fn without_a_loop_the_hook_exits_at_once() {
     );
 }
 
+/// 100,000 nested levels used to overflow the stack and abort the hook (YAML); each
+/// built-in parser now reports the depth as a finding the model reads.
+#[test]
+fn deeply_nested_files_are_a_finding_not_a_crash() {
+    let env = active();
+    let deep = 100_000;
+    let cases = [
+        (
+            "deep.json",
+            "[".repeat(deep),
+            "deep.json: line 1, column 256: nested deeper than 255 levels",
+        ),
+        (
+            "deep.toml",
+            format!("a = {}", "[".repeat(deep)),
+            "deep.toml: line 1, column",
+        ),
+        (
+            "flow.yaml",
+            "[".repeat(deep),
+            "flow.yaml: line 1, column 256: nested deeper than 255 levels",
+        ),
+        (
+            "block.yml",
+            format!("top:\n{}", "- ".repeat(deep)),
+            "block.yml: line 2, column",
+        ),
+    ];
+    for (file, content, expected) in cases {
+        env.write(file, &content);
+        let out = env.post_tool_use("Write", file, &[]);
+        let context = out
+            .context()
+            .unwrap_or_else(|| panic!("{file}: no feedback\n{out}"));
+        assert!(context.contains(expected), "{file}: {context}");
+        assert!(context.contains("nested deeper than"), "{file}: {context}");
+    }
+}
+
 #[test]
 fn builtin_parsers_report_line_and_column() {
     let env = active();

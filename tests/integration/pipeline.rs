@@ -214,6 +214,32 @@ fn a_workflow_given_by_path_is_used() {
     );
 }
 
+/// Found by the workflow fuzz target: a path with a whitespace-only last part was stored
+/// in a form that normalised differently when read back, so the seal of the user's own
+/// new loop did not verify and the Stop hook ignored it as "not set up by you".
+#[test]
+fn a_loop_whose_path_has_whitespace_parts_is_still_the_users_own() {
+    let env = TestEnv::new();
+    env.write(
+        "flow.json",
+        &json!({"stages": [{"name": "odd", "prompt": "Make the file.",
+                            "exit_when": {"file_exists": "src/ 2   $ /   "}}]})
+        .to_string(),
+    );
+    start(&env, &["--workflow", "flow.json"]);
+    assert_eq!(
+        env.state()["stages"][0]["exit_when"]["file_exists"],
+        "src/ 2   $"
+    );
+    let reason = env.stop(&env.stop_input("not yet")).blocked();
+    assert!(reason.contains("src/ 2   $ does not exist yet"), "{reason}");
+    env.write("src/ 2   $", "made\n");
+    let message = env.stop(&env.stop_input("made it")).allowed().unwrap();
+    assert!(message.contains("flow complete"), "{message}");
+    let log = env.read(".claude/pagent/events.jsonl");
+    assert!(!log.contains("unsealed"), "{log}");
+}
+
 #[test]
 fn invalid_workflows_are_rejected_at_setup_with_the_field_and_reason() {
     let env = TestEnv::new();

@@ -30,6 +30,28 @@ fn another_session_is_never_blocked_and_an_unclaimed_state_goes_to_the_first_sto
     env.stop(&first).blocked();
 }
 
+/// A hook input that is not an object, or names no session, never blocks: not even an
+/// unclaimed loop, which the first named session's stop claims. `[]` and `{}` used to
+/// claim it for "no session" and block.
+#[test]
+fn a_hook_input_that_is_not_an_object_or_names_no_session_never_blocks() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let before = env.read(".claude/pagent-pipeline.json");
+    for stdin in ["[]", "\"x\"", "3", "null", "{}", r#"{"session_id": null}"#] {
+        let out = env.stop_raw(stdin.as_bytes().to_vec());
+        assert!(out.decision().is_none(), "{stdin}: {out}");
+        assert!(matches!(out.code, Some(0 | 1)), "{stdin}: {out}");
+        assert_eq!(
+            env.read(".claude/pagent-pipeline.json"),
+            before,
+            "{stdin} wrote the state"
+        );
+    }
+    env.stop(&env.stop_input("working")).blocked();
+    assert_eq!(env.state()["session_id"], SESSION);
+}
+
 /// A state with a command condition that would leave a file named `pwned`.
 fn plant_command_state(env: &TestEnv) {
     env.write(".claude/pagent/workflows/evil.json", &json!({"stages": [{"name": "x", "prompt": "p", "exit_when": {"custom": "touch pwned; exit 1"}}]}).to_string());
@@ -70,6 +92,42 @@ fn a_state_copied_from_another_project_never_runs_a_command_and_never_blocks() {
             .stdout
             .contains("its seal does not verify")
     );
+}
+
+/// The seal binds the project's path as bytes: two folders whose names differ only in
+/// bytes that are not UTF-8 (a lossy rendering makes both `proj-\u{fffd}`) must not
+/// accept each other's states.
+#[test]
+fn folders_whose_names_differ_only_in_non_utf8_bytes_do_not_share_seals() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let origin = env.home.join(OsStr::from_bytes(b"proj-\xff"));
+    let target = env.home.join(OsStr::from_bytes(b"proj-\xfe"));
+    for dir in [&origin, &target] {
+        fs::create_dir_all(dir.join(".claude")).unwrap();
+    }
+    let stop = |project: &std::path::Path| {
+        let mut input = env.stop_input("not yet");
+        input["cwd"] = json!(null);
+        env.cmd(&["hook", "stop"])
+            .env("CLAUDE_PROJECT_DIR", project)
+            .stdin(input.to_string())
+            .run()
+    };
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_PROJECT_DIR", &origin)
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    stop(&origin).blocked();
+    fs::copy(
+        origin.join(".claude/pagent-pipeline.json"),
+        target.join(".claude/pagent-pipeline.json"),
+    )
+    .unwrap();
+    let out = stop(&target);
+    let message = out.allowed().unwrap_or_default();
+    assert!(message.contains("not set up by you"), "{out}");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::env::Env;
 use crate::eventlog::read_events;
 use crate::exit::ExitStatus;
 use crate::project::Project;
-use crate::ui::{self, Style};
+use crate::ui::{self, Style, printable, printable_json};
 
 pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
@@ -17,22 +17,22 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitSta
     if events.is_empty() && !args.json {
         println!(
             "pagent: the event log is empty (no loop has run in {}).",
-            project.root.display()
+            printable(&project.root.display().to_string(), false)
         );
     }
     for event in &events[skip..] {
         if args.json {
-            println!("{}", serde_json::to_string(event)?);
+            println!("{}", printable_json(&serde_json::to_string(event)?));
             continue;
         }
-        let action = format!("{:<13}", event.action);
+        let action = format!("{:<13}", printable(&event.action, false));
         let action = match event.action.as_str() {
             "complete" | "advance" => style.green(&action),
             "gave_up" | "unsealed" | "error" => style.red(&action),
             "block" => style.yellow(&action),
             _ => action,
         };
-        let stage = event.stage.as_deref().unwrap_or("-");
+        let stage = printable(event.stage.as_deref().unwrap_or("-"), false);
         let iteration = event
             .iteration
             .map_or_else(String::new, |i| format!("#{i}"));
@@ -41,8 +41,8 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitSta
             .map_or_else(String::new, |ms| style.dim(&format!(" ({ms} ms)")));
         println!(
             "{}  {action} {stage:<12} {iteration:<4} {}{ms}",
-            style.dim(&event.ts),
-            event.detail
+            style.dim(&printable(&event.ts, false)),
+            printable(&event.detail, false)
         );
     }
     if bad > 0 {

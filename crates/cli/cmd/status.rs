@@ -13,7 +13,7 @@ use crate::eventlog::read_events;
 use crate::exit::ExitStatus;
 use crate::project::Project;
 use crate::store;
-use crate::ui::Style;
+use crate::ui::{Style, printable, printable_json};
 use crate::world::FsWorld;
 
 #[derive(Debug, Serialize)]
@@ -71,7 +71,7 @@ pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<Exit
         } else {
             println!(
                 "pagent: no loop in {} (start one with /pagent-run PRD or /ralph TASK).",
-                project.root.display()
+                printable(&project.root.display().to_string(), false)
             );
         }
         return Ok(ExitStatus::Success);
@@ -80,7 +80,10 @@ pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<Exit
         store::ownership(&project, env.config_dir.as_deref(), &state) == store::Ownership::Own;
     let report = build(&project, &state, sealed);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!(
+            "{}",
+            printable_json(&serde_json::to_string_pretty(&report)?)
+        );
     } else {
         print_human(&report, Style::for_stdout(env.no_color));
     }
@@ -177,7 +180,7 @@ fn print_human(report: &Report, style: Style) {
     };
     let shape = match report.kind {
         Kind::Ralph => "ralph loop".to_owned(),
-        Kind::Pipeline => format!("pipeline {}", report.workflow),
+        Kind::Pipeline => format!("pipeline {}", printable(&report.workflow, false)),
     };
     let iterations = format!(
         "{} iteration{}",
@@ -190,15 +193,15 @@ fn print_human(report: &Report, style: Style) {
         format_duration(report.elapsed_secs)
     );
     if let Some(prd) = &report.prd_file {
-        println!("PRD: {prd}");
+        println!("PRD: {}", printable(prd, false));
     }
-    let width = report
+    let names: Vec<_> = report
         .stages
         .iter()
-        .map(|s| s.name.len())
-        .max()
-        .unwrap_or(0);
-    for stage in &report.stages {
+        .map(|s| printable(&s.name, false))
+        .collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    for (stage, name) in report.stages.iter().zip(&names) {
         let label = format!("{:<9}", stage.state);
         let label = match stage.state {
             "done" => style.green(&label),
@@ -212,15 +215,17 @@ fn print_human(report: &Report, style: Style) {
             format!("{} of {}", stage.iterations, stage.max_iterations)
         };
         println!(
-            "  {label} {:<width$}  {counts:<10}  {}",
-            stage.name, stage.progress
+            "  {label} {name:<width$}  {counts:<10}  {}",
+            printable(&stage.progress, false)
         );
     }
     match report.status {
         Status::Active => {
             let owner = match (report.driver, report.session_id.as_deref()) {
                 (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
-                (Driver::Hook, Some(session)) => format!("session: {session}"),
+                (Driver::Hook, Some(session)) => {
+                    format!("session: {}", printable(session, false))
+                }
                 (Driver::Hook, None) => {
                     "session: not yet claimed (the next session that stops takes it)".to_owned()
                 }
@@ -237,10 +242,13 @@ fn print_human(report: &Report, style: Style) {
         }
         _ => println!(
             "ended: {}",
-            report
-                .end_reason
-                .as_deref()
-                .unwrap_or("(no reason recorded)")
+            printable(
+                report
+                    .end_reason
+                    .as_deref()
+                    .unwrap_or("(no reason recorded)"),
+                false
+            )
         ),
     }
     for (i, check) in report.checks.iter().enumerate() {
@@ -248,10 +256,11 @@ fn print_human(report: &Report, style: Style) {
         let ms = check
             .ms
             .map_or_else(String::new, |ms| format!(" ({ms} ms)"));
-        let detail = if check.detail.contains(": failed") || check.detail.contains(": timed out") {
-            style.red(&check.detail)
+        let detail = printable(&check.detail, false);
+        let detail = if detail.contains(": failed") || detail.contains(": timed out") {
+            style.red(&detail)
         } else {
-            check.detail.clone()
+            detail.into_owned()
         };
         println!("{label} {detail}{ms}");
     }

@@ -6,7 +6,7 @@
 //! the current stage's condition evaluated, and every way forward (advance, re-prompt,
 //! give up, complete) is bounded by the iteration and no-progress limits.
 
-use crate::render::{REASON_CAP, cap_head};
+use crate::render::{MESSAGE_CAP, REASON_CAP, cap_head, cap_message};
 use crate::{Evaluation, Kind, State, Status, Timestamp, World, format_duration};
 
 /// What the binary knows about this Stop beyond the state itself.
@@ -59,6 +59,38 @@ impl Outcome {
 
 /// Decides one Stop of the session `event.session_id` against `state`.
 pub fn decide_stop(event: &StopEvent<'_>, state: &State, world: &mut dyn World) -> Outcome {
+    bounded(decide_stop_unbounded(event, state, world))
+}
+
+/// The texts an outcome carries besides the block reason (which [`compose`] fits) are
+/// built from names others chose: a stage name, a promise, a command, a session id. A
+/// 130 KB `systemMessage` was seen. Each is cut to [`MESSAGE_CAP`] here, in one place.
+fn bounded(mut outcome: Outcome) -> Outcome {
+    let cap = |text: &mut String| {
+        if text.len() > MESSAGE_CAP {
+            *text = cap_message(text, MESSAGE_CAP);
+        }
+    };
+    match &mut outcome.decision {
+        Decision::Allow => {}
+        Decision::Notify(message) | Decision::Block { message, .. } => cap(message),
+    }
+    if let Some(state) = &mut outcome.write {
+        for text in [&mut state.last_feedback, &mut state.end_reason]
+            .into_iter()
+            .flatten()
+        {
+            cap(text);
+        }
+    }
+    if let Some(log) = &mut outcome.log {
+        cap(&mut log.detail);
+        cap(&mut log.stage);
+    }
+    outcome
+}
+
+fn decide_stop_unbounded(event: &StopEvent<'_>, state: &State, world: &mut dyn World) -> Outcome {
     if !state.is_active() || state.driver == crate::Driver::Loop {
         return Outcome::silent();
     }
@@ -82,6 +114,22 @@ pub fn decide_stop(event: &StopEvent<'_>, state: &State, world: &mut dyn World) 
             }),
         };
     }
+    let Some(session) = event.session_id else {
+        // Only a named session may claim a loop: a stop that names none (a client that
+        // sent `{}`) would otherwise be blocked, and by the next nameless stop again.
+        return Outcome {
+            decision: Decision::Allow,
+            write: None,
+            log: Some(LogEntry {
+                action: "other_session",
+                stage: stage_name,
+                iteration,
+                detail:
+                    "stop without a session id allowed: only a named session can claim the loop"
+                        .to_owned(),
+            }),
+        };
+    };
     if !event.seal_valid {
         let detail =
             "the state file is not sealed by this user for this project; ignored".to_owned();
@@ -111,15 +159,19 @@ pub fn decide_stop(event: &StopEvent<'_>, state: &State, world: &mut dyn World) 
 
     let mut claimed = state.clone();
     if claimed.session_id.is_none() {
-        claimed.session_id = event.session_id.map(str::to_owned);
+        claimed.session_id = Some(session.to_owned());
     }
-    decide_iteration(&claimed, world, event.now)
+    decide_iteration_unbounded(&claimed, world, event.now)
 }
 
 /// The loop policy proper, shared by the Stop hook and `pagent loop`: evaluate the
 /// current stage, then advance, re-prompt or give up. The caller has already checked that
 /// the state is active, that it may act on it, and that it is sealed.
 pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) -> Outcome {
+    bounded(decide_iteration_unbounded(state, world, now))
+}
+
+fn decide_iteration_unbounded(state: &State, world: &mut dyn World, now: Timestamp) -> Outcome {
     let mut next = state.clone();
     next.updated_at = now;
     let evaluation = state.current().exit_when.evaluate(world);

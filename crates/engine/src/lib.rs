@@ -33,7 +33,7 @@ pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Fi
 pub use decide::{Decision, LogEntry, Outcome, StopEvent, decide_iteration, decide_stop};
 pub use path::{RelPath, RelPathError};
 pub use promise::contains_promise;
-pub use render::{REASON_CAP, TAIL_CAP, cap_tail, render_template};
+pub use render::{MESSAGE_CAP, REASON_CAP, TAIL_CAP, cap_tail, render_template};
 pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};
 pub use syntax::{Syntax, SyntaxError, check_syntax};
 pub use time::{Timestamp, format_duration};

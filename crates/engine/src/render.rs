@@ -9,6 +9,11 @@
 pub const REASON_CAP: usize = 9_000;
 /// Longest tail of a check command's output fed back to the model, in characters.
 pub const TAIL_CAP: usize = 2_000;
+/// Longest text pagent shows the user in one go (a hook's `systemMessage`) or keeps as a
+/// one-line summary in the state (`last_feedback`, `end_reason`) and the event log, in
+/// characters. They are made of names a workflow or a hook input chose (stage names,
+/// promise text, commands, session ids), so they are bounded here, not by their sources.
+pub const MESSAGE_CAP: usize = 2_000;
 
 /// Substitutes `{{prd_path}}` and the seed's bare `PRD_PATH` placeholder.
 pub fn render_template(template: &str, prd_path: Option<&str>) -> String {
@@ -37,6 +42,23 @@ pub fn cap_tail(text: &str, max: usize) -> String {
         "[... {} earlier characters cut ...]\n{tail}",
         text.len() - tail.len()
     )
+}
+
+/// `text` in at most `max` characters, the marker included: its start and a marker when
+/// something was cut.
+pub fn cap_message(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let marker = format!(" [... {} characters cut ...]", text.chars().count());
+    let keep = max.saturating_sub(marker.chars().count());
+    let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+    let mut capped = format!("{}{marker}", &text[..end]);
+    if capped.chars().count() > max {
+        // Only when `max` is smaller than the marker itself.
+        capped = capped.chars().take(max).collect();
+    }
+    capped
 }
 
 /// The first `max` characters of `text`, with a marker when something was cut.
@@ -73,6 +95,27 @@ mod tests {
         assert!(tail.lines().nth(1).unwrap().starts_with("line "));
         assert!(tail.chars().count() < 140);
         assert_eq!(cap_tail("short", 100), "short");
+    }
+
+    #[test]
+    fn messages_fit_their_cap_marker_included() {
+        for (text, max) in [
+            ("short".to_owned(), 10),
+            ("x".repeat(130_000), MESSAGE_CAP),
+            ("é".repeat(3_000), MESSAGE_CAP),
+            ("x".repeat(50), 5),
+        ] {
+            let capped = cap_message(&text, max);
+            assert!(capped.chars().count() <= max, "{max}: {capped}");
+            if text.chars().count() <= max {
+                assert_eq!(capped, text);
+            } else {
+                assert!(text.starts_with(capped.split(" [...").next().unwrap()));
+            }
+        }
+        assert!(
+            cap_message(&"x".repeat(130_000), 100).ends_with(" [... 130000 characters cut ...]")
+        );
     }
 
     #[test]

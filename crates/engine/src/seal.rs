@@ -15,8 +15,11 @@ use crate::State;
 
 const DOMAIN: &[u8] = b"pagent-seal-v1\0";
 
-/// The seal of `state` (its `seal` field ignored) for the project at `project_key`.
-pub fn compute(state: &State, project_key: &str, secret: &[u8]) -> String {
+/// The seal of `state` (its `seal` field ignored) for the project at `project_key`: the
+/// bytes of the project's real path, as the OS spells it. Not text: two folders whose
+/// names differ only in bytes that are not UTF-8 would share a lossy key, and with it
+/// every seal.
+pub fn compute(state: &State, project_key: &[u8], secret: &[u8]) -> String {
     let mut unsealed = state.clone();
     unsealed.seal = None;
     // Struct fields serialise in declaration order and JSON maps are sorted (serde_json's
@@ -26,20 +29,20 @@ pub fn compute(state: &State, project_key: &str, secret: &[u8]) -> String {
         return String::new();
     };
     mac.update(DOMAIN);
-    mac.update(project_key.as_bytes());
+    mac.update(project_key);
     mac.update(b"\0");
     mac.update(&body);
     hex(&mac.finalize().into_bytes())
 }
 
 /// Sets `state.seal`.
-pub fn apply(state: &mut State, project_key: &str, secret: &[u8]) {
+pub fn apply(state: &mut State, project_key: &[u8], secret: &[u8]) {
     state.seal = Some(compute(state, project_key, secret));
 }
 
 /// True when `state.seal` is the seal this user would have written, compared in constant
 /// time.
-pub fn verify(state: &State, project_key: &str, secret: &[u8]) -> bool {
+pub fn verify(state: &State, project_key: &[u8], secret: &[u8]) -> bool {
     let Some(seal) = state.seal.as_deref() else {
         return false;
     };
@@ -81,26 +84,35 @@ mod tests {
     #[test]
     fn a_sealed_state_verifies_and_survives_json() {
         let mut s = state();
-        apply(&mut s, "/p", b"secret");
-        assert!(verify(&s, "/p", b"secret"));
+        apply(&mut s, b"/p", b"secret");
+        assert!(verify(&s, b"/p", b"secret"));
         let reread = State::from_json(s.to_json_pretty().as_bytes()).unwrap();
-        assert!(verify(&reread, "/p", b"secret"));
+        assert!(verify(&reread, b"/p", b"secret"));
     }
 
     #[test]
     fn any_change_key_or_project_breaks_the_seal() {
         let mut s = state();
-        apply(&mut s, "/p", b"secret");
-        assert!(!verify(&s, "/p", b"other secret"));
-        assert!(!verify(&s, "/other", b"secret"));
+        apply(&mut s, b"/p", b"secret");
+        assert!(!verify(&s, b"/p", b"other secret"));
+        assert!(!verify(&s, b"/other", b"secret"));
         let mut edited = s.clone();
         edited.stages[0].prompt.push('!');
-        assert!(!verify(&edited, "/p", b"secret"));
+        assert!(!verify(&edited, b"/p", b"secret"));
         let mut unsealed = s.clone();
         unsealed.seal = None;
-        assert!(!verify(&unsealed, "/p", b"secret"));
+        assert!(!verify(&unsealed, b"/p", b"secret"));
         let mut forged = s;
         forged.seal = Some("00".repeat(32));
-        assert!(!verify(&forged, "/p", b"secret"));
+        assert!(!verify(&forged, b"/p", b"secret"));
+    }
+
+    #[test]
+    fn project_keys_that_differ_only_in_non_utf8_bytes_do_not_share_seals() {
+        let mut s = state();
+        apply(&mut s, b"/p/proj-\xff", b"secret");
+        assert!(verify(&s, b"/p/proj-\xff", b"secret"));
+        assert!(!verify(&s, b"/p/proj-\xfe", b"secret"));
+        assert!(!verify(&s, "/p/proj-\u{fffd}".as_bytes(), b"secret"));
     }
 }

@@ -1,8 +1,16 @@
 //! Syntax checks that need no subprocess: JSON (and notebooks), TOML, YAML.
 //!
 //! These run on every edit of such a file while a loop is active, so they parse without
-//! building more than the parser must (JSON into `IgnoredAny`) and report the first error
-//! with a 1-based line and column, the way an editor would show it.
+//! building more than the parser must (JSON into `IgnoredAny`, YAML as a stream of events)
+//! and report the first error with a 1-based line and column, the way an editor would show
+//! it.
+//!
+//! The file is the model's (or a stranger's) text, so depth is bounded: nesting deeper
+//! than [`MAX_NESTING`] levels (TOML: its parser's own limit, 80) is reported as a
+//! finding like any other error. A recursive parser given 100,000 levels overflows the
+//! stack, and a stack overflow aborts the process: no `catch_unwind` can turn it into a
+//! message. So JSON's depth is measured in one flat pass before parsing, and YAML's parser
+//! is driven event by event (its `load` recurses once per level) while counting depth.
 
 use std::fmt;
 
@@ -43,46 +51,120 @@ impl fmt::Display for SyntaxError {
     }
 }
 
+/// Deepest nesting of arrays and objects (or sequences and mappings) accepted in JSON and
+/// YAML: the bound YAML's scanner puts on flow collections (`[[[`), applied to every
+/// nesting pagent counts itself. Hand-written and generated files stay far below it.
+pub const MAX_NESTING: usize = 255;
+
+/// The TOML parser's own bound on nesting (it reports an error rather than recursing on).
+const TOML_NESTING: usize = 80;
+
 /// Checks `text` as `syntax`; `Ok` when it parses.
 pub fn check_syntax(syntax: Syntax, text: &str) -> Result<(), SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match syntax {
-        Syntax::Json => serde_json::from_str::<serde::de::IgnoredAny>(text)
-            .map(|_| ())
-            .map_err(|e| SyntaxError {
-                line: e.line().max(1),
-                column: e.column().max(1),
-                message: strip_position(&e.to_string()),
-            }),
+        Syntax::Json => {
+            check_json_depth(text)?;
+            serde_json::from_str::<serde::de::IgnoredAny>(text)
+                .map(|_| ())
+                .map_err(|e| SyntaxError {
+                    line: e.line().max(1),
+                    column: e.column().max(1),
+                    message: strip_position(&e.to_string()),
+                })
+        }
         Syntax::Toml => toml::from_str::<toml::Table>(text)
             .map(|_| ())
             .map_err(|e| {
                 let (line, column) = e
                     .span()
                     .map_or((1, 1), |span| line_column(text, span.start));
+                let message = e.message().trim();
+                let message = if message.contains("recursion") || message.contains("recurse") {
+                    too_deep(TOML_NESTING)
+                } else {
+                    message.to_owned()
+                };
                 SyntaxError {
                     line,
                     column,
-                    message: e.message().trim().to_owned(),
+                    message,
                 }
             }),
-        Syntax::Yaml => {
-            let mut sink = Sink;
-            let mut parser = yaml_rust2::parser::Parser::new_from_str(text);
-            parser.load(&mut sink, true).map_err(|e| SyntaxError {
-                line: e.marker().line(),
-                column: e.marker().col() + 1,
-                message: e.info().to_owned(),
-            })
-        }
+        Syntax::Yaml => check_yaml(text),
     }
 }
 
-/// Drops the events: only whether the stream parses matters.
-struct Sink;
+fn too_deep(limit: usize) -> String {
+    format!("nested deeper than {limit} levels")
+}
 
-impl yaml_rust2::parser::MarkedEventReceiver for Sink {
-    fn on_event(&mut self, _event: yaml_rust2::Event, _mark: yaml_rust2::scanner::Marker) {}
+/// Fails at the first `[` or `{` (outside strings) that opens level `MAX_NESTING + 1`.
+/// Everything else about the text is left to the parser.
+fn check_json_depth(text: &str) -> Result<(), SyntaxError> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (at, byte) in text.bytes().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    let (line, column) = line_column(text, at);
+                    return Err(SyntaxError {
+                        line,
+                        column,
+                        message: too_deep(MAX_NESTING),
+                    });
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Drives the YAML parser one event at a time, counting depth. (`Parser::load` recurses
+/// once per level, and asserts on event orders it does not expect.)
+fn check_yaml(text: &str) -> Result<(), SyntaxError> {
+    use yaml_rust2::Event;
+    let mut parser = yaml_rust2::parser::Parser::new_from_str(text);
+    let mut depth = 0usize;
+    loop {
+        let (event, mark) = parser.next_token().map_err(|e| SyntaxError {
+            line: e.marker().line(),
+            column: e.marker().col() + 1,
+            message: if e.info().contains("recursion limit") {
+                too_deep(MAX_NESTING)
+            } else {
+                e.info().to_owned()
+            },
+        })?;
+        match event {
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(SyntaxError {
+                        line: mark.line(),
+                        column: mark.col() + 1,
+                        message: too_deep(MAX_NESTING),
+                    });
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            Event::StreamEnd => return Ok(()),
+            _ => {}
+        }
+    }
 }
 
 /// serde_json appends " at line L column C"; the position is reported separately.
@@ -121,6 +203,71 @@ mod tests {
             Ok(())
         );
         assert_eq!(check_syntax(Syntax::Yaml, ""), Ok(()));
+    }
+
+    /// 100,000 levels used to overflow the stack (YAML block sequences and mappings) and
+    /// abort the PostToolUse hook. Every format now reports the depth as a finding, at the
+    /// line where it is passed, and a document just within the bound still parses.
+    #[test]
+    fn deep_nesting_is_a_finding_never_a_crash() {
+        let deep = 100_000;
+        // Indentation grows with depth: 3,000 levels are already 4.5 million characters.
+        let yaml_mappings: String = (0..3_000)
+            .map(|i| format!("{}a:\n", " ".repeat(i)))
+            .collect();
+        let cases = [
+            (Syntax::Json, "[".repeat(deep), 1, MAX_NESTING),
+            (
+                Syntax::Json,
+                format!("{}{}", "[".repeat(deep), "]".repeat(deep)),
+                1,
+                MAX_NESTING,
+            ),
+            (
+                Syntax::Json,
+                "{\"a\":\n".repeat(deep),
+                MAX_NESTING + 1,
+                MAX_NESTING,
+            ),
+            (Syntax::Toml, format!("a = {}", "[".repeat(deep)), 1, 80),
+            (
+                Syntax::Toml,
+                format!("x = 1\na = {}", "{b=".repeat(deep)),
+                2,
+                80,
+            ),
+            (
+                Syntax::Toml,
+                format!("{} = 1", vec!["a"; deep].join(".")),
+                1,
+                80,
+            ),
+            (Syntax::Yaml, "[".repeat(deep), 1, MAX_NESTING),
+            (Syntax::Yaml, "{a: ".repeat(deep), 1, MAX_NESTING),
+            (Syntax::Yaml, "- ".repeat(deep), 1, MAX_NESTING),
+            (
+                Syntax::Yaml,
+                format!("x: 1\ny:\n{}", "  - ".repeat(deep)),
+                3,
+                MAX_NESTING,
+            ),
+            (Syntax::Yaml, yaml_mappings, MAX_NESTING + 1, MAX_NESTING),
+        ];
+        for (syntax, text, line, limit) in cases {
+            let head: String = text.chars().take(12).collect();
+            let err = check_syntax(syntax, &text).unwrap_err();
+            assert_eq!(
+                err.message,
+                format!("nested deeper than {limit} levels"),
+                "{syntax:?} {head:?}: {err}"
+            );
+            assert_eq!(err.line, line, "{syntax:?} {head:?}: {err}");
+        }
+        let within = format!("{}{}", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
+        assert_eq!(check_syntax(Syntax::Json, &within), Ok(()));
+        assert_eq!(check_syntax(Syntax::Yaml, &within), Ok(()));
+        let strings = format!("[\"{}\\\"\"]", "[".repeat(deep));
+        assert_eq!(check_syntax(Syntax::Json, &strings), Ok(()));
     }
 
     #[test]

@@ -214,4 +214,13 @@ proptest! {
         let condition = Condition::from_json(&value, "exit_when").unwrap();
         prop_assert_eq!(condition.to_json(), value);
     }
+
+    /// A path is stored in its normalised form, under the seal: reading that form back
+    /// must give the same path, or the user's own state stops verifying.
+    #[test]
+    fn a_normalised_path_reads_back_unchanged(text in r"[ a./\\\t~:\u{a0}]{0,12}") {
+        if let Ok(path) = RelPath::new(&text) {
+            prop_assert_eq!(RelPath::new(path.as_str()), Ok(path.clone()), "{:?}", text);
+        }
+    }
 }

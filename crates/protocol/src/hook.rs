@@ -25,8 +25,16 @@ pub struct HookInput {
 }
 
 impl HookInput {
-    /// Parses hook stdin. Empty input is an error: a hook always receives an object.
+    /// Parses hook stdin. Anything but a JSON object is an error, empty input included: a
+    /// hook always receives an object. (serde would also read a struct from an array, so
+    /// `[]` would pass as an input with every field missing.)
     pub fn from_json(bytes: &[u8]) -> Result<Self, serde_json::Error> {
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        if first != Some(&b'{') {
+            return Err(<serde_json::Error as serde::de::Error>::custom(
+                "expected a JSON object",
+            ));
+        }
         serde_json::from_slice(bytes)
     }
 }
@@ -117,6 +125,17 @@ mod tests {
         assert!(input.stop_hook_active);
         assert_eq!(input.session_id, None);
         assert_eq!(input.last_assistant_message, None);
+    }
+
+    #[test]
+    fn only_a_json_object_is_a_hook_input() {
+        for text in ["[]", "[null]", "\"x\"", "3", "null", "true", " \n[{}]", ""] {
+            assert!(HookInput::from_json(text.as_bytes()).is_err(), "{text:?}");
+        }
+        for text in ["{}", " \n\t{\"session_id\": null}"] {
+            let input = HookInput::from_json(text.as_bytes()).unwrap();
+            assert_eq!(input.session_id, None, "{text:?}");
+        }
     }
 
     #[test]

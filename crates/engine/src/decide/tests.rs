@@ -107,6 +107,34 @@ fn an_unclaimed_state_is_claimed_by_the_first_session_that_stops() {
     assert_eq!(later.decision, Decision::Allow);
 }
 
+/// A stop that names no session (a hook input of `{}`) neither claims an unclaimed loop
+/// nor is blocked by it; the loop stays free for the first named session.
+#[test]
+fn a_stop_without_a_session_never_claims_or_blocks() {
+    for state in [ralph(5), pipeline()] {
+        let mut state = state;
+        state.session_id = None;
+        for seal_valid in [true, false] {
+            let nameless = StopEvent {
+                seal_valid,
+                ..event(None)
+            };
+            let mut world = MemoryWorld::default().message("working");
+            let outcome = decide_stop(&nameless, &state, &mut world);
+            assert_eq!(outcome.decision, Decision::Allow, "{:?}", state.kind);
+            assert_eq!(outcome.write, None);
+            assert_eq!(outcome.log.unwrap().action, "other_session");
+            assert!(world.checks_run.is_empty());
+        }
+        let named = decide_stop(
+            &event(Some("s9")),
+            &state,
+            &mut MemoryWorld::default().message("working"),
+        );
+        block_reason(&named);
+    }
+}
+
 #[test]
 fn an_unsealed_state_never_runs_a_command_never_blocks_and_warns_once() {
     let mut state = ralph(5);
@@ -426,4 +454,97 @@ fn stories_advance_one_per_iteration_and_the_prompt_names_the_next_one() {
         .tree("b");
     let outcome = decide_iteration(&state, &mut world, NOW);
     assert_eq!(outcome.write.unwrap().status, Status::Complete);
+}
+
+/// Every text of an outcome besides the reason is built from names a workflow or a hook
+/// input chose; each fits `MESSAGE_CAP` whatever their size (a 130 KB `systemMessage`
+/// was seen), and so does what the state keeps (`last_feedback`, `end_reason`).
+#[test]
+fn messages_feedback_and_log_details_are_capped() {
+    use crate::render::MESSAGE_CAP;
+    let huge = "n".repeat(130_000);
+    let with_promise = |max: u32| {
+        let mut state = ralph(max);
+        state.stages[0].exit_when = crate::Condition::Promise(huge.clone());
+        state
+    };
+    let mut named = pipeline();
+    named.session_id = Some("s1".into());
+    named.workflow = huge.clone();
+    named.stages[0].name = huge.clone();
+    named.stages[1].name = huge.clone();
+    let mut last_stage = named.clone();
+    last_stage.stage = 4;
+    last_stage.stages[4].name = huge.clone();
+    let mut no_progress = with_promise(25);
+    no_progress.no_progress_count = 2;
+    let cases: Vec<(&str, State, StopEvent<'_>, MemoryWorld)> = vec![
+        (
+            "block",
+            with_promise(25),
+            event(Some("s1")),
+            MemoryWorld::default().message("no"),
+        ),
+        (
+            "gave up",
+            with_promise(1),
+            event(Some("s1")),
+            MemoryWorld::default().message("no"),
+        ),
+        (
+            "no progress",
+            no_progress,
+            event(Some("s1")),
+            MemoryWorld::default().message("no").tree("tree0"),
+        ),
+        (
+            "advance",
+            named.clone(),
+            event(Some("s1")),
+            MemoryWorld::default().file("architecture.md", 50),
+        ),
+        (
+            "complete",
+            last_stage,
+            event(Some("s1")),
+            MemoryWorld::default().message("<promise>DONE</promise>"),
+        ),
+        (
+            "other session",
+            ralph(5),
+            event(Some(&huge)),
+            MemoryWorld::default(),
+        ),
+    ];
+    for (name, state, event, mut world) in cases {
+        let outcome = decide_stop(&event, &state, &mut world);
+        let mut texts: Vec<&str> = Vec::new();
+        match &outcome.decision {
+            Decision::Allow => {}
+            Decision::Notify(message) => texts.push(message),
+            Decision::Block { reason, message } => {
+                assert!(reason.chars().count() <= REASON_CAP, "{name}: reason");
+                texts.push(message);
+            }
+        }
+        if let Some(next) = &outcome.write {
+            texts.extend(next.last_feedback.as_deref());
+            texts.extend(next.end_reason.as_deref());
+        }
+        let log = outcome.log.as_ref().unwrap();
+        texts.push(&log.detail);
+        texts.push(&log.stage);
+        assert!(
+            texts.iter().any(|t| t.ends_with("characters cut ...]")),
+            "{name}: nothing was cut"
+        );
+        for text in texts {
+            assert!(
+                text.chars().count() <= MESSAGE_CAP,
+                "{name}: {} characters: {}...",
+                text.chars().count(),
+                text.chars().take(80).collect::<String>()
+            );
+        }
+    }
 }
