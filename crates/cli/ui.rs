@@ -78,26 +78,6 @@ pub fn report(err: &anyhow::Error) {
     }
 }
 
-/// `text` with control characters (C0 but newline and tab, DEL, C1) and bidirectional
-/// overrides written as escapes, so text from a project's files cannot drive the
-/// terminal (window titles, the clipboard, hidden or reordered text).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let code = u32::from(c);
-        let control = (code < 0x20 && c != '\n' && c != '\t')
-            || (0x7f..=0x9f).contains(&code)
-            || (0x202a..=0x202e).contains(&code)
-            || (0x2066..=0x2069).contains(&code);
-        if control {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 pub fn warn(message: &str) {
     eprintln!("pagent: warning: {message}");
 }

@@ -81,10 +81,10 @@ pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitS
             };
             println!(
                 "{} ({verdict}):",
-                ui::escape(&source.rel.display().to_string())
+                ui::printable(&source.rel.display().to_string(), false)
             );
             for command in &source.commands {
-                println!("    {}", ui::escape(command));
+                println!("    {}", ui::printable(command, false));
             }
         }
         return Ok(ExitStatus::Success);
@@ -105,10 +105,10 @@ pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitS
         )?;
         println!(
             "pagent: trusted {}; it may run:",
-            ui::escape(&source.rel.display().to_string())
+            ui::printable(&source.rel.display().to_string(), false)
         );
         for command in &source.commands {
-            println!("    {}", ui::escape(command));
+            println!("    {}", ui::printable(command, false));
         }
     }
     println!("A change to any of these files needs `pagent trust` again.");
