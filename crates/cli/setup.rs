@@ -90,6 +90,40 @@ impl Notes {
     }
 }
 
+/// The project's config for a new loop: read, consented to (with the workflow's own
+/// command source, if any: `--trust` trusts both), and named in `notes`. Returns the
+/// backpressure settings to seal into the state.
+pub fn consented_config(
+    project: &Project,
+    config_dir: Option<&std::path::Path>,
+    workflow: Option<crate::consent::Source>,
+    trust: bool,
+    notes: &mut Notes,
+) -> anyhow::Result<Option<pagent_engine::backpressure::BackpressureConfig>> {
+    let config = crate::config::project_backpressure(project)?;
+    let sources: Vec<crate::consent::Source> = workflow
+        .into_iter()
+        .chain(
+            config
+                .as_ref()
+                .and_then(|(b, c)| crate::consent::config_source(b, c.as_ref())),
+        )
+        .collect();
+    notes.lines.extend(crate::consent::require(
+        project,
+        config_dir,
+        &sources,
+        trust,
+        &crate::cmd::now().to_string(),
+    )?);
+    if config.is_some() {
+        notes
+            .used
+            .push(format!("config {}", crate::project::CONFIG_FILE));
+    }
+    Ok(config.and_then(|(_, c)| c))
+}
+
 /// The header the model reads above a stage's prompt: where the loop is.
 pub fn header(state: &State) -> String {
     let iteration = state.iterations[state.stage];

@@ -13,7 +13,7 @@ use crate::cmd::{now, read_stdin_text};
 use crate::env::Env;
 use crate::exit::ExitStatus;
 use crate::project::Project;
-use crate::{config, consent, fingerprint, setup, stdin_args};
+use crate::{fingerprint, setup, stdin_args};
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitStatus> {
     let (args, task) = resolve_task(args)?;
@@ -80,25 +80,14 @@ pub fn build_state(
         "--promise",
     )
     .map_err(|e| anyhow::anyhow!("--promise: {}", e.reason))?;
-    let config = config::project_backpressure(project)?;
     let mut notes = setup::Notes::default();
-    let sources: Vec<consent::Source> = config
-        .as_ref()
-        .and_then(|(b, c)| consent::config_source(b, c.as_ref()))
-        .into_iter()
-        .collect();
-    notes.lines.extend(consent::require(
+    let backpressure = setup::consented_config(
         project,
         env.config_dir.as_deref(),
-        &sources,
+        None,
         args.trust,
-        &now().to_string(),
-    )?);
-    if config.is_some() {
-        notes
-            .used
-            .push(format!("config {}", crate::project::CONFIG_FILE));
-    }
+        &mut notes,
+    )?;
     let options = SetupOptions {
         max_iterations: args.max_iterations,
         no_progress_limit: args.no_progress_limit,
@@ -107,7 +96,7 @@ pub fn build_state(
         } else {
             None
         },
-        backpressure: config.and_then(|(_, c)| c),
+        backpressure,
         driver,
         ..SetupOptions::default()
     };

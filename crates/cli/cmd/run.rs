@@ -14,7 +14,7 @@ use crate::env::Env;
 use crate::exit::ExitStatus;
 use crate::project::Project;
 use crate::store::door;
-use crate::{config, consent, fingerprint, setup, stdin_args, workflows};
+use crate::{consent, fingerprint, setup, stdin_args, workflows};
 
 /// PRDs larger than this are refused: the model has to read them.
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
@@ -78,7 +78,6 @@ pub fn build_state(
     let loaded = workflows::load_workflow(project, args.workflow.as_deref(), &cwd)?;
     workflows::check_paths_stay_inside(project, &loaded.workflow)?;
     let (prompts, prompt_files) = workflows::render_prompts(project, &loaded, Some(&prd_path))?;
-    let config = config::project_backpressure(project)?;
     let mut notes = setup::Notes {
         source: loaded.source.clone(),
         used: Vec::new(),
@@ -90,26 +89,13 @@ pub fn build_state(
     notes
         .used
         .extend(prompt_files.into_iter().map(|f| format!("prompt {f}")));
-    let sources: Vec<consent::Source> = consent::workflow_source(&loaded)
-        .into_iter()
-        .chain(
-            config
-                .as_ref()
-                .and_then(|(b, c)| consent::config_source(b, c.as_ref())),
-        )
-        .collect();
-    notes.lines.extend(consent::require(
+    let backpressure = setup::consented_config(
         project,
         env.config_dir.as_deref(),
-        &sources,
+        consent::workflow_source(&loaded),
         args.trust,
-        &now().to_string(),
-    )?);
-    if config.is_some() {
-        notes
-            .used
-            .push(format!("config {}", crate::project::CONFIG_FILE));
-    }
+        &mut notes,
+    )?;
     let options = SetupOptions {
         max_stages: args.max_stages.map(|n| n as usize),
         max_iterations: args.max_iterations,
@@ -122,7 +108,7 @@ pub fn build_state(
         prd_file: Some(prd_file),
         prd_path: Some(prd_path),
         driver,
-        backpressure: config.and_then(|(_, c)| c),
+        backpressure,
     };
     let state = State::new_pipeline(
         &loaded.workflow,

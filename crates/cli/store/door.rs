@@ -446,17 +446,7 @@ impl Dir {
     ) -> Result<(Fd, Option<CString>), DoorError> {
         let mut resolved = self.resolve_components(rel, shown)?;
         let last = if last_is_name { resolved.pop() } else { None };
-        let mut dir = self.dup()?;
-        for part in &resolved {
-            let name = cstring(part, shown)?;
-            dir = Fd(openat(
-                dir.fd(),
-                &name,
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                0,
-            )
-            .map_err(|e| read_error(e, shown))?);
-        }
+        let dir = self.open_components(&resolved, shown)?;
         match last {
             Some(name) => Ok((dir, Some(cstring(&name, shown)?))),
             None => Ok((dir, None)),

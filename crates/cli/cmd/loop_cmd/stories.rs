@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::cmd::now;
 use crate::env::Env;
 use crate::project::Project;
-use crate::{config, consent, fingerprint};
+use crate::{consent, fingerprint};
 
 /// PRDs larger than this are refused.
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
@@ -56,22 +56,15 @@ pub(super) fn stories_state(
         remaining > 0,
         "every story in {rel} already passes: nothing to do"
     );
-    let config = config::project_backpressure(project)?;
-    let sources: Vec<consent::Source> = config
-        .as_ref()
-        .and_then(|(b, c)| consent::config_source(b, c.as_ref()))
-        .into_iter()
-        .collect();
-    for line in consent::require(
+    let mut notes = crate::setup::Notes::default();
+    let backpressure = crate::setup::consented_config(
         project,
         env.config_dir.as_deref(),
-        &sources,
+        None,
         trust,
-        &now().to_string(),
-    )? {
-        crate::ui::warn(&line);
-    }
-    let backpressure = config.and_then(|(_, c)| c);
+        &mut notes,
+    )?;
+    notes.print();
     let workflow = Workflow::from_json(
         &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
         "stories",
