@@ -71,12 +71,21 @@ fn writers_killed_at_random_moments_leave_the_old_or_the_new_state() {
     .success();
     let input = env.stop_input("working").to_string();
     let mut rng = Lcg(0x5eed);
+    // Kill within 1.5 times what one whole hook takes on this machine (measured now, so a
+    // loaded or slow machine still sees both kills mid-write and completed writers).
+    let timed = Instant::now();
+    let mut whole = hook(&env).spawn().unwrap();
+    let _ = whole.stdin.take().unwrap().write_all(input.as_bytes());
+    assert!(whole.wait().unwrap().success());
+    let window = u64::try_from(timed.elapsed().as_micros() * 3 / 2)
+        .unwrap()
+        .max(1);
     let mut before = iterations(&env);
     let (mut killed, mut completed) = (0, 0);
     for round in 0..rounds {
         let mut child = hook(&env).spawn().unwrap();
         let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-        std::thread::sleep(Duration::from_micros(rng.next() % 30_000));
+        std::thread::sleep(Duration::from_micros(rng.next() % window));
         let _ = child.kill();
         let status = child.wait().unwrap();
         if status.code().is_some() {
