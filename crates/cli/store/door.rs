@@ -293,6 +293,16 @@ impl Dir {
     /// the new one. Creates missing folders; never follows a symlink; replaces only a
     /// regular file.
     pub fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> Result<(), DoorError> {
+        self.replace(rel, bytes, true)
+    }
+
+    /// [`Dir::write_atomic`] without the fsyncs: still all or nothing if the process
+    /// dies, but a power loss may keep the old file. For bookkeeping that can be lost.
+    pub fn write_atomic_unsynced(&self, rel: &Path, bytes: &[u8]) -> Result<(), DoorError> {
+        self.replace(rel, bytes, false)
+    }
+
+    fn replace(&self, rel: &Path, bytes: &[u8], durable: bool) -> Result<(), DoorError> {
         let shown = show(rel);
         let (dir, name) = self.parent_for_write(rel, &shown)?;
         refuse_non_regular(&dir, &name, &shown)?;
@@ -307,10 +317,12 @@ impl Dir {
             )?;
             let mut file = File::from(fd);
             file.write_all(bytes)?;
-            file.sync_all()?;
+            if durable {
+                file.sync_all()?;
+            }
             renameat(dir.fd(), &temp, dir.fd(), &name)?;
             // Make the rename itself durable.
-            fsync(dir.fd())
+            if durable { fsync(dir.fd()) } else { Ok(()) }
         })();
         if let Err(err) = result {
             let _ = unlinkat(dir.fd(), &temp, 0);

@@ -55,7 +55,9 @@ pub fn record_generation(
         return Ok(());
     }
     let dir = open(config_dir)?;
-    dir.write_atomic(
+    // Unsynced: after a power loss the worst case is an older generation, which weakens
+    // the rollback check for that one state; the state file itself is durable.
+    dir.write_atomic_unsynced(
         &project_folder(root).join("generation"),
         format!("{generation}\n").as_bytes(),
     )?;
