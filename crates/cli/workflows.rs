@@ -107,11 +107,14 @@ pub fn load_workflow(
         } else {
             cwd.join(given)
         };
-        let real = door::canonical(&path)
-            .with_context(|| format!("cannot read the workflow {}", path.display()))?;
-        match real.strip_prefix(&project.root) {
-            Ok(inside) => Origin::Project(inside.to_path_buf()),
-            Err(_) => Origin::Outside(real),
+        // Inside the project it is a project file, read through the door (a planted link
+        // out is refused); outside, it is a file the user named themselves.
+        match crate::consent::rel_in_project(project, cwd, &path) {
+            Ok(inside) => Origin::Project(inside),
+            Err(_) => Origin::Outside(
+                door::canonical(&path)
+                    .with_context(|| format!("cannot read the workflow {}", path.display()))?,
+            ),
         }
     } else {
         let rel = Path::new(WORKFLOWS_DIR).join(format!("{spec}.json"));

@@ -36,6 +36,23 @@ fn a_planted_workflow_with_a_built_in_name_is_ignored_and_announced() {
     assert_eq!(env.state()["stages"].as_array().unwrap().len(), 5);
     env.stop(&env.stop_input("done")).blocked();
     assert!(!pwned(&env));
+    // Named by its path it is the project's file: used once trusted, like any other.
+    let by_path = [
+        "run",
+        "prd.md",
+        "--force",
+        "--workflow",
+        ".claude/pagent/workflows/prd-to-code.json",
+    ];
+    let refused = env.cmd(&by_path).failure();
+    assert!(refused.stderr.contains("not trusted"), "{refused}");
+    env.cmd(&["trust", ".claude/pagent/workflows/prd-to-code.json"])
+        .success();
+    env.cmd(&by_path)
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    env.stop(&env.stop_input("done")).blocked();
+    assert!(pwned(&env), "trusted and named: it runs");
 }
 
 #[test]

@@ -416,3 +416,23 @@ fn a_planted_dot_git_never_makes_a_hook_read_it_whole() {
         .blocked();
     }
 }
+
+#[test]
+fn a_prd_or_workflow_planted_as_a_link_out_of_the_project_is_not_read() {
+    let env = TestEnv::new();
+    let outside = outside(&env);
+    fs::write(
+        outside.join("flow.json"),
+        r#"{"stages": [{"name": "x", "prompt": "p", "exit_when": {"file_exists": "a"}}]}"#,
+    )
+    .unwrap();
+    link(&env, "prd.md", outside.join("bashrc"));
+    let out = env.cmd(&["run", "prd.md"]).failure();
+    assert!(out.stderr.contains("leads outside"), "{out}");
+    env.write("real-prd.md", "# PRD\n");
+    link(&env, "flows/flow.json", outside.join("flow.json"));
+    let out = env
+        .cmd(&["run", "real-prd.md", "--workflow", "flows/flow.json"])
+        .failure();
+    assert!(out.stderr.contains("leads outside"), "{out}");
+}

@@ -145,7 +145,13 @@ fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(St
             cwd.display()
         );
     };
-    let bytes = door::read_outside(path, MAX_PRD_BYTES).context("cannot read the PRD")?;
+    // Inside the project the PRD is read through the door (a planted link out is refused);
+    // a file elsewhere is one the user named themselves.
+    let bytes = match consent::rel_in_project(project, cwd, path) {
+        Ok(rel) => project.dir().read(&rel, MAX_PRD_BYTES),
+        Err(_) => door::read_outside(path, MAX_PRD_BYTES),
+    }
+    .context("cannot read the PRD")?;
     anyhow::ensure!(
         !bytes.is_empty(),
         "the PRD {} is empty: write the requirements first",
