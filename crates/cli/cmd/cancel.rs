@@ -53,7 +53,7 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     if !state.is_active() {
         println!(
             "pagent: no active loop to cancel (the last one, {}, is {}).",
-            state.workflow,
+            ui::printable(&state.workflow, false),
             state.status.as_str()
         );
         return Ok(ExitStatus::Success);
@@ -88,8 +88,8 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     }
     println!(
         "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). The next stop is allowed.",
-        state.workflow,
-        state.current().name,
+        ui::printable(&state.workflow, false),
+        ui::printable(&state.current().name, false),
         state.stage + 1,
         state.max_stages,
         state.total_iterations()

@@ -93,7 +93,7 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
         return Ok(Said::default());
     };
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
-    let session = input.session_id.clone().or_else(|| env.session_id.clone());
+    let session = input.session_id.clone();
 
     let user = match config::user_config_path(env.config_dir.as_deref())
         .map(|p| config::read_config(&p))

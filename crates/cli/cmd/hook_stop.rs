@@ -93,7 +93,9 @@ fn decide_on(
     if !state.is_active() {
         return Ok(HookOutput::default());
     }
-    let session = input.session_id.clone().or_else(|| env.session_id.clone());
+    // Only the hook input names the stopping session (Claude Code always sends it): an
+    // input without one never claims or continues a loop, whatever the environment says.
+    let session = input.session_id.clone();
     let ownership = store::ownership(project, config_dir, &state);
     // Which stranger's file the user was told about; not computed for their own state.
     let notice_key = (ownership != Ownership::Own).then(|| format!("not yours {}", digest(&bytes)));
