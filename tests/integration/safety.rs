@@ -41,6 +41,14 @@ fn a_hook_input_that_is_not_an_object_or_names_no_session_never_blocks() {
     for stdin in ["[]", "\"x\"", "3", "null", "{}", r#"{"session_id": null}"#] {
         let out = env.stop_raw(stdin.as_bytes().to_vec());
         assert!(out.decision().is_none(), "{stdin}: {out}");
+        // The environment naming a session does not stand in for the input's.
+        let out = env
+            .cmd(&["hook", "stop"])
+            .env("CLAUDE_PROJECT_DIR", &env.root)
+            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .stdin(stdin)
+            .run();
+        assert!(out.decision().is_none(), "{stdin}: {out}");
         assert!(matches!(out.code, Some(0 | 1)), "{stdin}: {out}");
         assert_eq!(
             env.read(".claude/pagent-pipeline.json"),
