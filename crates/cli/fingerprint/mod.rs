@@ -10,9 +10,11 @@
 //!
 //! Files are read through the project's door: a symlink out of the project, a FIFO or a
 //! device is hashed as what it is, never read, and a file is hashed only up to
-//! [`HASH_CAP`] (beyond it, its size and mtime stand for the rest).
+//! [`cache::HASH_CAP`] (beyond it, its size and times stand for the rest).
+//!
+//! In a project that is its repository's work tree, `fast.rs` computes the same kind of
+//! digest at the speed of `git status`; libgit2's status is the path for everything else.
 
-use std::io::Read;
 use std::path::Path;
 
 use git2::{Repository, Status, StatusOptions};
@@ -21,19 +23,27 @@ use sha2::{Digest, Sha256};
 use crate::project::Project;
 use crate::store::door::Dir;
 
+mod cache;
+mod fast;
+
 /// Files beyond this many are not walked in the non-git fallback.
 const WALK_LIMIT: usize = 200_000;
-/// Bytes of one file hashed; the rest is represented by its size and mtime.
-const HASH_CAP: u64 = 8 * 1024 * 1024;
 
 pub fn fingerprint(project: &Project) -> Option<String> {
     let dir = project.dir();
     match crate::store::git::discover(&project.root) {
-        // A repository libgit2 cannot read (a corrupt index, objects or HEAD) falls back
-        // to the walk: no-progress detection must keep working, not silently stop.
-        Some(repo) if repo.workdir().is_some() => git_fingerprint(&repo, dir)
-            .ok()
-            .or_else(|| walk_fingerprint(dir)),
+        Some(repo) if repo.workdir().is_some() => {
+            let mut cache = cache::Cache::load(dir);
+            if let Some(digest) = fast::fingerprint(&repo, dir, &mut cache) {
+                cache.save(dir);
+                return Some(digest);
+            }
+            // A repository libgit2 cannot read (a corrupt index, objects or HEAD) falls
+            // back to the walk: no-progress detection must keep working, not stop.
+            git_fingerprint(&repo, dir)
+                .ok()
+                .or_else(|| walk_fingerprint(dir))
+        }
         _ => walk_fingerprint(dir),
     }
 }
@@ -86,55 +96,20 @@ fn git_fingerprint(repo: &Repository, dir: &Dir) -> Result<String, git2::Error> 
         hash.update(path.as_bytes());
         hash.update(entry.status().bits().to_le_bytes());
         if entry.status().intersects(changed_in_tree) {
-            match Path::new(path).strip_prefix(&prefix) {
-                Ok(inside) => hash_file(dir, inside, &mut hash),
-                // Outside the project folder (elsewhere in the same repository).
-                Err(_) => hash.update(b"outside"),
+            let inside = Path::new(path).strip_prefix(&prefix).ok();
+            let stat = inside.and_then(|p| dir.stat_rel(p.as_os_str().as_encoded_bytes()));
+            match (inside, stat) {
+                (Some(inside), Some(stat)) => hash.update(cache::content_digest(
+                    dir,
+                    inside.as_os_str().as_encoded_bytes(),
+                    &stat,
+                )),
+                // Gone, or outside the project folder (elsewhere in the same repository).
+                _ => hash.update(b"outside or gone"),
             }
         }
     }
     Ok(pagent_engine::seal::hex(&hash.finalize()))
-}
-
-/// Adds a file's content (its first [`HASH_CAP`] bytes, then its size and mtime) to
-/// `hash`; something that is not a readable regular file inside the project adds why.
-fn hash_file(dir: &Dir, rel: &Path, hash: &mut Sha256) {
-    let mut file = match dir.open_read(rel) {
-        Ok(file) => file,
-        Err(err) => {
-            hash.update(b"unreadable: ");
-            hash.update(err.to_string().as_bytes());
-            return;
-        }
-    };
-    let mut content = Sha256::new();
-    let mut buf = vec![0; 64 * 1024];
-    let mut read = 0u64;
-    while read < HASH_CAP {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                content.update(&buf[..n]);
-                read += n as u64;
-            }
-            Err(_) => {
-                hash.update(b"unreadable");
-                return;
-            }
-        }
-    }
-    hash.update(content.finalize());
-    if read >= HASH_CAP
-        && let Ok(meta) = file.metadata()
-    {
-        hash.update(meta.len().to_le_bytes());
-        if let Ok(since) = meta
-            .modified()
-            .map(|m| m.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
-        {
-            hash.update(since.as_nanos().to_le_bytes());
-        }
-    }
 }
 
 fn walk_fingerprint(dir: &Dir) -> Option<String> {

@@ -1,0 +1,339 @@
+//! The fingerprint at the speed of `git status`: what libgit2's status does, the way git
+//! does it.
+//!
+//! libgit2's status compares every index entry with the file on one thread; on 20,000
+//! files that alone took longer than a whole `git status`. Here the index's stat data is
+//! trusted as git trusts it: each tracked file is `lstat`ed (on a few threads, as git's
+//! `core.preloadIndex` does) and only a file whose size, times or inode differ from what
+//! the index recorded, or whose mtime is not older than the index itself ("racily clean",
+//! git's rule), is hashed. Untracked files are found by one walk that descends only into
+//! folders holding tracked files or not ignored, with no `stat` where the folder listing
+//! says what an entry is. Content hashes of changed and untracked files are cached by
+//! their stat data (`cache.rs`), so an unchanged big file is hashed once.
+//!
+//! It covers the usual case, a project that is its repository's work tree; any other
+//! (a project in a subfolder, an index libgit2 cannot read) takes the status path.
+
+use std::collections::{BTreeMap, HashSet};
+
+use git2::{IndexEntry, Repository};
+use sha2::{Digest, Sha256};
+
+use super::cache::Cache;
+use super::is_pagent_file;
+use crate::store::door::{Dir, Kind, Stat};
+
+/// Mode bits of a gitlink (submodule) entry: nothing to stat.
+const GITLINK: u32 = 0o160000;
+
+/// What the walk and the stat pass found, by path.
+#[derive(Debug, PartialEq, Eq)]
+enum Found {
+    Changed(Stat),
+    Deleted,
+    Untracked(Stat),
+    /// An untracked folder that is itself a repository: listed, not entered.
+    NestedRepo,
+}
+
+/// The fingerprint, or `None` when this path does not apply (the caller falls back).
+pub fn fingerprint(repo: &Repository, dir: &Dir, cache: &mut Cache) -> Option<String> {
+    let workdir = crate::store::door::canonical_dir(repo.workdir()?).ok()?;
+    if workdir != dir.root() {
+        return None;
+    }
+    let index = repo.index().ok()?;
+    // Entries whose mtime is not older than the index file may have changed unseen.
+    let racy_from = dir.stat_rel(b".git/index").map_or(i64::MAX, |s| s.mtime.0);
+    let entries: Vec<IndexEntry> = index.iter().collect();
+    let mut found: BTreeMap<Vec<u8>, Found> = BTreeMap::new();
+    for (path, what) in stat_entries(dir, &entries, racy_from) {
+        found.insert(path, what);
+    }
+    untracked(repo, dir, &entries, &mut found);
+
+    let mut hash = Sha256::new();
+    match repo.head().ok().and_then(|head| head.target()) {
+        Some(oid) => hash.update(oid.as_bytes()),
+        None => hash.update(b"unborn"),
+    }
+    for entry in &entries {
+        hash.update(&entry.path);
+        hash.update(entry.id.as_bytes());
+        hash.update(entry.mode.to_le_bytes());
+    }
+    for (path, what) in &found {
+        if std::str::from_utf8(path).is_ok_and(is_pagent_file) {
+            continue;
+        }
+        hash.update(path);
+        match what {
+            Found::Deleted => hash.update(b"\0deleted"),
+            Found::NestedRepo => hash.update(b"\0repository"),
+            Found::Changed(stat) | Found::Untracked(stat) => {
+                hash.update(if matches!(what, Found::Changed(_)) {
+                    b"\0changed"
+                } else {
+                    b"\0new\0\0\0\0"
+                });
+                hash.update(cache.digest(dir, path, stat));
+            }
+        }
+    }
+    Some(pagent_engine::seal::hex(&hash.finalize()))
+}
+
+/// `lstat`s every tracked file on a few threads; returns those that differ from the index.
+fn stat_entries(dir: &Dir, entries: &[IndexEntry], racy_from: i64) -> Vec<(Vec<u8>, Found)> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 4);
+    let chunk = entries.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = entries
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .filter(|e| e.mode & 0o170000 != GITLINK)
+                        .filter_map(|e| {
+                            let what = match dir.stat_rel(&e.path) {
+                                None => Found::Deleted,
+                                Some(stat) if differs(e, &stat, racy_from) => Found::Changed(stat),
+                                Some(_) => return None,
+                            };
+                            Some((e.path.clone(), what))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Whether the file may differ from its index entry (git's `ie_match_stat`, in short).
+fn differs(entry: &IndexEntry, stat: &Stat, racy_from: i64) -> bool {
+    // The index keeps 32 bits of each; compare what it kept.
+    let low = |v: i64| (v as u64 & 0xffff_ffff) as u32;
+    let kind_matches = match entry.mode & 0o170000 {
+        0o120000 => stat.kind == Kind::Symlink,
+        _ => stat.kind == Kind::File,
+    };
+    !kind_matches
+        || u64::from(entry.file_size) != (stat.size & 0xffff_ffff)
+        || entry.mtime.seconds() as u32 != low(stat.mtime.0)
+        || entry.mtime.nanoseconds() != low(stat.mtime.1)
+        || entry.ctime.seconds() as u32 != low(stat.ctime.0)
+        || entry.ctime.nanoseconds() != low(stat.ctime.1)
+        || entry.ino != (stat.ino & 0xffff_ffff) as u32
+        || stat.mtime.0 >= racy_from
+}
+
+/// Finds untracked files: one walk, into tracked folders and into untracked ones that
+/// are not ignored; `.git` and ignored paths are never entered.
+fn untracked(
+    repo: &Repository,
+    dir: &Dir,
+    entries: &[IndexEntry],
+    found: &mut BTreeMap<Vec<u8>, Found>,
+) {
+    let tracked: HashSet<&[u8]> = entries.iter().map(|e| e.path.as_slice()).collect();
+    let mut tracked_dirs: HashSet<&[u8]> = HashSet::new();
+    for entry in entries {
+        let path = entry.path.as_slice();
+        for (i, b) in path.iter().enumerate() {
+            if *b == b'/' {
+                tracked_dirs.insert(&path[..i]);
+            }
+        }
+    }
+    let ignored = |path: &[u8]| {
+        use std::os::unix::ffi::OsStrExt;
+        repo.is_path_ignored(std::path::Path::new(std::ffi::OsStr::from_bytes(path)))
+            .unwrap_or(false)
+    };
+    let mut nested: Vec<Vec<u8>> = Vec::new();
+    dir.walk_tree(&mut |path, kind| {
+        if path == b".git" || tracked.contains(path) {
+            return false;
+        }
+        if kind == Kind::Dir {
+            if tracked_dirs.contains(path) {
+                return true;
+            }
+            if ignored(path) {
+                return false;
+            }
+            let mut inner = path.to_vec();
+            inner.extend_from_slice(b"/.git");
+            if dir.stat_rel(&inner).is_some() {
+                nested.push(path.to_vec());
+                return false;
+            }
+            return true;
+        }
+        if !ignored(path)
+            && let Some(stat) = dir.stat_rel(path)
+        {
+            found.insert(path.to_vec(), Found::Untracked(stat));
+        }
+        false
+    });
+    for path in nested {
+        found.insert(path, Found::NestedRepo);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+    use std::process::Command;
+
+    use super::*;
+    use crate::project::Project;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    fn fast(root: &Path) -> (String, usize) {
+        let project = Project::at(root).unwrap();
+        let repo = crate::store::git::discover(root).unwrap();
+        let mut cache = Cache::load(project.dir());
+        let digest = fingerprint(&repo, project.dir(), &mut cache).unwrap();
+        cache.save(project.dir());
+        (digest, cache.hits())
+    }
+
+    #[test]
+    fn the_fast_path_sees_what_git_status_sees_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        fs::create_dir_all(root.join("src/deep")).unwrap();
+        fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
+        fs::write(root.join("src/a.rs"), "one\n").unwrap();
+        fs::write(root.join("src/deep/b.rs"), "two\n").unwrap();
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-qm", "first"]);
+        let mut last = fast(&root).0;
+        let mut step = |what: &str, change: &dyn Fn(), progress: bool| {
+            change();
+            let now = fast(&root).0;
+            assert_eq!(now != last, progress, "{what}");
+            last = now;
+        };
+        step("nothing", &|| {}, false);
+        // Same size, same second as the index: only git's racy rule catches it.
+        step(
+            "a same-size edit",
+            &|| fs::write(root.join("src/a.rs"), "ONE\n").unwrap(),
+            true,
+        );
+        step(
+            "an ignored file",
+            &|| fs::write(root.join("x.log"), "l").unwrap(),
+            false,
+        );
+        step(
+            "a file in an ignored folder",
+            &|| {
+                fs::create_dir_all(root.join("target/debug")).unwrap();
+                fs::write(root.join("target/debug/o"), "o").unwrap();
+            },
+            false,
+        );
+        step(
+            "an untracked file in an untracked folder",
+            &|| {
+                fs::create_dir_all(root.join("new/inner")).unwrap();
+                fs::write(root.join("new/inner/c.rs"), "c").unwrap();
+            },
+            true,
+        );
+        step(
+            "an edit of that file",
+            &|| fs::write(root.join("new/inner/c.rs"), "d").unwrap(),
+            true,
+        );
+        step(
+            "a deletion",
+            &|| fs::remove_file(root.join("src/deep/b.rs")).unwrap(),
+            true,
+        );
+        step(
+            "pagent's own files",
+            &|| {
+                fs::create_dir_all(root.join(".claude/pagent")).unwrap();
+                fs::write(root.join(".claude/pagent-pipeline.json"), "{}").unwrap();
+                fs::write(root.join(".claude/pagent/events.jsonl"), "{}").unwrap();
+            },
+            false,
+        );
+        step(
+            "a nested repository",
+            &|| {
+                fs::create_dir_all(root.join("vendored")).unwrap();
+                git(&root.join("vendored"), &["init", "-q"]);
+            },
+            true,
+        );
+        step(
+            "a commit",
+            &|| {
+                git(&root, &["add", "-A", "--", ".", ":!vendored"]);
+                git(&root, &["commit", "-qm", "second"]);
+            },
+            true,
+        );
+        step("nothing again", &|| {}, false);
+    }
+
+    #[test]
+    fn a_changed_file_is_hashed_once_while_it_stays_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        fs::write(root.join("big.txt"), "a".repeat(100_000)).unwrap();
+        // Old enough not to be racy: the cache keeps only settled files.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        fs::File::options()
+            .write(true)
+            .open(root.join("big.txt"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let (first, _) = fast(&root);
+        // ctime moved just now (set_modified), so wait until it is settled too.
+        let settle = std::time::Instant::now();
+        let (mut second, mut hits) = fast(&root);
+        while hits == 0 && settle.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            (second, hits) = fast(&root);
+        }
+        assert_eq!(first, second);
+        assert_eq!(hits, 1, "the unchanged untracked file came from the cache");
+        fs::write(root.join("big.txt"), "b".repeat(100_000)).unwrap();
+        assert_ne!(fast(&root).0, second, "a content change is seen at once");
+    }
+}
