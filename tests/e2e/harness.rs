@@ -25,17 +25,33 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The pinned CLI: `$PAGENT_CLAUDE`, else the copy scripts/install-claude-code.sh makes.
+/// The CLI under test: `$PAGENT_CLAUDE` (scripts/test.sh sets it, once per version of the
+/// matrix), else the newest pinned version as scripts/install-client.sh installs it.
 pub fn claude_binary() -> PathBuf {
     let path = std::env::var_os("PAGENT_CLAUDE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/claude-code/node_modules/.bin/claude"));
+        .unwrap_or_else(|| {
+            let version = pinned("CLAUDE_CODE_NEWEST");
+            repo_root().join(format!(
+                "target/clients/claude-{version}/node_modules/.bin/claude"
+            ))
+        });
     assert!(
         path.exists(),
-        "the Claude Code CLI is not installed at {}: run scripts/install-claude-code.sh (scripts/test.sh does)",
+        "the Claude Code CLI is not installed at {}: run scripts/install-client.sh claude (scripts/test.sh does)",
         path.display()
     );
     path
+}
+
+/// A version pinned in scripts/clients.sh (`NAME=VERSION` lines).
+pub fn pinned(name: &str) -> String {
+    let text = fs::read_to_string(repo_root().join("scripts/clients.sh")).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("scripts/clients.sh pins no {name}"))
+        .trim()
+        .to_owned()
 }
 
 pub struct E2e {
@@ -198,12 +214,11 @@ impl E2e {
             self.started.elapsed()
         );
         for (i, request) in self.mock.requests().iter().enumerate() {
-            let last = request["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .map(crate::mock::message_text)
-                .unwrap_or_default();
-            let _ = writeln!(out, "--- request {i}: last message ---\n{last}");
+            let told = crate::mock::told(request).join("\n");
+            let _ = writeln!(
+                out,
+                "--- request {i}: the messages after the last assistant message ---\n{told}"
+            );
         }
         for (i, run) in self.runs.borrow().iter().enumerate() {
             let _ = writeln!(

@@ -4,8 +4,9 @@
 //! every `POST /v1/messages` with the next reply of a per-test script, streamed as
 //! Server-Sent Events with their `event:` lines (without them the CLI falls back to a
 //! second, non-streaming request). Every request body is recorded so a test can assert
-//! what the model was told. When the script runs out it answers 400, which ends the run
-//! at once instead of letting a broken test spin.
+//! what the model was told. When the script runs out it answers 500, which ends the run
+//! at once instead of letting a broken test spin (a 400 would not: since 2.1.219 Claude Code
+//! re-sends a 400 up to five times with request features stripped).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -99,13 +100,32 @@ impl MockApi {
         self.requests.lock().unwrap().clone()
     }
 
-    /// The text of the last message of request `index`: what the model was just told.
-    pub fn last_user_text(&self, index: usize) -> String {
+    /// The texts of every message after the last assistant message of request `index`:
+    /// what the model was just told. One message up to Claude Code 2.1.258; since 2.1.259 a
+    /// Stop block also arrives as a `role:"system"` copy after the feedback, and since
+    /// about 2.1.232 PostToolUse context as its own system message, so a test that read
+    /// only the last message would see the copy, not the feedback.
+    pub fn told(&self, index: usize) -> Vec<String> {
         let requests = self.requests();
         let request = requests
             .get(index)
             .unwrap_or_else(|| panic!("there is no request {index}; {} were made", requests.len()));
-        message_text(request["messages"].as_array().unwrap().last().unwrap())
+        told(request)
+    }
+
+    /// [`MockApi::told`], joined by newlines.
+    pub fn told_text(&self, index: usize) -> String {
+        self.told(index).join("\n")
+    }
+
+    /// The Stop hook feedback among what request `index` told the model: the text after
+    /// `Stop hook feedback:\n`. Fails when there is none.
+    pub fn stop_feedback(&self, index: usize) -> String {
+        let told = self.told(index);
+        told.iter()
+            .find_map(|text| text.strip_prefix("Stop hook feedback:\n"))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("request {index} carries no Stop hook feedback: {told:#?}"))
     }
 
     /// Every text the model was sent in request `index`, joined.
@@ -125,6 +145,16 @@ impl Drop for MockApi {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// The texts of the messages after the last assistant message of `request`.
+pub fn told(request: &Value) -> Vec<String> {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let start = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .map_or(0, |i| i + 1);
+    messages[start..].iter().map(message_text).collect()
 }
 
 /// A message's text: a string, or its text and tool_result blocks joined.
@@ -219,7 +249,7 @@ fn serve(
             }
             None => error_response(
                 &mut writer,
-                400,
+                500,
                 &format!("mock: the script has only {} replies", script.len()),
             )?,
         }
