@@ -50,6 +50,21 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
         Mode::choose(args.quiet, args.json),
         Style::for_stdout(env.no_color),
     );
+    // Every way the loop ends says so in the event stream: an error too (retries used up,
+    // an unwritable state, a bad workflow), which the top level then reports as usual.
+    let result = drive(global, env, args, &mut progress);
+    if let Err(err) = &result {
+        progress.failed(&format!("{err:#}"));
+    }
+    result
+}
+
+fn drive(
+    global: &Global,
+    env: &Env,
+    args: LoopArgs,
+    progress: &mut Progress,
+) -> anyhow::Result<ExitStatus> {
     let base = Project::resolve(global, env, None)?;
     let tree = args
         .worktree
@@ -82,7 +97,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
 
     loop {
         if let Some(ended) = ended_elsewhere(&project) {
-            return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+            return Ok(stopped_elsewhere(&state, &ended, progress));
         }
         let stage = state.current().name.clone();
         let iteration = state.iterations[state.stage];
@@ -98,12 +113,12 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             &prompt,
             limits,
             &run_id,
-            &mut progress,
+            progress,
         )?
         else {
             let _lock = store::lock_state(&project)?;
             if let Some(ended) = ended_elsewhere(&project) {
-                return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+                return Ok(stopped_elsewhere(&state, &ended, progress));
             }
             state.pending_prompt = Some(prompt);
             store::write_state_atomic(&project, &state, &secret)?;
@@ -148,7 +163,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             // `pagent cancel` may have ended the loop while the agent ran: that wins.
             let _lock = store::lock_state(&project)?;
             if let Some(ended) = ended_elsewhere(&project) {
-                return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+                return Ok(stopped_elsewhere(&state, &ended, progress));
             }
             store::write_state_atomic(&project, &next, &secret)?;
         }
@@ -191,13 +206,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
         Status::Complete => {
             progress.finished(&state, "complete", &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
-            Ok(after_completion(
-                &project,
-                branch,
-                &args,
-                &state,
-                &mut progress,
-            ))
+            Ok(after_completion(&project, branch, &args, &state, progress))
         }
         _ => {
             progress.finished(&state, "gave up", &reason);
