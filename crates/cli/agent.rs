@@ -220,6 +220,9 @@ pub fn run_agent(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("PAGENT_DRIVER", "loop")
+        // The launcher's loop guard is for a chain of launchers; this binary ends any
+        // chain, so the agent's own hooks start afresh (and take the launcher's fast path).
+        .env_remove("PAGENT_LAUNCHER_SEEN")
         .env("PAGENT_PROMPT_FILE", &prompt_file)
         .process_group(0);
     for (key, value) in env {

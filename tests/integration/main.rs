@@ -13,6 +13,7 @@
 mod backpressure;
 mod faults;
 mod hook_input;
+mod launcher;
 mod loop_runner;
 mod no_progress;
 mod pipeline;
