@@ -4,20 +4,31 @@
 #   2. the end-to-end suite against each Claude Code version of the matrix in
 #      scripts/clients.sh (the oldest supported and the newest proven), each installed into
 #      target/clients/ by scripts/install-client.sh, talking to the project's mock API;
-#   3. the same suite's Codex and OpenCode scenarios, with those CLIs installed the same way.
+#   3. the suite's `pagent loop --agent codex|opencode` scenarios, once, with those CLIs
+#      installed the same way (they do not involve Claude Code).
 # A CLI that cannot be installed is a failure, never a skip. Extra arguments go to every
-# `cargo test` run (e.g. a test name filter).
+# `cargo test` run (e.g. a test name filter). Each part says how long it took.
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 . scripts/clients.sh
 
-cargo test --workspace --locked "$@"
+timed() { # LABEL COMMAND...: run it, then say how long it took
+    local label=$1 start=$SECONDS
+    shift
+    "$@"
+    echo "test.sh: $label: $((SECONDS - start)) s" >&2
+}
+
+timed "unit and integration tests" cargo test --workspace --locked "$@"
+
+for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
+    claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
+    PAGENT_CLAUDE="$claude" timed "end-to-end, Claude Code $version" \
+        cargo test --locked --test e2e "$@" -- --ignored --skip agents::
+done
 
 codex="$(scripts/install-client.sh codex | tail -n 1)"
 opencode="$(scripts/install-client.sh opencode | tail -n 1)"
-for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
-    claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
-    echo "== end-to-end suite, Claude Code $version ==" >&2
-    PAGENT_CLAUDE="$claude" PAGENT_CODEX="$codex" PAGENT_OPENCODE="$opencode" \
-        cargo test --locked --test e2e "$@" -- --ignored
-done
+PAGENT_CODEX="$codex" PAGENT_OPENCODE="$opencode" \
+    timed "end-to-end, Codex $CODEX_VERSION and OpenCode $OPENCODE_VERSION" \
+    cargo test --locked --test e2e "$@" -- --ignored agents::

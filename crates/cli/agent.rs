@@ -212,6 +212,9 @@ pub fn run_agent(
     let (mut command, prompt_on_stdin) = spec.build(&prompt_file);
     command
         .current_dir(cwd)
+        // OpenCode takes its project folder from $PWD, not from its working directory: an
+        // inherited PWD made it write into the folder pagent was started from.
+        .env("PWD", cwd)
         .stdin(if prompt_on_stdin {
             Stdio::piped()
         } else {

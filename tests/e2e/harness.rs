@@ -137,6 +137,15 @@ impl E2e {
     /// `pagent loop ARGS` in the project with the environment `claude()` gives the CLI, so
     /// the agents it starts talk to the mock.
     pub fn pagent_loop(&self, args: &[&str]) -> std::process::Output {
+        self.pagent_loop_with(args, &[])
+    }
+
+    /// The same, with more environment for the agents (Codex's and OpenCode's set-up).
+    pub fn pagent_loop_with(
+        &self,
+        args: &[&str],
+        env: &[(String, String)],
+    ) -> std::process::Output {
         let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
         command
             .arg("loop")
@@ -144,6 +153,9 @@ impl E2e {
             .current_dir(&self.project)
             .stdin(Stdio::null());
         self.offline_env(&mut command);
+        for (key, value) in env {
+            command.env(key, value);
+        }
         command.output().unwrap()
     }
 

@@ -18,6 +18,7 @@
     clippy::print_stderr
 )]
 
+mod agents;
 mod harness;
 mod mock;
 mod scenarios;

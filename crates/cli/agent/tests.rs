@@ -228,3 +228,37 @@ fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
     assert!(run.summary.finished);
     assert_eq!(run.failure(&spec), None);
 }
+
+#[test]
+fn the_agent_gets_its_folder_as_pwd() {
+    // OpenCode takes its project from $PWD: an inherited one pointed it at the folder
+    // pagent was started from. No shell in between (a shell would fix PWD by itself).
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("opencode");
+    fs::write(
+        &fake,
+        "#!/usr/bin/env python3\nimport json, os, sys\nsys.stdin.read()\n\
+         print(json.dumps({'type': 'text', 'part': {'id': 'p', 'text': os.environ.get('PWD', '')}}))\n",
+    )
+    .unwrap();
+    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let project = dir.path().join("project");
+    fs::create_dir(&project).unwrap();
+    let spec = AgentSpec::Known {
+        kind: AgentKind::Opencode,
+        program: fake,
+        permission_mode: "acceptEdits".into(),
+        extra_args: vec![],
+    };
+    let run = run_agent(
+        &spec,
+        &project,
+        "p",
+        &[],
+        limits(),
+        &dir.path().join("l.log"),
+        &mut |_| {},
+    );
+    assert_eq!(run.end, End::Exited(Some(0)), "{run:?}");
+    assert_eq!(run.final_message().unwrap(), project.display().to_string());
+}

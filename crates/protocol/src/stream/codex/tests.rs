@@ -25,6 +25,8 @@ const ERROR500_RETRIES: &str = fixture!("error500-with-retries.jsonl");
 const FAILED: &str = fixture!("failed.jsonl");
 const LEGACY: &str = include_str!("../../../../../tests/fixtures/agents/codex-legacy-json.jsonl");
 
+const AGENT: AgentKind = AgentKind::Codex;
+
 fn events(stream: &str) -> Vec<StreamEvent> {
     stream
         .lines()
@@ -283,4 +285,77 @@ fn items_with_odd_fields_say_what_they_can() {
     ] {
         assert_eq!(parse_line(AgentKind::Codex, line), expected, "{line}");
     }
+}
+
+#[test]
+fn the_streams_recorded_by_the_e2e_suite() {
+    // tests/e2e/agents.rs, recorded with PAGENT_E2E_RECORD: a ralph loop (a tool call, an
+    // API error then its retry, the promise) and a two-stage pipeline.
+    for (name, stream, final_message, is_error, tools) in [
+        (
+            "ralph 1",
+            fixture!("e2e-ralph-ralph-001.jsonl"),
+            Some("Wrote one.txt."),
+            false,
+            1,
+        ),
+        (
+            "ralph 2",
+            fixture!("e2e-ralph-ralph-002.jsonl"),
+            None,
+            true,
+            0,
+        ),
+        (
+            "ralph 2, retry",
+            fixture!("e2e-ralph-ralph-002-retry1.jsonl"),
+            Some("Still working."),
+            false,
+            0,
+        ),
+        (
+            "ralph 3",
+            fixture!("e2e-ralph-ralph-003.jsonl"),
+            Some("All done. <promise>DONE</promise>"),
+            false,
+            0,
+        ),
+        (
+            "design",
+            fixture!("e2e-pipeline-design-001.jsonl"),
+            Some("Design written."),
+            false,
+            1,
+        ),
+        (
+            "verify",
+            fixture!("e2e-pipeline-verify-001.jsonl"),
+            Some("Checked against the PRD. <promise>DONE</promise>"),
+            false,
+            0,
+        ),
+    ] {
+        let summary = RunSummary::from_stream(AGENT, stream);
+        assert_eq!(summary.final_message.as_deref(), final_message, "{name}");
+        assert_eq!(
+            (summary.finished, summary.is_error),
+            (true, is_error),
+            "{name}"
+        );
+        assert_eq!(summary.tools_used, tools, "{name}");
+        assert!(summary.session_id.is_some(), "{name}");
+    }
+}
+
+#[test]
+fn a_recorded_shell_call_is_summarised_as_the_models_command() {
+    let events = events(fixture!("e2e-ralph-ralph-001.jsonl"));
+    assert!(
+        events.contains(&tool(
+            "item_1",
+            "shell",
+            Some("printf '%s' 'one' > one.txt")
+        )),
+        "{events:?}"
+    );
 }

@@ -25,6 +25,8 @@ const ERROR400: &str = fixture!("error400.jsonl");
 const ERROR500: &str = fixture!("error500.jsonl");
 const V2: &str = include_str!("../../../../../tests/fixtures/agents/opencode-run-json-v2.jsonl");
 
+const AGENT: AgentKind = AgentKind::Opencode;
+
 fn events(stream: &str) -> Vec<StreamEvent> {
     stream
         .lines()
@@ -232,5 +234,65 @@ fn odd_lines_say_what_they_can() {
         ),
     ] {
         assert_eq!(parse_line(AgentKind::Opencode, line), expected, "{line}");
+    }
+}
+
+#[test]
+fn the_streams_recorded_by_the_e2e_suite() {
+    // tests/e2e/agents.rs, recorded with PAGENT_E2E_RECORD: a ralph loop (a tool call, an
+    // API error then its retry, the promise) and a two-stage pipeline.
+    for (name, stream, final_message, is_error, tools) in [
+        (
+            "ralph 1",
+            fixture!("e2e-ralph-ralph-001.jsonl"),
+            Some("Wrote one.txt."),
+            false,
+            1,
+        ),
+        (
+            "ralph 2",
+            fixture!("e2e-ralph-ralph-002.jsonl"),
+            None,
+            true,
+            0,
+        ),
+        (
+            "ralph 2, retry",
+            fixture!("e2e-ralph-ralph-002-retry1.jsonl"),
+            Some("Still working."),
+            false,
+            0,
+        ),
+        (
+            "ralph 3",
+            fixture!("e2e-ralph-ralph-003.jsonl"),
+            Some("All done. <promise>DONE</promise>"),
+            false,
+            0,
+        ),
+        (
+            "design",
+            fixture!("e2e-pipeline-design-001.jsonl"),
+            Some("Design written."),
+            false,
+            1,
+        ),
+        (
+            "verify",
+            fixture!("e2e-pipeline-verify-001.jsonl"),
+            Some("Checked against the PRD. <promise>DONE</promise>"),
+            false,
+            0,
+        ),
+    ] {
+        let summary = RunSummary::from_stream(AGENT, stream);
+        assert_eq!(summary.final_message.as_deref(), final_message, "{name}");
+        assert_eq!(
+            (summary.finished, summary.is_error),
+            (true, is_error),
+            "{name}"
+        );
+        assert_eq!(summary.tools_used, tools, "{name}");
+        assert!(summary.session_id.is_some(), "{name}");
     }
 }
