@@ -93,6 +93,11 @@ fn ralph_reprompts_with_the_task_until_the_promise() {
         assert!(told.ends_with("\n\nFix the parser"), "{told}");
     }
     assert_eq!(run.result()["result"], "All fixed. <promise>DONE</promise>");
+    let costs = crate::harness::context_costs(&e2e, &run, "ralph");
+    assert_eq!(costs.len(), 2);
+    for cost in &costs {
+        assert_eq!(cost.copies, crate::harness::reason_copies(), "{cost:?}");
+    }
     let status = e2e.status();
     assert_eq!(status["status"], "complete");
     assert_eq!(status["iterations"], 3);
@@ -184,6 +189,11 @@ fn the_prd_to_code_pipeline_runs_all_five_stages_in_order() {
     for (request, header) in expectations {
         let told = e2e.mock.stop_feedback(request);
         assert!(told.starts_with(header), "request {request}: {told}");
+    }
+    let costs = crate::harness::context_costs(&e2e, &run, "prd-to-code");
+    assert_eq!(costs.len(), 5);
+    for cost in &costs {
+        assert_eq!(cost.copies, crate::harness::reason_copies(), "{cost:?}");
     }
     let missing = e2e.mock.stop_feedback(4);
     assert!(
