@@ -146,7 +146,7 @@ impl E2e {
         args: &[&str],
         env: &[(String, String)],
     ) -> std::process::Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+        let mut command = Command::new(pagent_bin());
         command
             .arg("loop")
             .args(args)
@@ -180,7 +180,7 @@ impl E2e {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("CLAUDE_CODE_MAX_RETRIES", "0")
-            .env("PAGENT_BIN", env!("CARGO_BIN_EXE_pagent"))
+            .env("PAGENT_BIN", pagent_bin())
             .env("PAGENT_CONFIG_DIR", &self.config);
     }
 
@@ -191,7 +191,7 @@ impl E2e {
 
     /// The same, as if run from inside the Claude Code session `session`.
     pub fn pagent_as(&self, session: Option<&str>, args: &[&str]) -> std::process::Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+        let mut command = Command::new(pagent_bin());
         command.env_remove("CLAUDE_CODE_SESSION_ID");
         if let Some(session) = session {
             command.env("CLAUDE_CODE_SESSION_ID", session);
@@ -532,4 +532,12 @@ pub fn reason_copies() -> usize {
         .map(|n| n.parse().unwrap())
         .collect();
     if version >= vec![2, 1, 259] { 2 } else { 1 }
+}
+
+/// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
+/// static one scripts/install.sh makes), else the one cargo built for these tests.
+pub fn pagent_bin() -> std::path::PathBuf {
+    std::env::var_os("PAGENT_TEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_pagent")))
 }

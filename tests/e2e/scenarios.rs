@@ -428,7 +428,7 @@ fn installed_from_a_local_marketplace_the_hook_fires_without_plugin_dir() {
         .home
         .join(".claude/plugins/data/pagent-pagent/bin/pagent");
     std::fs::create_dir_all(data_bin.parent().unwrap()).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_pagent"), &data_bin).unwrap();
+    std::fs::copy(crate::harness::pagent_bin(), &data_bin).unwrap();
 
     let run = e2e
         .claude("/pagent:ralph Task --max-iterations 2")

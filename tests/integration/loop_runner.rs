@@ -249,7 +249,7 @@ fn crashes_are_retried_without_counting_and_bounded() {
 fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
     let env = TestEnv::new();
     env.write("agent.sh", "cat > /dev/null\nif [ -f fast ]; then echo '<promise>DONE</promise>'; exit 0; fi\necho working; sleep 30\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pagent"))
+    let mut child = Command::new(crate::util::pagent_bin())
         .args([
             "loop",
             "--json",
@@ -519,7 +519,7 @@ fn cancel_while_the_agent_runs_ends_the_loop_and_is_not_overwritten() {
             "0",
             "Task",
         ])
-        .env("PAGENT_EXE", env!("CARGO_BIN_EXE_pagent"))
+        .env("PAGENT_EXE", crate::util::pagent_bin())
         .run();
     assert_eq!(out.code, Some(130), "{out}");
     assert!(
