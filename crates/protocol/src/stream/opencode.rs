@@ -9,7 +9,9 @@
 //!
 //! - `step_start` / `step_finish` with `part` (a `step-start` or `step-finish` part; the
 //!   latter has `reason`, `tokens` and the step's `cost`). There is no start-of-run record,
-//!   so every `step_start` yields [`StreamEvent::Started`] with the line's `sessionID`. A
+//!   so every `step_start` yields [`StreamEvent::Started`] with the line's `sessionID`, and
+//!   so does every other line that yields an event (before it), since any line may be a
+//!   run's first. A
 //!   `step_finish` whose `reason` is not `tool-calls` (1.18.33 says `stop`) ends the
 //!   model's last step: the run's success record, [`StreamEvent::Finished`]. A step's cost
 //!   is the step's, not the run's, so it is not reported.
@@ -45,8 +47,11 @@ pub(super) fn parse(line: &Value) -> Vec<StreamEvent> {
         session_id: session_id(),
         model: None,
     };
-    match (str_at(line, "type"), part) {
-        (Some("step_start"), _) => vec![started()],
+    let kind = str_at(line, "type");
+    // Every line names the session; a run may begin with any of them (a failed one with
+    // its `error`), so each line that says something tells the session first.
+    let events: Vec<StreamEvent> = match (kind, part) {
+        (Some("step_start"), _) => return vec![started()],
         (Some("step_finish"), _) => {
             let reason = part.and_then(|part| str_at(part, "reason"));
             if reason == Some("tool-calls") {
@@ -57,18 +62,17 @@ pub(super) fn parse(line: &Value) -> Vec<StreamEvent> {
         }
         (Some("text"), Some(part)) => text(part).into_iter().collect(),
         (Some("tool_use"), Some(part)) => tool(part).into_iter().collect(),
-        (Some("error"), _) => {
-            let mut events = Vec::new();
-            if session_id().is_some() {
-                events.push(started());
-            }
-            events.push(StreamEvent::Error(error_message(line.get("error"))));
-            events.push(finished(true));
-            events
-        }
+        (Some("error"), _) => vec![
+            StreamEvent::Error(error_message(line.get("error"))),
+            finished(true),
+        ],
         (Some("done"), _) => vec![finished(false)],
         _ => Vec::new(),
+    };
+    if events.is_empty() || session_id().is_none() {
+        return events;
     }
+    std::iter::once(started()).chain(events).collect()
 }
 
 fn finished(is_error: bool) -> StreamEvent {

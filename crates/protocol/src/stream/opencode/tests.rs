@@ -27,10 +27,19 @@ const V2: &str = include_str!("../../../../../tests/fixtures/agents/opencode-run
 
 const AGENT: AgentKind = AgentKind::Opencode;
 
+/// The events of a stream, leaving out the session that every line but `step_start` tells
+/// before its own event (`a_run_may_begin_with_any_line` checks that part).
 fn events(stream: &str) -> Vec<StreamEvent> {
     stream
         .lines()
-        .flat_map(|line| parse_line(AgentKind::Opencode, line))
+        .flat_map(|line| {
+            let mut events = parse_line(AgentKind::Opencode, line);
+            let step_start = line.contains(r#""type":"step_start""#);
+            if !step_start && matches!(events.first(), Some(StreamEvent::Started { .. })) {
+                events.remove(0);
+            }
+            events
+        })
         .collect()
 }
 
@@ -128,7 +137,7 @@ fn an_api_error_is_a_failed_run_that_names_its_session() {
         ),
     ] {
         assert_eq!(
-            events(stream),
+            parse_line(AgentKind::Opencode, stream.trim()),
             [
                 started(session),
                 StreamEvent::Error(message.into()),
@@ -166,6 +175,32 @@ fn v2_deltas_assemble_into_the_last_message() {
     );
     assert_eq!(summary.session_id.as_deref(), Some(session));
     assert_eq!(summary.tools_used, 1);
+}
+
+#[test]
+fn a_run_may_begin_with_any_line() {
+    // Each line that yields an event names its session first, so a stream cut at its
+    // start (or a runner that prints no step_start) still has one.
+    for line in TOOL.lines().chain(TEXT.lines()) {
+        let events = parse_line(AgentKind::Opencode, line);
+        if let Some(first) = events.first() {
+            assert!(
+                matches!(
+                    first,
+                    StreamEvent::Started {
+                        session_id: Some(_),
+                        ..
+                    }
+                ),
+                "{line}: {events:?}"
+            );
+        }
+    }
+    let summary = RunSummary::from_stream(AgentKind::Opencode, TEXT.lines().nth(1).unwrap());
+    assert_eq!(
+        summary.session_id.as_deref(),
+        Some("ses_dfc99617dffeXZeTKVkVb4tVdK")
+    );
 }
 
 #[test]
@@ -225,7 +260,7 @@ fn odd_lines_say_what_they_can() {
         ),
         (
             r#"{"type":"step_finish","sessionID":"s","part":{"reason":"stop","cost":0.1}}"#,
-            vec![finished(false)],
+            vec![started("s"), finished(false)],
         ),
         (r#"{"type":"step_finish"}"#, vec![finished(false)]),
         (
