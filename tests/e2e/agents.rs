@@ -301,6 +301,19 @@ fn ralph_reaches_the_promise_on_iteration_three(agent: Agent) {
     // and a last event that says how the loop ended.
     assert_eq!(of(&events, "tool").len(), 1, "{report}");
     assert_eq!(of(&events, "retry").len(), 1, "{report}");
+    if agent == Agent::Codex {
+        // "Model metadata for `mock-model` not found", once in each of the 4 runs: a warning, not an
+        // error, and no reason to retry.
+        let warnings = of(&events, "warning");
+        assert_eq!(warnings.len(), 4, "{report}");
+        assert!(
+            warnings[0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("Model metadata for `mock-model` not found"),
+            "{report}"
+        );
+    }
     let last = events.last().unwrap();
     assert_eq!(
         (last["event"].as_str(), last["outcome"].as_str()),

@@ -189,3 +189,48 @@ fn a_planted_binary_in_a_relative_path_entry_never_runs() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty(), "{out:?}");
 }
+
+#[test]
+fn the_common_cases_resolve_nothing() {
+    // Traced with `sh -x`: an installed binary (or PAGENT_BIN, or a checkout's build) is
+    // run without the path resolution of the careful path, which costs subshells.
+    let plugin = Plugin::new();
+    plugin.fake("plugin-data/bin/pagent", "plugin-data");
+    let plugin_data = plugin.path("plugin-data");
+    let out = Command::new("sh")
+        .arg("-x")
+        .arg(plugin.path("plugin/scripts/pagent"))
+        .args(["hook", "stop"])
+        .env_clear()
+        .env("HOME", plugin.path("home"))
+        .env("PATH", "/usr/bin:/bin")
+        .env("CLAUDE_PLUGIN_DATA", &plugin_data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "plugin-data hook stop\n"
+    );
+    let trace = String::from_utf8_lossy(&out.stderr);
+    assert!(!trace.contains("pagent_resolve"), "{trace}");
+    assert!(!trace.contains("pwd -P"), "{trace}");
+    // Only PATH is left: now it resolves, and still finds the binary.
+    fs::remove_file(plugin.path("plugin-data/bin/pagent")).unwrap();
+    plugin.fake("on-path/pagent", "path");
+    let out = Command::new("sh")
+        .arg("-x")
+        .arg(plugin.path("plugin/scripts/pagent"))
+        .args(["hook", "stop"])
+        .env_clear()
+        .env("HOME", plugin.path("home"))
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", plugin.path("on-path").display()),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "path hook stop\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pagent_resolve"));
+}
