@@ -26,7 +26,13 @@
 #      hook counts src/ and blocks; vs /bin/true and `git status --porcelain`;
 #   8. an active Ralph loop: the Stop hook blocks, computing the working-tree fingerprint;
 #      vs `git status --porcelain` and /bin/true;
-# 9. peak RSS of the hooks, per transcript size and for the cases above.
+# 9. peak RSS of the hooks, per transcript size and for the cases above;
+# 10. the hooks as Claude Code runs them: `sh -c` of hooks/hooks.json's command for an
+#     installed plugin (the binary in $CLAUDE_PLUGIN_DATA/bin, no target/ beside it), beside
+#     `sh -c` of the bare binary (a hooks.json that named the binary), the launcher
+#     scripts/pagent run directly, the binary alone and /bin/true, in the same hyperfine
+#     run: Stop with no state file, Stop in an active loop (the larger transcript, message
+#     given), PostToolUse idle.
 # For scale it also times an empty Rust `fn main() {}` (the floor for any Rust program) and
 # one `git status` of the loop's project.
 # Before timing, every configuration is run once and its output checked: the loop cases
@@ -67,7 +73,8 @@ gen=$root/scripts/gen-transcript.py
 session=bench-0000-4000-8000-000000000001
 
 # Whatever Claude Code or `pagent loop` set around us must not leak into the hook.
-unset CLAUDE_PROJECT_DIR CLAUDE_CODE_SESSION_ID PAGENT_DRIVER PAGENT_CONFIG_DIR
+unset CLAUDE_PROJECT_DIR CLAUDE_CODE_SESSION_ID PAGENT_DRIVER PAGENT_CONFIG_DIR \
+    CLAUDE_PLUGIN_DATA CLAUDE_PLUGIN_ROOT PAGENT_LAUNCHER_SEEN
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
 note() { echo "bench.sh: $*" >&2; }
@@ -239,6 +246,27 @@ post_tool_input "$tmp/post-json.json" "$edit" Write "$edit/data.json"
 post_tool_input "$tmp/post-broken.json" "$edit" Write "$edit/broken.json"
 post_tool_input "$tmp/post-bare.json" "$edit" Write "$edit/data.json" bare
 
+# --- case 10: the launcher of an installed plugin ---------------------------------------------
+# hooks.json runs "${CLAUDE_PLUGIN_ROOT}/scripts/pagent" hook ...; scripts/install.sh puts the
+# binary in the plugin's data folder. PAGENT_BIN is emptied for these runs.
+launcher=$tmp/plugin/scripts/pagent
+mkdir -p "${launcher%/*}" "$tmp/plugin-data/bin"
+cp "$root/scripts/pagent" "$launcher"
+cp "$bin" "$tmp/plugin-data/bin/pagent"
+# What Claude Code runs for a hook: `/bin/sh -c COMMAND` (seen with strace), COMMAND being
+# hooks.json's, with CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA in the environment.
+hook_command() { # HOOK: hooks.json's command for that hook
+    python3 -c 'import json, sys
+hooks = json.load(open(sys.argv[1]))["hooks"]
+event = {"stop": "Stop", "post-tool-use": "PostToolUse"}[sys.argv[2]]
+print(hooks[event][0]["hooks"][0]["command"])' "$root/hooks/hooks.json" "$1"
+}
+plugin_env=(CLAUDE_PLUGIN_ROOT="$tmp/plugin" CLAUDE_PLUGIN_DATA="$tmp/plugin-data" PAGENT_BIN=)
+through_launcher() { # HOOK PROJECT CONFIG INPUT: the hook once, as Claude Code runs it
+    env "${plugin_env[@]}" CLAUDE_PROJECT_DIR="$2" PAGENT_CONFIG_DIR="$3" \
+        sh -c "$(hook_command "$1")" <"$4"
+}
+
 # --- `pagent loop`, case 6: a fake agent that answers at once -----------------------------
 runner=$tmp/runner
 make_project "$runner"
@@ -391,7 +419,16 @@ for kind in pipeline ralph; do
             die "pipeline in $big_repo: expected both findings in the message, got: $out"
     fi
 done
-note "checks passed: no-state hooks stay silent; loops block; JSON checked; pagent loop counts"
+out=$(through_launcher stop "$plain" "$cfg" "$tmp/stop-plain.json") || die "launcher: no-state hook failed"
+[[ -z $out ]] || die "launcher: the no-state hook printed something: $out"
+out=$(through_launcher post-tool-use "$plain" "$empty_cfg" "$tmp/post-plain.json") ||
+    die "launcher: no-state PostToolUse failed"
+[[ -z $out ]] || die "launcher: the no-state PostToolUse printed something: $out"
+cp "$saved" "$state"
+out=$(through_launcher stop "$proj" "$cfg" "$tmp/stop-${sizes[1]}-msg.json") || die "launcher: loop hook failed"
+is_block <<<"$out" || die "launcher: expected a block decision, got: $out"
+cp "$saved" "$state"
+note "checks passed: no-state hooks stay silent; loops block; JSON checked; pagent loop counts; the launcher finds the installed binary"
 
 # --- timings -----------------------------------------------------------------------------
 # The floor for any Rust program: an empty `fn main() {}` built like the release binary.
@@ -540,6 +577,38 @@ row "PostToolUse, loop, JSON check of a $json_size file, error at its end ($(pay
     "$out_dir/post-broken.json" "pagent hook post-tool-use" /bin/true
 row "for scale: the valid file, payload without its contents ($(payload "$tmp/post-bare.json"), synthetic)" \
     "$out_dir/post-bare.json" "pagent hook post-tool-use" /bin/true
+
+# The hooks through the launcher, as Claude Code runs them, beside the binary alone.
+launcher_case() { # NAME HOOK PROJECT CONFIG INPUT PREPARE RUNS WARMUP
+    local plugin_root=$tmp/plugin plugin_data=$tmp/plugin-data
+    CLAUDE_PLUGIN_ROOT=$plugin_root CLAUDE_PLUGIN_DATA=$plugin_data PAGENT_BIN= \
+        CLAUDE_PROJECT_DIR=$3 PAGENT_CONFIG_DIR=$4 \
+        timed "$1" "$7" "$8" "$5" "$6" \
+        "hooks.json, $2" "sh -c $(q "$(hook_command "$2")")" \
+        "sh -c binary, $2" "sh -c $(q "$(q "$bin") hook $2")" \
+        "launcher, $2" "$(q "$launcher") hook $2" \
+        "binary, $2" "$(q "$bin") hook $2" \
+        /bin/true /bin/true
+}
+launcher_rows() { # LABEL NAME HOOK
+    local json=$out_dir/$2.json
+    row "$1: hooks.json's command, against \`sh -c\` of the bare binary" "$json" "hooks.json, $3" "sh -c binary, $3"
+    row "$1: hooks.json's command, against the binary alone" "$json" "hooks.json, $3" "binary, $3"
+    row "$1: the launcher script alone, against the binary alone" "$json" "launcher, $3" "binary, $3"
+    row "$1: the binary alone, against \`/bin/true\`" "$json" "binary, $3" /bin/true
+    row "$1: hooks.json's command, against \`/bin/true\`" "$json" "hooks.json, $3" /bin/true
+}
+launcher_case launcher-stop-no-state stop "$plain" "$cfg" "$tmp/stop-plain.json" "" "${nostate[@]}"
+launcher_rows "Stop, no state file" launcher-stop-no-state stop
+blocks=$(count_events "$proj" block)
+launcher_case launcher-stop-loop stop "$proj" "$cfg" "$tmp/stop-${sizes[1]}-msg.json" "$restore" "${loop[@]}"
+launcher_rows "Stop, loop blocks, ${sizes[1]} transcript, message given" launcher-stop-loop stop
+(($(count_events "$proj" block) - blocks == 4 * timed_runs)) ||
+    die "launcher-stop-loop: $((4 * timed_runs)) hook runs but $(($(count_events "$proj" block) - blocks)) block events"
+cp "$saved" "$state"
+launcher_case launcher-post-no-state post-tool-use "$plain" "$empty_cfg" "$tmp/post-plain.json" "" "${nostate[@]}"
+launcher_rows "PostToolUse, no state file" launcher-post-no-state post-tool-use
+[[ ! -e $plain/.claude && -z $(ls -A "$empty_cfg") ]] || die "launcher: no-state hooks wrote something"
 
 # pagent loop: no state file before every run (of every command), so each run starts a
 # new loop. The event log and the agents' logs (.claude/pagent/runs) stay and grow.

@@ -39,7 +39,10 @@ seed() {
             printf 'Finished. <promise>DONE</promise>' > "$dir/plain"
             printf 'Say `<promise>DONE</promise>`\n```\n<promise>DONE</promise>\n```\n> <promise>X</promise>\0X' > "$dir/quoted" ;;
         stream_line)
-            cp tests/fixtures/agents/*.jsonl "$dir/" ;;
+            # Real recordings live in one folder per client version: keep the names apart.
+            for f in tests/fixtures/agents/*.jsonl tests/fixtures/agents/*/*.jsonl; do
+                cp "$f" "$dir/$(printf '%s' "${f#tests/fixtures/agents/}" | tr / -)"
+            done ;;
         syntax)
             # The first byte picks the format: 0 JSON, 1 TOML, 2 YAML.
             for f in plugin/workflows/*.json tests/fixtures/state/*.json; do

@@ -1,14 +1,34 @@
 #!/usr/bin/env bash
 # The project's test command (the README's, and what .ci/run runs):
 #   1. every crate's unit tests and the binary's integration tests;
-#   2. the end-to-end suite: the real Claude Code CLI (pinned, installed into target/ by
-#      scripts/install-claude-code.sh) against the project's mock Messages API.
-# A CLI that cannot be installed is a failure, never a skip. Extra arguments go to both
-# `cargo test` runs (e.g. a test name filter).
+#   2. the end-to-end suite against each Claude Code version of the matrix in
+#      scripts/clients.sh (the oldest supported and the newest proven), each installed into
+#      target/clients/ by scripts/install-client.sh, talking to the project's mock API;
+#   3. the suite's `pagent loop --agent codex|opencode` scenarios, once, with those CLIs
+#      installed the same way (they do not involve Claude Code).
+# A CLI that cannot be installed is a failure, never a skip. Extra arguments go to every
+# `cargo test` run (e.g. a test name filter). Each part says how long it took.
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
+. scripts/clients.sh
 
-cargo test --workspace --locked "$@"
+timed() { # LABEL COMMAND...: run it, then say how long it took
+    local label=$1 start=$SECONDS
+    shift
+    "$@"
+    echo "test.sh: $label: $((SECONDS - start)) s" >&2
+}
 
-claude="$(scripts/install-claude-code.sh | tail -n 1)"
-PAGENT_CLAUDE="$claude" cargo test --locked --test e2e "$@" -- --ignored
+timed "unit and integration tests" cargo test --workspace --locked "$@"
+
+for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
+    claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
+    PAGENT_CLAUDE="$claude" timed "end-to-end, Claude Code $version" \
+        cargo test --locked --test e2e "$@" -- --ignored --skip agents::
+done
+
+codex="$(scripts/install-client.sh codex | tail -n 1)"
+opencode="$(scripts/install-client.sh opencode | tail -n 1)"
+PAGENT_CODEX="$codex" PAGENT_OPENCODE="$opencode" \
+    timed "end-to-end, Codex $CODEX_VERSION and OpenCode $OPENCODE_VERSION" \
+    cargo test --locked --test e2e "$@" -- --ignored agents::

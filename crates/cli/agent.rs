@@ -25,6 +25,11 @@ use crate::signals;
 const GRACE: Duration = Duration::from_secs(3);
 /// How much of a custom command's stdout is kept as its final message.
 const KEEP_STDOUT: usize = 64 * 1024;
+/// The most of one output line kept in memory. An agent may print a line of any length (a
+/// tool result holding a whole file); past this the rest of the line is skipped while the
+/// reader looks for its end, so a 2 GB line costs 4 MiB, not 4 GB. Every stream record
+/// pagent needs is far shorter; a cut line is marked as such in the log.
+const MAX_LINE: usize = 4 << 20;
 
 /// Which agent CLI to run, and how.
 #[derive(Debug, Clone)]
@@ -56,7 +61,7 @@ impl AgentSpec {
     }
 
     /// The command, and whether the prompt goes on stdin.
-    fn build(&self, prompt: &str, prompt_file: &Path) -> (Command, bool) {
+    fn build(&self, prompt_file: &Path) -> (Command, bool) {
         match self {
             AgentSpec::Known {
                 kind: AgentKind::Claude,
@@ -92,11 +97,11 @@ impl AgentSpec {
                 extra_args,
                 ..
             } => {
+                // No message argument: `opencode run` then reads it from stdin, which has
+                // no size limit (an argument is cut off by the OS at about 128 KiB).
                 let mut c = Command::new(program);
-                c.args(["run", "--format", "json"])
-                    .args(extra_args)
-                    .arg(prompt);
-                (c, false)
+                c.args(["run", "--format", "json"]).args(extra_args);
+                (c, true)
             }
             AgentSpec::Command { line } => {
                 let quoted = format!("'{}'", prompt_file.to_string_lossy().replace('\'', r"'\''"));
@@ -199,9 +204,12 @@ pub fn run_agent(
         stdout_tail: String::new(),
         elapsed: started.elapsed(),
     };
-    let (mut command, prompt_on_stdin) = spec.build(prompt, prompt_file);
+    let (mut command, prompt_on_stdin) = spec.build(prompt_file);
     command
         .current_dir(cwd)
+        // OpenCode takes its project folder from $PWD, not from its working directory: an
+        // inherited PWD made it write into the folder pagent was started from.
+        .env("PWD", cwd)
         .stdin(if prompt_on_stdin {
             Stdio::piped()
         } else {
@@ -210,6 +218,9 @@ pub fn run_agent(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("PAGENT_DRIVER", "loop")
+        // The launcher's loop guard is for a chain of launchers; this binary ends any
+        // chain, so the agent's own hooks start afresh (and take the launcher's fast path).
+        .env_remove("PAGENT_LAUNCHER_SEEN")
         .env("PAGENT_PROMPT_FILE", prompt_file)
         .process_group(0);
     for (key, value) in env {
@@ -256,8 +267,8 @@ pub fn run_agent(
                 }
                 if let Some(kind) = kind {
                     for event in parse_line(kind, line.trim_end()) {
-                        summary.push(&event);
-                        if !on_event(Some(&event)) {
+                        // A tool reported again (Codex: started, then completed) is told once.
+                        if summary.push(&event) && !on_event(Some(&event)) {
                             end = Some(End::Stopped);
                         }
                     }
@@ -325,22 +336,84 @@ fn spawn_reader(
     };
     thread::spawn(move || {
         let mut reader = BufReader::new(pipe);
+        let mut buf = Vec::new();
         loop {
-            let mut buf = Vec::new();
-            match reader.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if tx
-                        .send(wrap(String::from_utf8_lossy(&buf).into_owned()))
-                        .is_err()
-                    {
-                        return;
-                    }
+            buf.clear();
+            match read_capped_line(&mut reader, &mut buf, MAX_LINE) {
+                Ok(Line::End) | Err(_) => break,
+                Ok(Line::Whole) => {}
+                Ok(Line::Cut { dropped }) => {
+                    buf.extend_from_slice(
+                        format!("…[pagent: {dropped} more bytes of this line skipped]\n")
+                            .as_bytes(),
+                    );
                 }
+            }
+            if tx
+                .send(wrap(String::from_utf8_lossy(&buf).into_owned()))
+                .is_err()
+            {
+                return;
+            }
+            // A long line's buffer is not kept for the next one.
+            if buf.capacity() > 64 * 1024 {
+                buf = Vec::new();
             }
         }
         let _ = tx.send(Msg::Closed);
     });
+}
+
+/// What [`read_capped_line`] read.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    /// A whole line (its newline included, unless the stream ended without one).
+    Whole,
+    /// The first `max` bytes of a longer line; `dropped` bytes up to and including its
+    /// newline (or the end of the stream) were read and thrown away.
+    Cut { dropped: u64 },
+    /// The stream ended; nothing was read.
+    End,
+}
+
+/// Reads one line into `buf`, keeping at most `max` bytes of it: the rest is consumed in
+/// the reader's own buffer-sized pieces and dropped, so memory stays bounded however long
+/// the line is.
+fn read_capped_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    let mut dropped: u64 = 0;
+    let mut any = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if available.is_empty() {
+            break;
+        }
+        any = true;
+        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(newline) => (&available[..=newline], true),
+            None => (available, false),
+        };
+        let keep = chunk.len().min(max - buf.len().min(max));
+        buf.extend_from_slice(&chunk[..keep]);
+        dropped += (chunk.len() - keep) as u64;
+        let used = chunk.len();
+        reader.consume(used);
+        if done {
+            break;
+        }
+    }
+    Ok(match (any, dropped) {
+        (false, _) => Line::End,
+        (true, 0) => Line::Whole,
+        (true, dropped) => Line::Cut { dropped },
+    })
 }
 
 /// SIGTERM to the group, a grace period, then SIGKILL.

@@ -120,6 +120,9 @@ impl Progress {
     }
 
     pub fn agent_event(&mut self, event: &StreamEvent) {
+        if let (StreamEvent::Warning(text), Mode::Json) = (event, self.mode) {
+            self.emit(json!({"event": "warning", "text": text}));
+        }
         let StreamEvent::Tool { name, summary, .. } = event else {
             return;
         };
@@ -203,6 +206,17 @@ impl Progress {
             Mode::Json => self.emit(json!({"event": "note", "text": text})),
             Mode::Quiet => {}
             _ => self.line(text),
+        }
+    }
+
+    /// The last word of a loop that ended in an error. In JSON only: the other modes
+    /// print nothing more, the error itself follows on stderr.
+    pub fn failed(&mut self, reason: &str) {
+        if self.mode == Mode::Json {
+            let elapsed = self.started.elapsed().as_secs();
+            self.emit(json!({"event": "finished", "outcome": "error", "status": null, "iterations": null, "reason": reason, "elapsed_secs": elapsed}));
+        } else {
+            self.clear();
         }
     }
 

@@ -202,6 +202,84 @@ mod tests {
         );
     }
 
+    /// Claude Code 2.1.330's transcript: a Write, one Stop block, then the promise, with
+    /// the line types that 2.1.197 did not write (`api-request-blob`, `api-request`,
+    /// `system`/`stop_hook_summary`, `atis-latch`, `cost-state`, ...) between and after the
+    /// assistant lines.
+    const NEWEST: &str = "tests/fixtures/claude-code-2.1.330/transcript.jsonl";
+
+    fn newest_lines() -> Vec<String> {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(NEWEST)).unwrap();
+        text.lines().map(str::to_owned).collect()
+    }
+
+    fn kind(line: &str) -> String {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        match (value["type"].as_str(), value["subtype"].as_str()) {
+            (Some(kind), Some(sub)) => format!("{kind}/{sub}"),
+            (Some(kind), None) => kind.to_owned(),
+            _ => String::new(),
+        }
+    }
+
+    #[test]
+    fn reads_the_newest_clients_transcript() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(NEWEST);
+        assert_eq!(
+            read_last_assistant_text(&path).unwrap().as_deref(),
+            Some("Finished. <promise>DONE</promise>")
+        );
+        // The fixture has the new line types after the last assistant line.
+        let lines = newest_lines();
+        let last = lines.iter().rposition(|l| kind(l) == "assistant").unwrap();
+        let after: Vec<String> = lines[last + 1..].iter().map(|l| kind(l)).collect();
+        assert_eq!(
+            after,
+            ["system/stop_hook_summary", "last-prompt", "cost-state"]
+        );
+    }
+
+    #[test]
+    fn the_newest_clients_line_types_never_give_a_promise() {
+        // Cut where the Stop hook ran the first time (after "First pass done."), then add
+        // every new kind of line with the promise planted where a careless reader would
+        // look: a `message` of an assistant, and `content`.
+        let lines = newest_lines();
+        let first = lines
+            .iter()
+            .position(|l| l.contains("First pass done."))
+            .unwrap();
+        let new_kinds = [
+            "api-request-blob",
+            "api-request",
+            "system/stop_hook_summary",
+            "atis-latch",
+            "cost-state",
+        ];
+        let mut planted = Vec::new();
+        for wanted in new_kinds {
+            let real = lines.iter().find(|l| kind(l) == wanted).unwrap();
+            let mut value: serde_json::Value = serde_json::from_str(real).unwrap();
+            value["message"] = serde_json::json!({"id": "msg_planted", "role": "assistant",
+                "content": [{"type": "text", "text": "<promise>DONE</promise>"}]});
+            value["content"] = "<promise>DONE</promise>".into();
+            planted.push(value.to_string());
+        }
+        let mut cut: Vec<&str> = lines[..=first].iter().map(String::as_str).collect();
+        let file = write(&cut);
+        assert_eq!(
+            read_last_assistant_text(file.path()).unwrap().as_deref(),
+            Some("First pass done.")
+        );
+        cut.extend(planted.iter().map(String::as_str));
+        let file = write(&cut);
+        assert_eq!(
+            read_last_assistant_text(file.path()).unwrap().as_deref(),
+            Some("First pass done.")
+        );
+    }
+
     #[test]
     fn joins_the_text_blocks_of_the_last_message_only() {
         let tool = r#"{"type":"assistant","message":{"id":"m2","content":[{"type":"tool_use","name":"Write","input":{}}]}}"#;

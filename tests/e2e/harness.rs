@@ -25,17 +25,33 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The pinned CLI: `$PAGENT_CLAUDE`, else the copy scripts/install-claude-code.sh makes.
+/// The CLI under test: `$PAGENT_CLAUDE` (scripts/test.sh sets it, once per version of the
+/// matrix), else the newest pinned version as scripts/install-client.sh installs it.
 pub fn claude_binary() -> PathBuf {
     let path = std::env::var_os("PAGENT_CLAUDE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/claude-code/node_modules/.bin/claude"));
+        .unwrap_or_else(|| {
+            let version = pinned("CLAUDE_CODE_NEWEST");
+            repo_root().join(format!(
+                "target/clients/claude-{version}/node_modules/.bin/claude"
+            ))
+        });
     assert!(
         path.exists(),
-        "the Claude Code CLI is not installed at {}: run scripts/install-claude-code.sh (scripts/test.sh does)",
+        "the Claude Code CLI is not installed at {}: run scripts/install-client.sh claude (scripts/test.sh does)",
         path.display()
     );
     path
+}
+
+/// A version pinned in scripts/clients.sh (`NAME=VERSION` lines).
+pub fn pinned(name: &str) -> String {
+    let text = fs::read_to_string(repo_root().join("scripts/clients.sh")).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("scripts/clients.sh pins no {name}"))
+        .trim()
+        .to_owned()
 }
 
 pub struct E2e {
@@ -121,13 +137,25 @@ impl E2e {
     /// `pagent loop ARGS` in the project with the environment `claude()` gives the CLI, so
     /// the agents it starts talk to the mock.
     pub fn pagent_loop(&self, args: &[&str]) -> std::process::Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+        self.pagent_loop_with(args, &[])
+    }
+
+    /// The same, with more environment for the agents (Codex's and OpenCode's set-up).
+    pub fn pagent_loop_with(
+        &self,
+        args: &[&str],
+        env: &[(String, String)],
+    ) -> std::process::Output {
+        let mut command = Command::new(pagent_bin());
         command
             .arg("loop")
             .args(args)
             .current_dir(&self.project)
             .stdin(Stdio::null());
         self.offline_env(&mut command);
+        for (key, value) in env {
+            command.env(key, value);
+        }
         command.output().unwrap()
     }
 
@@ -152,7 +180,7 @@ impl E2e {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("CLAUDE_CODE_MAX_RETRIES", "0")
-            .env("PAGENT_BIN", env!("CARGO_BIN_EXE_pagent"))
+            .env("PAGENT_BIN", pagent_bin())
             .env("PAGENT_CONFIG_DIR", &self.config);
     }
 
@@ -163,7 +191,7 @@ impl E2e {
 
     /// The same, as if run from inside the Claude Code session `session`.
     pub fn pagent_as(&self, session: Option<&str>, args: &[&str]) -> std::process::Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+        let mut command = Command::new(pagent_bin());
         command.env_remove("CLAUDE_CODE_SESSION_ID");
         if let Some(session) = session {
             command.env("CLAUDE_CODE_SESSION_ID", session);
@@ -198,12 +226,11 @@ impl E2e {
             self.started.elapsed()
         );
         for (i, request) in self.mock.requests().iter().enumerate() {
-            let last = request["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .map(crate::mock::message_text)
-                .unwrap_or_default();
-            let _ = writeln!(out, "--- request {i}: last message ---\n{last}");
+            let told = crate::mock::told(request).join("\n");
+            let _ = writeln!(
+                out,
+                "--- request {i}: the messages after the last assistant message ---\n{told}"
+            );
         }
         for (i, run) in self.runs.borrow().iter().enumerate() {
             let _ = writeln!(
@@ -409,6 +436,15 @@ impl ClaudeRun {
             .collect()
     }
 
+    /// The reasons of the Stop hook's blocks, in order.
+    pub fn block_reasons(&self) -> Vec<String> {
+        self.stop_hook_outputs()
+            .iter()
+            .filter(|o| o["decision"] == "block")
+            .map(|o| o["reason"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
     pub fn hook_responses(&self, event: &str) -> Vec<&Value> {
         self.events
             .iter()
@@ -417,4 +453,91 @@ impl ClaudeRun {
             })
             .collect()
     }
+}
+
+/// What the model received of pagent's text in one iteration: the block reason, how many
+/// messages carried it whole, and the bytes that makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextCost {
+    pub iteration: usize,
+    pub reason_bytes: usize,
+    pub copies: usize,
+    pub bytes: usize,
+}
+
+/// For each block of `run`, the next request's messages after the last assistant one that
+/// contain its reason: Claude Code up to 2.1.258 sends the reason once (the Stop feedback),
+/// later versions twice (and the second copy as a `role:"system"` message). Printed for the
+/// context table in BENCHMARKS.md (`-- --nocapture`).
+pub fn context_costs(e2e: &E2e, run: &ClaudeRun, flow: &str) -> Vec<ContextCost> {
+    let version = claude_version();
+    let requests = e2e.mock.requests();
+    let mut next = 0;
+    let costs: Vec<ContextCost> = run
+        .block_reasons()
+        .iter()
+        .enumerate()
+        .map(|(block, reason)| {
+            // The first request after the previous block's that carries this reason.
+            let (index, copies) = (next..requests.len())
+                .map(|i| {
+                    let told = crate::mock::told(&requests[i]);
+                    (
+                        i,
+                        told.iter().filter(|t| t.contains(reason.as_str())).count(),
+                    )
+                })
+                .find(|(_, copies)| *copies > 0)
+                .unwrap_or((requests.len(), 0));
+            next = index + 1;
+            ContextCost {
+                iteration: block + 2,
+                reason_bytes: reason.len(),
+                copies,
+                bytes: copies * reason.len(),
+            }
+        })
+        .collect();
+    let total: usize = costs.iter().map(|c| c.bytes).sum();
+    eprintln!(
+        "context: Claude Code {version}, {flow}: {} blocks, {total} bytes of pagent text received; per block: {}",
+        costs.len(),
+        costs
+            .iter()
+            .map(|c| format!("{}x{}", c.copies, c.reason_bytes))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    costs
+}
+
+/// The CLI's version, e.g. "2.1.330".
+pub fn claude_version() -> String {
+    let out = Command::new(claude_binary())
+        .arg("--version")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// How many times the CLI under test hands a Stop block's reason to the model: twice
+/// since 2.1.259.
+pub fn reason_copies() -> usize {
+    let version: Vec<u32> = claude_version()
+        .split('.')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    if version >= vec![2, 1, 259] { 2 } else { 1 }
+}
+
+/// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
+/// static one scripts/install.sh makes), else the one cargo built for these tests.
+pub fn pagent_bin() -> std::path::PathBuf {
+    std::env::var_os("PAGENT_TEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_pagent")))
 }

@@ -1,10 +1,11 @@
-//! End-to-end tests: the real Claude Code CLI (pinned 2.1.197) against a mock Messages
-//! API written here, with pagent loaded as a plugin. They prove what unit and integration
-//! tests cannot: that Claude Code loads the plugin, runs its commands, calls the hook and
-//! obeys its decisions.
+//! End-to-end tests: the real Claude Code CLI against a mock Messages API written here,
+//! with pagent loaded as a plugin. They prove what unit and integration tests cannot: that
+//! Claude Code loads the plugin, runs its commands, calls the hook and obeys its decisions.
+//! `scripts/test.sh` runs the suite once per Claude Code version of the matrix in
+//! `scripts/clients.sh` (the oldest supported, the newest proven).
 //!
 //! They are `#[ignore]`d by default because they need the CLI (installed by
-//! `scripts/install-claude-code.sh` into target/); `scripts/test.sh` installs it and runs
+//! `scripts/install-client.sh` into target/clients/); `scripts/test.sh` installs it and runs
 //! them with `cargo test --test e2e -- --ignored`. A missing CLI is a failure there, not a
 //! skip.
 
@@ -17,6 +18,7 @@
     clippy::print_stderr
 )]
 
+mod agents;
 mod harness;
 mod mock;
 mod scenarios;

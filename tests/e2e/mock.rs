@@ -4,8 +4,9 @@
 //! every `POST /v1/messages` with the next reply of a per-test script, streamed as
 //! Server-Sent Events with their `event:` lines (without them the CLI falls back to a
 //! second, non-streaming request). Every request body is recorded so a test can assert
-//! what the model was told. When the script runs out it answers 400, which ends the run
-//! at once instead of letting a broken test spin.
+//! what the model was told. When the script runs out it answers 500, which ends the run
+//! at once instead of letting a broken test spin (a 400 would not: since 2.1.219 Claude Code
+//! re-sends a 400 up to five times with request features stripped).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -99,13 +100,32 @@ impl MockApi {
         self.requests.lock().unwrap().clone()
     }
 
-    /// The text of the last message of request `index`: what the model was just told.
-    pub fn last_user_text(&self, index: usize) -> String {
+    /// The texts of every message after the last assistant message of request `index`:
+    /// what the model was just told. One message up to Claude Code 2.1.258; since 2.1.259 a
+    /// Stop block also arrives as a `role:"system"` copy after the feedback, and since
+    /// about 2.1.232 PostToolUse context as its own system message, so a test that read
+    /// only the last message would see the copy, not the feedback.
+    pub fn told(&self, index: usize) -> Vec<String> {
         let requests = self.requests();
         let request = requests
             .get(index)
             .unwrap_or_else(|| panic!("there is no request {index}; {} were made", requests.len()));
-        message_text(request["messages"].as_array().unwrap().last().unwrap())
+        told(request)
+    }
+
+    /// [`MockApi::told`], joined by newlines.
+    pub fn told_text(&self, index: usize) -> String {
+        self.told(index).join("\n")
+    }
+
+    /// The Stop hook feedback among what request `index` told the model: the text after
+    /// `Stop hook feedback:\n`. Fails when there is none.
+    pub fn stop_feedback(&self, index: usize) -> String {
+        let told = self.told(index);
+        told.iter()
+            .find_map(|text| text.strip_prefix("Stop hook feedback:\n"))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("request {index} carries no Stop hook feedback: {told:#?}"))
     }
 
     /// Every text the model was sent in request `index`, joined.
@@ -125,6 +145,16 @@ impl Drop for MockApi {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// The texts of the messages after the last assistant message of `request`.
+pub fn told(request: &Value) -> Vec<String> {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let start = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .map_or(0, |i| i + 1);
+    messages[start..].iter().map(message_text).collect()
 }
 
 /// A message's text: a string, or its text and tool_result blocks joined.
@@ -186,15 +216,10 @@ fn serve(
         };
         let mut parts = request_line.split_whitespace();
         let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-        if method == "HEAD" || method == "GET" {
-            writer.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n",
-            )?;
-            continue;
-        }
-        if !(method == "POST" && path.starts_with("/v1/messages") && !path.contains("count_tokens"))
-        {
-            let error = json!({"type": "error", "error": {"type": "not_found_error", "message": format!("mock: no route {method} {path}")}}).to_string();
+        if path.starts_with("/npm/") {
+            // The package registry the agents are pointed at (OpenCode installs packages
+            // into its config folder on start): a quick, definite "no".
+            let error = json!({"error": "mock: no package registry here"}).to_string();
             write!(
                 writer,
                 "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{error}",
@@ -202,24 +227,63 @@ fn serve(
             )?;
             continue;
         }
+        if method == "HEAD" || method == "GET" {
+            writer.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n",
+            )?;
+            continue;
+        }
+        let api = match (method, path.split('?').next().unwrap_or("")) {
+            ("POST", "/v1/messages") => Api::Messages,
+            ("POST", "/v1/responses") => Api::Responses,
+            ("POST", "/v1/chat/completions") => Api::Chat,
+            _ => {
+                let error = json!({"type": "error", "error": {"type": "not_found_error", "message": format!("mock: no route {method} {path}")}}).to_string();
+                write!(
+                    writer,
+                    "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{error}",
+                    error.len()
+                )?;
+                continue;
+            }
+        };
         let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        // OpenCode asks for a session title in a request of its own, without tools: it is
+        // answered, but is not a turn of the script.
+        if api == Api::Chat && value.get("tools").is_none() {
+            let title = Reply::text("Mock session");
+            if value["stream"] == true {
+                respond_sse(&mut writer, &chat_sse(&title, usize::MAX))?;
+            } else {
+                let body = json!({"id": "chatcmpl-title", "object": "chat.completion", "created": 0, "model": "mock-model",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Mock session"}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).to_string();
+                write!(
+                    writer,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )?;
+            }
+            writer.flush()?;
+            continue;
+        }
         requests.lock().unwrap().push(value);
         let index = next.fetch_add(1, Ordering::SeqCst);
         match script.get(index) {
             Some(Reply::Error(status)) => {
                 error_response(&mut writer, *status, "mock: scripted error")?
             }
-            Some(reply) => {
-                let body = sse(reply, index);
-                write!(
-                    writer,
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                )?;
-            }
+            Some(reply) => respond_sse(
+                &mut writer,
+                &match api {
+                    Api::Messages => sse(reply, index),
+                    Api::Responses => responses_sse(reply, index),
+                    Api::Chat => chat_sse(reply, index),
+                },
+            )?,
             None => error_response(
                 &mut writer,
-                400,
+                500,
                 &format!("mock: the script has only {} replies", script.len()),
             )?,
         }
@@ -227,10 +291,34 @@ fn serve(
     }
 }
 
+/// The three model APIs the mock speaks: Anthropic's Messages (Claude Code), OpenAI's
+/// Responses (Codex) and chat completions (OpenCode, through its OpenAI-compatible
+/// provider). One script serves whichever is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Messages,
+    Responses,
+    Chat,
+}
+
+fn respond_sse(writer: &mut TcpStream, body: &str) -> std::io::Result<()> {
+    write!(
+        writer,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// An error body both Anthropic's and OpenAI's clients read: `error.message` and
+/// `error.type` in an object that also says `"type": "error"`.
 fn error_response(writer: &mut TcpStream, status: u16, message: &str) -> std::io::Result<()> {
-    let body =
-        json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
-            .to_string();
+    let kind = if status >= 500 {
+        "api_error"
+    } else {
+        "invalid_request_error"
+    };
+    let body = json!({"type": "error", "error": {"type": kind, "message": message, "code": "mock_error", "param": null}})
+        .to_string();
     write!(
         writer,
         "HTTP/1.1 {status} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -330,5 +418,114 @@ fn sse(reply: &Reply, index: usize) -> String {
         json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
     );
     event(&mut out, "message_stop", json!({"type": "message_stop"}));
+    out
+}
+
+/// The SSE stream of one reply in the Responses API, as Codex reads it: `response.created`,
+/// then per output item `response.output_item.added`, text deltas and
+/// `response.output_item.done`, then `response.completed` with usage. A tool call is a
+/// `function_call` item (Codex offers `exec_command`, whose argument is `{"cmd": ...}`).
+fn responses_sse(reply: &Reply, index: usize) -> String {
+    let id = format!("resp_mock_{index:04}");
+    let mut out = String::new();
+    let mut items = Vec::new();
+    let (text, tool) = match reply {
+        Reply::Text(text) => (Some(text.as_str()), None),
+        Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
+        Reply::Error(_) => unreachable!(),
+    };
+    event(
+        &mut out,
+        "response.created",
+        json!({"type": "response.created", "response": {"id": id, "object": "response", "status": "in_progress", "output": []}}),
+    );
+    if let Some(text) = text {
+        let item_id = format!("msg_mock_{index:04}");
+        let output_index = items.len();
+        event(
+            &mut out,
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": output_index,
+                "item": {"id": item_id, "type": "message", "role": "assistant", "status": "in_progress", "content": []}}),
+        );
+        event(
+            &mut out,
+            "response.output_text.delta",
+            json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": output_index, "content_index": 0, "delta": text}),
+        );
+        let item = json!({"id": item_id, "type": "message", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]});
+        event(
+            &mut out,
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": output_index, "item": item}),
+        );
+        items.push(item);
+    }
+    if let Some((name, input)) = tool {
+        let item = json!({"id": format!("fc_mock_{index:04}"), "type": "function_call", "status": "completed",
+            "name": name, "arguments": input.to_string(), "call_id": format!("call_mock_{index:04}")});
+        let output_index = items.len();
+        event(
+            &mut out,
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": output_index, "item": item}),
+        );
+        event(
+            &mut out,
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": output_index, "item": item}),
+        );
+        items.push(item);
+    }
+    event(
+        &mut out,
+        "response.completed",
+        json!({"type": "response.completed", "response": {"id": id, "object": "response", "status": "completed", "output": items,
+            "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
+                "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 120}}}),
+    );
+    out
+}
+
+/// The SSE stream of one reply in chat completions: `chat.completion.chunk` lines (the
+/// text, or a `tool_calls` delta with the whole arguments), a last chunk with the finish
+/// reason and usage, then `data: [DONE]`. No `event:` lines: that API has none.
+fn chat_sse(reply: &Reply, index: usize) -> String {
+    let id = format!("chatcmpl-mock-{index}");
+    let chunk = |delta: Value, finish: Value| {
+        let mut chunk = json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        if !finish.is_null() {
+            chunk["usage"] =
+                json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120});
+        }
+        format!("data: {chunk}\n\n")
+    };
+    let mut out = String::new();
+    let (text, tool) = match reply {
+        Reply::Text(text) => (Some(text.as_str()), None),
+        Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
+        Reply::Error(_) => unreachable!(),
+    };
+    if let Some(text) = text {
+        out.push_str(&chunk(
+            json!({"role": "assistant", "content": text}),
+            Value::Null,
+        ));
+    }
+    let finish = match tool {
+        Some((name, input)) => {
+            out.push_str(&chunk(
+                json!({"role": "assistant", "tool_calls": [{"index": 0, "id": format!("call_mock{index:04}"), "type": "function",
+                    "function": {"name": name, "arguments": input.to_string()}}]}),
+                Value::Null,
+            ));
+            "tool_calls"
+        }
+        None => "stop",
+    };
+    out.push_str(&chunk(json!({}), json!(finish)));
+    out.push_str("data: [DONE]\n\n");
     out
 }

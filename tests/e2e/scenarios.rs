@@ -83,16 +83,21 @@ fn ralph_reprompts_with_the_task_until_the_promise() {
         "{first}"
     );
     for (request, iteration) in [(1, 2), (2, 3)] {
-        let told = e2e.mock.last_user_text(request);
+        let told = e2e.mock.stop_feedback(request);
         assert!(
             told.starts_with(&format!(
-                "{STOP_FEEDBACK}pagent · ralph loop · iteration {iteration} of 5\n"
+                "pagent · ralph loop · iteration {iteration} of 5\n"
             )),
             "{told}"
         );
         assert!(told.ends_with("\n\nFix the parser"), "{told}");
     }
     assert_eq!(run.result()["result"], "All fixed. <promise>DONE</promise>");
+    let costs = crate::harness::context_costs(&e2e, &run, "ralph");
+    assert_eq!(costs.len(), 2);
+    for cost in &costs {
+        assert_eq!(cost.copies, crate::harness::reason_copies(), "{cost:?}");
+    }
     let status = e2e.status();
     assert_eq!(status["status"], "complete");
     assert_eq!(status["iterations"], 3);
@@ -115,7 +120,7 @@ fn ralph_keeps_a_task_with_shell_characters_byte_for_byte() {
     let run = e2e.claude(&format!("/pagent:ralph {NASTY}")).run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.state()["stages"][0]["prompt"], NASTY);
-    let told = e2e.mock.last_user_text(1);
+    let told = e2e.mock.stop_feedback(1);
     assert!(told.ends_with(&format!("\n\n{NASTY}")), "{told}");
     for file in ["pwned", "pwned2"] {
         assert!(
@@ -182,13 +187,15 @@ fn the_prd_to_code_pipeline_runs_all_five_stages_in_order() {
         (12, "pagent · stage 5 of 5: verifier · iteration 1 of 25"),
     ];
     for (request, header) in expectations {
-        let told = e2e.mock.last_user_text(request);
-        assert!(
-            told.starts_with(&format!("{STOP_FEEDBACK}{header}")),
-            "request {request}: {told}"
-        );
+        let told = e2e.mock.stop_feedback(request);
+        assert!(told.starts_with(header), "request {request}: {told}");
     }
-    let missing = e2e.mock.last_user_text(4);
+    let costs = crate::harness::context_costs(&e2e, &run, "prd-to-code");
+    assert_eq!(costs.len(), 5);
+    for cost in &costs {
+        assert_eq!(cost.copies, crate::harness::reason_copies(), "{cost:?}");
+    }
+    let missing = e2e.mock.stop_feedback(4);
     assert!(
         missing.contains("- test-plan.md has 10 of the 30 non-blank lines it needs"),
         "{missing}"
@@ -228,7 +235,7 @@ fn a_failing_check_command_feeds_its_output_back_until_it_passes() {
         .run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 3);
-    let told = e2e.mock.last_user_text(1);
+    let told = e2e.mock.stop_feedback(1);
     assert!(
         told.contains("- `sh check.sh` exited with code 3"),
         "{told}"
@@ -277,10 +284,10 @@ fn cancelling_in_the_middle_lets_the_next_stop_through() {
     assert_eq!(e2e.mock.requests().len(), 3);
     assert!(
         e2e.mock
-            .last_user_text(2)
+            .told_text(2)
             .contains("pagent: cancelled the ralph loop"),
         "{}",
-        e2e.mock.last_user_text(2)
+        e2e.mock.told_text(2)
     );
     assert_eq!(
         run.stop_hook_outputs().last().unwrap(),
@@ -421,7 +428,7 @@ fn installed_from_a_local_marketplace_the_hook_fires_without_plugin_dir() {
         .home
         .join(".claude/plugins/data/pagent-pagent/bin/pagent");
     std::fs::create_dir_all(data_bin.parent().unwrap()).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_pagent"), &data_bin).unwrap();
+    std::fs::copy(crate::harness::pagent_bin(), &data_bin).unwrap();
 
     let run = e2e
         .claude("/pagent:ralph Task --max-iterations 2")
@@ -433,23 +440,30 @@ fn installed_from_a_local_marketplace_the_hook_fires_without_plugin_dir() {
     let plugins = run.init()["plugins"].to_string();
     assert!(plugins.contains("pagent"), "{plugins}");
     assert_eq!(e2e.mock.requests().len(), 2);
-    assert!(e2e.mock.last_user_text(1).starts_with(&format!(
-        "{STOP_FEEDBACK}pagent · ralph loop · iteration 2 of 2"
-    )));
+    assert!(
+        e2e.mock
+            .stop_feedback(1)
+            .starts_with("pagent · ralph loop · iteration 2 of 2")
+    );
     assert_eq!(e2e.status()["status"], "gave_up");
 }
 
 #[test]
 #[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
 fn an_api_error_ends_the_run_and_leaves_the_loop_visible() {
-    let e2e = E2e::start(vec![Reply::text("Working."), Reply::Error(400)]);
+    // A 500, not a 400: since 2.1.219 Claude Code re-sends a 400 up to five times with
+    // request features stripped; a 500 ends the run on every supported version (with
+    // CLAUDE_CODE_MAX_RETRIES=0).
+    let e2e = E2e::start(vec![Reply::text("Working."), Reply::Error(500)]);
     let run = e2e.claude("/pagent:ralph Some task").run();
-    // Claude Code ends the run on a 400; the Stop hook is not consulted for a failed turn.
+    // The Stop hook is not consulted for a failed turn.
     assert_eq!(run.code, Some(1));
     assert_eq!(e2e.mock.requests().len(), 2);
-    assert!(e2e.mock.last_user_text(1).starts_with(&format!(
-        "{STOP_FEEDBACK}pagent · ralph loop · iteration 2 of 25"
-    )));
+    assert!(
+        e2e.mock
+            .stop_feedback(1)
+            .starts_with("pagent · ralph loop · iteration 2 of 25")
+    );
     let status = e2e.status();
     assert_eq!(
         (status["status"].as_str(), status["iterations"].as_u64()),
@@ -478,7 +492,7 @@ fn backpressure_feeds_a_json_error_back_at_once_and_goes_quiet_when_fixed() {
     let run = e2e.claude("/pagent:ralph Write config.json").run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 3);
-    let after_bad_write = e2e.mock.last_user_text(1);
+    let after_bad_write = e2e.mock.told_text(1);
     assert!(
         after_bad_write.contains(
             "PostToolUse:Write hook additional context: pagent checked config.json after your edit"
@@ -489,7 +503,7 @@ fn backpressure_feeds_a_json_error_back_at_once_and_goes_quiet_when_fixed() {
         after_bad_write.contains("config.json: line 4, column 1: expected value"),
         "{after_bad_write}"
     );
-    let after_fix = e2e.mock.last_user_text(2);
+    let after_fix = e2e.mock.told_text(2);
     assert!(
         !after_fix.contains("hook additional context"),
         "a clean file must add no context: {after_fix}"

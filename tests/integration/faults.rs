@@ -19,7 +19,7 @@ fn stress() -> bool {
 }
 
 fn hook(env: &TestEnv) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+    let mut command = Command::new(crate::util::pagent_bin());
     command
         .args(["hook", "stop"])
         .env("CLAUDE_PROJECT_DIR", &env.root)

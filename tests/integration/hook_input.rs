@@ -1,12 +1,15 @@
-//! The Stop hook fed the payloads captured from Claude Code 2.1.197.
+//! The Stop hook fed the payloads captured from Claude Code 2.1.197 and 2.1.330, the two
+//! ends of the supported range.
 
 use serde_json::Value;
 
 use crate::util::*;
 
-fn fixture_lines(name: &str) -> Vec<Value> {
+const VERSIONS: [&str; 2] = ["2.1.197", "2.1.330"];
+
+fn fixture_lines(version: &str, name: &str) -> Vec<Value> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/claude-code-2.1.197")
+        .join(format!("tests/fixtures/claude-code-{version}"))
         .join(name);
     std::fs::read_to_string(path)
         .unwrap()
@@ -18,24 +21,32 @@ fn fixture_lines(name: &str) -> Vec<Value> {
 
 #[test]
 fn the_captured_stop_payloads_drive_a_ralph_loop() {
-    let env = TestEnv::new();
-    env.cmd(&["ralph", "Create hello.txt"]).success();
-    let inputs = fixture_lines("stop_hook_stdin.jsonl");
-    // The captured payloads name another folder as cwd; CLAUDE_PROJECT_DIR wins, as in a
-    // real hook.
-    let reason = env.stop(&inputs[0]).blocked();
-    assert!(reason.ends_with("Create hello.txt"), "{reason}");
-    assert_eq!(env.state()["session_id"], inputs[0]["session_id"]);
-    assert!(env.stop(&inputs[1]).allowed().unwrap().contains("complete"));
+    for version in VERSIONS {
+        let env = TestEnv::new();
+        env.cmd(&["ralph", "Create hello.txt"]).success();
+        let inputs = fixture_lines(version, "stop_hook_stdin.jsonl");
+        // The captured payloads name another folder as cwd; CLAUDE_PROJECT_DIR wins, as in
+        // a real hook.
+        let reason = env.stop(&inputs[0]).blocked();
+        assert!(reason.ends_with("Create hello.txt"), "{version}: {reason}");
+        assert_eq!(env.state()["session_id"], inputs[0]["session_id"]);
+        assert!(env.stop(&inputs[1]).allowed().unwrap().contains("complete"));
+    }
 }
 
 #[test]
 fn the_plugin_payloads_without_a_promise_keep_blocking() {
-    let env = TestEnv::new();
-    env.cmd(&["ralph", "--no-progress-limit", "0", "Task"])
-        .success();
-    for input in fixture_lines("plugin_stop_hook_stdin.jsonl") {
-        env.stop(&input).blocked();
+    for version in VERSIONS {
+        let env = TestEnv::new();
+        env.cmd(&["ralph", "--no-progress-limit", "0", "Task"])
+            .success();
+        for input in fixture_lines(version, "plugin_stop_hook_stdin.jsonl") {
+            env.stop(&input).blocked();
+        }
+        assert_eq!(
+            env.state()["iterations"],
+            serde_json::json!([3]),
+            "{version}"
+        );
     }
-    assert_eq!(env.state()["iterations"], serde_json::json!([3]));
 }

@@ -15,6 +15,7 @@ mod consent;
 mod faults;
 mod hook_input;
 mod hostile_repo;
+mod launcher;
 mod loop_runner;
 mod never_hostage;
 mod no_progress;

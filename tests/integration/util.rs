@@ -1,5 +1,5 @@
 //! The test harness: a temp project with an isolated HOME and config folder, the binary
-//! found through `CARGO_BIN_EXE_pagent`, and failures that print everything.
+//! found through `CARGO_BIN_EXE_pagent` (or `$PAGENT_TEST_BIN`), and failures that print everything.
 //!
 //! Every command run here is also checked against pagent's one absolute rule: whatever
 //! happens, it never exits 2 (Claude Code would read that as "block").
@@ -88,7 +88,7 @@ impl TestEnv {
 
     /// `pagent ARGS` in the project folder, with a clean environment.
     pub fn cmd(&self, args: &[&str]) -> TestCommand {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pagent"));
+        let mut command = Command::new(pagent_bin());
         command.args(args).current_dir(&self.root);
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy().into_owned();
@@ -438,4 +438,12 @@ pub fn transcript_line_user(text: &str, meta: bool) -> String {
 
 pub fn transcript_line_tool_result(content: &str) -> String {
     json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}}).to_string()
+}
+
+/// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
+/// static one scripts/install.sh makes), else the one cargo built for these tests.
+pub fn pagent_bin() -> std::path::PathBuf {
+    std::env::var_os("PAGENT_TEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_pagent")))
 }

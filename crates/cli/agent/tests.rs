@@ -124,3 +124,155 @@ fn a_missing_program_does_not_start() {
     );
     assert!(matches!(run.end, End::NotStarted(_)), "{:?}", run.end);
 }
+
+/// A reader of `len` bytes of `x`, then `rest`, made up as it is read: a line of any
+/// length without the memory to hold it.
+struct LongLine {
+    len: u64,
+    rest: &'static [u8],
+}
+
+impl std::io::Read for LongLine {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.len > 0 {
+            let n = out
+                .len()
+                .min(usize::try_from(self.len).unwrap_or(usize::MAX));
+            out[..n].fill(b'x');
+            self.len -= n as u64;
+            return Ok(n);
+        }
+        let n = out.len().min(self.rest.len());
+        out[..n].copy_from_slice(&self.rest[..n]);
+        self.rest = &self.rest[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn cap_one_agent_output_line() {
+    // A 256 MiB line read with a 1 MiB cap: the first MiB is kept, the rest skipped, and
+    // the next line is found whole. The buffer never grows past the cap.
+    let cap = 1 << 20;
+    let mut reader = BufReader::new(LongLine {
+        len: 256 << 20,
+        rest: b"\nnext line\nlast, no newline",
+    });
+    let mut buf = Vec::new();
+    assert_eq!(
+        read_capped_line(&mut reader, &mut buf, cap).unwrap(),
+        Line::Cut {
+            dropped: (256 << 20) + 1 - cap as u64
+        }
+    );
+    assert_eq!(buf.len(), cap);
+    assert!(buf.iter().all(|b| *b == b'x'));
+    assert!(buf.capacity() <= 2 * cap, "{}", buf.capacity());
+    for (line, expected) in [
+        (&b"next line\n"[..], Line::Whole),
+        (b"last, no newline", Line::Whole),
+        (b"", Line::End),
+    ] {
+        buf.clear();
+        assert_eq!(
+            read_capped_line(&mut reader, &mut buf, cap).unwrap(),
+            expected
+        );
+        assert_eq!(buf, line);
+    }
+}
+
+#[test]
+fn cap_one_agent_output_line_of_a_real_process() {
+    // 12 MiB on one line, with the real cap (4 MiB): the log holds the first 4 MiB and a
+    // note, and the line after it is read.
+    let (run, dir) = run(
+        "head -c 12582912 /dev/zero | tr '\\0' x; echo; echo after",
+        limits(),
+    );
+    assert_eq!(run.end, End::Exited(Some(0)));
+    let log = fs::read_to_string(dir.path().join("logs/iter-1.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", log.len());
+    assert_eq!(
+        lines[0].len(),
+        MAX_LINE + "…[pagent: 8388609 more bytes of this line skipped]".len()
+    );
+    assert!(lines[0].ends_with("…[pagent: 8388609 more bytes of this line skipped]"));
+    assert_eq!(lines[1], "after");
+    assert!(run.final_message().unwrap().ends_with("skipped]\nafter\n"));
+}
+
+#[test]
+fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
+    // A stand-in for `opencode`: it fails if given a message argument, and answers with the
+    // size of what it read, in OpenCode's format.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("opencode");
+    fs::write(
+        &fake,
+        "#!/bin/sh\n[ \"$*\" = 'run --format json' ] || { echo \"args: $*\" >&2; exit 9; }\n\
+         n=$(wc -c | tr -d ' ')\n\
+         printf '{\"type\":\"text\",\"sessionID\":\"s\",\"part\":{\"id\":\"p\",\"text\":\"read %s bytes\"}}\\n' \"$n\"\n\
+         printf '{\"type\":\"step_finish\",\"sessionID\":\"s\",\"part\":{\"reason\":\"stop\"}}\\n'\n",
+    )
+    .unwrap();
+    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let spec = AgentSpec::Known {
+        kind: AgentKind::Opencode,
+        program: fake,
+        permission_mode: "acceptEdits".into(),
+        extra_args: vec![],
+    };
+    // Over the 128 KiB a single argument may have.
+    let prompt = "p".repeat(300 * 1024);
+    let run = run_agent(
+        &spec,
+        dir.path(),
+        &prompt,
+        &dir.path().join("p.md"),
+        None,
+        &[],
+        limits(),
+        &mut |_| true,
+    );
+    assert_eq!(run.end, End::Exited(Some(0)));
+    assert_eq!(run.final_message().unwrap(), "read 307200 bytes");
+    assert!(run.summary.finished);
+    assert_eq!(run.failure(&spec), None);
+}
+
+#[test]
+fn the_agent_gets_its_folder_as_pwd() {
+    // OpenCode takes its project from $PWD: an inherited one pointed it at the folder
+    // pagent was started from. No shell in between (a shell would fix PWD by itself).
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("opencode");
+    fs::write(
+        &fake,
+        "#!/usr/bin/env python3\nimport json, os, sys\nsys.stdin.read()\n\
+         print(json.dumps({'type': 'text', 'part': {'id': 'p', 'text': os.environ.get('PWD', '')}}))\n",
+    )
+    .unwrap();
+    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let project = dir.path().join("project");
+    fs::create_dir(&project).unwrap();
+    let spec = AgentSpec::Known {
+        kind: AgentKind::Opencode,
+        program: fake,
+        permission_mode: "acceptEdits".into(),
+        extra_args: vec![],
+    };
+    let run = run_agent(
+        &spec,
+        &project,
+        "p",
+        &dir.path().join("p.md"),
+        None,
+        &[],
+        limits(),
+        &mut |_| true,
+    );
+    assert_eq!(run.end, End::Exited(Some(0)), "{run:?}");
+    assert_eq!(run.final_message().unwrap(), project.display().to_string());
+}

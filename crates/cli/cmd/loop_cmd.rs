@@ -51,6 +51,21 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
         Mode::choose(args.quiet, args.json),
         Style::for_stdout(env.no_color),
     );
+    // Every way the loop ends says so in the event stream: an error too (retries used up,
+    // an unwritable state, a bad workflow), which the top level then reports as usual.
+    let result = drive(global, env, args, &mut progress);
+    if let Err(err) = &result {
+        progress.failed(&format!("{err:#}"));
+    }
+    result
+}
+
+fn drive(
+    global: &Global,
+    env: &Env,
+    args: LoopArgs,
+    progress: &mut Progress,
+) -> anyhow::Result<ExitStatus> {
     let base = Project::resolve(global, env, None)?;
     let tree = args
         .worktree
@@ -84,7 +99,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
 
     loop {
         if let Some(ended) = ended_elsewhere(&project, &state) {
-            return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+            return Ok(stopped_elsewhere(&state, &ended, progress));
         }
         let mut watch = Watch::new(&project, &state.loop_id);
         let stage = state.current().name.clone();
@@ -101,7 +116,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             &prompt,
             limits,
             &run_id,
-            &mut progress,
+            progress,
             &mut || watch.still_ours(),
         )?
         else {
@@ -112,7 +127,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
                 Applied::Changed => {
                     let ended = ended_elsewhere(&project, &state)
                         .unwrap_or_else(|| "the state changed meanwhile".to_owned());
-                    return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+                    return Ok(stopped_elsewhere(&state, &ended, progress));
                 }
             }
             log(
@@ -158,7 +173,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
             Applied::Changed => {
                 let ended = ended_elsewhere(&project, &state)
                     .unwrap_or_else(|| "the state changed meanwhile".to_owned());
-                return Ok(stopped_elsewhere(&state, &ended, &mut progress));
+                return Ok(stopped_elsewhere(&state, &ended, progress));
             }
         };
         let (action, detail) = outcome
@@ -200,13 +215,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitSta
         Status::Complete => {
             progress.finished(&state, "complete", &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
-            Ok(after_completion(
-                &project,
-                branch,
-                &args,
-                &state,
-                &mut progress,
-            ))
+            Ok(after_completion(&project, branch, &args, &state, progress))
         }
         _ => {
             progress.finished(&state, "gave up", &reason);

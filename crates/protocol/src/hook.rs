@@ -108,6 +108,34 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_newest_clients_payloads() {
+        // Claude Code 2.1.330: the same keys, `effort.level` medium, PostToolUse may carry
+        // an `mcp_server` object.
+        const STOP: &str =
+            include_str!("../../../tests/fixtures/claude-code-2.1.330/stop_hook_stdin.jsonl");
+        const POST: &str = include_str!(
+            "../../../tests/fixtures/claude-code-2.1.330/posttooluse_hook_stdin.jsonl"
+        );
+        let inputs: Vec<HookInput> = STOP
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| HookInput::from_json(l.as_bytes()).unwrap())
+            .collect();
+        assert_eq!(
+            inputs
+                .iter()
+                .map(|i| (i.stop_hook_active, i.last_assistant_message.as_deref()))
+                .collect::<Vec<_>>(),
+            [
+                (false, Some("First pass done.")),
+                (true, Some("Finished. <promise>DONE</promise>"))
+            ]
+        );
+        let post = HookInput::from_json(POST.trim().as_bytes()).unwrap();
+        assert_eq!(post.tool_name.as_deref(), Some("Write"));
+    }
+
+    #[test]
     fn parses_captured_post_tool_use_payload() {
         let input = HookInput::from_json(POST.trim().as_bytes()).unwrap();
         assert_eq!(input.tool_name.as_deref(), Some("Write"));

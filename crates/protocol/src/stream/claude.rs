@@ -181,6 +181,34 @@ mod tests {
     }
 
     #[test]
+    fn the_newest_cli_prints_the_same_events() {
+        // Claude Code 2.1.330 with --include-hook-events: a Write, one Stop block (the
+        // hook's feedback and a notification line between the turns), then the promise.
+        const NEWEST: &str =
+            include_str!("../../../../tests/fixtures/agents/claude-2.1.330-hook-events.jsonl");
+        assert_eq!(
+            events(NEWEST),
+            [
+                started("6d339797-d9bd-4e53-a67a-d36547c83c73", "claude-opus-5-5"),
+                text("I will write the file."),
+                tool(
+                    "toolu_mock_698c6ffb46f54ec9afac",
+                    "Write",
+                    "/home/user/project/hello.txt"
+                ),
+                text("First pass done."),
+                text("Finished. <promise>DONE</promise>"),
+                StreamEvent::Finished {
+                    final_message: Some("Finished. <promise>DONE</promise>".into()),
+                    is_error: false,
+                    num_turns: Some(3),
+                    cost_usd: Some(0.00042),
+                },
+            ]
+        );
+    }
+
+    #[test]
     fn captured_run_summary() {
         let summary = RunSummary::from_stream(AgentKind::Claude, RUN);
         assert_eq!(

@@ -68,7 +68,9 @@ fn item_completed(item: &Value) -> Vec<StreamEvent> {
             id: string_at(item, "id"),
             text,
         }),
-        Some("error") => string_at(item, "message").map(StreamEvent::Error),
+        // A non-fatal notice: Codex 0.169.0 prints "Model metadata for `mock-model` not
+        // found" this way in runs that succeed. A failure shows as `turn.failed`.
+        Some("error") => string_at(item, "message").map(StreamEvent::Warning),
         _ => tool(item),
     };
     event.into_iter().collect()
@@ -81,7 +83,7 @@ fn tool(item: &Value) -> Option<StreamEvent> {
             "shell".to_owned(),
             str_at(item, "command")
                 .map(unwrap_shell)
-                .and_then(summarize),
+                .and_then(|command| summarize(&command)),
         ),
         "file_change" => {
             let paths: Vec<&str> = item
@@ -120,28 +122,75 @@ fn mcp_name(call: &Value) -> String {
     }
 }
 
-/// `bash -lc 'cargo test'` reads better as `cargo test`.
-fn unwrap_shell(command: &str) -> &str {
-    const WRAPPERS: [&str; 8] = [
-        "bash -lc ",
-        "/bin/bash -lc ",
-        "bash -c ",
-        "/bin/bash -c ",
-        "zsh -lc ",
-        "/bin/zsh -lc ",
-        "sh -c ",
-        "/bin/sh -c ",
+/// `bash -lc 'cargo test'` reads better as `cargo test`. Codex 0.169.0 prints the wrapper
+/// as a shell would need it, the script quoted as one word: in single quotes, or in double
+/// quotes with `\\`, `\"`, `\$` and `` \` `` escaped when the script has a single quote of
+/// its own (`/bin/bash -lc "printf '%s' 'it'\\''s' > f"`). The script comes back unquoted
+/// only when the rest of the line is exactly one shell word; anything else is shown as is.
+fn unwrap_shell(command: &str) -> String {
+    const SHELLS: [&str; 7] = [
+        "bash",
+        "/bin/bash",
+        "/usr/bin/bash",
+        "zsh",
+        "/bin/zsh",
+        "sh",
+        "/bin/sh",
     ];
-    let Some(script) = WRAPPERS
-        .iter()
-        .find_map(|wrapper| command.strip_prefix(wrapper))
-    else {
-        return command;
-    };
-    ['\'', '"']
-        .iter()
-        .find_map(|quote| script.strip_prefix(*quote)?.strip_suffix(*quote))
-        .unwrap_or(script)
+    let script = SHELLS.iter().find_map(|shell| {
+        let rest = command.strip_prefix(shell)?;
+        rest.strip_prefix(" -lc ")
+            .or_else(|| rest.strip_prefix(" -c "))
+    });
+    script
+        .and_then(one_shell_word)
+        .unwrap_or_else(|| command.to_owned())
+}
+
+/// The value of `text` read as exactly one POSIX shell word (quotes removed, escapes
+/// applied), or `None` when it is not one word or uses anything but quoting.
+fn one_shell_word(text: &str) -> Option<String> {
+    if text.is_empty() {
+        return None;
+    }
+    let mut word = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => loop {
+                match chars.next()? {
+                    '\'' => break,
+                    c => word.push(c),
+                }
+            },
+            '"' => loop {
+                match chars.next()? {
+                    '"' => break,
+                    '\\' => match chars.next()? {
+                        c @ ('\\' | '"' | '$' | '`') => word.push(c),
+                        '\n' => {}
+                        c => {
+                            word.push('\\');
+                            word.push(c);
+                        }
+                    },
+                    // An expansion inside double quotes: not a plain word.
+                    '$' | '`' => return None,
+                    c => word.push(c),
+                }
+            },
+            '\\' => match chars.next()? {
+                '\n' => {}
+                c => word.push(c),
+            },
+            c if c.is_whitespace() => return None,
+            '$' | '`' | ';' | '&' | '|' | '<' | '>' | '(' | ')' | '*' | '?' | '[' | '#' | '~' => {
+                return None;
+            }
+            c => word.push(c),
+        }
+    }
+    Some(word)
 }
 
 fn finished(final_message: Option<String>, is_error: bool) -> StreamEvent {

@@ -18,7 +18,12 @@
 //! Two details of the formats shape the events. Codex reports a tool when it starts and again
 //! when it completes, and OpenCode's newer runner streams text in deltas that share one part
 //! id; so [`StreamEvent::Tool`] and [`StreamEvent::Text`] carry the agent's id, and
-//! [`RunSummary`] counts a tool id once and joins text chunks that share an id.
+//! [`RunSummary`] counts a tool id once (telling its caller which events are news) and joins
+//! text chunks that share an id.
+//!
+//! The Codex and OpenCode parsers are tested on real streams of Codex 0.169.0 and OpenCode
+//! 1.18.33 (`tests/fixtures/agents/<client>-<version>/`), the Claude Code parser on
+//! 2.1.197's and 2.1.330's.
 
 mod claude;
 mod codex;
@@ -80,8 +85,12 @@ pub enum StreamEvent {
         num_turns: Option<u64>,
         cost_usd: Option<f64>,
     },
-    /// An error the agent reported (an API error, a failed turn, a warning it surfaced).
+    /// An error the agent reported (an API error, a failed turn).
     Error(String),
+    /// A warning the agent surfaced in a run that may well succeed (Codex's "model
+    /// metadata not found", a deprecation notice, a model reroute): worth showing, never a
+    /// reason to retry.
+    Warning(String),
 }
 
 /// The longest tool summary, in characters (an ellipsis included).

@@ -24,6 +24,8 @@ pub struct RunSummary {
     pub tools_used: u64,
     /// Every error reported, in order; an error repeated right after itself is kept once.
     pub errors: Vec<String>,
+    /// Every warning reported, in order, kept the same way.
+    pub warnings: Vec<String>,
     pub finished: bool,
     pub is_error: bool,
     pub num_turns: Option<u64>,
@@ -47,7 +49,10 @@ impl RunSummary {
         summary
     }
 
-    pub fn push(&mut self, event: &StreamEvent) {
+    /// Folds one event in. Returns false for news already told: a tool call reported
+    /// again under an id seen before (Codex reports each tool when it starts and again
+    /// when it completes), so a caller can show each call once.
+    pub fn push(&mut self, event: &StreamEvent) -> bool {
         match event {
             StreamEvent::Started { session_id, .. } => {
                 if let Some(id) = session_id {
@@ -62,10 +67,11 @@ impl RunSummary {
                 if first_time {
                     self.tools_used += 1;
                 }
+                return first_time;
             }
             StreamEvent::Text { id, text } => {
                 if self.final_from_record {
-                    return;
+                    return true;
                 }
                 let continues = id.is_some() && *id == self.text_id;
                 match &mut self.final_message {
@@ -83,7 +89,8 @@ impl RunSummary {
                 cost_usd,
             } => {
                 self.finished = true;
-                self.is_error = *is_error;
+                // Sticky: a failure stays a failure whatever record follows it.
+                self.is_error |= *is_error;
                 if let Some(message) = final_message {
                     self.final_message = Some(message.clone());
                     self.final_from_record = true;
@@ -100,7 +107,13 @@ impl RunSummary {
                     self.errors.push(message.clone());
                 }
             }
+            StreamEvent::Warning(message) => {
+                if self.warnings.last() != Some(message) {
+                    self.warnings.push(message.clone());
+                }
+            }
         }
+        true
     }
 }
 
@@ -134,7 +147,9 @@ mod tests {
 
     fn fold(events: &[StreamEvent]) -> RunSummary {
         let mut summary = RunSummary::default();
-        events.iter().for_each(|e| summary.push(e));
+        for event in events {
+            summary.push(event);
+        }
         summary
     }
 

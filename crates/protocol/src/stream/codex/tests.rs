@@ -1,14 +1,31 @@
-//! The Codex parser against the sample streams in `tests/fixtures/agents/codex-*.jsonl`:
-//! the current `exec --json` events, a failed turn, the legacy protocol events, shell
-//! wrappers, and items whose fields are missing or odd.
+//! The Codex parser against real `codex exec --json` streams of Codex 0.169.0 run offline
+//! against a mock Responses API (`tests/fixtures/agents/codex-0.169.0/`: text, a shell
+//! tool, a patch, HTTP 400 and 500 with and without retries, `response.failed`), against
+//! the legacy protocol events (written from codex-core's types; no binary of that age was
+//! run), and single lines whose fields are missing or odd.
 
 use super::super::{AgentKind, RunSummary, parse_line};
 use super::*;
 
-const RUN: &str = include_str!("../../../../../tests/fixtures/agents/codex-exec-json.jsonl");
-const FAILED: &str =
-    include_str!("../../../../../tests/fixtures/agents/codex-exec-json-failed.jsonl");
+macro_rules! fixture {
+    ($name:literal) => {
+        include_str!(concat!(
+            "../../../../../tests/fixtures/agents/codex-0.169.0/",
+            $name
+        ))
+    };
+}
+
+const TEXT: &str = fixture!("text.jsonl");
+const TOOL: &str = fixture!("tool.jsonl");
+const PATCH: &str = fixture!("patch.jsonl");
+const ERROR400: &str = fixture!("error400.jsonl");
+const ERROR500: &str = fixture!("error500.jsonl");
+const ERROR500_RETRIES: &str = fixture!("error500-with-retries.jsonl");
+const FAILED: &str = fixture!("failed.jsonl");
 const LEGACY: &str = include_str!("../../../../../tests/fixtures/agents/codex-legacy-json.jsonl");
+
+const AGENT: AgentKind = AgentKind::Codex;
 
 fn events(stream: &str) -> Vec<StreamEvent> {
     stream
@@ -32,86 +49,102 @@ fn text(id: Option<&str>, text: &str) -> StreamEvent {
     }
 }
 
-const DONE: &str = "Fixed negative number lexing; all 57 tests pass.\n\n<promise>DONE</promise>";
-const LEXER: &str = "/home/user/project/src/lexer.rs";
+fn started(thread: &str) -> StreamEvent {
+    StreamEvent::Started {
+        session_id: Some(thread.to_owned()),
+        model: None,
+    }
+}
+
+const METADATA: &str = "Model metadata for `mock-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.";
+const BUSY: &str = "We’re currently experiencing high demand, which may cause temporary errors.";
 
 #[test]
-fn sample_run_parses_to_its_events() {
-    let both_files = "/home/user/project/src/lexer.rs, /home/user/project/tests/negative.rs";
-    let search = "rust i64 from_str_radix negative";
+fn a_text_answer_succeeds_with_the_metadata_notice_as_a_warning() {
+    let done = "All done: the task is complete.\n\n<promise>DONE</promise>";
     assert_eq!(
-        events(RUN),
+        events(TEXT),
         [
-            StreamEvent::Started {
-                session_id: Some("0199a213-81c0-7800-8aa1-bbab2a035a53".into()),
-                model: None,
-            },
-            tool("item_1", "shell", Some("cargo test -p parser")),
-            tool("item_1", "shell", Some("cargo test -p parser")),
-            text(
-                Some("item_3"),
-                "The lexer drops the sign of negative numbers; fixing it."
-            ),
-            tool("item_4", "file_change", Some(LEXER)),
-            tool("item_4", "file_change", Some(both_files)),
-            tool(
-                "item_5",
-                "file_change",
-                Some("/home/user/project/CHANGELOG.md")
-            ),
-            tool("item_6", "mcp__docs__search", None),
-            tool("item_6", "mcp__docs__search", None),
-            tool("item_7", "web_search", Some(search)),
-            tool("item_7", "web_search", Some(search)),
-            tool("item_8", "shell", Some("cargo test")),
-            tool("item_8", "shell", Some("cargo test")),
-            StreamEvent::Error(
-                "model rerouted: gpt-5.5 -> gpt-5.5-mini (HighRiskCyberActivity)".into()
-            ),
-            text(Some("item_10"), DONE),
+            started("01a20365-1405-75f1-90df-38b676577416"),
+            StreamEvent::Warning(METADATA.into()),
+            text(Some("item_1"), done),
             finished(None, false),
         ]
     );
+    let summary = RunSummary::from_stream(AgentKind::Codex, TEXT);
+    assert_eq!(summary.final_message.as_deref(), Some(done));
+    assert!(summary.finished && !summary.is_error);
+    assert_eq!(summary.errors, Vec::<String>::new());
+    assert_eq!(summary.warnings, [METADATA]);
 }
 
 #[test]
-fn sample_run_summary() {
-    let summary = RunSummary::from_stream(AgentKind::Codex, RUN);
+fn a_shell_tool_is_one_call_with_its_script_unquoted() {
+    // The model's command was `printf '%s' 'written by the mock model'\''s tool call\n' >
+    // mock-tool.txt`; Codex wraps it in `/bin/bash -lc "..."` with the backslash doubled.
+    let script = "printf '%s' 'written by the mock model'\\''s tool call …";
+    let events = events(TOOL);
     assert_eq!(
-        summary.session_id.as_deref(),
-        Some("0199a213-81c0-7800-8aa1-bbab2a035a53")
-    );
-    assert_eq!(summary.final_message.as_deref(), Some(DONE));
-    assert_eq!(summary.tools_used, 6, "item_1, 4, 5, 6, 7 and 8");
-    assert!(summary.finished);
-    assert!(!summary.is_error);
-    assert_eq!(summary.errors.len(), 1);
-}
-
-#[test]
-fn a_failed_turn_fails_the_run() {
-    let limit = "You've hit your usage limit. Try again later.";
-    let reconnect =
-        "Reconnecting... 1/5 (stream disconnected before completion: error sending request)";
-    assert_eq!(
-        events(FAILED),
+        events[2..4],
         [
-            StreamEvent::Started {
-                session_id: Some("0199a7c4-5d10-7e31-b2a8-64f0c9d1e2f3".into()),
-                model: None,
-            },
-            text(Some("item_0"), "Starting on the parser."),
-            StreamEvent::Error(reconnect.into()),
-            StreamEvent::Error(limit.into()),
-            StreamEvent::Error(limit.into()),
-            finished(None, true),
+            tool("item_1", "shell", Some(script)),
+            tool("item_1", "shell", Some(script)),
         ]
     );
-    let summary = RunSummary::from_stream(AgentKind::Codex, FAILED);
-    assert!(summary.finished);
-    assert!(summary.is_error);
-    assert_eq!(summary.errors, [reconnect, limit]);
-    assert_eq!(summary.tools_used, 0);
+    let mut summary = RunSummary::default();
+    let told: Vec<bool> = events.iter().map(|e| summary.push(e)).collect();
+    assert_eq!(told, [true, true, true, false, true, true], "{events:?}");
+    assert_eq!(summary.tools_used, 1);
+    assert_eq!(
+        summary.final_message.as_deref(),
+        Some("I wrote mock-tool.txt.\n\n<promise>DONE</promise>")
+    );
+}
+
+#[test]
+fn a_patch_is_a_file_change() {
+    let summary = RunSummary::from_stream(AgentKind::Codex, PATCH);
+    assert_eq!(
+        events(PATCH)[1],
+        tool(
+            "item_0",
+            "file_change",
+            Some("/home/user/project/mock-patch.txt")
+        )
+    );
+    assert_eq!(summary.tools_used, 1);
+    assert!(
+        summary.warnings.is_empty(),
+        "a model Codex knows: no notice"
+    );
+}
+
+#[test]
+fn api_errors_fail_the_turn() {
+    let bad_request = r#"{"error": {"message": "mock: simulated HTTP 400 error", "type": "invalid_request_error", "param": null, "code": "mock_error"}}"#;
+    for (stream, errors) in [
+        (ERROR400, vec![bad_request]),
+        (ERROR500, vec![BUSY]),
+        (
+            ERROR500_RETRIES,
+            vec![
+                "Reconnecting... 1/2 (We’re currently experiencing high demand, which may cause temporary errors.)",
+                "Reconnecting... 2/2 (We’re currently experiencing high demand, which may cause temporary errors.)",
+                BUSY,
+            ],
+        ),
+        (
+            FAILED,
+            vec!["stream disconnected before completion: mock: simulated response.failed"],
+        ),
+    ] {
+        let summary = RunSummary::from_stream(AgentKind::Codex, stream);
+        assert!(summary.finished && summary.is_error, "{stream}");
+        assert_eq!(summary.errors, errors);
+        assert_eq!(summary.warnings, [METADATA]);
+        assert_eq!(summary.final_message, None);
+        assert_eq!(events(stream).last(), Some(&finished(None, true)));
+    }
 }
 
 #[test]
@@ -179,8 +212,24 @@ fn shell_wrappers_are_unwrapped() {
     assert_eq!(unwrap_shell("bash -lc 'cargo test'"), "cargo test");
     assert_eq!(unwrap_shell("/bin/zsh -lc \"ls -la\""), "ls -la");
     assert_eq!(unwrap_shell("bash -lc ls"), "ls");
-    assert_eq!(unwrap_shell("bash -lc 'unbalanced"), "'unbalanced");
+    assert_eq!(unwrap_shell("bash -lc 'unbalanced"), "bash -lc 'unbalanced");
     assert_eq!(unwrap_shell("cargo test"), "cargo test");
+    // Double-quoted with escapes, as Codex 0.169.0 prints a script with a quote of its own.
+    assert_eq!(
+        unwrap_shell(r#"/bin/bash -lc "echo 'it'\\''s' \"q\" \$HOME \`x\` a\b""#),
+        r#"echo 'it'\''s' "q" $HOME `x` a\b"#
+    );
+    // Words joined from several quoted parts are one word.
+    assert_eq!(unwrap_shell(r"bash -lc 'it'\''s'"), "it's");
+    // More than one word, or an expansion, is shown as it came.
+    for line in [
+        "bash -lc 'ls' 'more'",
+        r#"bash -lc "echo $HOME""#,
+        "bash -lc ls;rm",
+        "bash -lc ",
+    ] {
+        assert_eq!(unwrap_shell(line), line);
+    }
     let argv = |words: &[&str]| -> Vec<Value> { words.iter().map(|w| Value::from(*w)).collect() };
     assert_eq!(
         legacy_command(&argv(&["/bin/bash", "-lc", "make -j4"])),
@@ -236,4 +285,77 @@ fn items_with_odd_fields_say_what_they_can() {
     ] {
         assert_eq!(parse_line(AgentKind::Codex, line), expected, "{line}");
     }
+}
+
+#[test]
+fn the_streams_recorded_by_the_e2e_suite() {
+    // tests/e2e/agents.rs, recorded with PAGENT_E2E_RECORD: a ralph loop (a tool call, an
+    // API error then its retry, the promise) and a two-stage pipeline.
+    for (name, stream, final_message, is_error, tools) in [
+        (
+            "ralph 1",
+            fixture!("e2e-ralph-ralph-001.jsonl"),
+            Some("Wrote one.txt."),
+            false,
+            1,
+        ),
+        (
+            "ralph 2",
+            fixture!("e2e-ralph-ralph-002.jsonl"),
+            None,
+            true,
+            0,
+        ),
+        (
+            "ralph 2, retry",
+            fixture!("e2e-ralph-ralph-002-retry1.jsonl"),
+            Some("Still working."),
+            false,
+            0,
+        ),
+        (
+            "ralph 3",
+            fixture!("e2e-ralph-ralph-003.jsonl"),
+            Some("All done. <promise>DONE</promise>"),
+            false,
+            0,
+        ),
+        (
+            "design",
+            fixture!("e2e-pipeline-design-001.jsonl"),
+            Some("Design written."),
+            false,
+            1,
+        ),
+        (
+            "verify",
+            fixture!("e2e-pipeline-verify-001.jsonl"),
+            Some("Checked against the PRD. <promise>DONE</promise>"),
+            false,
+            0,
+        ),
+    ] {
+        let summary = RunSummary::from_stream(AGENT, stream);
+        assert_eq!(summary.final_message.as_deref(), final_message, "{name}");
+        assert_eq!(
+            (summary.finished, summary.is_error),
+            (true, is_error),
+            "{name}"
+        );
+        assert_eq!(summary.tools_used, tools, "{name}");
+        assert!(summary.session_id.is_some(), "{name}");
+    }
+}
+
+#[test]
+fn a_recorded_shell_call_is_summarised_as_the_models_command() {
+    let events = events(fixture!("e2e-ralph-ralph-001.jsonl"));
+    assert!(
+        events.contains(&tool(
+            "item_1",
+            "shell",
+            Some("printf '%s' 'one' > one.txt")
+        )),
+        "{events:?}"
+    );
 }
