@@ -79,13 +79,20 @@ pub struct Notes {
 }
 
 impl Notes {
+    /// The notes as lines for a person.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !self.used.is_empty() {
+            out.push(format!("From the project: {}.", self.used.join(", ")));
+        }
+        out.extend(self.lines.iter().map(|l| format!("pagent: {l}")));
+        out
+    }
+
     #[allow(clippy::print_stdout)]
     pub fn print(&self) {
-        if !self.used.is_empty() {
-            println!("From the project: {}.", self.used.join(", "));
-        }
-        for line in &self.lines {
-            println!("pagent: {line}");
+        for line in self.lines() {
+            println!("{line}");
         }
     }
 }

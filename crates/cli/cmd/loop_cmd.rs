@@ -84,7 +84,7 @@ fn drive(
     let agent = agent_spec(&args.agent, env)?;
     let config_dir = env.config_dir.as_deref();
     let secret = secret::read_or_create_secret(config_dir)?;
-    let (mut state, resumed, _runner) = prepare_state(&project, env, &args, &secret)?;
+    let (mut state, resumed, _runner) = prepare_state(&project, env, &args, &secret, progress)?;
     progress.started(
         &state,
         &agent.label(),
@@ -254,17 +254,18 @@ fn prepare_state(
     env: &Env,
     args: &LoopArgs,
     secret: &[u8],
+    progress: &mut Progress,
 ) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match (&args.start, &args.prd) {
         (Some(LoopStart::Ralph(ralph_args)), _) => {
             let (ralph_args, task) = ralph::resolve_task(ralph_args.clone())?;
             let (state, notes) = ralph::build_state(project, env, &ralph_args, task, Driver::Loop)?;
-            notes.print();
+            notes.lines().iter().for_each(|l| progress.note(l));
             (state, ralph_args.force, "ralph")
         }
         (Some(LoopStart::Run(run_args)), _) => {
             let (state, notes) = run_cmd::build_state(project, env, run_args, Driver::Loop)?;
-            notes.print();
+            notes.lines().iter().for_each(|l| progress.note(l));
             (state, run_args.force, "run")
         }
         (None, prd) => match store::read_state(project)? {

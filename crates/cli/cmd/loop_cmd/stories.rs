@@ -64,7 +64,9 @@ pub(super) fn stories_state(
         trust,
         &mut notes,
     )?;
-    notes.print();
+    for line in notes.lines() {
+        crate::ui::warn(&line);
+    }
     let workflow = Workflow::from_json(
         &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
         "stories",
