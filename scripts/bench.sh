@@ -213,7 +213,10 @@ CLAUDE_CODE_SESSION_ID=$session PAGENT_CONFIG_DIR=$cfg \
 state=$proj/.claude/pagent-pipeline.json
 saved=$tmp/saved-state.json
 cp "$state" "$saved"
-restore="cp $(q "$saved") $(q "$state")"
+# Copying an older state back is a rollback, which pagent refuses (it remembers the newest
+# generation in the user's config folder): forget that too, as a fresh set-up would.
+restore_state() { cp "$1" "$2" && rm -rf "$cfg/projects"; }
+restore="cp $(q "$saved") $(q "$state") && rm -rf $(q "$cfg/projects")"
 
 mkdir -p "$tmp/transcripts" # outside the project, as Claude Code keeps them
 declare -A transcript
@@ -351,7 +354,7 @@ for size in "${sizes[@]}"; do
     hook_input "$tmp/stop-$size-msg.json" "$proj" "$t" "Iteration 9: still failing, not done."
     hook_input "$tmp/stop-$size-nomsg.json" "$proj" "$t"
     for kind in msg nomsg; do
-        cp "$saved" "$state"
+        restore_state "$saved" "$state"
         out=$(run_hook "$proj" "$tmp/stop-$size-$kind.json") || die "$size/$kind: the hook failed"
         is_block <<<"$out" || die "$size/$kind: expected a block decision, got: $out"
     done
@@ -359,7 +362,7 @@ for size in "${sizes[@]}"; do
     # appended to it ends the loop. Then the transcript is put back as it was.
     bytes=$(stat -c %s "$t")
     printf '%s\n' "$done_line" >>"$t"
-    cp "$saved" "$state"
+    restore_state "$saved" "$state"
     out=$(run_hook "$proj" "$tmp/stop-$size-nomsg.json") ||
         die "$size: the hook failed on a finished transcript"
     if is_block <<<"$out" || [[ $(state_status) != complete ]]; then
@@ -368,10 +371,10 @@ for size in "${sizes[@]}"; do
     truncate -s "$bytes" "$t"
 done
 hook_input "$tmp/stop-long.json" "$proj" "$long_transcript"
-cp "$saved" "$state"
+restore_state "$saved" "$state"
 out=$(run_hook "$proj" "$tmp/stop-long.json") || die "long line: the hook failed"
 is_block <<<"$out" || die "long line: expected a block decision, got: $out"
-cp "$saved" "$state"
+restore_state "$saved" "$state"
 
 run_post() { # PROJECT CONFIG_DIR INPUT: the PostToolUse hook once, stdout to stdout
     CLAUDE_PROJECT_DIR=$1 PAGENT_CONFIG_DIR=$2 "$bin" hook post-tool-use <"$3"
@@ -408,7 +411,7 @@ out=$(sh "$tmp/done-at-$iterations.sh" <"$tmp/prompt.txt") || die "the fake agen
 [[ $out == 'Not done yet.' ]] || die "the fake agent alone printed: $out"
 
 for kind in pipeline ralph; do
-    cp "$tmp/saved-$kind.json" "$big_state"
+    restore_state "$tmp/saved-$kind.json" "$big_state"
     out=$(run_hook "$big_repo" "$tmp/stop-big.json") || die "$kind in $big_repo: the hook failed"
     is_block <<<"$out" || die "$kind in $big_repo: expected a block decision, got: $out"
     if [[ $kind == pipeline ]]; then
@@ -424,10 +427,10 @@ out=$(through_launcher stop "$plain" "$cfg" "$tmp/stop-plain.json") || die "laun
 out=$(through_launcher post-tool-use "$plain" "$empty_cfg" "$tmp/post-plain.json") ||
     die "launcher: no-state PostToolUse failed"
 [[ -z $out ]] || die "launcher: the no-state PostToolUse printed something: $out"
-cp "$saved" "$state"
+restore_state "$saved" "$state"
 out=$(through_launcher stop "$proj" "$cfg" "$tmp/stop-${sizes[1]}-msg.json") || die "launcher: loop hook failed"
 is_block <<<"$out" || die "launcher: expected a block decision, got: $out"
-cp "$saved" "$state"
+restore_state "$saved" "$state"
 note "checks passed: no-state hooks stay silent; loops block; JSON checked; pagent loop counts; the launcher finds the installed binary"
 
 # --- timings -----------------------------------------------------------------------------
@@ -605,7 +608,7 @@ launcher_case launcher-stop-loop stop "$proj" "$cfg" "$tmp/stop-${sizes[1]}-msg.
 launcher_rows "Stop, loop blocks, ${sizes[1]} transcript, message given" launcher-stop-loop stop
 (($(count_events "$proj" block) - blocks == 4 * timed_runs)) ||
     die "launcher-stop-loop: $((4 * timed_runs)) hook runs but $(($(count_events "$proj" block) - blocks)) block events"
-cp "$saved" "$state"
+restore_state "$saved" "$state"
 launcher_case launcher-post-no-state post-tool-use "$plain" "$empty_cfg" "$tmp/post-plain.json" "" "${nostate[@]}"
 launcher_rows "PostToolUse, no state file" launcher-post-no-state post-tool-use
 [[ ! -e $plain/.claude && -z $(ls -A "$empty_cfg") ]] || die "launcher: no-state hooks wrote something"
@@ -636,13 +639,13 @@ for kind in pipeline ralph; do
     blocks=$(count_events "$big_repo" block)
     CLAUDE_PROJECT_DIR=$big_repo PAGENT_CONFIG_DIR=$cfg \
         timed "big-$kind" "${big[@]}" "$tmp/stop-big.json" \
-        "cp $(q "$tmp/saved-$kind.json") $(q "$big_state")" \
+        "cp $(q "$tmp/saved-$kind.json") $(q "$big_state") && rm -rf $(q "$cfg/projects")" \
         "pagent hook stop" "$(q "$bin") hook stop" \
         "git status --porcelain" "git -C $(q "$big_repo") status --porcelain" /bin/true /bin/true
     (($(count_events "$big_repo" block) - blocks == timed_runs)) ||
         die "big-$kind: $timed_runs runs but $(($(count_events "$big_repo" block) - blocks)) block events"
 done
-cp "$tmp/saved-ralph.json" "$big_state"
+restore_state "$tmp/saved-ralph.json" "$big_state"
 what="$files files, $modified modified"
 row "pipeline stage check (\`file_exists\` + \`directory_exists src\`), blocks; $what" \
     "$out_dir/big-pipeline.json" "pagent hook stop" /bin/true
@@ -662,7 +665,7 @@ max_rss() { # LABEL PROJECT INPUT RESTORE(state file to copy back, or no) COMMAN
     local label=$1 project=$2 input=$3 restore_from=$4 i all=()
     shift 4
     for i in 1 2 3 4 5; do
-        [[ $restore_from == no ]] || cp "$restore_from" "$project/.claude/pagent-pipeline.json"
+        [[ $restore_from == no ]] || restore_state "$restore_from" "$project/.claude/pagent-pipeline.json"
         CLAUDE_PROJECT_DIR=$project PAGENT_CONFIG_DIR=${rss_cfg:-$cfg} \
             /usr/bin/time -v -o "$tmp/time.txt" "$@" <"$input" >/dev/null \
             || die "$label: failed under /usr/bin/time"
@@ -681,7 +684,7 @@ if [[ $have_time == true ]]; then
     done
     max_rss "loop, ${sizes[0]} transcript, last tool result line $long_line, read from the transcript" \
         "$proj" "$tmp/stop-long.json" "$saved" "$bin" hook stop
-    cp "$saved" "$state"
+    restore_state "$saved" "$state"
     rss_cfg=$empty_cfg max_rss "PostToolUse, no state file" "$plain" "$tmp/post-plain.json" no \
         "$bin" hook post-tool-use
     max_rss "PostToolUse, JSON check of a $json_size file ($(payload "$tmp/post-json.json"))" \
