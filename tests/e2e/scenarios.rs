@@ -69,7 +69,7 @@ fn ralph_reprompts_with_the_task_until_the_promise() {
     let e2e = E2e::start(vec![
         Reply::text("First attempt."),
         Reply::text("Second attempt."),
-        Reply::text("All fixed. <promise>DONE</promise>"),
+        Reply::text("All fixed.\n<promise>DONE</promise>"),
     ]);
     let run = e2e
         .claude("/pagent:ralph Fix the parser --promise DONE --max-iterations 5")
@@ -92,7 +92,10 @@ fn ralph_reprompts_with_the_task_until_the_promise() {
         );
         assert!(told.ends_with("\n\nFix the parser"), "{told}");
     }
-    assert_eq!(run.result()["result"], "All fixed. <promise>DONE</promise>");
+    assert_eq!(
+        run.result()["result"],
+        "All fixed.\n<promise>DONE</promise>"
+    );
     let status = e2e.status();
     assert_eq!(status["status"], "complete");
     assert_eq!(status["iterations"], 3);
@@ -154,7 +157,7 @@ fn the_prd_to_code_pipeline_runs_all_five_stages_in_order() {
             Reply::write(&e2e_paths(e2e, "src/lib.rs"), "pub fn todo() {}\n"),
             Reply::write(&e2e_paths(e2e, "src/store.rs"), "pub struct Store;\n"),
             Reply::text("Implemented."),
-            Reply::text("Verified against the PRD; tests pass. <promise>DONE</promise>"),
+            Reply::text("Verified against the PRD; tests pass.\n<promise>DONE</promise>"),
         ]
     });
     e2e.write(
@@ -472,7 +475,7 @@ fn backpressure_feeds_a_json_error_back_at_once_and_goes_quiet_when_fixed() {
                 &e2e.path("config.json"),
                 "{\n  \"name\": \"demo\",\n  \"port\": 8080\n}\n",
             ),
-            Reply::text("Config fixed. <promise>DONE</promise>"),
+            Reply::text("Config fixed.\n<promise>DONE</promise>"),
         ]
     });
     let run = e2e.claude("/pagent:ralph Write config.json").run();
@@ -509,7 +512,7 @@ fn pagent_loop_drives_fresh_claude_processes_to_the_promise() {
     let e2e = E2e::start(vec![
         Reply::text("First look."),
         Reply::text("Made progress."),
-        Reply::text("Done. <promise>DONE</promise>"),
+        Reply::text("Done.\n<promise>DONE</promise>"),
     ]);
     let claude = claude_binary();
     let plugin = repo_root();

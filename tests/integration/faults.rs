@@ -330,7 +330,7 @@ fn a_transcript_truncated_mid_line_is_read_up_to_the_last_whole_line() {
     let env = TestEnv::new();
     env.cmd(&["ralph", "Fix it"]).success();
     let transcript = env.home.join("t.jsonl");
-    let whole = transcript_line_text("m1", "Done. <promise>DONE</promise>");
+    let whole = transcript_line_text("m1", "Done.\n<promise>DONE</promise>");
     let cut = &transcript_line_text("m2", "Another message")[..30];
     std::fs::write(&transcript, format!("{whole}\n{cut}")).unwrap();
     let input = json!({"session_id": SESSION, "transcript_path": transcript, "cwd": env.root});

@@ -18,6 +18,7 @@ mod hostile_repo;
 mod loop_runner;
 mod never_hostage;
 mod no_progress;
+mod own_texts;
 mod pipeline;
 mod ralph;
 mod safety;

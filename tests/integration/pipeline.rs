@@ -72,7 +72,7 @@ fn the_five_stages_advance_in_order_as_their_files_appear() {
         "{reason}"
     );
     let message = env
-        .stop(&env.stop_input("Everything holds. <promise>DONE</promise>"))
+        .stop(&env.stop_input("Everything holds.\n<promise>DONE</promise>"))
         .allowed()
         .unwrap();
     assert!(

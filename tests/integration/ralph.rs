@@ -21,11 +21,11 @@ fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
         reason.starts_with("pagent · ralph loop · iteration 2 of 25\n"),
         "{reason}"
     );
-    assert!(reason.contains("did not contain <promise>DONE</promise>"));
+    assert!(reason.contains("did not make the promise"));
     assert!(reason.ends_with("\n\nFix it"), "{reason}");
 
     let message = env
-        .stop(&env.stop_input("Finished. <promise>DONE</promise>"))
+        .stop(&env.stop_input("Finished.\n<promise>DONE</promise>"))
         .allowed()
         .unwrap();
     assert!(message.contains("complete"), "{message}");
@@ -90,7 +90,7 @@ fn a_promise_in_the_injected_prompt_or_a_tool_result_never_completes_the_loop() 
         &transcript,
         [transcript_line_text(
             "m4",
-            "All done. <promise>DONE</promise>",
+            "All done.\n<promise>DONE</promise>",
         )]
         .join("\n")
             + "\n",
@@ -106,7 +106,11 @@ fn without_last_assistant_message_the_captured_transcripts_are_read_from_the_end
     for name in ["sample_transcript.jsonl", "transcript_runB.jsonl"] {
         let env = TestEnv::new();
         env.cmd(&["ralph", "Create hello.txt"]).success();
-        let full = fs::read_to_string(fixtures.join(name)).unwrap();
+        // The captured model wrote the promise mid-line, which no longer counts (issue
+        // 10): put it on a line of its own.
+        let full = fs::read_to_string(fixtures.join(name))
+            .unwrap()
+            .replace("Finished. <promise>", "Finished.\\n<promise>");
         // Cut the transcript just after the first "First pass done." line: no promise yet.
         let cut = full.find("First pass done.").unwrap();
         let first = &full[..cut + full[cut..].find('\n').unwrap() + 1];
@@ -129,10 +133,7 @@ fn a_missing_transcript_is_not_a_promise() {
     let input =
         json!({"session_id": SESSION, "transcript_path": "/nonexistent/t.jsonl", "cwd": env.root});
     let reason = env.stop(&input).blocked();
-    assert!(
-        reason.contains("did not contain <promise>DONE</promise>"),
-        "{reason}"
-    );
+    assert!(reason.contains("did not make the promise"), "{reason}");
 }
 
 const NASTY: &str =

@@ -33,9 +33,9 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
         state.max_iterations
     );
     println!(
-        "Work on the task below. Each time you stop, pagent gives you the task again until your final message contains \
-         <promise>{promise}</promise>. Write it only when the task is truly complete, never just to leave the loop. \
-         /pagent-status shows progress; /ralph-cancel ends the loop."
+        "Work on the task below. Each time you stop, pagent gives you the task again until your final message ends \
+         with a line that holds nothing but <promise>{promise}</promise>. Write it only when the task is truly complete, \
+         never just to leave the loop."
     );
     notes.print();
     println!();

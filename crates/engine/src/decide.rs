@@ -344,8 +344,8 @@ fn retry_header(state: &State, evaluation: &Evaluation, iteration: u32, limit: u
     let missing = evaluation.missing();
     match (state.kind, state.current().exit_when.promise()) {
         (Kind::Ralph, Some(promise)) => header.push_str(&format!(
-            "Your last message did not contain <promise>{promise}</promise>. Keep working on the task below. \
-             When it is truly complete, and only then, end your final message with <promise>{promise}</promise>.\n"
+            "Your last message did not make the promise. Keep working on the task below. When it is truly complete, \
+             and only then, end your final message with a line that holds nothing but <promise>{promise}</promise>.\n"
         )),
         _ => {
             for finding in &missing {

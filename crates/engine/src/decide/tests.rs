@@ -176,7 +176,7 @@ fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
         reason.starts_with("pagent · ralph loop · iteration 2 of 5\n"),
         "{reason}"
     );
-    assert!(reason.contains("did not contain <promise>DONE</promise>"));
+    assert!(reason.contains("did not make the promise"));
     assert!(
         reason.ends_with("\n\nFix it's \"parser\"; $(rm -rf x)"),
         "{reason}"
@@ -187,7 +187,7 @@ fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
     let outcome = decide_stop(
         &event(Some("s1")),
         &state,
-        &mut MemoryWorld::default().message("Finished. <promise>DONE</promise>"),
+        &mut MemoryWorld::default().message("Finished.\n<promise>DONE</promise>"),
     );
     assert!(matches!(&outcome.decision, Decision::Notify(m) if m.contains("complete")));
     let done = outcome.write.unwrap();
@@ -206,7 +206,7 @@ fn a_missing_last_message_never_counts_as_the_promise() {
         &ralph(5),
         &mut MemoryWorld::default().tree("t1"),
     );
-    assert!(block_reason(&outcome).contains("did not contain <promise>DONE</promise>"));
+    assert!(block_reason(&outcome).contains("did not make the promise"));
 }
 
 #[test]
@@ -275,7 +275,7 @@ fn the_pipeline_advances_stage_by_stage_and_completes() {
     let outcome = decide_stop(
         &event(Some("s1")),
         &state,
-        &mut MemoryWorld::default().message("All good. <promise>DONE</promise>"),
+        &mut MemoryWorld::default().message("All good.\n<promise>DONE</promise>"),
     );
     assert!(
         matches!(&outcome.decision, Decision::Notify(m) if m.starts_with("pagent: prd-to-code complete: all 5 stages done"))
