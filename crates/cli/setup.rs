@@ -2,7 +2,8 @@
 //!
 //! A new loop replaces a finished one silently, and an active one only when it belongs to
 //! the same Claude Code session (the user is restarting their own loop) or with `--force`:
-//! another session's running loop is never clobbered by accident.
+//! another session's running loop is never clobbered by accident. A slash command never
+//! replaces another session's loop at all, `--force` or not.
 
 use anyhow::{Context, bail};
 use pagent_engine::{State, format_duration};
@@ -18,15 +19,54 @@ pub fn install_state(
     force: bool,
     action: &str,
 ) -> anyhow::Result<State> {
+    install(project, config_dir, state, force, false, action)
+}
+
+/// [`install_state`] for a slash command: it never replaces a loop that another Claude
+/// Code session owns, `--force` or not. A person typing in one session cannot see the
+/// other one's work; ending it is that session's business, or a terminal's.
+pub fn install_state_from_slash(
+    project: &Project,
+    config_dir: Option<&std::path::Path>,
+    state: &State,
+    force: bool,
+    action: &str,
+) -> anyhow::Result<State> {
+    install(project, config_dir, state, force, true, action)
+}
+
+fn install(
+    project: &Project,
+    config_dir: Option<&std::path::Path>,
+    state: &State,
+    force: bool,
+    slash: bool,
+    action: &str,
+) -> anyhow::Result<State> {
     let secret = secret::read_or_create_secret(config_dir)?;
     let mut state = state.clone();
     let id: [u8; 8] = crate::store::door::random_bytes().context("cannot read random bytes")?;
     state.loop_id = pagent_engine::seal::hex(&id);
     let _lock = store::lock_state(project)?;
     // A corrupt old file is simply replaced: it holds no loop anyone can continue.
-    if let Ok(Some(old)) = store::read_state(project)
-        && old.is_active()
-        && store::ownership(project, config_dir, &old) == store::Ownership::Own
+    let old = store::read_state(project).ok().flatten().filter(|old| {
+        old.is_active() && store::ownership(project, config_dir, old) == store::Ownership::Own
+    });
+    if let Some(old) = &old
+        && slash
+        && let Some(owner) = old.session_id.as_deref()
+        && Some(owner) != state.session_id.as_deref()
+    {
+        bail!(
+            "a {} loop of another Claude Code session ({owner}) is active in this project \
+             (stage {}, started {} ago), and a slash command never replaces another session's loop; \
+             end it from that session with /pagent:cancel, or run `pagent cancel` in a terminal",
+            old.workflow,
+            old.current().name,
+            format_duration(state.started_at.since(old.started_at)),
+        );
+    }
+    if let Some(old) = old
         && !force
         && (old.session_id.is_none() || old.session_id != state.session_id)
     {
@@ -36,7 +76,7 @@ pub fn install_state(
         );
         bail!(
             "a {} loop is already active in this project ({}, stage {}, started {} ago); \
-             run `pagent cancel` (or /pagent-cancel) first, or pass --force to replace it",
+             end it first with `pagent cancel` (or /pagent:cancel), or pass --force to replace it",
             old.workflow,
             owner,
             old.current().name,

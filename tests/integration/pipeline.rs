@@ -330,6 +330,31 @@ fn slash_command_text_is_parsed_without_a_shell() {
             .contains("for my prd.md: architect (up to 4 iterations per stage)"),
         "{out}"
     );
-    let out = env.cmd(&["run", "--stdin-args"]).stdin("\n").failure();
-    assert!(out.stderr.contains("name the PRD"), "{out}");
+}
+
+/// A slash command's error is text with exit 0: Claude Code would otherwise show the
+/// whole `!` block as "Shell command failed for pattern ..." (issue 10).
+#[test]
+fn slash_command_errors_are_text_with_exit_0() {
+    let env = TestEnv::new();
+    for (stdin, expected) in [
+        ("\n", "pagent: error: name the PRD"),
+        (
+            "missing.md",
+            "pagent: error: the PRD missing.md does not exist",
+        ),
+        (
+            "prd.md --max-stages zero",
+            "pagent: error: error: invalid value 'zero'",
+        ),
+    ] {
+        let out = env.cmd(&["run", "--stdin-args"]).stdin(stdin).success();
+        assert!(out.stdout.starts_with(expected), "{stdin:?}: {out}");
+        assert!(out.stdout.contains("Nothing was started."), "{out}");
+        assert!(out.stderr.is_empty(), "{out}");
+        assert!(!env.exists(".claude/pagent-pipeline.json"));
+    }
+    // From a terminal, an error is still an error.
+    let out = env.cmd(&["run", "missing.md"]).failure();
+    assert!(out.stderr.contains("does not exist"), "{out}");
 }

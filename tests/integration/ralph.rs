@@ -164,11 +164,11 @@ fn prompts_with_shell_characters_are_stored_and_reinjected_byte_for_byte() {
 }
 
 #[test]
-fn slash_command_text_sets_flags_anywhere() {
+fn slash_command_options_come_at_the_end() {
     let env = TestEnv::new();
     let out = env
         .cmd(&["ralph", "--stdin-args"])
-        .stdin("--promise 'ALL GREEN' \"Make the tests pass\" --max-iterations=4\n")
+        .stdin("\"Make the tests pass\" --promise 'ALL GREEN' --max-iterations=4\n")
         .success();
     assert!(out.stdout.contains("<promise>ALL GREEN</promise>"), "{out}");
     let state = env.state();
@@ -191,12 +191,6 @@ fn ralph_usage_errors_are_reported_and_start_nothing() {
     let env = TestEnv::new();
     for (args, stdin, expected) in [
         (vec!["ralph"], "", "give the task"),
-        (vec!["ralph", "--stdin-args"], "\n", "give the task"),
-        (
-            vec!["ralph", "--stdin-args"],
-            "task --max-iterations zero",
-            "invalid value 'zero'",
-        ),
         (
             vec!["ralph", "--promise", "<b>", "task"],
             "",
@@ -239,4 +233,66 @@ fn the_session_that_starts_a_loop_owns_it() {
         .env("CLAUDE_CODE_SESSION_ID", "intruder")
         .success();
     assert_eq!(env.state()["stages"][0]["prompt"], "Other");
+}
+
+#[test]
+fn slash_command_errors_are_text_with_exit_0_and_start_nothing() {
+    let env = TestEnv::new();
+    for (stdin, expected) in [
+        ("\n", "pagent: error: give the task"),
+        ("--max-iterations 5", "pagent: error: give the task"),
+        ("task --promise <B>", "pagent: error: --promise"),
+    ] {
+        let out = env.cmd(&["ralph", "--stdin-args"]).stdin(stdin).success();
+        assert!(out.stdout.starts_with(expected), "{stdin:?}: {out}");
+        assert!(out.stdout.contains("Nothing was started."), "{out}");
+        assert!(!env.exists(".claude/pagent-pipeline.json"), "{stdin:?}");
+    }
+}
+
+/// Issue 10: `/ralph Remove the --force flag from deploy.sh` replaced another session's
+/// loop and mangled the task. A slash command never replaces another session's loop,
+/// `--force` or not, and options count only at the end of the text.
+#[test]
+fn a_slash_command_never_replaces_another_sessions_loop() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Theirs"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .success();
+    for text in [
+        "Remove the --force flag from deploy.sh",
+        "Mine --force",
+        "--force -- Mine",
+    ] {
+        let out = env
+            .cmd(&["ralph", "--stdin-args"])
+            .env("CLAUDE_CODE_SESSION_ID", "intruder")
+            .stdin(text)
+            .success();
+        assert!(
+            out.stdout.contains("another Claude Code session (owner)")
+                && out.stdout.contains("`pagent cancel` in a terminal"),
+            "{text:?}: {out}"
+        );
+        assert_eq!(env.state()["stages"][0]["prompt"], "Theirs", "{text:?}");
+    }
+    // The owner's own slash command replaces its loop, and the task keeps its words.
+    env.cmd(&["ralph", "--stdin-args"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .stdin("Remove the --force flag from deploy.sh")
+        .success();
+    assert_eq!(
+        env.state()["stages"][0]["prompt"],
+        "Remove the --force flag from deploy.sh"
+    );
+    env.cmd(&["ralph", "--stdin-args"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .stdin("Document the --promise option")
+        .success();
+    let state = env.state();
+    assert_eq!(
+        state["stages"][0]["prompt"],
+        "Document the --promise option"
+    );
+    assert_eq!(state["stages"][0]["exit_when"]["promise_in_output"], "DONE");
 }

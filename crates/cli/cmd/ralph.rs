@@ -16,10 +16,16 @@ use crate::project::Project;
 use crate::{config, consent, fingerprint, setup, stdin_args};
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitStatus> {
+    let slash = args.stdin_args;
     let (args, task) = resolve_task(args)?;
     let project = Project::resolve(global, env, None)?;
     let (state, notes) = build_state(&project, env, &args, task, Driver::Hook)?;
-    let state = setup::install_state(
+    let install = if slash {
+        setup::install_state_from_slash
+    } else {
+        setup::install_state
+    };
+    let state = install(
         &project,
         env.config_dir.as_deref(),
         &state,
@@ -49,7 +55,10 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
 pub fn resolve_task(args: RalphArgs) -> anyhow::Result<(RalphArgs, String)> {
     let (args, task) = if args.stdin_args {
         let line = stdin_args::parse_ralph_line(&read_stdin_text()?);
-        (stdin_args::parse_words("/ralph", line.flags)?, line.task)
+        (
+            stdin_args::parse_words("/pagent:ralph", line.flags)?,
+            line.task,
+        )
     } else if args.prompt.is_empty() {
         let text = read_stdin_text()?;
         (args, text.trim_end_matches(['\n', '\r']).to_owned())
@@ -59,7 +68,7 @@ pub fn resolve_task(args: RalphArgs) -> anyhow::Result<(RalphArgs, String)> {
     };
     if task.trim().is_empty() {
         bail!(
-            "give the task, e.g. `pagent ralph \"Make the tests pass\"` (or /ralph Make the tests pass)"
+            "give the task, e.g. `pagent ralph \"Make the tests pass\"` (or /pagent:ralph Make the tests pass)"
         );
     }
     Ok((args, task))

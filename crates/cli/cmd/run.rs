@@ -20,14 +20,16 @@ use crate::{config, consent, fingerprint, setup, stdin_args, workflows};
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
 
 pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStatus> {
-    let args = if args.stdin_args {
-        args_from_stdin()?
-    } else {
-        args
-    };
+    let slash = args.stdin_args;
+    let args = if slash { args_from_stdin()? } else { args };
     let project = Project::resolve(global, env, None)?;
     let (state, setup_notes) = build_state(&project, env, &args, Driver::Hook)?;
-    let state = setup::install_state(
+    let install = if slash {
+        setup::install_state_from_slash
+    } else {
+        setup::install_state
+    };
+    let state = install(
         &project,
         env.config_dir.as_deref(),
         &state,
@@ -138,9 +140,9 @@ fn args_from_stdin() -> anyhow::Result<RunArgs> {
     let text = read_stdin_text()?;
     anyhow::ensure!(
         !text.trim().is_empty(),
-        "name the PRD file, e.g. `/pagent-run prd.md` or `pagent run prd.md`"
+        "name the PRD file, e.g. `/pagent:run prd.md` or `pagent run prd.md`"
     );
-    let args: RunArgs = stdin_args::parse_words("/pagent-run", stdin_args::values(&text))?;
+    let args: RunArgs = stdin_args::parse_words("/pagent:run", stdin_args::values(&text))?;
     anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
     Ok(args)
 }
