@@ -42,8 +42,12 @@ pub enum Command {
     Ralph(RalphArgs),
     /// Show the loop's stages, progress, iterations and outcome.
     Status(StatusArgs),
-    /// End the active loop; the next stop is allowed.
+    /// End the active loop: Claude may stop again.
     Cancel,
+    /// Continue a loop that is paused because you wrote a message in its session.
+    Resume,
+    /// Print the current stage's full instructions (the ralph task, or the stage prompt).
+    Prompt,
     /// Show the event log, one line per decision.
     Log(LogArgs),
     /// Run the loop from outside: a fresh agent process (Claude Code, Codex, OpenCode or
@@ -306,4 +310,9 @@ pub enum HookCommand {
     Stop,
     /// The PostToolUse hook: checks the file an edit tool just wrote, feeds problems back.
     PostToolUse,
+    /// The UserPromptSubmit hook: a message typed in the loop's session pauses the loop.
+    UserPromptSubmit,
+    /// The PreCompact and SessionStart (compact) hooks: the next re-prompt carries the
+    /// full stage prompt again.
+    Compact,
 }

@@ -84,6 +84,7 @@ fn install(
         );
     }
     let state = store::write_state_atomic(project, config_dir, &state, &secret)?;
+    store::write_prompt_file(project, &state);
     if let Err(err) = exclude::exclude_pagent_files(project) {
         ui::warn(&format!(
             "could not add pagent's files to .git/info/exclude: {err:#}"
@@ -96,8 +97,11 @@ fn install(
         stage: Some(state.current().name.clone()),
         iteration: Some(1),
         detail: format!(
-            "{} started: {} stage(s), up to {} iterations each",
-            state.workflow, state.max_stages, state.max_iterations
+            "{} started: {} stage{}, up to {} iterations each",
+            state.workflow,
+            state.max_stages,
+            if state.max_stages == 1 { "" } else { "s" },
+            state.max_iterations
         ),
         ms: None,
     };

@@ -23,4 +23,5 @@ mod pipeline;
 mod ralph;
 mod safety;
 mod status;
+mod user_wins;
 mod util;

@@ -142,6 +142,10 @@ fn decide_on(
             // Cancelled, replaced, removed or decided by another hook meanwhile.
             return Ok(HookOutput::default());
         }
+        if next.stage != state.stage {
+            // Quiet re-prompts of the new stage point the model at this file.
+            store::write_prompt_file(project, next);
+        }
     }
     if let Some(entry) = outcome.log {
         let record = Event {

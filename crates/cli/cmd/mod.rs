@@ -20,12 +20,16 @@ use crate::exit::ExitStatus;
 use crate::ui;
 
 mod cancel;
+mod hook_compact;
 mod hook_post_tool_use;
 mod hook_stop;
+mod hook_user_prompt;
 mod log;
 mod loop_cmd;
 mod parallel;
+mod prompt;
 pub mod ralph;
+mod resume;
 pub mod run;
 mod status;
 mod trust;
@@ -69,7 +73,7 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
         return None;
     }
     let post_tool_use = match event.to_str() {
-        Some("stop") => false,
+        Some("stop" | "user-prompt-submit" | "compact") => false,
         Some("post-tool-use") => true,
         _ => return None,
     };
@@ -136,6 +140,12 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
         Command::Hook(HookCommand::PostToolUse) => {
             return hook_post_tool_use::run(&cli.global, env);
         }
+        Command::Hook(HookCommand::UserPromptSubmit) => {
+            return hook_user_prompt::run(&cli.global, env);
+        }
+        Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env),
+        Command::Resume => resume::run(&cli.global, env),
+        Command::Prompt => prompt::run(&cli.global, env),
         Command::Run(args) => {
             let slash = args.stdin_args;
             from_slash(slash, run::run(&cli.global, env, args))

@@ -40,6 +40,10 @@ struct Report {
     sealed: bool,
     /// The loop's most recent backpressure checks (PostToolUse), oldest first.
     checks: Vec<CheckReport>,
+    /// True while the user has taken the session over (`pagent resume` goes on).
+    paused: bool,
+    /// Edited files whose latest check fails: the loop does not complete meanwhile.
+    failing_checks: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -70,7 +74,7 @@ pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<Exit
             println!("null");
         } else {
             println!(
-                "pagent: no loop in {} (start one with /pagent-run PRD or /ralph TASK).",
+                "pagent: no loop in {} (start one with /pagent:run PRD or /pagent:ralph TASK).",
                 printable(&project.root.display().to_string(), false)
             );
         }
@@ -148,6 +152,8 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
         last_feedback: state.last_feedback.clone(),
         sealed,
         checks: recent_checks(project, state),
+        paused: state.paused.is_some(),
+        failing_checks: state.failing_checks.keys().cloned().collect(),
     }
 }
 
@@ -173,6 +179,7 @@ fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
 
 fn print_human(report: &Report, style: Style) {
     let status = match report.status {
+        Status::Active if report.paused => style.yellow("paused"),
         Status::Active => style.yellow("active"),
         Status::Complete => style.green("complete"),
         Status::GaveUp => style.red("gave up"),
@@ -239,6 +246,25 @@ fn print_human(report: &Report, style: Style) {
                 )
             };
             println!("{owner} · {no_progress}");
+            if report.paused {
+                println!(
+                    "paused because you wrote a message: /pagent:resume (or `pagent resume`) continues it, /pagent:cancel ends it"
+                );
+            }
+            if !report.failing_checks.is_empty() {
+                let files: Vec<_> = report
+                    .failing_checks
+                    .iter()
+                    .map(|f| printable(f, false))
+                    .collect();
+                println!(
+                    "{}",
+                    style.red(&format!(
+                        "held back until their checks pass: {}",
+                        files.join(", ")
+                    ))
+                );
+            }
         }
         _ => println!(
             "ended: {}",

@@ -6,6 +6,8 @@
 //! it; [`State::from_json`] re-checks the invariants the engine relies on, so a corrupt or
 //! hand-edited file is reported, never trusted.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::backpressure::BackpressureConfig;
@@ -111,8 +113,41 @@ pub struct State {
     /// because the user's folder remembers the newest generation written.
     #[serde(default)]
     pub generation: u64,
+    /// Set while the user has taken the session over (they typed a message during the
+    /// loop): stops are allowed and count nothing until `pagent resume`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<Pause>,
+    /// The next re-prompt carries the full stage prompt again: the conversation was
+    /// compacted since the model last read it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_prompt_due: bool,
+    /// Files edited in this loop whose latest backpressure check failed, by path relative
+    /// to the project: while any is listed, the loop does not complete and a stage does
+    /// not advance (unless the workflow turns the gate off).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failing_checks: BTreeMap<String, FailedCheck>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
+}
+
+/// Why and since when a loop is paused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pause {
+    pub since: Timestamp,
+    /// In words, for the user: "you wrote a message".
+    pub why: String,
+    /// Whether the user was told at a stop (said once).
+    #[serde(default)]
+    pub told: bool,
+}
+
+/// The latest failed check of one edited file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCheck {
+    /// The checks that failed, e.g. `python3 -m py_compile`.
+    pub checks: String,
+    /// The start of their output (compilers put the first errors first).
+    pub output: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -265,6 +300,9 @@ impl State {
             backpressure: options.backpressure,
             loop_id: String::new(),
             generation: 0,
+            paused: None,
+            full_prompt_due: false,
+            failing_checks: BTreeMap::new(),
             seal: None,
         }
     }
@@ -326,6 +364,11 @@ impl State {
     /// Total iterations across stages.
     pub fn total_iterations(&self) -> u32 {
         self.iterations.iter().sum()
+    }
+
+    /// Whether a failed backpressure check of an edited file holds the loop back.
+    pub fn checks_gate(&self) -> bool {
+        self.backpressure.as_ref().is_none_or(|b| b.gate)
     }
 
     /// True if any stage's condition may run a command (these need a valid seal).
