@@ -16,6 +16,11 @@
 # (<config>/plugins/data/pagent-pagent/bin/pagent), where scripts/pagent looks
 # for it, so hooks work even when ~/.cargo/bin is not on Claude Code's PATH.
 #
+# Options:
+#   --verbose             show cargo's whole output while building
+#   --no-short-commands   do not install the short names (/ralph, /pagent-run, ...)
+#   --uninstall-commands  remove the short names pagent installed, and stop
+#
 # Environment:
 #   CLAUDE_CONFIG_DIR       Claude Code's config folder (default ~/.claude)
 #   PAGENT_MARKETPLACE_DIR  where to stage the plugin
@@ -36,11 +41,52 @@ fail() {
     exit 1
 }
 
+verbose=false
+short_commands=true
+for arg in "$@"; do
+    case $arg in
+        --verbose) verbose=true ;;
+        --no-short-commands) short_commands=false ;;
+        --uninstall-commands)
+            "$script_dir/install-commands.sh" --remove --dir "$config_dir/commands"
+            exit 0
+            ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" | sed '$d'; exit 0 ;;
+        *) fail "unknown argument: $arg (try --help)" ;;
+    esac
+done
+
 # --- 1. the binary -----------------------------------------------------------
 command -v cargo >/dev/null 2>&1 ||
     fail "cargo is not on PATH; install a Rust toolchain (rustup), then run this again"
-say "building the binary: cargo install --locked --path $repo_root (output below)"
-cargo install --locked --path "$repo_root" 1>&2 || fail "cargo install failed (see its output above)"
+# cargo prints ~200 lines here; they go to a log, shown whole only on failure (or with
+# --verbose). One line says what is happening and how long it usually takes.
+build_log="${TMPDIR:-/tmp}/pagent-install.$$.log"
+if $verbose; then
+    say "building the binary: cargo install --locked --path $repo_root"
+    cargo install --locked --path "$repo_root" 1>&2 || fail "cargo install failed (see its output above)"
+else
+    estimate="about 4 minutes on 2 cores the first time, seconds when nothing changed"
+    cargo install --locked --path "$repo_root" >"$build_log" 2>&1 &
+    build=$!
+    started=$SECONDS
+    if [ -t 1 ]; then
+        while kill -0 "$build" 2>/dev/null; do
+            printf '\rpagent install: building the binary (%s): %ds ' "$estimate" $((SECONDS - started))
+            sleep 1
+        done
+        printf '\n'
+    else
+        say "building the binary ($estimate)"
+    fi
+    if ! wait "$build"; then
+        printf 'pagent install: error: cargo install failed after %ds; its output:\n' $((SECONDS - started)) >&2
+        cat -- "$build_log" >&2
+        fail "cargo install failed (the output above is also in $build_log)"
+    fi
+    rm -f -- "$build_log"
+    say "built the binary in $((SECONDS - started))s"
+fi
 installed_bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/pagent"
 if [ ! -x "$installed_bin" ]; then
     installed_bin="$(command -v pagent || true)"
@@ -136,4 +182,11 @@ else
 fi
 
 copy_to_data_folder
-say "done: start a new Claude Code session and try /pagent:ralph or /pagent:pagent-run"
+
+# --- 3. the short command names ------------------------------------------------
+if $short_commands; then
+    "$script_dir/install-commands.sh" --launcher "$staging/scripts/pagent" --dir "$config_dir/commands"
+else
+    say "skipped the short command names (--no-short-commands); the plugin's /pagent:... names work"
+fi
+say "done: start a new Claude Code session and try /ralph or /pagent:ralph, and /pagent-run or /pagent:run"

@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// current stage's exit condition and either lets the session end or hands the model its
 /// next prompt. Start a loop with `pagent run PRD` (a multi-stage pipeline) or
 /// `pagent ralph TASK` (one task until a promise), usually through the plugin's
-/// /pagent-run and /ralph commands.
+/// /pagent:run and /pagent:ralph commands.
 #[derive(Debug, Parser)]
 #[command(
     name = "pagent",

@@ -150,3 +150,16 @@ pub fn header(state: &State) -> String {
         ),
     }
 }
+
+/// How the start line tells the user to stop a loop: Esc interrupts the turn (and the
+/// next message pauses the loop), then the cancel command ends it.
+pub const HOW_TO_STOP: &str = "To stop it: Esc, then /pagent:cancel.";
+
+/// The no-progress limit in words, for the start line (empty when it is off).
+pub fn no_progress_words(state: &State) -> String {
+    match state.no_progress_limit {
+        0 => String::new(),
+        1 => ", giving up at the first turn that changes no file".to_owned(),
+        n => format!(", giving up after {n} turns in a row that change no file"),
+    }
+}

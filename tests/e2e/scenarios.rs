@@ -44,12 +44,13 @@ fn plugin_validates_and_loads_with_its_commands_and_agent() {
         .filter_map(|c| c.as_str())
         .collect();
     for command in [
-        "pagent:pagent-run",
-        "pagent:pagent-status",
-        "pagent:pagent-cancel",
+        "pagent:run",
+        "pagent:status",
+        "pagent:cancel",
         "pagent:ralph",
         "pagent:ralph-cancel",
-        "pagent:ralph-parallel",
+        "pagent:parallel",
+        "pagent:resume",
     ] {
         assert!(
             commands.contains(&command),
@@ -164,7 +165,7 @@ fn the_prd_to_code_pipeline_runs_all_five_stages_in_order() {
         "prd.md",
         "# PRD\nA command-line todo list with add, list and done.\n",
     );
-    let run = e2e.claude("/pagent:pagent-run prd.md").run();
+    let run = e2e.claude("/pagent:run prd.md").run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 13);
 
@@ -227,7 +228,7 @@ fn a_failing_check_command_feeds_its_output_back_until_it_passes() {
         &json!({"stages": [{"name": "fix", "prompt": "Make check.sh pass (see {{prd_path}}).", "exit_when": {"custom": "sh check.sh", "timeout": 20}}]}).to_string(),
     );
     let run = e2e
-        .claude("/pagent:pagent-run prd.md --workflow checked --trust")
+        .claude("/pagent:run prd.md --workflow checked --trust")
         .run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 3);
@@ -302,7 +303,7 @@ fn the_cancel_and_status_commands_run_the_binary() {
     ]);
     let out = e2e.pagent_as(Some("first-session"), &["ralph", "Some task"]);
     assert!(out.status.success(), "{out:?}");
-    let run = e2e.claude("/pagent:pagent-status").run();
+    let run = e2e.claude("/pagent:status").run();
     assert_eq!(run.code, Some(0));
     assert!(
         e2e.mock
@@ -604,7 +605,7 @@ fn ralph_parallel_shows_the_plan_and_the_command_to_run() {
         "alpha: Fix the 'login' bug\nbeta: Add a README\n",
     );
     let run = e2e
-        .claude("/pagent:ralph-parallel tasks.txt -j 2 --max-iterations 5")
+        .claude("/pagent:parallel tasks.txt -j 2 --max-iterations 5")
         .run();
     assert_eq!(run.code, Some(0));
     let told = e2e.mock.all_text(0);

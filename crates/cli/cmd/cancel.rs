@@ -87,7 +87,7 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         ui::warn(&format!("cannot append to the event log: {err:#}"));
     }
     println!(
-        "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). The next stop is allowed.",
+        "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
         state.workflow,
         state.current().name,
         state.stage + 1,

@@ -35,8 +35,10 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
 
     let promise = state.current().exit_when.promise().unwrap_or("DONE");
     println!(
-        "pagent: started a Ralph loop (up to {} iterations).",
-        state.max_iterations
+        "pagent: started a Ralph loop: up to {} iterations{}. {}",
+        state.max_iterations,
+        setup::no_progress_words(&state),
+        setup::HOW_TO_STOP
     );
     println!(
         "Work on the task below. Each time you stop, pagent gives you the task again until your final message ends \

@@ -1,5 +1,5 @@
 //! `pagent run PRD`: start a pipeline. Its stdout is what the model reads after
-//! `/pagent-run`: a short summary, then the first stage's prompt.
+//! `/pagent:run`: a short summary, then the first stage's prompt.
 
 #![allow(clippy::print_stdout)]
 
@@ -43,15 +43,17 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         .map(|s| s.name.as_str())
         .collect();
     println!(
-        "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} iterations per stage).",
+        "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} iterations per stage{}). {}",
         state.workflow,
         loaded_source,
         names.join(" → "),
-        state.max_iterations
+        state.max_iterations,
+        setup::no_progress_words(&state),
+        setup::HOW_TO_STOP
     );
     println!(
         "Work on one stage at a time. When you stop, pagent checks the stage's exit condition and either gives you the next \
-         stage or tells you what is still missing. /pagent-status shows progress; /pagent-cancel ends the loop."
+         stage or tells you what is still missing."
     );
     setup_notes.print();
     println!();

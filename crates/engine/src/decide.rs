@@ -148,7 +148,7 @@ fn decide_stop_unbounded(event: &StopEvent<'_>, state: &State, world: &mut dyn W
         }
         let message = "pagent: ignoring .claude/pagent-pipeline.json: it was not set up by you for this project \
                        (its seal does not verify), so pagent will not run its commands, keep the session going or \
-                       write anything here. Delete the file, or start your own loop with /pagent-run or /ralph."
+                       write anything here. Delete the file, or start your own loop with /pagent:run or /pagent:ralph."
             .to_owned();
         return Outcome {
             decision: Decision::Notify(message),
@@ -320,9 +320,7 @@ fn retry(
         None
     };
     if let Some(reason) = gave_up {
-        let message = format!(
-            "pagent: gave up: {reason}. The state is kept: see `pagent status` and `pagent log`."
-        );
+        let message = format!("pagent: gave up: {reason}. /pagent:status shows where it stopped.");
         next.finish(Status::GaveUp, reason.clone(), now);
         let log = LogEntry {
             action: "gave_up",
