@@ -145,6 +145,10 @@ pub struct StatusArgs {
     /// Print JSON for scripts
     #[arg(long)]
     pub json: bool,
+    /// Pause the loop first when it belongs to this Claude Code session (what
+    /// /pagent:status does: you are at the keyboard, so the loop waits for you)
+    #[arg(long)]
+    pub pause: bool,
 }
 
 #[derive(Debug, Args, Clone, Default)]

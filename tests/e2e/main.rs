@@ -18,5 +18,7 @@
 )]
 
 mod harness;
+mod interactive;
 mod mock;
 mod scenarios;
+mod tmux;

@@ -29,6 +29,10 @@ pub enum Reply {
     },
     /// An HTTP error with a Messages API error body.
     Error(u16),
+    /// A text answer made of the first line, in the messages since the model last spoke,
+    /// that starts with this prefix: a model that does what a command tells it ("begin
+    /// your reply with the line that starts with `pagent: started`").
+    Echo(String),
 }
 
 impl Reply {
@@ -203,13 +207,33 @@ fn serve(
             continue;
         }
         let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        requests.lock().unwrap().push(value);
+        if value["tools"].as_array().is_none_or(Vec::is_empty) {
+            // A side request of the interactive UI (a session title): answered, but
+            // neither recorded nor taken from the script, so the script stays the model's.
+            let body = sse(&Reply::text("Session"), 9999);
+            write!(
+                writer,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )?;
+            writer.flush()?;
+            continue;
+        }
+        requests.lock().unwrap().push(value.clone());
         let index = next.fetch_add(1, Ordering::SeqCst);
         match script.get(index) {
             Some(Reply::Error(status)) => {
                 error_response(&mut writer, *status, "mock: scripted error")?
             }
             Some(reply) => {
+                let echoed;
+                let reply = match reply {
+                    Reply::Echo(prefix) => {
+                        echoed = Reply::Text(echo_line(&value, prefix));
+                        &echoed
+                    }
+                    other => other,
+                };
                 let body = sse(reply, index);
                 write!(
                     writer,
@@ -225,6 +249,25 @@ fn serve(
         }
         writer.flush()?;
     }
+}
+
+/// The first line starting with `prefix` in the messages after the last assistant one.
+fn echo_line(request: &Value, prefix: &str) -> String {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let start = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .map_or(0, |i| i + 1);
+    messages[start..]
+        .iter()
+        .flat_map(|m| {
+            message_text(m)
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .find(|line| line.starts_with(prefix))
+        .unwrap_or_else(|| format!("(mock: no line starts with {prefix:?})"))
 }
 
 fn error_response(writer: &mut TcpStream, status: u16, message: &str) -> std::io::Result<()> {
@@ -322,7 +365,7 @@ fn sse(reply: &Reply, index: usize) -> String {
             );
             "tool_use"
         }
-        Reply::Error(_) => unreachable!(),
+        Reply::Error(_) | Reply::Echo(_) => unreachable!(),
     };
     event(
         &mut out,

@@ -68,7 +68,7 @@ fn the_five_stages_advance_in_order_as_their_files_appear() {
     }
     let reason = env.stop(&env.stop_input("Verified most of it.")).blocked();
     assert!(
-        reason.contains("- your last message did not contain <promise>DONE</promise>"),
+        reason.contains("- your last message has no line <promise>DONE</promise>"),
         "{reason}"
     );
     let message = env

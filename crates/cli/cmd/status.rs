@@ -3,6 +3,7 @@
 
 #![allow(clippy::print_stdout)]
 
+use pagent_engine::pause::decide_prompt;
 use pagent_engine::{Driver, Kind, State, Status, format_duration};
 use serde::Serialize;
 
@@ -69,6 +70,15 @@ struct StageReport {
 
 pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
+    if args.pause {
+        // Claude Code may run the command's `!` line before the UserPromptSubmit hook
+        // records the pause; doing it here makes the report true either way.
+        let session = env.session_id.as_deref();
+        let now = now();
+        store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
+            decide_prompt(state, session, "/pagent:status", now)
+        })?;
+    }
     let Some(state) = store::read_state(&project)? else {
         if args.json {
             println!("null");

@@ -263,7 +263,7 @@ fn the_pipeline_advances_stage_by_stage_and_completes() {
         (
             MemoryWorld::default().message("checked").tree("h"),
             "block",
-            "did not contain <promise>DONE</promise>",
+            "has no line <promise>DONE</promise> of its own",
         ),
     ];
     for (mut world, action, expected) in steps {
