@@ -78,7 +78,7 @@ pub struct RunArgs {
     /// Iterations allowed per stage [default: the workflow's, else 25]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: Option<u32>,
-    /// Stops in a row with no change to the working tree before giving up; 0 turns the
+    /// Turns in a row that change no file before giving up; 0 turns the
     /// check off [default: the workflow's, else 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub no_progress_limit: Option<u32>,
@@ -110,7 +110,7 @@ pub struct RalphArgs {
         default_value = "DONE"
     )]
     pub promise: String,
-    /// Stops in a row with no change to the working tree before giving up; 0 turns the
+    /// Turns in a row that change no file before giving up; 0 turns the
     /// check off [default: 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub no_progress_limit: Option<u32>,

@@ -359,7 +359,7 @@ fn answering_without_changing_anything_ends_the_loop() {
         status["end_reason"]
             .as_str()
             .unwrap()
-            .starts_with("no change to the working tree in 3 stops in a row"),
+            .starts_with("3 turns in a row changed no file"),
         "{status}"
     );
 }

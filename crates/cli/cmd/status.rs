@@ -248,10 +248,10 @@ fn print_human(report: &Report, style: Style) {
                 }
             };
             let no_progress = if report.no_progress_limit == 0 {
-                "no-progress check off".to_owned()
+                "turns that change no file are not counted".to_owned()
             } else {
                 format!(
-                    "no progress {} of {}",
+                    "turns in a row with no file changed: {} of {}",
                     report.no_progress_count, report.no_progress_limit
                 )
             };

@@ -309,7 +309,7 @@ fn retry(
     let gave_up = if next.no_progress_limit > 0 && next.no_progress_count >= next.no_progress_limit
     {
         Some(format!(
-            "no change to the working tree in {} stops in a row (stage {name}: {summary})",
+            "{} turns in a row changed no file (stage {name}: {summary})",
             next.no_progress_count
         ))
     } else if used >= limit {

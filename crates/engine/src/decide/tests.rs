@@ -372,7 +372,7 @@ fn an_unchanged_tree_for_three_stops_gives_up_and_a_change_resets_the_count() {
         state
             .end_reason
             .unwrap()
-            .starts_with("no change to the working tree in 3 stops in a row")
+            .starts_with("3 turns in a row changed no file")
     );
 }
 
