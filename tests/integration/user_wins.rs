@@ -136,3 +136,28 @@ fn a_loop_does_not_complete_while_an_edited_files_check_fails() {
     let message = env.stop(&env.stop_input(promise)).allowed().unwrap();
     assert!(message.contains("complete"), "{message}");
 }
+
+/// The prompt hook runs on every prompt of every session: without a loop it reads
+/// nothing, prints nothing and writes nothing; with bad input it fails open (never 2).
+#[test]
+fn the_prompt_hook_is_silent_without_a_loop_and_never_blocks() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd(&["hook", "user-prompt-submit"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin("not json at all")
+        .success();
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out}");
+    assert!(!env.exists(".claude"), "{out}");
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let out = env
+        .cmd(&["hook", "user-prompt-submit"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin("not json at all")
+        .run();
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(out.stdout.is_empty(), "{out}");
+    assert!(env.state()["paused"].is_null());
+}

@@ -301,6 +301,15 @@ pub enum CheckResult {
     Skipped(String),
 }
 
+/// The latest failed check of one edited file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCheck {
+    /// The checks that failed, e.g. `python3 -m py_compile`.
+    pub checks: String,
+    /// The start of their output (compilers put the first errors first).
+    pub output: String,
+}
+
 /// The additional context for one edited file, or `None` when everything passed.
 pub fn render_feedback(file: &str, results: &[(String, CheckResult)]) -> Option<String> {
     let mut problems = Vec::new();

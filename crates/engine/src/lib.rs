@@ -30,15 +30,15 @@ mod world;
 #[cfg(test)]
 mod testing;
 
+pub use backpressure::FailedCheck;
 pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
 pub use decide::PROMPT_FILE;
 pub use decide::{Decision, LogEntry, Outcome, StopEvent, decide_iteration, decide_stop};
 pub use path::{RelPath, RelPathError};
+pub use pause::Pause;
 pub use promise::contains_promise;
 pub use render::{MESSAGE_CAP, REASON_CAP, TAIL_CAP, cap_tail, render_template};
-pub use state::{
-    Driver, FailedCheck, Kind, Pause, STATE_VERSION, SetupOptions, Stage, State, StateError, Status,
-};
+pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};
 pub use syntax::{Syntax, SyntaxError, check_syntax};
 pub use time::{Timestamp, format_duration};
 pub use workflow::{

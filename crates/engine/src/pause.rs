@@ -9,7 +9,20 @@
 //! asking how the loop is doing never sets it going again; cancel ends it; set-up
 //! replaces it.
 
-use crate::{Kind, Pause, State, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::{Kind, State, Timestamp};
+
+/// Why and since when a loop is paused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pause {
+    pub since: Timestamp,
+    /// In words, for the user: "you wrote a message".
+    pub why: String,
+    /// Whether the user was told at a stop (said once).
+    #[serde(default)]
+    pub told: bool,
+}
 
 /// What a typed prompt is, as far as the loop is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

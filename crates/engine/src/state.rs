@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backpressure::BackpressureConfig;
+use crate::backpressure::{BackpressureConfig, FailedCheck};
+use crate::pause::Pause;
 use crate::{Condition, DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, Timestamp, Workflow};
 
 pub const STATE_VERSION: u32 = 1;
@@ -128,26 +129,6 @@ pub struct State {
     pub failing_checks: BTreeMap<String, FailedCheck>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
-}
-
-/// Why and since when a loop is paused.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pause {
-    pub since: Timestamp,
-    /// In words, for the user: "you wrote a message".
-    pub why: String,
-    /// Whether the user was told at a stop (said once).
-    #[serde(default)]
-    pub told: bool,
-}
-
-/// The latest failed check of one edited file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FailedCheck {
-    /// The checks that failed, e.g. `python3 -m py_compile`.
-    pub checks: String,
-    /// The start of their output (compilers put the first errors first).
-    pub output: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -386,52 +367,4 @@ impl State {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ralph() -> State {
-        State::new_ralph(
-            "Fix it".into(),
-            "DONE".into(),
-            SetupOptions::default(),
-            None,
-            Timestamp(100),
-        )
-    }
-
-    #[test]
-    fn ralph_state_round_trips_through_json() {
-        let state = ralph();
-        let text = state.to_json_pretty();
-        assert_eq!(State::from_json(text.as_bytes()).unwrap(), state);
-        assert_eq!(state.iterations, [1]);
-        assert_eq!(state.max_iterations, DEFAULT_MAX_ITERATIONS);
-        assert_eq!(state.no_progress_limit, DEFAULT_NO_PROGRESS_LIMIT);
-    }
-
-    #[test]
-    fn inconsistent_files_are_rejected() {
-        let mut state = ralph();
-        state.stage = 3;
-        assert!(matches!(
-            State::from_json(state.to_json_pretty().as_bytes()),
-            Err(StateError::Inconsistent(_))
-        ));
-        let mut state = ralph();
-        state.iterations.push(0);
-        assert!(matches!(
-            State::from_json(state.to_json_pretty().as_bytes()),
-            Err(StateError::Inconsistent(_))
-        ));
-        let mut state = ralph();
-        state.version = 9;
-        assert!(matches!(
-            State::from_json(state.to_json_pretty().as_bytes()),
-            Err(StateError::Version(9))
-        ));
-        assert!(matches!(
-            State::from_json(b"{\"version\": 1"),
-            Err(StateError::Parse(_))
-        ));
-    }
-}
+mod tests;
