@@ -342,7 +342,7 @@ count_events() { # PROJECT ACTION: lines with that action in the project's event
 # The last message of a finished task, appended to a transcript by the checks below.
 done_line='{"parentUuid":null,"isSidechain":false,"message":{"id":"msg_bench_done",'
 done_line+='"type":"message","role":"assistant","content":[{"type":"text",'
-done_line+='"text":"All fixed. <promise>DONE</promise>"}]},"type":"assistant","uuid":"bench-done"}'
+done_line+='"text":"All fixed.\n<promise>DONE</promise>"}]},"type":"assistant","uuid":"bench-done"}'
 
 # --- checks: each configuration does what it is meant to, before any timing ---------------
 out=$(run_hook "$plain" "$tmp/stop-plain.json") || die "no-state hook failed"

@@ -36,7 +36,7 @@ seed() {
         transcript_tail)
             cp "$fixtures"/*transcript*.jsonl "$dir/" ;;
         promise)
-            printf 'Finished. <promise>DONE</promise>' > "$dir/plain"
+            printf 'Finished.\n<promise>DONE</promise>' > "$dir/plain"
             printf 'Say `<promise>DONE</promise>`\n```\n<promise>DONE</promise>\n```\n> <promise>X</promise>\0X' > "$dir/quoted" ;;
         stream_line)
             # Real recordings live in one folder per client version: keep the names apart.

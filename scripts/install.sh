@@ -16,6 +16,11 @@
 # (<config>/plugins/data/pagent-pagent/bin/pagent), where scripts/pagent looks
 # for it, so hooks work even when ~/.cargo/bin is not on Claude Code's PATH.
 #
+# Options:
+#   --verbose             show cargo's whole output while building
+#   --no-short-commands   do not install the short names (/ralph, /pagent-run, ...)
+#   --uninstall-commands  remove the short names pagent installed, and stop
+#
 # Environment:
 #   CLAUDE_CONFIG_DIR       Claude Code's config folder (default ~/.claude)
 #   PAGENT_MARKETPLACE_DIR  where to stage the plugin
@@ -36,30 +41,74 @@ fail() {
     exit 1
 }
 
+verbose=false
+short_commands=true
+for arg in "$@"; do
+    case $arg in
+        --verbose) verbose=true ;;
+        --no-short-commands) short_commands=false ;;
+        --uninstall-commands)
+            "$script_dir/install-commands.sh" --remove --dir "$config_dir/commands"
+            exit 0
+            ;;
+        -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" | sed '$d'; exit 0 ;;
+        *) fail "unknown argument: $arg (try --help)" ;;
+    esac
+done
+
 # --- 1. the binary -----------------------------------------------------------
 command -v cargo >/dev/null 2>&1 ||
     fail "cargo is not on PATH; install a Rust toolchain (rustup), then run this again"
+# cargo prints ~200 lines here; they go to a log, shown whole only on failure (or with
+# --verbose). One line says what is happening and how long it usually takes.
+estimate="about 4 minutes on 2 cores the first time, seconds when nothing changed"
+build() { # LABEL CARGO-INSTALL-ARGS...: build quietly behind one progress line; 0 on success
+    local label=$1 build_log="${TMPDIR:-/tmp}/pagent-install.$$.log" pid started=$SECONDS
+    shift
+    if $verbose; then
+        say "$label: cargo install --locked --path $repo_root $*"
+        cargo install --locked --path "$repo_root" "$@" 1>&2
+        return
+    fi
+    cargo install --locked --path "$repo_root" "$@" >"$build_log" 2>&1 &
+    pid=$!
+    if [ -t 1 ]; then
+        while kill -0 "$pid" 2>/dev/null; do
+            printf 'pagent install: %s (%s): %ds ' "$label" "$estimate" $((SECONDS - started))
+            sleep 1
+        done
+        printf '
+'
+    else
+        say "$label ($estimate)"
+    fi
+    if ! wait "$pid"; then
+        printf 'pagent install: %s failed after %ds; its output:
+' "$label" $((SECONDS - started)) >&2
+        cat -- "$build_log" >&2
+        rm -f -- "$build_log"
+        return 1
+    fi
+    rm -f -- "$build_log"
+    say "built the binary in $((SECONDS - started))s"
+}
 # On Linux with glibc, a static-pie build (`+crt-static`, libc from the C toolchain's static
 # libraries) skips the dynamic loader: the hooks start about 0.1 ms sooner (BENCHMARKS.md).
 # Without a static libc (or elsewhere), or if that build fails, the ordinary build is used.
 # PAGENT_STATIC=0 skips it.
 host="$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')"
-static_args=()
+built=false
 if [ "${PAGENT_STATIC:-1}" != 0 ] && [[ $host == *-linux-gnu ]] &&
     [ -f "$(cc -print-file-name=libc.a 2>/dev/null || echo /nonexistent)" ]; then
-    static_args=(--target "$host")
-fi
-if [ ${#static_args[@]} -gt 0 ]; then
-    say "building a static binary: cargo install --locked --path $repo_root --target $host, RUSTFLAGS +crt-static (output below)"
-    if ! RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-        cargo install --locked --path "$repo_root" "${static_args[@]}" 1>&2; then
+    if RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+        build "building a static binary" --target "$host"; then
+        built=true
+    else
         say "the static build failed; building the ordinary one"
-        static_args=()
     fi
 fi
-if [ ${#static_args[@]} -eq 0 ]; then
-    say "building the binary: cargo install --locked --path $repo_root (output below)"
-    cargo install --locked --path "$repo_root" 1>&2 || fail "cargo install failed (see its output above)"
+if ! $built; then
+    build "building the binary" || fail "cargo install failed (see its output above)"
 fi
 installed_bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/pagent"
 if [ ! -x "$installed_bin" ]; then
@@ -156,4 +205,11 @@ else
 fi
 
 copy_to_data_folder
-say "done: start a new Claude Code session and try /pagent:ralph or /pagent:pagent-run"
+
+# --- 3. the short command names ------------------------------------------------
+if $short_commands; then
+    "$script_dir/install-commands.sh" --launcher "$staging/scripts/pagent" --dir "$config_dir/commands"
+else
+    say "skipped the short command names (--no-short-commands); the plugin's /pagent:... names work"
+fi
+say "done: start a new Claude Code session and try /ralph or /pagent:ralph, and /pagent-run or /pagent:run"

@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// current stage's exit condition and either lets the session end or hands the model its
 /// next prompt. Start a loop with `pagent run PRD` (a multi-stage pipeline) or
 /// `pagent ralph TASK` (one task until a promise), usually through the plugin's
-/// /pagent-run and /ralph commands.
+/// /pagent:run and /pagent:ralph commands.
 #[derive(Debug, Parser)]
 #[command(
     name = "pagent",
@@ -42,8 +42,12 @@ pub enum Command {
     Ralph(RalphArgs),
     /// Show the loop's stages, progress, iterations and outcome.
     Status(StatusArgs),
-    /// End the active loop; the next stop is allowed.
+    /// End the active loop: Claude may stop again.
     Cancel,
+    /// Continue a loop that is paused because you wrote a message in its session.
+    Resume,
+    /// Print the current stage's full instructions (the ralph task, or the stage prompt).
+    Prompt,
     /// Show the event log, one line per decision.
     Log(LogArgs),
     /// Run the loop from outside: a fresh agent process (Claude Code, Codex, OpenCode or
@@ -74,7 +78,7 @@ pub struct RunArgs {
     /// Iterations allowed per stage [default: the workflow's, else 25]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: Option<u32>,
-    /// Stops in a row with no change to the working tree before giving up; 0 turns the
+    /// Turns in a row that change no file before giving up; 0 turns the
     /// check off [default: the workflow's, else 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub no_progress_limit: Option<u32>,
@@ -106,7 +110,7 @@ pub struct RalphArgs {
         default_value = "DONE"
     )]
     pub promise: String,
-    /// Stops in a row with no change to the working tree before giving up; 0 turns the
+    /// Turns in a row that change no file before giving up; 0 turns the
     /// check off [default: 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub no_progress_limit: Option<u32>,
@@ -141,6 +145,10 @@ pub struct StatusArgs {
     /// Print JSON for scripts
     #[arg(long)]
     pub json: bool,
+    /// Pause the loop first when it belongs to this Claude Code session (what
+    /// /pagent:status does: you are at the keyboard, so the loop waits for you)
+    #[arg(long)]
+    pub pause: bool,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -306,4 +314,9 @@ pub enum HookCommand {
     Stop,
     /// The PostToolUse hook: checks the file an edit tool just wrote, feeds problems back.
     PostToolUse,
+    /// The UserPromptSubmit hook: a message typed in the loop's session pauses the loop.
+    UserPromptSubmit,
+    /// The PreCompact and SessionStart (compact) hooks: the next re-prompt carries the
+    /// full stage prompt again.
+    Compact,
 }

@@ -2,7 +2,8 @@
 //!
 //! A new loop replaces a finished one silently, and an active one only when it belongs to
 //! the same Claude Code session (the user is restarting their own loop) or with `--force`:
-//! another session's running loop is never clobbered by accident.
+//! another session's running loop is never clobbered by accident. A slash command never
+//! replaces another session's loop at all, `--force` or not.
 
 use anyhow::{Context, bail};
 use pagent_engine::{State, format_duration};
@@ -18,15 +19,54 @@ pub fn install_state(
     force: bool,
     action: &str,
 ) -> anyhow::Result<State> {
+    install(project, config_dir, state, force, false, action)
+}
+
+/// [`install_state`] for a slash command: it never replaces a loop that another Claude
+/// Code session owns, `--force` or not. A person typing in one session cannot see the
+/// other one's work; ending it is that session's business, or a terminal's.
+pub fn install_state_from_slash(
+    project: &Project,
+    config_dir: Option<&std::path::Path>,
+    state: &State,
+    force: bool,
+    action: &str,
+) -> anyhow::Result<State> {
+    install(project, config_dir, state, force, true, action)
+}
+
+fn install(
+    project: &Project,
+    config_dir: Option<&std::path::Path>,
+    state: &State,
+    force: bool,
+    slash: bool,
+    action: &str,
+) -> anyhow::Result<State> {
     let secret = secret::read_or_create_secret(config_dir)?;
     let mut state = state.clone();
     let id: [u8; 8] = crate::store::door::random_bytes().context("cannot read random bytes")?;
     state.loop_id = pagent_engine::seal::hex(&id);
     let _lock = store::lock_state(project)?;
     // A corrupt old file is simply replaced: it holds no loop anyone can continue.
-    if let Ok(Some(old)) = store::read_state(project)
-        && old.is_active()
-        && store::ownership(project, config_dir, &old) == store::Ownership::Own
+    let old = store::read_state(project).ok().flatten().filter(|old| {
+        old.is_active() && store::ownership(project, config_dir, old) == store::Ownership::Own
+    });
+    if let Some(old) = &old
+        && slash
+        && let Some(owner) = old.session_id.as_deref()
+        && Some(owner) != state.session_id.as_deref()
+    {
+        bail!(
+            "a {} loop of another Claude Code session ({owner}) is active in this project \
+             (stage {}, started {} ago), and a slash command never replaces another session's loop; \
+             end it from that session with /pagent:cancel, or run `pagent cancel` in a terminal",
+            old.workflow,
+            old.current().name,
+            format_duration(state.started_at.since(old.started_at)),
+        );
+    }
+    if let Some(old) = old
         && !force
         && (old.session_id.is_none() || old.session_id != state.session_id)
     {
@@ -36,7 +76,7 @@ pub fn install_state(
         );
         bail!(
             "a {} loop is already active in this project ({}, stage {}, started {} ago); \
-             run `pagent cancel` (or /pagent-cancel) first, or pass --force to replace it",
+             end it first with `pagent cancel` (or /pagent:cancel), or pass --force to replace it",
             old.workflow,
             owner,
             old.current().name,
@@ -44,6 +84,7 @@ pub fn install_state(
         );
     }
     let state = store::write_state_atomic(project, config_dir, &state, &secret)?;
+    store::write_prompt_file(project, &state);
     if let Err(err) = exclude::exclude_pagent_files(project) {
         ui::warn(&format!(
             "could not add pagent's files to .git/info/exclude: {err:#}"
@@ -56,8 +97,11 @@ pub fn install_state(
         stage: Some(state.current().name.clone()),
         iteration: Some(1),
         detail: format!(
-            "{} started: {} stage(s), up to {} iterations each",
-            state.workflow, state.max_stages, state.max_iterations
+            "{} started: {} stage{}, up to {} iterations each",
+            state.workflow,
+            state.max_stages,
+            if state.max_stages == 1 { "" } else { "s" },
+            state.max_iterations
         ),
         ms: None,
     };
@@ -145,5 +189,18 @@ pub fn header(state: &State) -> String {
             state.max_stages,
             state.current().name
         ),
+    }
+}
+
+/// How the start line tells the user to stop a loop: Esc interrupts the turn (and the
+/// next message pauses the loop), then the cancel command ends it.
+pub const HOW_TO_STOP: &str = "To stop it: Esc, then /pagent:cancel.";
+
+/// The no-progress limit in words, for the start line (empty when it is off).
+pub fn no_progress_words(state: &State) -> String {
+    match state.no_progress_limit {
+        0 => String::new(),
+        1 => ", giving up at the first turn that changes no file".to_owned(),
+        n => format!(", giving up after {n} turns in a row that change no file"),
     }
 }

@@ -4,7 +4,8 @@
 //! here-document, so no shell ever sees the user's text. This module splits that text
 //! the way a person expects (whitespace separates words, balanced quotes group them) but
 //! never fails on it: an apostrophe in "Fix it's parser" is just a character. For a ralph
-//! task, recognised flags are cut out and everything else is the task, byte for byte.
+//! task, options count only as a run at the end (or before a `--`); everything else is
+//! the task, byte for byte (see [`parse_ralph_line`]).
 
 /// One word of the text and where it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,69 +67,102 @@ pub fn parse_words<A: clap::Args + clap::FromArgMatches>(
     Ok(A::from_arg_matches(&matches)?)
 }
 
-/// A ralph command line: the task and the flags found around it.
+/// A ralph command line: the task and the options found after it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RalphLine {
     pub task: String,
-    /// Flags and their values, in order, ready for clap (`--promise`, `DONE`, ...).
+    /// Options and their values, in order, ready for clap (`--promise`, `DONE`, ...).
     pub flags: Vec<String>,
 }
 
-const VALUE_FLAGS: &[&str] = &[
-    "--max-iterations",
-    "--promise",
-    "--completion-promise",
-    "--no-progress-limit",
-];
-const SWITCHES: &[&str] = &["--force"];
+const NUMBER_FLAGS: &[&str] = &["--max-iterations", "--no-progress-limit"];
+const TEXT_FLAGS: &[&str] = &["--promise", "--completion-promise"];
+const SWITCHES: &[&str] = &["--force", "--trust"];
 
+/// Splits slash-command text into the task and its options. Options are recognised only
+/// as a run at the very end of the text (`Fix the parser --max-iterations 5`), or as a
+/// run before a `--` that starts the task (`--promise SHIPPED -- Release 1.2`); anything
+/// else is task text, byte for byte, so `Remove the --force flag from deploy.sh` keeps its
+/// `--force`. A value must look like one: a number for `--max-iterations` and
+/// `--no-progress-limit`; for `--promise`, quoted text or a word without lower-case
+/// letters (`DONE`, `SHIPPED`), so `Document the --promise option` is a task too.
 pub fn parse_ralph_line(text: &str) -> RalphLine {
     let words = split_words(text);
-    let mut cut: Vec<(usize, usize)> = Vec::new();
+    if let Some(dash) = words
+        .iter()
+        .position(|w| w.value == "--" && is_bare(text, w))
+        && let Some(flags) = option_run(text, &words[..dash])
+    {
+        return RalphLine {
+            task: unquote_whole(text[words[dash].end..].trim()).to_owned(),
+            flags,
+        };
+    }
+    for start in 0..words.len() {
+        if let Some(flags) = option_run(text, &words[start..]) {
+            let task = text[..words[start].start].trim();
+            return RalphLine {
+                task: unquote_whole(task).to_owned(),
+                flags,
+            };
+        }
+    }
+    RalphLine {
+        task: unquote_whole(text.trim()).to_owned(),
+        flags: Vec::new(),
+    }
+}
+
+/// Whether the word was typed without quotes.
+fn is_bare(text: &str, word: &Word) -> bool {
+    text[word.start..word.end] == word.value
+}
+
+/// `words` as options and their values, when every word is one; `None` otherwise (and
+/// for no words at all).
+fn option_run(text: &str, words: &[Word]) -> Option<Vec<String>> {
+    if words.is_empty() {
+        return None;
+    }
     let mut flags = Vec::new();
     let mut i = 0;
     while i < words.len() {
         let word = &words[i];
-        let (name, inline) = match word.value.split_once('=') {
-            Some((name, value)) if VALUE_FLAGS.contains(&name) => {
-                (name.to_owned(), Some(value.to_owned()))
-            }
-            _ => (word.value.clone(), None),
-        };
-        if SWITCHES.contains(&name.as_str()) {
-            flags.push(name);
-            cut.push((word.start, word.end));
-        } else if VALUE_FLAGS.contains(&name.as_str()) {
-            match inline {
-                Some(value) => {
-                    flags.extend([name, value]);
-                    cut.push((word.start, word.end));
-                }
-                None if i + 1 < words.len() => {
-                    flags.extend([name, words[i + 1].value.clone()]);
-                    cut.push((word.start, words[i + 1].end));
-                    i += 1;
-                }
-                None => {}
-            }
+        if !is_bare(text, word) {
+            return None;
         }
+        let (name, inline) = match word.value.split_once('=') {
+            Some((name, value)) => (name, Some((value.to_owned(), true))),
+            None => (word.value.as_str(), None),
+        };
+        if SWITCHES.contains(&name) && inline.is_none() {
+            flags.push(name.to_owned());
+            i += 1;
+            continue;
+        }
+        if !NUMBER_FLAGS.contains(&name) && !TEXT_FLAGS.contains(&name) {
+            return None;
+        }
+        let (value, quoted) = match inline {
+            Some(value) => value,
+            None => {
+                let next = words.get(i + 1)?;
+                i += 1;
+                (next.value.clone(), !is_bare(text, next))
+            }
+        };
+        let plausible = if NUMBER_FLAGS.contains(&name) {
+            !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
+        } else {
+            quoted || (!value.is_empty() && !value.chars().any(char::is_lowercase))
+        };
+        if !plausible {
+            return None;
+        }
+        flags.extend([name.to_owned(), value]);
         i += 1;
     }
-    let mut task = String::with_capacity(text.len());
-    let mut from = 0;
-    for (start, end) in cut {
-        task.push_str(text[from..start].trim_end());
-        if !task.is_empty() {
-            task.push(' ');
-        }
-        from = end;
-    }
-    task.push_str(&text[from..]);
-    let task = task.trim();
-    RalphLine {
-        task: unquote_whole(task).to_owned(),
-        flags,
-    }
+    Some(flags)
 }
 
 /// `"Fix the tests"` → `Fix the tests`, only when the quotes wrap the whole text.
@@ -160,6 +194,7 @@ mod tests {
         assert_eq!(values("  "), Vec::<String>::new());
     }
 
+    /// The slash-command flag rule as a table: (text, task, options).
     #[test]
     fn ralph_lines_keep_the_task_byte_for_byte() {
         let cases: &[(&str, &str, &[&str])] = &[
@@ -170,22 +205,53 @@ mod tests {
                 &["--max-iterations", "5"],
             ),
             (
-                "--promise 'ALL DONE' Build it",
-                "Build it",
-                &["--promise", "ALL DONE"],
-            ),
-            (
                 "Build it --completion-promise=SHIPPED --force",
                 "Build it",
                 &["--completion-promise", "SHIPPED", "--force"],
             ),
             (
+                "Build it --promise 'all done' --no-progress-limit 0",
+                "Build it",
+                &["--promise", "all done", "--no-progress-limit", "0"],
+            ),
+            (
+                "--promise SHIPPED --max-iterations=3 -- Release 1.2 --force",
+                "Release 1.2 --force",
+                &["--promise", "SHIPPED", "--max-iterations", "3"],
+            ),
+            // Options inside the task are the task's words.
+            (
+                "Remove the --force flag from deploy.sh",
+                "Remove the --force flag from deploy.sh",
+                &[],
+            ),
+            (
+                "Remove the --force flag from deploy.sh --max-iterations 5",
+                "Remove the --force flag from deploy.sh",
+                &["--max-iterations", "5"],
+            ),
+            (
+                "Document the --promise option",
+                "Document the --promise option",
+                &[],
+            ),
+            ("Explain --max-iterations", "Explain --max-iterations", &[]),
+            ("Set --max-iterations ten", "Set --max-iterations ten", &[]),
+            (
+                "--promise 'ALL DONE' Build it",
+                "--promise 'ALL DONE' Build it",
+                &[],
+            ),
+            ("Fix a -- b", "Fix a -- b", &[]),
+            ("Quote \"--force\"", "Quote \"--force\"", &[]),
+            ("Fill in {{story}}", "Fill in {{story}}", &[]),
+            (
                 "Fix it's \"parser\"; run $(touch pwned) `id` (x) \\n\nsecond line",
                 "Fix it's \"parser\"; run $(touch pwned) `id` (x) \\n\nsecond line",
                 &[],
             ),
-            ("Explain --max-iterations", "Explain --max-iterations", &[]),
             ("\n  indented task\n", "indented task", &[]),
+            ("--max-iterations 5", "", &["--max-iterations", "5"]),
         ];
         for (text, task, flags) in cases {
             let line = parse_ralph_line(text);

@@ -20,5 +20,7 @@
 
 mod agents;
 mod harness;
+mod interactive;
 mod mock;
 mod scenarios;
+mod tmux;

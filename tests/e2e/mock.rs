@@ -30,6 +30,10 @@ pub enum Reply {
     },
     /// An HTTP error with a Messages API error body.
     Error(u16),
+    /// A text answer made of the first line, in the messages since the model last spoke,
+    /// that starts with this prefix: a model that does what a command tells it ("begin
+    /// your reply with the line that starts with `pagent: started`").
+    Echo(String),
 }
 
 impl Reply {
@@ -248,13 +252,11 @@ fn serve(
             }
         };
         let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        // OpenCode asks for a session title in a request of its own, without tools: it is
-        // answered, but is not a turn of the script.
-        if api == Api::Chat && value.get("tools").is_none() {
-            let title = Reply::text("Mock session");
-            if value["stream"] == true {
-                respond_sse(&mut writer, &chat_sse(&title, usize::MAX))?;
-            } else {
+        // Side requests without tools (OpenCode's session title, the interactive UI's
+        // title) are answered, but neither recorded nor taken from the script, so the
+        // script stays the model's turns.
+        if api != Api::Responses && value["tools"].as_array().is_none_or(Vec::is_empty) {
+            if api == Api::Chat && value["stream"] != true {
                 let body = json!({"id": "chatcmpl-title", "object": "chat.completion", "created": 0, "model": "mock-model",
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": "Mock session"}, "finish_reason": "stop"}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).to_string();
@@ -263,24 +265,41 @@ fn serve(
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
                     body.len()
                 )?;
+            } else if api == Api::Chat {
+                respond_sse(
+                    &mut writer,
+                    &chat_sse(&Reply::text("Mock session"), usize::MAX),
+                )?;
+            } else {
+                respond_sse(&mut writer, &sse(&Reply::text("Session"), 9999))?;
             }
             writer.flush()?;
             continue;
         }
-        requests.lock().unwrap().push(value);
+        requests.lock().unwrap().push(value.clone());
         let index = next.fetch_add(1, Ordering::SeqCst);
         match script.get(index) {
             Some(Reply::Error(status)) => {
                 error_response(&mut writer, *status, "mock: scripted error")?
             }
-            Some(reply) => respond_sse(
-                &mut writer,
-                &match api {
-                    Api::Messages => sse(reply, index),
-                    Api::Responses => responses_sse(reply, index),
-                    Api::Chat => chat_sse(reply, index),
-                },
-            )?,
+            Some(reply) => {
+                let echoed;
+                let reply = match reply {
+                    Reply::Echo(prefix) => {
+                        echoed = Reply::Text(echo_line(&value, prefix));
+                        &echoed
+                    }
+                    other => other,
+                };
+                respond_sse(
+                    &mut writer,
+                    &match api {
+                        Api::Messages => sse(reply, index),
+                        Api::Responses => responses_sse(reply, index),
+                        Api::Chat => chat_sse(reply, index),
+                    },
+                )?;
+            }
             None => error_response(
                 &mut writer,
                 500,
@@ -307,6 +326,25 @@ fn respond_sse(writer: &mut TcpStream, body: &str) -> std::io::Result<()> {
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
+}
+
+/// The first line starting with `prefix` in the messages after the last assistant one.
+fn echo_line(request: &Value, prefix: &str) -> String {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let start = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant")
+        .map_or(0, |i| i + 1);
+    messages[start..]
+        .iter()
+        .flat_map(|m| {
+            message_text(m)
+                .lines()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .find(|line| line.starts_with(prefix))
+        .unwrap_or_else(|| format!("(mock: no line starts with {prefix:?})"))
 }
 
 /// An error body both Anthropic's and OpenAI's clients read: `error.message` and
@@ -410,7 +448,7 @@ fn sse(reply: &Reply, index: usize) -> String {
             );
             "tool_use"
         }
-        Reply::Error(_) => unreachable!(),
+        Reply::Error(_) | Reply::Echo(_) => unreachable!(),
     };
     event(
         &mut out,
@@ -432,7 +470,7 @@ fn responses_sse(reply: &Reply, index: usize) -> String {
     let (text, tool) = match reply {
         Reply::Text(text) => (Some(text.as_str()), None),
         Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
-        Reply::Error(_) => unreachable!(),
+        Reply::Error(_) | Reply::Echo(_) => unreachable!(),
     };
     event(
         &mut out,
@@ -506,7 +544,7 @@ fn chat_sse(reply: &Reply, index: usize) -> String {
     let (text, tool) = match reply {
         Reply::Text(text) => (Some(text.as_str()), None),
         Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
-        Reply::Error(_) => unreachable!(),
+        Reply::Error(_) | Reply::Echo(_) => unreachable!(),
     };
     if let Some(text) = text {
         out.push_str(&chunk(

@@ -44,12 +44,13 @@ fn plugin_validates_and_loads_with_its_commands_and_agent() {
         .filter_map(|c| c.as_str())
         .collect();
     for command in [
-        "pagent:pagent-run",
-        "pagent:pagent-status",
-        "pagent:pagent-cancel",
+        "pagent:run",
+        "pagent:status",
+        "pagent:cancel",
         "pagent:ralph",
         "pagent:ralph-cancel",
-        "pagent:ralph-parallel",
+        "pagent:parallel",
+        "pagent:resume",
     ] {
         assert!(
             commands.contains(&command),
@@ -69,7 +70,7 @@ fn ralph_reprompts_with_the_task_until_the_promise() {
     let e2e = E2e::start(vec![
         Reply::text("First attempt."),
         Reply::text("Second attempt."),
-        Reply::text("All fixed. <promise>DONE</promise>"),
+        Reply::text("All fixed.\n<promise>DONE</promise>"),
     ]);
     let run = e2e
         .claude("/pagent:ralph Fix the parser --promise DONE --max-iterations 5")
@@ -92,7 +93,11 @@ fn ralph_reprompts_with_the_task_until_the_promise() {
         );
         assert!(told.ends_with("\n\nFix the parser"), "{told}");
     }
-    assert_eq!(run.result()["result"], "All fixed. <promise>DONE</promise>");
+    assert_eq!(
+        run.result()["result"],
+        "All fixed.
+<promise>DONE</promise>"
+    );
     let costs = crate::harness::context_costs(&e2e, &run, "ralph");
     assert_eq!(costs.len(), 2);
     for cost in &costs {
@@ -159,14 +164,14 @@ fn the_prd_to_code_pipeline_runs_all_five_stages_in_order() {
             Reply::write(&e2e_paths(e2e, "src/lib.rs"), "pub fn todo() {}\n"),
             Reply::write(&e2e_paths(e2e, "src/store.rs"), "pub struct Store;\n"),
             Reply::text("Implemented."),
-            Reply::text("Verified against the PRD; tests pass. <promise>DONE</promise>"),
+            Reply::text("Verified against the PRD; tests pass.\n<promise>DONE</promise>"),
         ]
     });
     e2e.write(
         "prd.md",
         "# PRD\nA command-line todo list with add, list and done.\n",
     );
-    let run = e2e.claude("/pagent:pagent-run prd.md").run();
+    let run = e2e.claude("/pagent:run prd.md").run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 13);
 
@@ -231,7 +236,7 @@ fn a_failing_check_command_feeds_its_output_back_until_it_passes() {
         &json!({"stages": [{"name": "fix", "prompt": "Make check.sh pass (see {{prd_path}}).", "exit_when": {"custom": "sh check.sh", "timeout": 20}}]}).to_string(),
     );
     let run = e2e
-        .claude("/pagent:pagent-run prd.md --workflow checked --trust")
+        .claude("/pagent:run prd.md --workflow checked --trust")
         .run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 3);
@@ -306,7 +311,7 @@ fn the_cancel_and_status_commands_run_the_binary() {
     ]);
     let out = e2e.pagent_as(Some("first-session"), &["ralph", "Some task"]);
     assert!(out.status.success(), "{out:?}");
-    let run = e2e.claude("/pagent:pagent-status").run();
+    let run = e2e.claude("/pagent:status").run();
     assert_eq!(run.code, Some(0));
     assert!(
         e2e.mock
@@ -362,7 +367,7 @@ fn answering_without_changing_anything_ends_the_loop() {
         status["end_reason"]
             .as_str()
             .unwrap()
-            .starts_with("no change to the working tree in 3 stops in a row"),
+            .starts_with("3 turns in a row changed no file"),
         "{status}"
     );
 }
@@ -486,7 +491,7 @@ fn backpressure_feeds_a_json_error_back_at_once_and_goes_quiet_when_fixed() {
                 &e2e.path("config.json"),
                 "{\n  \"name\": \"demo\",\n  \"port\": 8080\n}\n",
             ),
-            Reply::text("Config fixed. <promise>DONE</promise>"),
+            Reply::text("Config fixed.\n<promise>DONE</promise>"),
         ]
     });
     let run = e2e.claude("/pagent:ralph Write config.json").run();
@@ -523,7 +528,7 @@ fn pagent_loop_drives_fresh_claude_processes_to_the_promise() {
     let e2e = E2e::start(vec![
         Reply::text("First look."),
         Reply::text("Made progress."),
-        Reply::text("Done. <promise>DONE</promise>"),
+        Reply::text("Done.\n<promise>DONE</promise>"),
     ]);
     let claude = claude_binary();
     let plugin = repo_root();
@@ -615,7 +620,7 @@ fn ralph_parallel_shows_the_plan_and_the_command_to_run() {
         "alpha: Fix the 'login' bug\nbeta: Add a README\n",
     );
     let run = e2e
-        .claude("/pagent:ralph-parallel tasks.txt -j 2 --max-iterations 5")
+        .claude("/pagent:parallel tasks.txt -j 2 --max-iterations 5")
         .run();
     assert_eq!(run.code, Some(0));
     let told = e2e.mock.all_text(0);

@@ -281,7 +281,7 @@ fn a_full_disk_fails_open_and_keeps_the_old_state() {
         String::from_utf8_lossy(&out.stdout)
     );
     assert!(
-        stderr.contains("the Stop hook failed, so the stop is allowed")
+        stderr.contains("the Stop hook failed, so Claude may stop")
             && stderr.contains("cannot write"),
         "{stderr}"
     );
@@ -314,7 +314,7 @@ fn an_unwritable_pagent_folder_fails_open() {
     assert_eq!(out.stdout, "");
     assert!(
         out.stderr
-            .contains("the Stop hook failed, so the stop is allowed"),
+            .contains("the Stop hook failed, so Claude may stop"),
         "{out}"
     );
     assert!(out.stderr.contains(".claude/pagent"), "{out}");
@@ -339,7 +339,7 @@ fn a_transcript_truncated_mid_line_is_read_up_to_the_last_whole_line() {
     let env = TestEnv::new();
     env.cmd(&["ralph", "Fix it"]).success();
     let transcript = env.home.join("t.jsonl");
-    let whole = transcript_line_text("m1", "Done. <promise>DONE</promise>");
+    let whole = transcript_line_text("m1", "Done.\n<promise>DONE</promise>");
     let cut = &transcript_line_text("m2", "Another message")[..30];
     std::fs::write(&transcript, format!("{whole}\n{cut}")).unwrap();
     let input = json!({"session_id": SESSION, "transcript_path": transcript, "cwd": env.root});
@@ -364,7 +364,7 @@ fn a_corrupt_or_missing_repository_does_not_stop_the_loop() {
         env.stop(&env.stop_input("hi")).blocked();
         let message = env.stop(&env.stop_input("hi")).allowed();
         assert!(
-            message.is_some_and(|m| m.contains("no change to the working tree")),
+            message.is_some_and(|m| m.contains("turns in a row changed no file")),
             "{corrupt}: {}",
             env.dump()
         );

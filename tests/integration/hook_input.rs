@@ -30,7 +30,22 @@ fn the_captured_stop_payloads_drive_a_ralph_loop() {
         let reason = env.stop(&inputs[0]).blocked();
         assert!(reason.ends_with("Create hello.txt"), "{version}: {reason}");
         assert_eq!(env.state()["session_id"], inputs[0]["session_id"]);
-        assert!(env.stop(&inputs[1]).allowed().unwrap().contains("complete"));
+        // The captured models wrote the promise mid-line ("Finished. <promise>DONE</promise>"),
+        // which no longer counts (issue 10); on a line of its own it does.
+        let said = inputs[1]["last_assistant_message"].as_str().unwrap();
+        assert!(
+            said.contains("<promise>DONE</promise>"),
+            "{version}: {said}"
+        );
+        env.stop(&inputs[1]).blocked();
+        let mut own_line = inputs[1].clone();
+        own_line["last_assistant_message"] = "Finished.
+<promise>DONE</promise>"
+            .into();
+        assert!(
+            env.stop(&own_line).allowed().unwrap().contains("complete"),
+            "{version}"
+        );
     }
 }
 

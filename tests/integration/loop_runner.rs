@@ -15,7 +15,7 @@ fn counting_agent(env: &TestEnv, promise_at: u32) -> String {
             "n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs\n\
              prompt=$(cat)\n\
              echo \"run $n stage=$PAGENT_STAGE iteration=$PAGENT_ITERATION driver=$PAGENT_DRIVER\"\n\
-             if [ $n -ge {promise_at} ]; then echo 'Finished. <promise>DONE</promise>'; fi\n"
+             if [ $n -ge {promise_at} ]; then printf 'Finished.\\n<promise>DONE</promise>\\n'; fi\n"
         ),
     );
     "sh agent.sh".to_owned()

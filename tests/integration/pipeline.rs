@@ -68,11 +68,11 @@ fn the_five_stages_advance_in_order_as_their_files_appear() {
     }
     let reason = env.stop(&env.stop_input("Verified most of it.")).blocked();
     assert!(
-        reason.contains("- your last message did not contain <promise>DONE</promise>"),
+        reason.contains("- your last message has no line <promise>DONE</promise>"),
         "{reason}"
     );
     let message = env
-        .stop(&env.stop_input("Everything holds. <promise>DONE</promise>"))
+        .stop(&env.stop_input("Everything holds.\n<promise>DONE</promise>"))
         .allowed()
         .unwrap();
     assert!(
@@ -327,9 +327,34 @@ fn slash_command_text_is_parsed_without_a_shell() {
         .success();
     assert!(
         out.stdout
-            .contains("for my prd.md: architect (up to 4 iterations per stage)"),
+            .contains("for my prd.md: architect (up to 4 iterations per stage, giving up after 3 turns in a row that change no file). To stop it: Esc, then /pagent:cancel."),
         "{out}"
     );
-    let out = env.cmd(&["run", "--stdin-args"]).stdin("\n").failure();
-    assert!(out.stderr.contains("name the PRD"), "{out}");
+}
+
+/// A slash command's error is text with exit 0: Claude Code would otherwise show the
+/// whole `!` block as "Shell command failed for pattern ..." (issue 10).
+#[test]
+fn slash_command_errors_are_text_with_exit_0() {
+    let env = TestEnv::new();
+    for (stdin, expected) in [
+        ("\n", "pagent: error: name the PRD"),
+        (
+            "missing.md",
+            "pagent: error: the PRD missing.md does not exist",
+        ),
+        (
+            "prd.md --max-stages zero",
+            "pagent: error: error: invalid value 'zero'",
+        ),
+    ] {
+        let out = env.cmd(&["run", "--stdin-args"]).stdin(stdin).success();
+        assert!(out.stdout.starts_with(expected), "{stdin:?}: {out}");
+        assert!(out.stdout.contains("Nothing was started."), "{out}");
+        assert!(out.stderr.is_empty(), "{out}");
+        assert!(!env.exists(".claude/pagent-pipeline.json"));
+    }
+    // From a terminal, an error is still an error.
+    let out = env.cmd(&["run", "missing.md"]).failure();
+    assert!(out.stderr.contains("does not exist"), "{out}");
 }

@@ -21,11 +21,11 @@ fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
         reason.starts_with("pagent · ralph loop · iteration 2 of 25\n"),
         "{reason}"
     );
-    assert!(reason.contains("did not contain <promise>DONE</promise>"));
+    assert!(reason.contains("did not make the promise"));
     assert!(reason.ends_with("\n\nFix it"), "{reason}");
 
     let message = env
-        .stop(&env.stop_input("Finished. <promise>DONE</promise>"))
+        .stop(&env.stop_input("Finished.\n<promise>DONE</promise>"))
         .allowed()
         .unwrap();
     assert!(message.contains("complete"), "{message}");
@@ -90,7 +90,7 @@ fn a_promise_in_the_injected_prompt_or_a_tool_result_never_completes_the_loop() 
         &transcript,
         [transcript_line_text(
             "m4",
-            "All done. <promise>DONE</promise>",
+            "All done.\n<promise>DONE</promise>",
         )]
         .join("\n")
             + "\n",
@@ -106,7 +106,11 @@ fn without_last_assistant_message_the_captured_transcripts_are_read_from_the_end
     for name in ["sample_transcript.jsonl", "transcript_runB.jsonl"] {
         let env = TestEnv::new();
         env.cmd(&["ralph", "Create hello.txt"]).success();
-        let full = fs::read_to_string(fixtures.join(name)).unwrap();
+        // The captured model wrote the promise mid-line, which no longer counts (issue
+        // 10): put it on a line of its own.
+        let full = fs::read_to_string(fixtures.join(name))
+            .unwrap()
+            .replace("Finished. <promise>", "Finished.\\n<promise>");
         // Cut the transcript just after the first "First pass done." line: no promise yet.
         let cut = full.find("First pass done.").unwrap();
         let first = &full[..cut + full[cut..].find('\n').unwrap() + 1];
@@ -129,10 +133,7 @@ fn a_missing_transcript_is_not_a_promise() {
     let input =
         json!({"session_id": SESSION, "transcript_path": "/nonexistent/t.jsonl", "cwd": env.root});
     let reason = env.stop(&input).blocked();
-    assert!(
-        reason.contains("did not contain <promise>DONE</promise>"),
-        "{reason}"
-    );
+    assert!(reason.contains("did not make the promise"), "{reason}");
 }
 
 const NASTY: &str =
@@ -163,11 +164,11 @@ fn prompts_with_shell_characters_are_stored_and_reinjected_byte_for_byte() {
 }
 
 #[test]
-fn slash_command_text_sets_flags_anywhere() {
+fn slash_command_options_come_at_the_end() {
     let env = TestEnv::new();
     let out = env
         .cmd(&["ralph", "--stdin-args"])
-        .stdin("--promise 'ALL GREEN' \"Make the tests pass\" --max-iterations=4\n")
+        .stdin("\"Make the tests pass\" --promise 'ALL GREEN' --max-iterations=4\n")
         .success();
     assert!(out.stdout.contains("<promise>ALL GREEN</promise>"), "{out}");
     let state = env.state();
@@ -190,12 +191,6 @@ fn ralph_usage_errors_are_reported_and_start_nothing() {
     let env = TestEnv::new();
     for (args, stdin, expected) in [
         (vec!["ralph"], "", "give the task"),
-        (vec!["ralph", "--stdin-args"], "\n", "give the task"),
-        (
-            vec!["ralph", "--stdin-args"],
-            "task --max-iterations zero",
-            "invalid value 'zero'",
-        ),
         (
             vec!["ralph", "--promise", "<b>", "task"],
             "",
@@ -238,4 +233,66 @@ fn the_session_that_starts_a_loop_owns_it() {
         .env("CLAUDE_CODE_SESSION_ID", "intruder")
         .success();
     assert_eq!(env.state()["stages"][0]["prompt"], "Other");
+}
+
+#[test]
+fn slash_command_errors_are_text_with_exit_0_and_start_nothing() {
+    let env = TestEnv::new();
+    for (stdin, expected) in [
+        ("\n", "pagent: error: give the task"),
+        ("--max-iterations 5", "pagent: error: give the task"),
+        ("task --promise <B>", "pagent: error: --promise"),
+    ] {
+        let out = env.cmd(&["ralph", "--stdin-args"]).stdin(stdin).success();
+        assert!(out.stdout.starts_with(expected), "{stdin:?}: {out}");
+        assert!(out.stdout.contains("Nothing was started."), "{out}");
+        assert!(!env.exists(".claude/pagent-pipeline.json"), "{stdin:?}");
+    }
+}
+
+/// Issue 10: `/ralph Remove the --force flag from deploy.sh` replaced another session's
+/// loop and mangled the task. A slash command never replaces another session's loop,
+/// `--force` or not, and options count only at the end of the text.
+#[test]
+fn a_slash_command_never_replaces_another_sessions_loop() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Theirs"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .success();
+    for text in [
+        "Remove the --force flag from deploy.sh",
+        "Mine --force",
+        "--force -- Mine",
+    ] {
+        let out = env
+            .cmd(&["ralph", "--stdin-args"])
+            .env("CLAUDE_CODE_SESSION_ID", "intruder")
+            .stdin(text)
+            .success();
+        assert!(
+            out.stdout.contains("another Claude Code session (owner)")
+                && out.stdout.contains("`pagent cancel` in a terminal"),
+            "{text:?}: {out}"
+        );
+        assert_eq!(env.state()["stages"][0]["prompt"], "Theirs", "{text:?}");
+    }
+    // The owner's own slash command replaces its loop, and the task keeps its words.
+    env.cmd(&["ralph", "--stdin-args"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .stdin("Remove the --force flag from deploy.sh")
+        .success();
+    assert_eq!(
+        env.state()["stages"][0]["prompt"],
+        "Remove the --force flag from deploy.sh"
+    );
+    env.cmd(&["ralph", "--stdin-args"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .stdin("Document the --promise option")
+        .success();
+    let state = env.state();
+    assert_eq!(
+        state["stages"][0]["prompt"],
+        "Document the --promise option"
+    );
+    assert_eq!(state["stages"][0]["exit_when"]["promise_in_output"], "DONE");
 }

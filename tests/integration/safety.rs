@@ -193,7 +193,7 @@ fn bad_hook_input_fails_open_and_says_why() {
         assert_eq!(out.stdout, "", "{out}");
         assert!(
             out.stderr
-                .contains("the Stop hook failed, so the stop is allowed"),
+                .contains("the Stop hook failed, so Claude may stop"),
             "{out}"
         );
         assert!(out.stderr.contains(expected), "{expected}: {out}");

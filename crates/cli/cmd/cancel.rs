@@ -87,7 +87,7 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         ui::warn(&format!("cannot append to the event log: {err:#}"));
     }
     println!(
-        "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). The next stop is allowed.",
+        "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
         ui::printable(&state.workflow, false),
         ui::printable(&state.current().name, false),
         state.stage + 1,

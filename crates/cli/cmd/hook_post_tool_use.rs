@@ -15,8 +15,8 @@
 
 use std::path::Path;
 
-use pagent_engine::Driver;
 use pagent_engine::backpressure::{BackpressureConfig, CheckResult, render_feedback};
+use pagent_engine::{Driver, FailedCheck};
 use pagent_protocol::{HookOutput, HookSpecificOutput};
 
 use crate::args::Global;
@@ -191,8 +191,59 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
     }
     let results: Vec<(String, CheckResult)> =
         checked.into_iter().map(|c| (c.label, c.result)).collect();
+    if owned.is_some() {
+        record_latest_check(&project, config_dir, session.as_deref(), &shown, &results)?;
+    }
     Ok(Said {
         context: render_feedback(&shown, &results),
         notice,
     })
+}
+
+/// Keeps the file's latest check result in the loop's state (Stop-hook loops), where it
+/// holds completion back while it fails (see the engine's gate). Written only when it changes: a file
+/// that failed and now passes, or a new or different failure.
+fn record_latest_check(
+    project: &Project,
+    config_dir: Option<&Path>,
+    session: Option<&str>,
+    shown: &str,
+    results: &[(String, CheckResult)],
+) -> anyhow::Result<()> {
+    let failed: Vec<(&str, &str)> = results
+        .iter()
+        .filter_map(|(label, result)| match result {
+            CheckResult::Failed(output) | CheckResult::TimedOut { output, .. } => {
+                Some((label.as_str(), output.as_str()))
+            }
+            CheckResult::Passed | CheckResult::Skipped(_) => None,
+        })
+        .collect();
+    let latest = (!failed.is_empty()).then(|| FailedCheck {
+        checks: failed
+            .iter()
+            .map(|(l, _)| *l)
+            .collect::<Vec<_>>()
+            .join(", "),
+        output: pagent_engine::render::cap_message(
+            failed.first().map_or("", |(_, o)| o),
+            pagent_engine::backpressure::CHECK_OUTPUT_CAP,
+        ),
+    });
+    store::update_own_loop(project, config_dir, |state| {
+        // Not for `pagent loop`: its runner applies its own decisions compare-and-swap,
+        // and a write from its agent's hook in between would read as a lost race.
+        let mine = state.driver == Driver::Hook
+            && (state.session_id.is_none() || state.session_id.as_deref() == session);
+        if !mine || state.failing_checks.get(shown) == latest.as_ref() {
+            return None;
+        }
+        let mut next = state.clone();
+        match &latest {
+            Some(failed) => next.failing_checks.insert(shown.to_owned(), failed.clone()),
+            None => next.failing_checks.remove(shown),
+        };
+        Some(next)
+    })?;
+    Ok(())
 }

@@ -53,7 +53,7 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
             ExitStatus::Success
         }
         Err(err) => {
-            ui::report(&err.context("the Stop hook failed, so the stop is allowed"));
+            ui::report(&err.context("the Stop hook failed, so Claude may stop"));
             ExitStatus::Failure
         }
     }
@@ -122,7 +122,7 @@ fn decide_on(
             let message = if ownership == Ownership::Stale {
                 "pagent: ignoring .claude/pagent-pipeline.json: it is an older copy of a loop \
                  state than the newest pagent wrote here (restored from a backup or a stash?), \
-                 so it is not continued. Start a new loop with /pagent-run or /ralph."
+                 so it is not continued. Start a new loop with /pagent:run or /pagent:ralph."
                     .to_owned()
             } else {
                 message.clone()
@@ -143,6 +143,10 @@ fn decide_on(
         {
             // Cancelled, replaced, removed or decided by another hook meanwhile.
             return Ok(HookOutput::default());
+        }
+        if next.stage != state.stage {
+            // Quiet re-prompts of the new stage point the model at this file.
+            store::write_prompt_file(project, next);
         }
     }
     if let Some(entry) = outcome.log {

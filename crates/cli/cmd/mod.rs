@@ -20,12 +20,16 @@ use crate::exit::ExitStatus;
 use crate::ui;
 
 mod cancel;
+mod hook_compact;
 mod hook_post_tool_use;
 mod hook_stop;
+mod hook_user_prompt;
 mod log;
 mod loop_cmd;
 mod parallel;
+mod prompt;
 pub mod ralph;
+mod resume;
 pub mod run;
 mod status;
 mod trust;
@@ -69,7 +73,7 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
         return None;
     }
     let post_tool_use = match event.to_str() {
-        Some("stop") => false,
+        Some("stop" | "user-prompt-submit" | "compact") => false,
         Some("post-tool-use") => true,
         _ => return None,
     };
@@ -136,13 +140,27 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
         Command::Hook(HookCommand::PostToolUse) => {
             return hook_post_tool_use::run(&cli.global, env);
         }
-        Command::Run(args) => run::run(&cli.global, env, args),
-        Command::Ralph(args) => ralph::run(&cli.global, env, args),
+        Command::Hook(HookCommand::UserPromptSubmit) => {
+            return hook_user_prompt::run(&cli.global, env);
+        }
+        Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env),
+        Command::Resume => resume::run(&cli.global, env),
+        Command::Prompt => prompt::run(&cli.global, env),
+        Command::Run(args) => {
+            let slash = args.stdin_args;
+            from_slash(slash, run::run(&cli.global, env, args))
+        }
+        Command::Ralph(args) => {
+            let slash = args.stdin_args;
+            from_slash(slash, ralph::run(&cli.global, env, args))
+        }
         Command::Status(args) => status::run(&cli.global, env, &args),
         Command::Cancel => cancel::run(&cli.global, env),
         Command::Log(args) => log::run(&cli.global, env, &args),
         Command::Loop(args) => loop_cmd::run(&cli.global, env, args),
-        Command::Parallel(args) => parallel::run(&cli.global, env, &args),
+        Command::Parallel(args) => {
+            from_slash(args.stdin_args, parallel::run(&cli.global, env, &args))
+        }
         Command::Trust(args) => trust::run(&cli.global, env, &args),
     };
     match result {
@@ -151,5 +169,24 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
             ui::report(&err);
             ExitStatus::Failure
         }
+    }
+}
+
+/// A slash command's set-up error, as text on stdout with exit 0. Claude Code shows a `!`
+/// line that exits non-zero as `Shell command failed for pattern "<the whole block>"`,
+/// burying pagent's sentence; with exit 0 the text reaches the model, which the command
+/// tells to relay it.
+#[allow(clippy::print_stdout)]
+fn from_slash(slash: bool, result: anyhow::Result<ExitStatus>) -> anyhow::Result<ExitStatus> {
+    match result {
+        Err(err) if slash => {
+            println!("pagent: error: {err}");
+            for cause in err.chain().skip(1) {
+                println!("  caused by: {cause}");
+            }
+            println!("Nothing was started.");
+            Ok(ExitStatus::Success)
+        }
+        other => other,
     }
 }

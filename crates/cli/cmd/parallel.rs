@@ -188,16 +188,16 @@ fn args_from_stdin(dry_run: bool) -> anyhow::Result<ParallelArgs> {
     let text = crate::cmd::read_stdin_text()?;
     anyhow::ensure!(
         !text.trim().is_empty(),
-        "name the tasks file, e.g. `/ralph-parallel tasks.txt -j 3`"
+        "name the tasks file, e.g. `/pagent:parallel tasks.txt -j 3`"
     );
     let mut args: ParallelArgs =
-        crate::stdin_args::parse_words("/ralph-parallel", crate::stdin_args::values(&text))?;
+        crate::stdin_args::parse_words("/pagent:parallel", crate::stdin_args::values(&text))?;
     anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
     args.dry_run |= dry_run;
     Ok(args)
 }
 
-/// What would run, and the exact command line to run it (for /ralph-parallel).
+/// What would run, and the exact command line to run it (for /pagent:parallel).
 fn print_plan(exe: &Path, project: &Project, args: &ParallelArgs, file: &Path, tasks: &[Task]) {
     println!(
         "pagent parallel: {} task(s) from {}, {} at a time:",

@@ -16,10 +16,16 @@ use crate::project::Project;
 use crate::{fingerprint, setup, stdin_args};
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitStatus> {
+    let slash = args.stdin_args;
     let (args, task) = resolve_task(args)?;
     let project = Project::resolve(global, env, None)?;
     let (state, notes) = build_state(&project, env, &args, task, Driver::Hook)?;
-    let state = setup::install_state(
+    let install = if slash {
+        setup::install_state_from_slash
+    } else {
+        setup::install_state
+    };
+    let state = install(
         &project,
         env.config_dir.as_deref(),
         &state,
@@ -29,13 +35,15 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
 
     let promise = state.current().exit_when.promise().unwrap_or("DONE");
     println!(
-        "pagent: started a Ralph loop (up to {} iterations).",
-        state.max_iterations
+        "pagent: started a Ralph loop: up to {} iterations{}. {}",
+        state.max_iterations,
+        setup::no_progress_words(&state),
+        setup::HOW_TO_STOP
     );
     println!(
-        "Work on the task below. Each time you stop, pagent gives you the task again until your final message contains \
-         <promise>{promise}</promise>. Write it only when the task is truly complete, never just to leave the loop. \
-         /pagent-status shows progress; /ralph-cancel ends the loop."
+        "Work on the task below. Each time you stop, pagent gives you the task again until your final message ends \
+         with a line that holds nothing but <promise>{promise}</promise>. Write it only when the task is truly complete, \
+         never just to leave the loop."
     );
     notes.print();
     println!();
@@ -49,7 +57,10 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
 pub fn resolve_task(args: RalphArgs) -> anyhow::Result<(RalphArgs, String)> {
     let (args, task) = if args.stdin_args {
         let line = stdin_args::parse_ralph_line(&read_stdin_text()?);
-        (stdin_args::parse_words("/ralph", line.flags)?, line.task)
+        (
+            stdin_args::parse_words("/pagent:ralph", line.flags)?,
+            line.task,
+        )
     } else if args.prompt.is_empty() {
         let text = read_stdin_text()?;
         (args, text.trim_end_matches(['\n', '\r']).to_owned())
@@ -59,7 +70,7 @@ pub fn resolve_task(args: RalphArgs) -> anyhow::Result<(RalphArgs, String)> {
     };
     if task.trim().is_empty() {
         bail!(
-            "give the task, e.g. `pagent ralph \"Make the tests pass\"` (or /ralph Make the tests pass)"
+            "give the task, e.g. `pagent ralph \"Make the tests pass\"` (or /pagent:ralph Make the tests pass)"
         );
     }
     Ok((args, task))

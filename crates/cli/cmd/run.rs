@@ -1,5 +1,5 @@
 //! `pagent run PRD`: start a pipeline. Its stdout is what the model reads after
-//! `/pagent-run`: a short summary, then the first stage's prompt.
+//! `/pagent:run`: a short summary, then the first stage's prompt.
 
 #![allow(clippy::print_stdout)]
 
@@ -20,14 +20,16 @@ use crate::{consent, fingerprint, setup, stdin_args, workflows};
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
 
 pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStatus> {
-    let args = if args.stdin_args {
-        args_from_stdin()?
-    } else {
-        args
-    };
+    let slash = args.stdin_args;
+    let args = if slash { args_from_stdin()? } else { args };
     let project = Project::resolve(global, env, None)?;
     let (state, setup_notes) = build_state(&project, env, &args, Driver::Hook)?;
-    let state = setup::install_state(
+    let install = if slash {
+        setup::install_state_from_slash
+    } else {
+        setup::install_state
+    };
+    let state = install(
         &project,
         env.config_dir.as_deref(),
         &state,
@@ -41,15 +43,17 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         .map(|s| s.name.as_str())
         .collect();
     println!(
-        "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} iterations per stage).",
+        "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} iterations per stage{}). {}",
         state.workflow,
         loaded_source,
         names.join(" → "),
-        state.max_iterations
+        state.max_iterations,
+        setup::no_progress_words(&state),
+        setup::HOW_TO_STOP
     );
     println!(
         "Work on one stage at a time. When you stop, pagent checks the stage's exit condition and either gives you the next \
-         stage or tells you what is still missing. /pagent-status shows progress; /pagent-cancel ends the loop."
+         stage or tells you what is still missing."
     );
     setup_notes.print();
     println!();
@@ -124,9 +128,9 @@ fn args_from_stdin() -> anyhow::Result<RunArgs> {
     let text = read_stdin_text()?;
     anyhow::ensure!(
         !text.trim().is_empty(),
-        "name the PRD file, e.g. `/pagent-run prd.md` or `pagent run prd.md`"
+        "name the PRD file, e.g. `/pagent:run prd.md` or `pagent run prd.md`"
     );
-    let args: RunArgs = stdin_args::parse_words("/pagent-run", stdin_args::values(&text))?;
+    let args: RunArgs = stdin_args::parse_words("/pagent:run", stdin_args::values(&text))?;
     anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
     Ok(args)
 }

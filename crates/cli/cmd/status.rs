@@ -3,6 +3,7 @@
 
 #![allow(clippy::print_stdout)]
 
+use pagent_engine::pause::decide_prompt;
 use pagent_engine::{Driver, Kind, State, Status, format_duration};
 use serde::Serialize;
 
@@ -40,6 +41,10 @@ struct Report {
     sealed: bool,
     /// The loop's most recent backpressure checks (PostToolUse), oldest first.
     checks: Vec<CheckReport>,
+    /// True while the user has taken the session over (`pagent resume` goes on).
+    paused: bool,
+    /// Edited files whose latest check fails: the loop does not complete meanwhile.
+    failing_checks: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -65,12 +70,21 @@ struct StageReport {
 
 pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
+    if args.pause {
+        // Claude Code may run the command's `!` line before the UserPromptSubmit hook
+        // records the pause; doing it here makes the report true either way.
+        let session = env.session_id.as_deref();
+        let now = now();
+        store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
+            decide_prompt(state, session, "/pagent:status", now)
+        })?;
+    }
     let Some(state) = store::read_state(&project)? else {
         if args.json {
             println!("null");
         } else {
             println!(
-                "pagent: no loop in {} (start one with /pagent-run PRD or /ralph TASK).",
+                "pagent: no loop in {} (start one with /pagent:run PRD or /pagent:ralph TASK).",
                 printable(&project.root.display().to_string(), false)
             );
         }
@@ -148,6 +162,8 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
         last_feedback: state.last_feedback.clone(),
         sealed,
         checks: recent_checks(project, state),
+        paused: state.paused.is_some(),
+        failing_checks: state.failing_checks.keys().cloned().collect(),
     }
 }
 
@@ -173,6 +189,7 @@ fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
 
 fn print_human(report: &Report, style: Style) {
     let status = match report.status {
+        Status::Active if report.paused => style.yellow("paused"),
         Status::Active => style.yellow("active"),
         Status::Complete => style.green("complete"),
         Status::GaveUp => style.red("gave up"),
@@ -231,14 +248,33 @@ fn print_human(report: &Report, style: Style) {
                 }
             };
             let no_progress = if report.no_progress_limit == 0 {
-                "no-progress check off".to_owned()
+                "turns that change no file are not counted".to_owned()
             } else {
                 format!(
-                    "no progress {} of {}",
+                    "turns in a row with no file changed: {} of {}",
                     report.no_progress_count, report.no_progress_limit
                 )
             };
             println!("{owner} · {no_progress}");
+            if report.paused {
+                println!(
+                    "paused because you wrote a message: /pagent:resume (or `pagent resume`) continues it, /pagent:cancel ends it"
+                );
+            }
+            if !report.failing_checks.is_empty() {
+                let files: Vec<_> = report
+                    .failing_checks
+                    .iter()
+                    .map(|f| printable(f, false))
+                    .collect();
+                println!(
+                    "{}",
+                    style.red(&format!(
+                        "held back until their checks pass: {}",
+                        files.join(", ")
+                    ))
+                );
+            }
         }
         _ => println!(
             "ended: {}",

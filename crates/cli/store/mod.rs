@@ -161,3 +161,53 @@ pub fn set_aside(project: &Project, now: u64) -> anyhow::Result<String> {
         .context("cannot move the state file aside")?;
     Ok(format!(".claude/{name}"))
 }
+
+/// Applies `change` to the active loop of `project` if it is the user's own, compare-and-
+/// swap, re-deciding on the newest state when another writer got there first (a few
+/// times at most). `change` returns the state to write, or `None` for "nothing to do".
+/// Returns the state written, if any. For the small hooks (a typed prompt, a compaction,
+/// a check result) whose change is a pure function of the state.
+pub fn update_own_loop(
+    project: &Project,
+    config_dir: Option<&Path>,
+    change: impl Fn(&State) -> Option<State>,
+) -> anyhow::Result<Option<State>> {
+    for _ in 0..4 {
+        let Some(state) = read_state(project)?.filter(State::is_active) else {
+            return Ok(None);
+        };
+        if ownership(project, config_dir, &state) != Ownership::Own {
+            return Ok(None);
+        }
+        let Some(next) = change(&state) else {
+            return Ok(None);
+        };
+        let secret = crate::secret::read_secret(config_dir)
+            .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
+        if let Applied::Written(written) =
+            apply_if_unchanged(project, config_dir, &state, &next, &secret)?
+        {
+            return Ok(Some(*written));
+        }
+    }
+    anyhow::bail!("the loop state kept changing while pagent tried to update it")
+}
+
+/// Writes the current stage's full prompt to [`pagent_engine::PROMPT_FILE`], where a
+/// quiet re-prompt tells the model to find it. A failure is a warning: `pagent prompt`
+/// prints the same text from the state.
+pub fn write_prompt_file(project: &Project, state: &State) {
+    let mut text = state.current().prompt.clone();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if let Err(err) = project
+        .dir()
+        .write_atomic(Path::new(pagent_engine::PROMPT_FILE), text.as_bytes())
+    {
+        crate::ui::warn(&format!(
+            "cannot write {}: {err}",
+            pagent_engine::PROMPT_FILE
+        ));
+    }
+}

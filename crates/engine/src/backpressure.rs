@@ -33,7 +33,7 @@ pub const CHECK_OUTPUT_CAP: usize = 1_500;
 pub const CONTEXT_CAP: usize = 6_000;
 const DEFAULT_COMMAND_TIMEOUT: u64 = 30;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackpressureConfig {
     /// Check edits in every session, not only while a loop is active. Honoured only in
@@ -43,6 +43,20 @@ pub struct BackpressureConfig {
     /// Per extension (without the dot, lowercase): the checks that replace the defaults.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub checks: BTreeMap<String, ExtensionChecks>,
+    /// While the latest check of a file edited in the loop fails, the loop does not
+    /// complete and a stage does not advance. `"gate": false` turns that off.
+    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+    pub gate: bool,
+}
+
+impl Default for BackpressureConfig {
+    fn default() -> Self {
+        BackpressureConfig {
+            always: false,
+            checks: BTreeMap::new(),
+            gate: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,6 +230,7 @@ impl BackpressureConfig {
     /// `self` with `over`'s extensions replacing its own.
     pub fn overlaid(mut self, over: &BackpressureConfig) -> BackpressureConfig {
         self.always |= over.always;
+        self.gate &= over.gate;
         for (ext, checks) in &over.checks {
             self.checks.insert(ext.clone(), checks.clone());
         }
@@ -284,6 +299,15 @@ pub enum CheckResult {
     },
     /// The tool is not installed or the project does not use it: nothing said.
     Skipped(String),
+}
+
+/// The latest failed check of one edited file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCheck {
+    /// The checks that failed, e.g. `python3 -m py_compile`.
+    pub checks: String,
+    /// The start of their output (compilers put the first errors first).
+    pub output: String,
 }
 
 /// The additional context for one edited file, or `None` when everything passed.

@@ -6,7 +6,7 @@
 //! the current stage's condition evaluated, and every way forward (advance, re-prompt,
 //! give up, complete) is bounded by the iteration and no-progress limits.
 
-use crate::render::{MESSAGE_CAP, REASON_CAP, cap_head, cap_message};
+use crate::render::{MESSAGE_CAP, cap_message};
 use crate::{Evaluation, Kind, State, Status, Timestamp, World, format_duration};
 
 /// What the binary knows about this Stop beyond the state itself.
@@ -148,7 +148,7 @@ fn decide_stop_unbounded(event: &StopEvent<'_>, state: &State, world: &mut dyn W
         }
         let message = "pagent: ignoring .claude/pagent-pipeline.json: it was not set up by you for this project \
                        (its seal does not verify), so pagent will not run its commands, keep the session going or \
-                       write anything here. Delete the file, or start your own loop with /pagent-run or /ralph."
+                       write anything here. Delete the file, or start your own loop with /pagent:run or /pagent:ralph."
             .to_owned();
         return Outcome {
             decision: Decision::Notify(message),
@@ -160,6 +160,27 @@ fn decide_stop_unbounded(event: &StopEvent<'_>, state: &State, world: &mut dyn W
     let mut claimed = state.clone();
     if claimed.session_id.is_none() {
         claimed.session_id = Some(session.to_owned());
+    }
+    if let Some(pause) = &claimed.paused {
+        // The user took over: their stops are theirs, and count nothing.
+        if pause.told {
+            return Outcome::silent();
+        }
+        let message = crate::pause::pause_notice(&claimed);
+        let mut told = claimed.clone();
+        if let Some(pause) = &mut told.paused {
+            pause.told = true;
+        }
+        return Outcome {
+            decision: Decision::Notify(message),
+            write: Some(told),
+            log: Some(LogEntry {
+                action: "paused",
+                stage: stage_name,
+                iteration,
+                detail: format!("stop allowed: the loop is paused because {}", pause.why),
+            }),
+        };
     }
     decide_iteration_unbounded(&claimed, world, event.now)
 }
@@ -174,7 +195,10 @@ pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) ->
 fn decide_iteration_unbounded(state: &State, world: &mut dyn World, now: Timestamp) -> Outcome {
     let mut next = state.clone();
     next.updated_at = now;
-    let evaluation = state.current().exit_when.evaluate(world);
+    let mut evaluation = state.current().exit_when.evaluate(world);
+    if state.checks_gate() {
+        text::gate_on_failed_checks(&mut next, &mut evaluation, world);
+    }
     if evaluation.met {
         advance(next, &evaluation, now, world)
     } else {
@@ -240,7 +264,8 @@ fn advance(
         evaluation.summary(),
     );
     let prompt = crate::stories::render_stage_prompt(&next, next.stage, world);
-    let reason = compose(&header, &prompt);
+    let reason = text::compose(&header, &prompt);
+    next.full_prompt_due = false;
     let message = format!(
         "pagent: {done_name} done → {} (stage {} of {})",
         next.current().name,
@@ -284,7 +309,7 @@ fn retry(
     let gave_up = if next.no_progress_limit > 0 && next.no_progress_count >= next.no_progress_limit
     {
         Some(format!(
-            "no change to the working tree in {} stops in a row (stage {name}: {summary})",
+            "{} turns in a row changed no file (stage {name}: {summary})",
             next.no_progress_count
         ))
     } else if used >= limit {
@@ -295,9 +320,7 @@ fn retry(
         None
     };
     if let Some(reason) = gave_up {
-        let message = format!(
-            "pagent: gave up: {reason}. The state is kept: see `pagent status` and `pagent log`."
-        );
+        let message = format!("pagent: gave up: {reason}. /pagent:status shows where it stopped.");
         next.finish(Status::GaveUp, reason.clone(), now);
         let log = LogEntry {
             action: "gave_up",
@@ -314,10 +337,8 @@ fn retry(
 
     let iteration = used + 1;
     next.iterations[index] = iteration;
-    let header = retry_header(&next, evaluation, iteration, limit);
-    let prompt = crate::stories::render_stage_prompt(&next, index, world);
-    let reason = compose(&header, &prompt);
-    let message = format!("pagent: {name} not done, iteration {iteration} of {limit}: {summary}");
+    let reason = text::reprompt(&mut next, evaluation, iteration, limit, world);
+    let message = text::reprompt_message(&next, evaluation, iteration, limit);
     let log = LogEntry {
         action: "block",
         stage: name,
@@ -331,59 +352,13 @@ fn retry(
     }
 }
 
-fn retry_header(state: &State, evaluation: &Evaluation, iteration: u32, limit: u32) -> String {
-    let mut header = match state.kind {
-        Kind::Ralph => format!("pagent · ralph loop · iteration {iteration} of {limit}\n"),
-        Kind::Pipeline => format!(
-            "pagent · stage {} of {}: {} · iteration {iteration} of {limit}\nThe stage's exit condition does not hold yet. Still missing:\n",
-            state.stage + 1,
-            state.max_stages,
-            state.current().name
-        ),
-    };
-    let missing = evaluation.missing();
-    match (state.kind, state.current().exit_when.promise()) {
-        (Kind::Ralph, Some(promise)) => header.push_str(&format!(
-            "Your last message did not contain <promise>{promise}</promise>. Keep working on the task below. \
-             When it is truly complete, and only then, end your final message with <promise>{promise}</promise>.\n"
-        )),
-        _ => {
-            for finding in &missing {
-                header.push_str(&format!("- {}\n", finding.detail));
-            }
-        }
-    }
-    for finding in missing {
-        if let Some(tail) = &finding.output_tail {
-            header.push_str(&format!(
-                "\nEnd of the output of {}:\n```\n{}\n```\n",
-                finding.short,
-                tail.trim_end()
-            ));
-        }
-    }
-    header.push_str(match state.kind {
-        Kind::Ralph => "\nThe task:",
-        Kind::Pipeline => "\nThe stage's instructions, again:",
-    });
-    header
-}
-
-/// Header, blank line, prompt; the prompt is shortened if the whole would pass the cap.
-fn compose(header: &str, prompt: &str) -> String {
-    let header = cap_head(header, REASON_CAP / 2, "cut to keep the message short");
-    let budget = REASON_CAP.saturating_sub(header.chars().count() + 2);
-    let prompt = cap_head(
-        prompt,
-        budget.saturating_sub(120),
-        "prompt cut to fit; the full text is in .claude/pagent-pipeline.json",
-    );
-    format!("{header}\n\n{prompt}")
-}
-
 fn plural(n: u32) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
+
+mod text;
+
+pub use text::PROMPT_FILE;
 
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,7 @@ pub mod backpressure;
 mod condition;
 mod decide;
 mod path;
+pub mod pause;
 mod promise;
 pub mod render;
 pub mod seal;
@@ -29,9 +30,12 @@ mod world;
 #[cfg(test)]
 mod testing;
 
+pub use backpressure::FailedCheck;
 pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
+pub use decide::PROMPT_FILE;
 pub use decide::{Decision, LogEntry, Outcome, StopEvent, decide_iteration, decide_stop};
 pub use path::{RelPath, RelPathError};
+pub use pause::Pause;
 pub use promise::contains_promise;
 pub use render::{MESSAGE_CAP, REASON_CAP, TAIL_CAP, cap_tail, render_template};
 pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};

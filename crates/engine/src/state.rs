@@ -6,9 +6,12 @@
 //! it; [`State::from_json`] re-checks the invariants the engine relies on, so a corrupt or
 //! hand-edited file is reported, never trusted.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-use crate::backpressure::BackpressureConfig;
+use crate::backpressure::{BackpressureConfig, FailedCheck};
+use crate::pause::Pause;
 use crate::{Condition, DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, Timestamp, Workflow};
 
 pub const STATE_VERSION: u32 = 1;
@@ -111,6 +114,19 @@ pub struct State {
     /// because the user's folder remembers the newest generation written.
     #[serde(default)]
     pub generation: u64,
+    /// Set while the user has taken the session over (they typed a message during the
+    /// loop): stops are allowed and count nothing until `pagent resume`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<Pause>,
+    /// The next re-prompt carries the full stage prompt again: the conversation was
+    /// compacted since the model last read it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_prompt_due: bool,
+    /// Files edited in this loop whose latest backpressure check failed, by path relative
+    /// to the project: while any is listed, the loop does not complete and a stage does
+    /// not advance (unless the workflow turns the gate off).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failing_checks: BTreeMap<String, FailedCheck>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -265,6 +281,9 @@ impl State {
             backpressure: options.backpressure,
             loop_id: String::new(),
             generation: 0,
+            paused: None,
+            full_prompt_due: false,
+            failing_checks: BTreeMap::new(),
             seal: None,
         }
     }
@@ -328,6 +347,11 @@ impl State {
         self.iterations.iter().sum()
     }
 
+    /// Whether a failed backpressure check of an edited file holds the loop back.
+    pub fn checks_gate(&self) -> bool {
+        self.backpressure.as_ref().is_none_or(|b| b.gate)
+    }
+
     /// True if any stage's condition may run a command (these need a valid seal).
     pub fn runs_commands(&self) -> bool {
         self.stages.iter().any(|s| s.exit_when.runs_commands())
@@ -343,52 +367,4 @@ impl State {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ralph() -> State {
-        State::new_ralph(
-            "Fix it".into(),
-            "DONE".into(),
-            SetupOptions::default(),
-            None,
-            Timestamp(100),
-        )
-    }
-
-    #[test]
-    fn ralph_state_round_trips_through_json() {
-        let state = ralph();
-        let text = state.to_json_pretty();
-        assert_eq!(State::from_json(text.as_bytes()).unwrap(), state);
-        assert_eq!(state.iterations, [1]);
-        assert_eq!(state.max_iterations, DEFAULT_MAX_ITERATIONS);
-        assert_eq!(state.no_progress_limit, DEFAULT_NO_PROGRESS_LIMIT);
-    }
-
-    #[test]
-    fn inconsistent_files_are_rejected() {
-        let mut state = ralph();
-        state.stage = 3;
-        assert!(matches!(
-            State::from_json(state.to_json_pretty().as_bytes()),
-            Err(StateError::Inconsistent(_))
-        ));
-        let mut state = ralph();
-        state.iterations.push(0);
-        assert!(matches!(
-            State::from_json(state.to_json_pretty().as_bytes()),
-            Err(StateError::Inconsistent(_))
-        ));
-        let mut state = ralph();
-        state.version = 9;
-        assert!(matches!(
-            State::from_json(state.to_json_pretty().as_bytes()),
-            Err(StateError::Version(9))
-        ));
-        assert!(matches!(
-            State::from_json(b"{\"version\": 1"),
-            Err(StateError::Parse(_))
-        ));
-    }
-}
+mod tests;

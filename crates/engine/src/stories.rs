@@ -88,11 +88,13 @@ impl Story {
     }
 }
 
-/// Stage `index`'s prompt with `{{story}}` replaced by the next story of the stage's
+/// Stage `index`'s prompt with `{{story}}` replaced (in workflow prompts only, never in a
+/// ralph task) by the next story of the stage's
 /// `stories_pass` file (or a note when none is left or the file cannot be read).
 pub fn render_stage_prompt(state: &State, index: usize, world: &mut dyn World) -> String {
     let stage = &state.stages[index];
-    if !stage.prompt.contains("{{story}}") {
+    // A ralph loop's prompt is the user's task: placeholders belong to workflows only.
+    if state.kind == crate::Kind::Ralph || !stage.prompt.contains("{{story}}") {
         return stage.prompt.clone();
     }
     let story = match stage.exit_when.stories_path() {
@@ -142,6 +144,22 @@ mod tests {
         assert_eq!(
             prd.next_story().unwrap().render(),
             "US-002: List tasks (priority 2)\nAcceptance criteria:\n- shows all"
+        );
+    }
+
+    #[test]
+    fn a_ralph_task_keeps_its_placeholders() {
+        let state = State::new_ralph(
+            "Fill in {{story}} and {{prd_path}}".into(),
+            "DONE".into(),
+            crate::SetupOptions::default(),
+            None,
+            crate::Timestamp(0),
+        );
+        let mut world = crate::testing::MemoryWorld::default();
+        assert_eq!(
+            render_stage_prompt(&state, 0, &mut world),
+            "Fill in {{story}} and {{prd_path}}"
         );
     }
 

@@ -22,6 +22,10 @@ pub struct HookInput {
     pub tool_name: Option<String>,
     /// PostToolUse only: the tool's arguments, kept as raw JSON.
     pub tool_input: Option<serde_json::Value>,
+    /// UserPromptSubmit only: the prompt exactly as typed (before a command is expanded).
+    pub prompt: Option<String>,
+    /// SessionStart only: `startup`, `resume`, `clear` or `compact`.
+    pub source: Option<String>,
 }
 
 impl HookInput {

@@ -93,7 +93,9 @@ impl Condition {
                         format!("waiting for <promise>{text}</promise>"),
                     ),
                     (Some(_), false) => (
-                        format!("your last message did not contain <promise>{text}</promise>"),
+                        format!(
+                            "your last message has no line <promise>{text}</promise> of its own"
+                        ),
                         format!("waiting for <promise>{text}</promise>"),
                     ),
                 };

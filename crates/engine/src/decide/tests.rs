@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::testing::MemoryWorld;
-use crate::{CheckOutcome, SetupOptions, Workflow};
+use crate::{CheckOutcome, REASON_CAP, SetupOptions, Workflow};
 
 const NOW: Timestamp = Timestamp(1_000);
 
@@ -176,7 +176,7 @@ fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
         reason.starts_with("pagent · ralph loop · iteration 2 of 5\n"),
         "{reason}"
     );
-    assert!(reason.contains("did not contain <promise>DONE</promise>"));
+    assert!(reason.contains("did not make the promise"));
     assert!(
         reason.ends_with("\n\nFix it's \"parser\"; $(rm -rf x)"),
         "{reason}"
@@ -187,7 +187,7 @@ fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
     let outcome = decide_stop(
         &event(Some("s1")),
         &state,
-        &mut MemoryWorld::default().message("Finished. <promise>DONE</promise>"),
+        &mut MemoryWorld::default().message("Finished.\n<promise>DONE</promise>"),
     );
     assert!(matches!(&outcome.decision, Decision::Notify(m) if m.contains("complete")));
     let done = outcome.write.unwrap();
@@ -206,7 +206,7 @@ fn a_missing_last_message_never_counts_as_the_promise() {
         &ralph(5),
         &mut MemoryWorld::default().tree("t1"),
     );
-    assert!(block_reason(&outcome).contains("did not contain <promise>DONE</promise>"));
+    assert!(block_reason(&outcome).contains("did not make the promise"));
 }
 
 #[test]
@@ -220,7 +220,11 @@ fn the_pipeline_advances_stage_by_stage_and_completes() {
         "{reason}"
     );
     assert!(reason.contains("- architecture.md does not exist yet (it needs 50 non-blank lines)"));
-    assert!(reason.ends_with("write architecture.md"));
+    // A re-prompt of the same stage is quiet: no stage prompt, a pointer to it.
+    assert!(!reason.contains("write architecture.md"), "{reason}");
+    assert!(
+        reason.ends_with("`pagent prompt` prints them, and they are in .claude/pagent/prompt.md.")
+    );
     state = outcome.write.unwrap();
 
     let steps = [
@@ -259,7 +263,7 @@ fn the_pipeline_advances_stage_by_stage_and_completes() {
         (
             MemoryWorld::default().message("checked").tree("h"),
             "block",
-            "did not contain <promise>DONE</promise>",
+            "has no line <promise>DONE</promise> of its own",
         ),
     ];
     for (mut world, action, expected) in steps {
@@ -275,7 +279,7 @@ fn the_pipeline_advances_stage_by_stage_and_completes() {
     let outcome = decide_stop(
         &event(Some("s1")),
         &state,
-        &mut MemoryWorld::default().message("All good. <promise>DONE</promise>"),
+        &mut MemoryWorld::default().message("All good.\n<promise>DONE</promise>"),
     );
     assert!(
         matches!(&outcome.decision, Decision::Notify(m) if m.starts_with("pagent: prd-to-code complete: all 5 stages done"))
@@ -368,7 +372,7 @@ fn an_unchanged_tree_for_three_stops_gives_up_and_a_change_resets_the_count() {
         state
             .end_reason
             .unwrap()
-            .starts_with("no change to the working tree in 3 stops in a row")
+            .starts_with("3 turns in a row changed no file")
     );
 }
 
@@ -402,6 +406,7 @@ fn a_failed_check_feeds_back_its_output_tail() {
 fn reasons_stay_under_the_client_cap() {
     let mut state = ralph(5);
     state.stages[0].prompt = "x".repeat(50_000);
+    state.full_prompt_due = true;
     let outcome = decide_stop(
         &event(Some("s1")),
         &state,
@@ -547,4 +552,156 @@ fn messages_feedback_and_log_details_are_capped() {
             );
         }
     }
+}
+
+#[test]
+fn after_a_compaction_the_re_prompt_carries_the_full_prompt_once() {
+    let mut state = pipeline();
+    state.session_id = Some("s1".into());
+    state.full_prompt_due = true;
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().tree("a"),
+    );
+    let reason = block_reason(&outcome);
+    assert!(
+        reason.ends_with("The stage's instructions, again:\n\nwrite architecture.md"),
+        "{reason}"
+    );
+    let next = outcome.write.unwrap();
+    assert!(!next.full_prompt_due);
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &next,
+        &mut MemoryWorld::default().tree("b"),
+    );
+    assert!(!block_reason(&outcome).contains("write architecture.md"));
+}
+
+#[test]
+fn a_long_ralph_task_is_not_repeated_but_a_short_one_is() {
+    let short = decide_stop(
+        &event(Some("s1")),
+        &ralph(5),
+        &mut MemoryWorld::default().tree("a"),
+    );
+    assert!(block_reason(&short).ends_with("The task:\n\nFix it's \"parser\"; $(rm -rf x)"));
+    let mut long = ralph(5);
+    long.stages[0].prompt = "Do this. ".repeat(100);
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &long,
+        &mut MemoryWorld::default().tree("a"),
+    );
+    let reason = block_reason(&outcome);
+    assert!(!reason.contains("Do this."), "{reason}");
+    assert!(
+        reason.contains("The task did not change since you read it: `pagent prompt` prints it"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn pagent_loop_always_gets_the_full_prompt() {
+    let mut state = pipeline();
+    state.driver = crate::Driver::Loop;
+    let outcome = decide_iteration(&state, &mut MemoryWorld::default().tree("a"), NOW);
+    assert!(block_reason(&outcome).ends_with("write architecture.md"));
+}
+
+#[test]
+fn a_paused_loop_allows_its_stops_says_so_once_and_counts_nothing() {
+    let state = ralph(5);
+    let paused = crate::pause::decide_prompt(&state, Some("s1"), "What is 2+2?", NOW).unwrap();
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &paused,
+        &mut MemoryWorld::default().tree("a"),
+    );
+    let Decision::Notify(message) = &outcome.decision else {
+        panic!("{outcome:?}")
+    };
+    assert!(
+        message.contains("paused the Ralph loop because you wrote a message"),
+        "{message}"
+    );
+    let told = outcome.write.unwrap();
+    assert_eq!(told.iterations, paused.iterations);
+    assert_eq!(outcome.log.unwrap().action, "paused");
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &told,
+        &mut MemoryWorld::default().tree("b"),
+    );
+    assert_eq!(outcome, Outcome::silent());
+    // Resumed, it re-prompts and counts again.
+    let resumed = crate::pause::resume(&told, NOW);
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &resumed,
+        &mut MemoryWorld::default().tree("c"),
+    );
+    assert_eq!(outcome.write.unwrap().iterations, [2]);
+}
+
+/// Issue 10: a loop completed while the check of an edited file still failed.
+#[test]
+fn a_failing_check_of_an_edited_file_holds_completion_and_advance_back() {
+    let failed = crate::FailedCheck {
+        checks: "python3 -m py_compile".into(),
+        output: "SyntaxError: invalid syntax (routes.py, line 3)".into(),
+    };
+    let mut state = ralph(5);
+    state
+        .failing_checks
+        .insert("src/routes.py".into(), failed.clone());
+    let promise = "All done.\n<promise>DONE</promise>";
+    let world = || {
+        MemoryWorld::default()
+            .message(promise)
+            .file("src/routes.py", 3)
+            .tree("t")
+    };
+    let outcome = decide_stop(&event(Some("s1")), &state, &mut world());
+    let reason = block_reason(&outcome);
+    assert!(
+        reason.contains("- the latest check of src/routes.py failed (python3 -m py_compile)"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("SyntaxError: invalid syntax (routes.py, line 3)"),
+        "{reason}"
+    );
+    assert!(!reason.contains("did not make the promise"), "{reason}");
+    // The file fixed (the hook forgets it) or deleted: the promise completes the loop.
+    let mut fixed = state.clone();
+    fixed.failing_checks.clear();
+    let outcome = decide_stop(&event(Some("s1")), &fixed, &mut world());
+    assert!(matches!(outcome.decision, Decision::Notify(ref m) if m.contains("complete")));
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().message(promise),
+    );
+    assert!(matches!(outcome.decision, Decision::Notify(ref m) if m.contains("complete")));
+    // A stage does not advance either; the gate can be turned off per workflow.
+    let mut pipeline = pipeline();
+    pipeline
+        .failing_checks
+        .insert("src/routes.py".into(), failed);
+    let world = || {
+        MemoryWorld::default()
+            .file("architecture.md", 60)
+            .file("src/routes.py", 3)
+            .tree("t")
+    };
+    let outcome = decide_stop(&event(Some("s1")), &pipeline, &mut world());
+    assert_eq!(outcome.log.unwrap().action, "block");
+    pipeline.backpressure = Some(crate::backpressure::BackpressureConfig {
+        gate: false,
+        ..Default::default()
+    });
+    let outcome = decide_stop(&event(Some("s1")), &pipeline, &mut world());
+    assert_eq!(outcome.log.unwrap().action, "advance");
 }

@@ -1,0 +1,52 @@
+//! `pagent hook compact`: PreCompact, and SessionStart after a compaction. Re-prompts of
+//! a stage are quiet (header, what is missing, where the full prompt is) because the model
+//! read the stage prompt when the stage began; once the conversation is compacted that
+//! text may be gone, so the next re-prompt carries it in full again.
+//!
+//! Like the other hooks: no state file, no work; never blocks, never exits 2; writes only
+//! the user's own loop of this session, compare-and-swap.
+
+use crate::args::Global;
+use crate::cmd::read_hook_input;
+use crate::env::Env;
+use crate::exit::ExitStatus;
+use crate::project::{self, Project, STATE_FILE};
+use crate::store::{self, door};
+use crate::ui;
+
+pub fn run(global: &Global, env: &Env) -> ExitStatus {
+    if let Some(root) = project::root_from_flag_or_env(global, env)
+        && !door::exists_no_follow(&root.join(STATE_FILE))
+    {
+        return ExitStatus::Success;
+    }
+    match mark(global, env) {
+        Ok(()) => ExitStatus::Success,
+        Err(err) => {
+            ui::report(&err.context("the compaction hook failed"));
+            ExitStatus::Failure
+        }
+    }
+}
+
+fn mark(global: &Global, env: &Env) -> anyhow::Result<()> {
+    let input = read_hook_input()?;
+    // SessionStart fires for startup, resume and clear too: only a compaction matters.
+    if input.hook_event_name.as_deref() == Some("SessionStart")
+        && input.source.as_deref() != Some("compact")
+    {
+        return Ok(());
+    }
+    let project = Project::resolve(global, env, input.cwd.as_deref())?;
+    let session = input.session_id.clone().or_else(|| env.session_id.clone());
+    store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
+        (state.session_id.is_some() && state.session_id == session && !state.full_prompt_due).then(
+            || {
+                let mut next = state.clone();
+                next.full_prompt_due = true;
+                next
+            },
+        )
+    })?;
+    Ok(())
+}

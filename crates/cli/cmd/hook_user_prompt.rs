@@ -1,0 +1,63 @@
+//! `pagent hook user-prompt-submit`: the user always wins. A message typed in the loop's
+//! own session pauses the loop (see `pagent_engine::pause`); the next stop is allowed
+//! with one line saying so, and `/pagent:resume` goes on.
+//!
+//! This hook runs on every prompt of every session, so with no state file it returns
+//! before reading stdin (`hook_fast_path`). It never blocks the prompt: it prints nothing,
+//! never exits 2, and an error only reaches stderr (exit 1, a non-blocking error). It
+//! writes only the user's own, sealed state, compare-and-swap.
+
+use pagent_engine::pause::decide_prompt;
+
+use crate::args::Global;
+use crate::cmd::{now, read_hook_input};
+use crate::env::Env;
+use crate::eventlog::{Event, append_event};
+use crate::exit::ExitStatus;
+use crate::project::{self, Project, STATE_FILE};
+use crate::store::{self, door};
+use crate::ui;
+
+pub fn run(global: &Global, env: &Env) -> ExitStatus {
+    if env.driven_by_loop() {
+        return ExitStatus::Success;
+    }
+    if let Some(root) = project::root_from_flag_or_env(global, env)
+        && !door::exists_no_follow(&root.join(STATE_FILE))
+    {
+        return ExitStatus::Success;
+    }
+    match pause_if_typed(global, env) {
+        Ok(()) => ExitStatus::Success,
+        Err(err) => {
+            ui::report(&err.context("the UserPromptSubmit hook failed; the loop was not paused"));
+            ExitStatus::Failure
+        }
+    }
+}
+
+fn pause_if_typed(global: &Global, env: &Env) -> anyhow::Result<()> {
+    let input = read_hook_input()?;
+    let project = Project::resolve(global, env, input.cwd.as_deref())?;
+    let session = input.session_id.clone().or_else(|| env.session_id.clone());
+    let prompt = input.prompt.clone().unwrap_or_default();
+    let now = now();
+    let written = store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
+        decide_prompt(state, session.as_deref(), &prompt, now)
+    })?;
+    if let Some(state) = written {
+        let event = Event {
+            ts: now.to_string(),
+            action: "pause".into(),
+            session_id: session,
+            stage: Some(state.current().name.clone()),
+            iteration: Some(state.iterations[state.stage]),
+            detail: "paused: the user wrote a message in the loop's session".into(),
+            ms: None,
+        };
+        if let Err(err) = append_event(&project, &event) {
+            ui::warn(&format!("cannot append to the event log: {err:#}"));
+        }
+    }
+    Ok(())
+}

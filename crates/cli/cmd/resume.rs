@@ -1,0 +1,73 @@
+//! `pagent resume` (and `/pagent:resume`): continue a loop that is paused because the user
+//! wrote a message in its session. Prints where the loop is and its full current prompt,
+//! which the slash command hands the model so it picks the work up at once. Resuming
+//! from another Claude Code session is refused: that session's stops are not the loop's.
+
+#![allow(clippy::print_stdout)]
+
+use anyhow::bail;
+use pagent_engine::pause::resume;
+
+use crate::args::Global;
+use crate::cmd::now;
+use crate::env::Env;
+use crate::eventlog::{Event, append_event};
+use crate::exit::ExitStatus;
+use crate::project::Project;
+use crate::{setup, store, ui};
+
+pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
+    let project = Project::resolve(global, env, None)?;
+    let config_dir = env.config_dir.as_deref();
+    let Some(state) = store::read_state(&project)?.filter(|s| s.is_active()) else {
+        println!("pagent: no active loop to resume in this project.");
+        return Ok(ExitStatus::Success);
+    };
+    if let (Some(owner), Some(here)) = (state.session_id.as_deref(), env.session_id.as_deref())
+        && owner != here
+    {
+        bail!(
+            "the active {} loop belongs to another Claude Code session ({owner}); resume it there, \
+             or end it with `pagent cancel`",
+            state.workflow
+        );
+    }
+    let was_paused = state.paused.is_some();
+    let now = now();
+    let Some(resumed) = store::update_own_loop(&project, config_dir, |s| Some(resume(s, now)))?
+    else {
+        bail!("the loop state is not yours (see `pagent status`), so it cannot be resumed");
+    };
+    let event = Event {
+        ts: now.to_string(),
+        action: "resume".into(),
+        session_id: env.session_id.clone(),
+        stage: Some(resumed.current().name.clone()),
+        iteration: Some(resumed.iterations[resumed.stage]),
+        detail: "resumed by the user".into(),
+        ms: None,
+    };
+    if let Err(err) = append_event(&project, &event) {
+        ui::warn(&format!("cannot append to the event log: {err:#}"));
+    }
+    let what = match resumed.kind {
+        pagent_engine::Kind::Ralph => "the Ralph loop".to_owned(),
+        pagent_engine::Kind::Pipeline => format!(
+            "the {} pipeline at stage {}",
+            resumed.workflow,
+            resumed.current().name
+        ),
+    };
+    if was_paused {
+        println!("pagent: resumed {what}. To stop it: Esc, then /pagent:cancel.");
+    } else {
+        println!(
+            "pagent: {what} was not paused; it goes on. To stop it: Esc, then /pagent:cancel."
+        );
+    }
+    println!();
+    println!("{}", setup::header(&resumed));
+    println!();
+    println!("{}", resumed.current().prompt.trim_end());
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,49 @@
+//! State file round trips and the invariants `State::from_json` enforces.
+
+use super::*;
+
+fn ralph() -> State {
+    State::new_ralph(
+        "Fix it".into(),
+        "DONE".into(),
+        SetupOptions::default(),
+        None,
+        Timestamp(100),
+    )
+}
+
+#[test]
+fn ralph_state_round_trips_through_json() {
+    let state = ralph();
+    let text = state.to_json_pretty();
+    assert_eq!(State::from_json(text.as_bytes()).unwrap(), state);
+    assert_eq!(state.iterations, [1]);
+    assert_eq!(state.max_iterations, DEFAULT_MAX_ITERATIONS);
+    assert_eq!(state.no_progress_limit, DEFAULT_NO_PROGRESS_LIMIT);
+}
+
+#[test]
+fn inconsistent_files_are_rejected() {
+    let mut state = ralph();
+    state.stage = 3;
+    assert!(matches!(
+        State::from_json(state.to_json_pretty().as_bytes()),
+        Err(StateError::Inconsistent(_))
+    ));
+    let mut state = ralph();
+    state.iterations.push(0);
+    assert!(matches!(
+        State::from_json(state.to_json_pretty().as_bytes()),
+        Err(StateError::Inconsistent(_))
+    ));
+    let mut state = ralph();
+    state.version = 9;
+    assert!(matches!(
+        State::from_json(state.to_json_pretty().as_bytes()),
+        Err(StateError::Version(9))
+    ));
+    assert!(matches!(
+        State::from_json(b"{\"version\": 1"),
+        Err(StateError::Parse(_))
+    ));
+}

@@ -1,0 +1,188 @@
+//! The real Claude Code terminal UI under tmux, as a person uses it: typed keys in,
+//! the screen (`capture-pane`) out.
+//!
+//! Each session gets its own tmux server (`-L <unique socket>`), so tests run in parallel
+//! and a dead test leaves nothing behind (the server is killed on drop). The CLI starts
+//! through a small script with an explicit environment: the test's HOME (pre-seeded so
+//! onboarding, the API-key question and the trust dialog are skipped, see CLAUDE-CODE.md),
+//! the mock API, and pagent found through PAGENT_BIN. Waiting is polling the screen with
+//! a deadline, never a fixed sleep; a wait that times out fails with the screen the user
+//! would have seen.
+
+use std::fs;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::{E2e, claude_binary, repo_root};
+
+/// The API key the UI is started with; its last 20 characters are pre-approved.
+const API_KEY: &str = "sk-ant-api03-pagent-e2e-interactive-0123456789";
+/// Longest any single wait for the screen may take.
+pub const WAIT: Duration = Duration::from_secs(45);
+
+pub struct Tmux {
+    socket: String,
+    started: Instant,
+}
+
+fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+impl Tmux {
+    /// Starts `claude` in the project of `e2e`, in a 200x50 terminal, with pagent loaded
+    /// from this repository and the short command names installed in the test's HOME.
+    pub fn start(e2e: &E2e) -> Tmux {
+        seed_home(e2e);
+        let out = Command::new(repo_root().join("scripts/install-commands.sh"))
+            .arg("--dir")
+            .arg(e2e.home.join(".claude/commands"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let script = e2e.home.join("start-claude.sh");
+        let vars = [
+            ("HOME", e2e.home.display().to_string()),
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("LANG", "C.UTF-8".into()),
+            ("ANTHROPIC_BASE_URL", e2e.mock.base_url()),
+            ("ANTHROPIC_API_KEY", API_KEY.into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_TELEMETRY", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+            ("PAGENT_BIN", env!("CARGO_BIN_EXE_pagent").into()),
+            ("PAGENT_CONFIG_DIR", e2e.config.display().to_string()),
+        ];
+        let mut text = String::from("#!/bin/sh\nexec env -i TERM=\"$TERM\"");
+        for (key, value) in vars {
+            text.push_str(&format!(" {key}={}", sh_quote(&value)));
+        }
+        text.push_str(&format!(
+            " {} --plugin-dir {} --permission-mode acceptEdits --allowedTools 'Bash(sleep:*)'\n",
+            sh_quote(&claude_binary().display().to_string()),
+            sh_quote(&repo_root().display().to_string())
+        ));
+        fs::write(&script, text).unwrap();
+        let socket = format!("pagent-e2e-{}-{}", std::process::id(), e2e.mock.port);
+        let tmux = Tmux {
+            socket,
+            started: Instant::now(),
+        };
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "ui",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            &e2e.project.display().to_string(),
+            &format!("sh {}", sh_quote(&script.display().to_string())),
+        ]);
+        // History to look back over what scrolled away.
+        tmux.run(&["set-option", "-g", "history-limit", "5000"]);
+        tmux.wait_for("accept edits on");
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types `text` (literally) and presses Enter, as a person would: the slash-command
+    /// menu gets a moment to settle between the two.
+    pub fn type_line(&self, text: &str) {
+        self.run(&["send-keys", "-t", "ui", "-l", text]);
+        self.wait_until("the typed text to appear", |screen| {
+            screen.contains(text.lines().next().unwrap_or(text))
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        self.run(&["send-keys", "-t", "ui", "Enter"]);
+    }
+
+    pub fn key(&self, key: &str) {
+        self.run(&["send-keys", "-t", "ui", key]);
+    }
+
+    /// The whole screen and what scrolled off it.
+    pub fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-J", "-t", "ui", "-S", "-5000"])
+    }
+
+    /// Waits until the screen contains `text`; returns the screen.
+    pub fn wait_for(&self, text: &str) -> String {
+        self.wait_until(&format!("{text:?} on screen"), |s| s.contains(text))
+    }
+
+    /// Waits until `ready(screen)`; fails with the screen after [`WAIT`].
+    pub fn wait_until(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let screen = self.screen();
+            if ready(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited {WAIT:?} for {what}; the screen:\n{}\n{}",
+                "=".repeat(100),
+                screen
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "===== the screen after {:.1?} =====\n{}",
+                self.started.elapsed(),
+                self.screen()
+            );
+        }
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// `.claude.json` that starts the UI straight at the prompt (CLAUDE-CODE.md).
+fn seed_home(e2e: &E2e) {
+    let approved = &API_KEY[API_KEY.len() - 20..];
+    let config = json!({
+        "hasCompletedOnboarding": true,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [approved], "rejected": []},
+        "projects": {e2e.project.display().to_string(): {"hasTrustDialogAccepted": true}},
+    });
+    fs::write(e2e.home.join(".claude.json"), config.to_string()).unwrap();
+}
+
+/// Lines of `screen` that begin with `prefix` (after the UI's own indentation).
+pub fn lines_starting(screen: &str, prefix: &str) -> usize {
+    screen
+        .lines()
+        .filter(|l| {
+            l.trim_start_matches(|c: char| c.is_whitespace() || "⏺●⎿".contains(c))
+                .starts_with(prefix)
+        })
+        .count()
+}
