@@ -277,7 +277,7 @@ fn ralph_reaches_the_promise_on_iteration_three(agent: Agent) {
         Reply::text("Wrote one.txt."),
         agent.api_error(),
         Reply::text("Still working."),
-        Reply::text("All done. <promise>DONE</promise>"),
+        Reply::text("All done.\n<promise>DONE</promise>"),
     ]);
     let (code, events, report) = agent.pagent_loop(
         &e2e,
@@ -341,7 +341,7 @@ fn a_pipeline_stage_advances_on_its_file(agent: Agent) {
     let e2e = E2e::start(vec![
         agent.write("design.md", "# Design\nOne part.\nAnother part.\n"),
         Reply::text("Design written."),
-        Reply::text("Checked against the PRD. <promise>DONE</promise>"),
+        Reply::text("Checked against the PRD.\n<promise>DONE</promise>"),
     ]);
     e2e.write("prd.md", "# PRD\nA tiny tool.\n");
     e2e.write(
