@@ -22,6 +22,7 @@ use crate::ui;
 mod cancel;
 mod hook_post_tool_use;
 mod hook_stop;
+mod install;
 mod log;
 mod loop_cmd;
 mod parallel;
@@ -144,6 +145,8 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
         Command::Loop(args) => loop_cmd::run(&cli.global, env, args),
         Command::Parallel(args) => parallel::run(&cli.global, env, &args),
         Command::Trust(args) => trust::run(&cli.global, env, &args),
+        Command::Install(args) => install::install(env, &args),
+        Command::Uninstall(args) => install::uninstall(env, &args),
     };
     match result {
         Ok(status) => status,
