@@ -21,4 +21,5 @@
 mod agents;
 mod harness;
 mod mock;
+mod npm;
 mod scenarios;
