@@ -1,39 +1,29 @@
 #!/usr/bin/env bash
-# Installs pagent: the binary with cargo, then (when the `claude` CLI is on
-# PATH) the Claude Code plugin, user scope. Safe to run again: every step
-# checks what is already there. One line per step on stdout; tool output and
-# errors on stderr.
-#
-# Why the plugin is installed from a staged copy and not from the repository
-# root: for a directory marketplace, Claude Code (2.1.197) copies the whole
-# marketplace folder into its plugin cache, gitignored files included, so the
-# repository root would drag target/ (hundreds of MB: cargo builds, the pinned
-# test CLI) and any local secrets along. The staged copy holds only the plugin
-# files. Claude Code runs a `"source": "./"` plugin from the marketplace folder
-# itself, so running this script again updates the live plugin.
-#
-# The binary is also copied into the plugin's data folder
-# (<config>/plugins/data/pagent-pagent/bin/pagent), where scripts/pagent looks
-# for it, so hooks work even when ~/.cargo/bin is not on Claude Code's PATH.
+# Installs pagent from source: builds the binary with cargo, then runs `pagent install`
+# (see `pagent install --help`), which sets Claude Code up exactly as `npx pagent install`
+# does: the plugin's files staged as a local marketplace (only the plugin's files: Claude
+# Code copies a folder marketplace whole, and the repository's target/ is gigabytes), the
+# marketplace registered, the plugin pagent@pagent installed (user scope), the binary
+# copied into the plugin's data folder (<config>/plugins/data/pagent-pagent/bin/pagent,
+# where the hooks look first, whatever Claude Code's PATH), and the short command names
+# (/ralph, /pagent-run, ...) written. Without `claude` on PATH only the binary is put in
+# place. Safe to run again. Other arguments go to `pagent install`.
+# To remove everything: `pagent uninstall`.
 #
 # Options:
 #   --verbose             show cargo's whole output while building
 #   --no-short-commands   do not install the short names (/ralph, /pagent-run, ...)
-#   --uninstall-commands  remove the short names pagent installed, and stop
 #
 # Environment:
 #   CLAUDE_CONFIG_DIR       Claude Code's config folder (default ~/.claude)
 #   PAGENT_MARKETPLACE_DIR  where to stage the plugin
 #                           (default ${XDG_DATA_HOME:-~/.local/share}/pagent/marketplace)
 #   CARGO_INSTALL_ROOT, CARGO_HOME  honoured as cargo honours them
+#   PAGENT_STATIC=0         build the ordinary binary, not the static one
 set -euo pipefail
 
-plugin_id="pagent@pagent"
 script_dir="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 repo_root="$(cd -- "$script_dir/.." && pwd -P)"
-config_dir="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
-data_bin="$config_dir/plugins/data/pagent-pagent/bin/pagent"
-staging="${PAGENT_MARKETPLACE_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/pagent/marketplace}"
 
 say() { printf 'pagent install: %s\n' "$*"; }
 fail() {
@@ -42,17 +32,12 @@ fail() {
 }
 
 verbose=false
-short_commands=true
+pass=()
 for arg in "$@"; do
     case $arg in
         --verbose) verbose=true ;;
-        --no-short-commands) short_commands=false ;;
-        --uninstall-commands)
-            "$script_dir/install-commands.sh" --remove --dir "$config_dir/commands"
-            exit 0
-            ;;
         -h | --help) sed -n '2,/^set -euo/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" | sed '$d'; exit 0 ;;
-        *) fail "unknown argument: $arg (try --help)" ;;
+        *) pass+=("$arg") ;;
     esac
 done
 
@@ -74,7 +59,8 @@ build() { # LABEL CARGO-INSTALL-ARGS...: build quietly behind one progress line;
     pid=$!
     if [ -t 1 ]; then
         while kill -0 "$pid" 2>/dev/null; do
-            printf 'pagent install: %s (%s): %ds ' "$label" "$estimate" $((SECONDS - started))
+            printf '
+pagent install: %s (%s): %ds ' "$label" "$estimate" $((SECONDS - started))
             sleep 1
         done
         printf '
@@ -117,99 +103,8 @@ if [ ! -x "$installed_bin" ]; then
 fi
 say "installed the binary: $installed_bin ($("$installed_bin" --version </dev/null 2>/dev/null || echo 'version unknown'))"
 
-# Copy into the plugin data folder through a temporary file and a rename, so a
-# hook running the old binary at this moment is not disturbed.
-copy_to_data_folder() {
-    mkdir -p "$(dirname -- "$data_bin")"
-    local tmp="$data_bin.tmp.$$"
-    cp -- "$installed_bin" "$tmp"
-    chmod 755 "$tmp"
-    mv -f -- "$tmp" "$data_bin"
-    say "copied the binary to the plugin data folder: $data_bin"
-}
-
-# --- 2. the plugin -----------------------------------------------------------
-if ! command -v claude >/dev/null 2>&1; then
-    copy_to_data_folder
-    say "claude is not on PATH: skipped the plugin step. To add it later, run scripts/install.sh again once claude is installed, or load it for one session with: claude --plugin-dir $repo_root"
-    exit 0
-fi
-
-# Stage the plugin files only (see the note at the top).
-stage_plugin() {
-    [ -n "$staging" ] && [ "$staging" != "/" ] || fail "refusing to stage the plugin in '$staging'"
-    local parent new
-    parent="$(dirname -- "$staging")"
-    mkdir -p "$parent"
-    new="$(mktemp -d "$parent/.marketplace.XXXXXX")"
-    local item
-    for item in .claude-plugin hooks commands scripts plugin agents skills README.md LICENSE; do
-        if [ -e "$repo_root/$item" ]; then
-            cp -R -- "$repo_root/$item" "$new/"
-        fi
-    done
-    [ -f "$new/.claude-plugin/marketplace.json" ] ||
-        fail "$repo_root/.claude-plugin/marketplace.json is missing; is this the pagent repository?"
-    chmod 755 "$new"
-    rm -rf -- "$staging"
-    mv -- "$new" "$staging"
-}
-stage_plugin
-say "staged the plugin files in $staging"
-
-# `marketplace add` is idempotent in 2.1.197: the same folder again prints
-# "already on disk"; a different folder under the same name is re-pointed.
-if ! out="$(claude plugin marketplace add "$staging" </dev/null 2>&1)"; then
-    printf '%s\n' "$out" >&2
-    fail "claude plugin marketplace add $staging failed"
-fi
-case $out in
-    *already*) say "marketplace pagent: already registered ($staging)" ;;
-    *) say "marketplace pagent: added ($staging)" ;;
-esac
-
-# The folder of the installed copy, from `claude plugin list --json`
-# (pretty-printed, one key per line); empty when not installed.
-installed_path() {
-    claude plugin list --json </dev/null 2>/dev/null | awk -v id="\"$plugin_id\"" '
-        /"id":/ { mine = index($0, id) > 0 }
-        mine && /"installPath":/ {
-            sub(/^[^:]*: *"/, ""); sub(/",? *$/, ""); print; exit
-        }'
-}
-
-install_plugin() {
-    local out
-    if ! out="$(claude plugin install "$plugin_id" </dev/null 2>&1)"; then
-        printf '%s\n' "$out" >&2
-        fail "claude plugin install $plugin_id failed"
-    fi
-}
-
-current="$(installed_path || true)"
-if [ -z "$current" ]; then
-    install_plugin
-    say "plugin $plugin_id: installed (user scope)"
-elif [ -d "$current" ] && diff -rq -- "$staging" "$current" >/dev/null 2>&1; then
-    say "plugin $plugin_id: already installed and up to date"
-else
-    # Same version, changed files: `claude plugin update` keeps the old copy
-    # (its cache is keyed by version), so reinstall. --keep-data keeps the
-    # data folder (and the binary in it) that a plain uninstall deletes.
-    if ! out="$(claude plugin uninstall --keep-data "$plugin_id" </dev/null 2>&1)"; then
-        printf '%s\n' "$out" >&2
-        fail "claude plugin uninstall --keep-data $plugin_id failed"
-    fi
-    install_plugin
-    say "plugin $plugin_id: reinstalled with the current files"
-fi
-
-copy_to_data_folder
-
-# --- 3. the short command names ------------------------------------------------
-if $short_commands; then
-    "$script_dir/install-commands.sh" --launcher "$staging/scripts/pagent" --dir "$config_dir/commands"
-else
-    say "skipped the short command names (--no-short-commands); the plugin's /pagent:... names work"
-fi
-say "done: start a new Claude Code session and try /ralph or /pagent:ralph, and /pagent-run or /pagent:run"
+# --- 2. the set-up: the same subcommand the npm route runs ------------------------
+# `pagent install` stages the plugin's files, registers the marketplace, installs the
+# plugin, copies the binary into the plugin's data folder and writes the short command
+# names; it is idempotent and says what it did. `pagent uninstall` undoes it.
+exec "$installed_bin" install --from "$repo_root" "${pass[@]}"

@@ -59,6 +59,13 @@ pub enum Command {
     /// .claude/pagent/config.json, node_modules/.bin/tsc, Cargo.toml): their exact content,
     /// until they change
     Trust(TrustArgs),
+    /// Set pagent up for Claude Code: the binary where the hooks find it, the plugin
+    /// (a local marketplace named pagent, plugin pagent@pagent, user scope) and the short
+    /// command names (/ralph, /pagent-run, ...). Safe to run again.
+    Install(InstallArgs),
+    /// Undo `pagent install`: the short command names pagent wrote, the plugin, its
+    /// marketplace, the staged files and the binary copy; says what it removed.
+    Uninstall(UninstallArgs),
     /// Entry points for Claude Code's hooks (called by the plugin, not by people).
     #[command(subcommand)]
     Hook(HookCommand),
@@ -125,6 +132,30 @@ pub struct RalphArgs {
     /// is the task, byte for byte
     #[arg(long, conflicts_with = "prompt")]
     pub stdin_args: bool,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct InstallArgs {
+    /// The plugin folder to install (with .claude-plugin/marketplace.json) [default:
+    /// $PAGENT_PLUGIN_SOURCE, else the folder this binary was shipped in]
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// The binary the hooks run [default: this one]
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<PathBuf>,
+    /// The Claude Code CLI [default: `claude` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub claude: Option<PathBuf>,
+    /// Do not install the short command names (/ralph, /pagent-run, ...)
+    #[arg(long)]
+    pub no_short_commands: bool,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct UninstallArgs {
+    /// The Claude Code CLI [default: `claude` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub claude: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone, Default)]

@@ -19,6 +19,16 @@ pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 pub const HOME: &str = "HOME";
 /// Where check programs are looked up.
 pub const PATH: &str = "PATH";
+/// Claude Code's config folder (default `~/.claude`): where `pagent install` puts the
+/// binary copy and the short command names.
+pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+/// Where `pagent install` stages the plugin's files (default
+/// `$XDG_DATA_HOME/pagent/marketplace`, else `~/.local/share/pagent/marketplace`).
+pub const PAGENT_MARKETPLACE_DIR: &str = "PAGENT_MARKETPLACE_DIR";
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+/// The plugin folder `pagent install` installs from; the npm package's launcher sets it to
+/// its own folder.
+pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
 /// Any value turns colour off (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -31,6 +41,17 @@ pub struct Env {
     pub no_color: bool,
     pub current_dir: Option<PathBuf>,
     pub path: Option<OsString>,
+    pub install: InstallEnv,
+}
+
+/// What `pagent install` and `pagent uninstall` read: the user's own folders.
+#[derive(Debug, Clone, Default)]
+pub struct InstallEnv {
+    pub home: Option<PathBuf>,
+    pub claude_config_dir: Option<PathBuf>,
+    pub marketplace_dir: Option<PathBuf>,
+    pub xdg_data_home: Option<PathBuf>,
+    pub plugin_source: Option<PathBuf>,
 }
 
 impl Env {
@@ -46,6 +67,13 @@ impl Env {
             no_color: std::env::var_os(NO_COLOR).is_some_and(|v: OsString| !v.is_empty()),
             current_dir: std::env::current_dir().ok(),
             path: std::env::var_os(PATH),
+            install: InstallEnv {
+                home: non_empty(HOME).map(PathBuf::from),
+                claude_config_dir: non_empty(CLAUDE_CONFIG_DIR).map(PathBuf::from),
+                marketplace_dir: non_empty(PAGENT_MARKETPLACE_DIR).map(PathBuf::from),
+                xdg_data_home: non_empty(XDG_DATA_HOME).map(PathBuf::from),
+                plugin_source: non_empty(PAGENT_PLUGIN_SOURCE).map(PathBuf::from),
+            },
         }
     }
 

@@ -19,6 +19,7 @@ mod eventlog;
 mod exclude;
 mod exit;
 mod fingerprint;
+mod install;
 mod probe;
 mod progress;
 mod project;

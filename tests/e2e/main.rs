@@ -22,5 +22,6 @@ mod agents;
 mod harness;
 mod interactive;
 mod mock;
+mod npm;
 mod scenarios;
 mod tmux;

@@ -24,6 +24,7 @@ mod hook_compact;
 mod hook_post_tool_use;
 mod hook_stop;
 mod hook_user_prompt;
+mod install;
 mod log;
 mod loop_cmd;
 mod parallel;
@@ -162,6 +163,8 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
             from_slash(args.stdin_args, parallel::run(&cli.global, env, &args))
         }
         Command::Trust(args) => trust::run(&cli.global, env, &args),
+        Command::Install(args) => install::install(env, &args),
+        Command::Uninstall(args) => install::uninstall(env, &args),
     };
     match result {
         Ok(status) => status,

@@ -1,0 +1,246 @@
+//! `pagent install` and `pagent uninstall`: set pagent up for Claude Code, and undo it.
+//!
+//! Install, each step checking what is there first so that running it again changes
+//! nothing: the plugin's files staged as a local marketplace, the marketplace registered
+//! and the plugin installed with Claude Code's own `claude plugin` commands, the binary
+//! copied into the plugin's data folder (where the hooks run it directly), and the short
+//! command names written. Without `claude` on PATH only the binary is put in place.
+//! Uninstall removes each of those, says what it removed, and then what the first install
+//! created and is empty again (see `install/mod.rs`). `scripts/install.sh` builds from
+//! source and then runs this; `npx pagent install` runs it from the npm package.
+
+#![allow(clippy::print_stdout)]
+
+use std::path::{Path, PathBuf};
+
+use crate::args::{InstallArgs, UninstallArgs};
+use crate::env::Env;
+use crate::exit::ExitStatus;
+use crate::install::claude::{self, Claude};
+use crate::install::short_names::{self, Outcome};
+use crate::install::{Layout, Record, files, plugin_source, stage_plugin};
+
+fn say(verb: &str, message: &str) {
+    println!("pagent {verb}: {message}");
+}
+
+fn find_claude(explicit: Option<&Path>, env: &Env) -> Option<Claude> {
+    explicit
+        .map(Path::to_path_buf)
+        .or_else(|| claude::find_on_path(env.path.as_deref()))
+        .map(Claude::new)
+}
+
+pub fn install(env: &Env, args: &InstallArgs) -> anyhow::Result<ExitStatus> {
+    let say = |m: &str| say("install", m);
+    let layout = Layout::resolve(&env.install)?;
+    let exe = files::current_exe()?;
+    let binary = match &args.binary {
+        Some(path) => files::real_file(path)?,
+        None => exe.clone(),
+    };
+    let source = plugin_source(args.from.as_deref(), &env.install, &exe)?;
+    let claude = find_claude(args.claude.as_deref(), env);
+    Record::take_before_install(&layout)?;
+
+    let Some(claude) = claude else {
+        copy_binary(&binary, &layout, say)?;
+        say(&format!(
+            "claude is not on PATH: skipped the plugin. Once Claude Code is installed, run `pagent install` again, or load the plugin for one session with: claude --plugin-dir {}",
+            source.display()
+        ));
+        return Ok(ExitStatus::Success);
+    };
+
+    if stage_plugin(&source, &layout.staging)? {
+        say(&format!(
+            "staged the plugin files in {}",
+            layout.staging.display()
+        ));
+    } else {
+        say(&format!(
+            "the plugin files in {} are up to date",
+            layout.staging.display()
+        ));
+    }
+
+    match claude.marketplace_path()? {
+        Some(path) if path == layout.staging => say(&format!(
+            "marketplace pagent: already registered ({})",
+            path.display()
+        )),
+        _ => {
+            claude.marketplace_add(&layout.staging)?;
+            say(&format!(
+                "marketplace pagent: added ({})",
+                layout.staging.display()
+            ));
+        }
+    }
+
+    match claude.installed_path()? {
+        None => {
+            claude.plugin_install()?;
+            say(&format!(
+                "plugin {}: installed (user scope)",
+                claude::PLUGIN_ID
+            ));
+        }
+        Some(dir) if files::same_tree(&layout.staging, &dir) => say(&format!(
+            "plugin {}: already installed and up to date",
+            claude::PLUGIN_ID
+        )),
+        Some(_) => {
+            // Same version, changed files: `claude plugin update` keeps the old copy (its
+            // cache is keyed by version), so reinstall, keeping the data folder.
+            claude.plugin_uninstall(true)?;
+            claude.plugin_install()?;
+            say(&format!(
+                "plugin {}: reinstalled with the current files",
+                claude::PLUGIN_ID
+            ));
+        }
+    }
+
+    copy_binary(&binary, &layout, say)?;
+
+    if args.no_short_commands {
+        say(
+            "skipped the short command names (--no-short-commands); the plugin's /pagent:... names work",
+        );
+    } else {
+        install_short_names(&layout, say)?;
+    }
+    say(&format!(
+        "done ({}): start a new Claude Code session and try /pagent:ralph",
+        claude.bin().display()
+    ));
+    Ok(ExitStatus::Success)
+}
+
+fn copy_binary(binary: &Path, layout: &Layout, say: impl Fn(&str)) -> anyhow::Result<()> {
+    if files::same_bytes(binary, &layout.data_bin) {
+        say(&format!(
+            "the binary in {} is up to date",
+            layout.data_bin.display()
+        ));
+    } else {
+        files::copy_executable(binary, &layout.data_bin)?;
+        say(&format!(
+            "copied the binary {} to {}",
+            binary.display(),
+            layout.data_bin.display()
+        ));
+    }
+    Ok(())
+}
+
+fn install_short_names(layout: &Layout, say: impl Fn(&str)) -> anyhow::Result<()> {
+    let launcher = layout.launcher();
+    if !short_names::launcher_is_plain(&launcher) {
+        say(&format!(
+            "skipped the short command names: the path {} has characters a command line cannot hold as is",
+            launcher.display()
+        ));
+        return Ok(());
+    }
+    let (mut names, mut kept) = (Vec::new(), Vec::new());
+    for planned in short_names::plan(&layout.staging, &layout.commands_dir) {
+        match short_names::install_one(&planned, &launcher)? {
+            Outcome::KeptUsers => {
+                say(&format!(
+                    "kept your own {}: /{} stays yours (pagent's is /pagent:{})",
+                    planned.target.display(),
+                    planned.short,
+                    planned.plugin_command
+                ));
+                kept.push(planned.short);
+            }
+            Outcome::Written | Outcome::Unchanged => names.push(format!("/{}", planned.short)),
+        }
+    }
+    say(&format!(
+        "short command names in {}: {}",
+        layout.commands_dir.display(),
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(" ")
+        }
+    ));
+    Ok(())
+}
+
+pub fn uninstall(env: &Env, args: &UninstallArgs) -> anyhow::Result<ExitStatus> {
+    let say = |m: &str| say("uninstall", m);
+    let layout = Layout::resolve(&env.install)?;
+    let claude = find_claude(args.claude.as_deref(), env);
+    let mut removed: Vec<String> = Vec::new();
+
+    match &claude {
+        Some(claude) => {
+            if claude.installed_path()?.is_some() {
+                claude.plugin_uninstall(false)?;
+                removed.push(format!("plugin {}", claude::PLUGIN_ID));
+            }
+            if claude.marketplace_path()?.is_some() {
+                claude.marketplace_remove()?;
+                removed.push("marketplace pagent".to_owned());
+            }
+        }
+        None => {
+            let known = layout.config_dir.join("plugins/known_marketplaces.json");
+            let listed = files::read_text(&known)?
+                .is_some_and(|t| t.contains(&*layout.staging.to_string_lossy()));
+            anyhow::ensure!(
+                !listed,
+                "claude is not on PATH, and Claude Code still lists the pagent marketplace ({}); run `pagent uninstall --claude PATH`, or `claude plugin uninstall {}` and `claude plugin marketplace remove pagent` first",
+                known.display(),
+                claude::PLUGIN_ID
+            );
+        }
+    }
+
+    let (names, kept) = short_names::remove_all(&layout.commands_dir)?;
+    if !names.is_empty() {
+        removed.push(format!("short command names {}", names.join(" ")));
+    }
+    for file in kept {
+        say(&format!(
+            "left {} alone: pagent did not write it",
+            file.display()
+        ));
+    }
+    for (what, path) in [
+        (
+            "the binary copy and the plugin's data folder",
+            &layout.data_dir,
+        ),
+        ("Claude Code's copy of the plugin", &layout.plugin_cache),
+        ("the staged plugin files", &layout.staging),
+    ] {
+        if files::remove_tree(path)? {
+            removed.push(format!("{what} ({})", path.display()));
+        }
+    }
+    let record = Record::read(&layout);
+    files::remove_tree(&layout.record_file)?;
+    let emptied: Vec<PathBuf> = record.undo();
+    if !emptied.is_empty() {
+        removed.push(format!(
+            "what the install created and is empty again ({})",
+            emptied
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if removed.is_empty() {
+        say("nothing to remove: pagent is not installed here");
+    }
+    for item in &removed {
+        say(&format!("removed {item}"));
+    }
+    Ok(ExitStatus::Success)
+}

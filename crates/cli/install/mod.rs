@@ -1,0 +1,300 @@
+//! What `pagent install` and `pagent uninstall` work on: where things go in the user's
+//! folders, where the plugin comes from, the staged marketplace, and the record of what
+//! the first install created.
+//!
+//! The plugin is installed from a staged copy of its files (about 100 KB), never from
+//! the folder pagent came in: Claude Code copies a folder marketplace whole, and that
+//! folder may be a checkout with a target/ of gigabytes, or npm's cache, which npm may
+//! clean. The binary is copied into the plugin's data folder, where the hooks look first.
+//!
+//! "Leave the user's folders as they were": Claude Code creates its own bookkeeping
+//! (settings.json, plugins/known_marketplaces.json, ...) when the first plugin arrives
+//! and leaves them, emptied, when the last one goes. So the first install records which
+//! of those paths did not exist yet ([`Record`]); uninstall removes those that are still
+//! empty (an empty folder, or JSON with nothing but empty lists and maps), and nothing
+//! that holds anything else.
+
+pub mod claude;
+pub mod files;
+pub mod short_names;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::env::InstallEnv;
+
+/// What is staged: the plugin's files, nothing else.
+const PLUGIN_ITEMS: &[&str] = &[
+    ".claude-plugin",
+    "hooks",
+    "commands",
+    "scripts",
+    "plugin",
+    "agents",
+    "skills",
+    "README.md",
+    "LICENSE",
+];
+
+#[derive(Debug)]
+pub struct Layout {
+    /// Claude Code's config folder.
+    pub config_dir: PathBuf,
+    /// Where the short command names go.
+    pub commands_dir: PathBuf,
+    /// The plugin's data folder (`CLAUDE_PLUGIN_DATA` of its hooks).
+    pub data_dir: PathBuf,
+    /// The binary the hooks run.
+    pub data_bin: PathBuf,
+    /// Claude Code's copy of the plugin, kept after an uninstall until it cleans it.
+    pub plugin_cache: PathBuf,
+    /// The staged marketplace folder.
+    pub staging: PathBuf,
+    /// What the first install created.
+    pub record_file: PathBuf,
+    /// Folders above `staging` that pagent may create (the XDG defaults), deepest first.
+    staging_parents: Vec<PathBuf>,
+}
+
+impl Layout {
+    pub fn resolve(env: &InstallEnv) -> anyhow::Result<Layout> {
+        let home = || {
+            env.home.clone().context(
+                "HOME is not set; set HOME (or CLAUDE_CONFIG_DIR and PAGENT_MARKETPLACE_DIR)",
+            )
+        };
+        let config_dir = match &env.claude_config_dir {
+            Some(dir) => dir.clone(),
+            None => home()?.join(".claude"),
+        };
+        let (staging, staging_parents) = match &env.marketplace_dir {
+            Some(dir) => (dir.clone(), Vec::new()),
+            None => {
+                let (data, mut parents) = match &env.xdg_data_home {
+                    Some(dir) => (dir.clone(), Vec::new()),
+                    None => {
+                        let home = home()?;
+                        let share = home.join(".local/share");
+                        (share.clone(), vec![share, home.join(".local")])
+                    }
+                };
+                parents.insert(0, data.join("pagent"));
+                (data.join("pagent/marketplace"), parents)
+            }
+        };
+        anyhow::ensure!(
+            staging.is_absolute() && config_dir.is_absolute(),
+            "the folders must be absolute paths: {} and {}",
+            staging.display(),
+            config_dir.display()
+        );
+        let data_dir = config_dir.join("plugins/data/pagent-pagent");
+        let mut record = staging.clone().into_os_string();
+        record.push(".record.json");
+        Ok(Layout {
+            commands_dir: config_dir.join("commands"),
+            data_bin: data_dir.join("bin/pagent"),
+            data_dir,
+            plugin_cache: config_dir.join("plugins/cache").join(claude::MARKETPLACE),
+            record_file: PathBuf::from(record),
+            staging,
+            staging_parents,
+            config_dir,
+        })
+    }
+
+    /// The launcher inside the staged plugin, which the short command names call.
+    pub fn launcher(&self) -> PathBuf {
+        self.staging.join("scripts/pagent")
+    }
+
+    /// Paths an install may bring into being, parents before children.
+    fn may_create(&self) -> Vec<PathBuf> {
+        let c = &self.config_dir;
+        let mut paths: Vec<PathBuf> = self.staging_parents.iter().rev().cloned().collect();
+        paths.extend(
+            [
+                "commands",
+                "settings.json",
+                "plugins",
+                "plugins/cache",
+                "plugins/data",
+                "plugins/marketplaces",
+                "plugins/installed_plugins.json",
+                "plugins/known_marketplaces.json",
+            ]
+            .map(|rel| c.join(rel)),
+        );
+        paths
+    }
+}
+
+/// The plugin folder to install: `--from`, else `$PAGENT_PLUGIN_SOURCE` (the npm
+/// package's launcher sets it), else the nearest folder above this binary that is a
+/// pagent plugin (the npm package when its postinstall put the binary in its `bin/`; a
+/// checkout for `target/release/pagent`).
+pub fn plugin_source(from: Option<&Path>, env: &InstallEnv, exe: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = from.or(env.plugin_source.as_deref()) {
+        let dir = files::real_dir(dir)?;
+        anyhow::ensure!(
+            is_plugin(&dir),
+            "{} is not a pagent plugin folder (no .claude-plugin/marketplace.json)",
+            dir.display()
+        );
+        return Ok(dir);
+    }
+    exe.ancestors()
+        .skip(1)
+        .take(4)
+        .find(|dir| is_plugin(dir))
+        .map(Path::to_path_buf)
+        .with_context(|| {
+            format!(
+                "found no pagent plugin folder near {}; install with `npx pagent install`, or pass --from DIR (a pagent checkout or the npm package's folder)",
+                exe.display()
+            )
+        })
+}
+
+fn is_plugin(dir: &Path) -> bool {
+    files::is_file(&dir.join(".claude-plugin/marketplace.json"))
+        && files::is_file(&dir.join("hooks/hooks.json"))
+}
+
+/// Stages the plugin's files from `source` in `staging`; `false` when they were there
+/// already, unchanged.
+pub fn stage_plugin(source: &Path, staging: &Path) -> anyhow::Result<bool> {
+    let new = files::fresh_sibling(staging)?;
+    files::copy_items(source, PLUGIN_ITEMS, &new)?;
+    if files::same_tree(&new, staging) {
+        files::remove_tree(&new)?;
+        return Ok(false);
+    }
+    files::replace_dir(&new, staging)?;
+    Ok(true)
+}
+
+/// The paths the first install created.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Record {
+    pub created: Vec<PathBuf>,
+}
+
+impl Record {
+    /// Notes which of the paths an install may create are missing now, unless an earlier
+    /// install already did (its record is the one that knows what was there before).
+    pub fn take_before_install(layout: &Layout) -> anyhow::Result<()> {
+        if files::exists(&layout.record_file) {
+            return Ok(());
+        }
+        let record = Record {
+            created: layout
+                .may_create()
+                .into_iter()
+                .filter(|p| !files::exists(p))
+                .collect(),
+        };
+        let json = serde_json::to_vec_pretty(&record)?;
+        files::write_atomic(&layout.record_file, &json, 0o644)
+    }
+
+    pub fn read(layout: &Layout) -> Record {
+        files::read_text(&layout.record_file)
+            .ok()
+            .flatten()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    /// Removes the recorded paths that hold nothing now, deepest first; what it removed.
+    pub fn undo(&self) -> Vec<PathBuf> {
+        let mut paths = self.created.clone();
+        paths.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        paths
+            .into_iter()
+            .filter(|p| {
+                if files::is_dir(p) {
+                    files::remove_empty_dir(p)
+                } else {
+                    files::read_text(p)
+                        .ok()
+                        .flatten()
+                        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                        .is_some_and(|v| holds_nothing(&v))
+                        && files::remove_tree(p).unwrap_or(false)
+                }
+            })
+            .collect()
+    }
+}
+
+/// JSON with nothing in it but empty maps and lists (and a numeric `version`), as Claude
+/// Code leaves its plugin bookkeeping when the last plugin is gone.
+fn holds_nothing(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .all(|(k, v)| (k == "version" && v.is_number()) || holds_nothing(v)),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_empty_bookkeeping_counts_as_holding_nothing() {
+        assert!(holds_nothing(&json!({})));
+        assert!(holds_nothing(&json!({"version": 2, "plugins": {}})));
+        assert!(holds_nothing(
+            &json!({"enabledPlugins": {}, "extraKnownMarketplaces": {}})
+        ));
+        assert!(!holds_nothing(&json!({"enabledPlugins": {"x@y": true}})));
+        assert!(!holds_nothing(&json!({"model": "opus"})));
+        assert!(!holds_nothing(&json!({"version": "2"})));
+    }
+
+    #[test]
+    fn the_default_layout_follows_home_and_xdg() {
+        let env = InstallEnv {
+            home: Some("/h".into()),
+            ..InstallEnv::default()
+        };
+        let layout = Layout::resolve(&env).unwrap();
+        assert_eq!(
+            layout.staging,
+            Path::new("/h/.local/share/pagent/marketplace")
+        );
+        assert_eq!(
+            layout.data_bin,
+            Path::new("/h/.claude/plugins/data/pagent-pagent/bin/pagent")
+        );
+        assert_eq!(
+            layout.record_file,
+            Path::new("/h/.local/share/pagent/marketplace.record.json")
+        );
+        assert_eq!(
+            &layout.may_create()[..3],
+            [
+                PathBuf::from("/h/.local"),
+                PathBuf::from("/h/.local/share"),
+                PathBuf::from("/h/.local/share/pagent")
+            ]
+        );
+        let env = InstallEnv {
+            home: Some("/h".into()),
+            claude_config_dir: Some("/c".into()),
+            xdg_data_home: Some("/d".into()),
+            ..InstallEnv::default()
+        };
+        let layout = Layout::resolve(&env).unwrap();
+        assert_eq!(layout.staging, Path::new("/d/pagent/marketplace"));
+        assert_eq!(layout.commands_dir, Path::new("/c/commands"));
+    }
+}

@@ -1,0 +1,228 @@
+//! The npm route, end to end: `scripts/release.sh` packs the packages (with the binary
+//! under test, not a fresh LTO build), npm installs them from the tarballs into a scratch
+//! prefix with no registry access, and the installed `pagent` sets up Claude Code in a
+//! scratch HOME: the plugin is listed, a ralph loop runs to its promise through the short
+//! command name without `--plugin-dir`, and `pagent uninstall` leaves the HOME's file list
+//! as it found it.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::harness::{E2e, claude_binary, pagent_bin, repo_root};
+use crate::mock::Reply;
+
+fn check(what: &str, out: &Output) {
+    assert!(
+        out.status.success(),
+        "{what}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own.
+fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str]) {
+    let out = Command::new("npm")
+        .args([
+            "install",
+            "-g",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+        ])
+        .arg(prefix)
+        .args(extra)
+        .args(tarballs)
+        .env("npm_config_cache", base.join("npm-cache"))
+        .env("npm_config_update_notifier", "false")
+        .output()
+        .unwrap();
+    check("npm install", &out);
+}
+
+/// Every path under `home`, except Claude Code's own rotating backups of `.claude.json`.
+fn file_list(home: &Path) -> BTreeSet<String> {
+    walkdir::WalkDir::new(home)
+        .into_iter()
+        .flatten()
+        .map(|e| e.path().strip_prefix(home).unwrap().display().to_string())
+        .filter(|p| !p.starts_with(".claude/backups"))
+        .collect()
+}
+
+#[test]
+#[ignore = "end-to-end: needs npm and the Claude Code CLI (scripts/test.sh runs it)"]
+fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
+    let e2e = E2e::start(vec![
+        Reply::text("Working on it."),
+        Reply::text("All done. <promise>DONE</promise>"),
+    ]);
+    let base = e2e.home.parent().unwrap().to_path_buf();
+    let out = Command::new(repo_root().join("scripts/release.sh"))
+        .arg(base.join("npm"))
+        .env("PAGENT_RELEASE_BIN", pagent_bin())
+        .output()
+        .unwrap();
+    check("scripts/release.sh", &out);
+    let version = env!("CARGO_PKG_VERSION");
+    let dist = base.join("npm/dist");
+    let tarballs = [
+        dist.join(format!("pagent-linux-x64-{version}.tgz")),
+        dist.join(format!("pagent-{version}.tgz")),
+    ];
+
+    // The usual install: the postinstall puts the binary in the launcher's place.
+    let prefix = base.join("prefix");
+    npm_install(&base, &prefix, &tarballs, &[]);
+    let pagent = prefix.join("bin/pagent");
+    let out = Command::new(&pagent).arg("--version").output().unwrap();
+    check("pagent --version", &out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("pagent {version}")
+    );
+    assert_eq!(
+        fs::read(fs::canonicalize(&pagent).unwrap()).unwrap(),
+        fs::read(pagent_bin()).unwrap(),
+        "the postinstall should have put the binary in place of the Node launcher"
+    );
+
+    // With install scripts off, the Node launcher stays: arguments, stdin and exit code
+    // pass through it.
+    let shim_prefix = base.join("prefix-no-scripts");
+    npm_install(&base, &shim_prefix, &tarballs, &["--ignore-scripts"]);
+    let shim = shim_prefix.join("bin/pagent");
+    assert!(
+        fs::read(&shim).unwrap().starts_with(b"#!/usr/bin/env node"),
+        "with --ignore-scripts the launcher stays"
+    );
+    let input = format!(
+        r#"{{"session_id":"s1","transcript_path":"/nonexistent.jsonl","cwd":"{}","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}}"#,
+        e2e.project.display()
+    );
+    let mut child = Command::new(&shim)
+        .args(["hook", "stop"])
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env("PAGENT_CONFIG_DIR", &e2e.config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    check("the Stop hook through the launcher", &out);
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let out = Command::new(&shim).arg("no-such-command").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+
+    // `pagent install` into a HOME where Claude Code has run once.
+    let claude_dir = claude_binary().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        prefix.join("bin").display(),
+        claude_dir.display()
+    );
+    let run = |args: &[&str]| {
+        let out = Command::new(&pagent)
+            .args(args)
+            .env("HOME", &e2e.home)
+            .env("PATH", &path)
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("PAGENT_MARKETPLACE_DIR")
+            .env_remove("PAGENT_PLUGIN_SOURCE")
+            .output()
+            .unwrap();
+        check(&format!("pagent {args:?}"), &out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let claude_json = |args: &[&str]| -> serde_json::Value {
+        let out = Command::new(claude_binary())
+            .args(args)
+            .env("HOME", &e2e.home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .output()
+            .unwrap();
+        check(&format!("claude {args:?}"), &out);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(
+        claude_json(&["plugin", "list", "--json"]),
+        serde_json::json!([])
+    );
+    let before = file_list(&e2e.home);
+
+    let said = run(&["install"]);
+    assert!(said.contains("plugin pagent@pagent: installed"), "{said}");
+    let listed = claude_json(&["plugin", "list", "--json"]);
+    assert_eq!(listed[0]["id"], "pagent@pagent", "{listed}");
+    let said = run(&["install"]);
+    for line in [
+        "are up to date",
+        "marketplace pagent: already registered",
+        "plugin pagent@pagent: already installed and up to date",
+        "is up to date",
+    ] {
+        assert!(
+            said.contains(line),
+            "a second install should change nothing: {said}"
+        );
+    }
+
+    let said = run(&["uninstall"]);
+    assert!(said.contains("removed plugin pagent@pagent"), "{said}");
+    assert!(
+        said.contains("removed short command names /pagent-run"),
+        "{said}"
+    );
+    let after = file_list(&e2e.home);
+    assert_eq!(
+        before.symmetric_difference(&after).collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "pagent uninstall should leave HOME as it found it; it said:\n{said}"
+    );
+
+    // Installed again, a ralph loop through the short name runs the binary from the
+    // plugin's data folder: no --plugin-dir, no PAGENT_BIN, no pagent on PATH.
+    run(&["install"]);
+    let data_bin = e2e
+        .home
+        .join(".claude/plugins/data/pagent-pagent/bin/pagent");
+    assert_eq!(
+        fs::read(&data_bin).unwrap(),
+        fs::read(pagent_bin()).unwrap()
+    );
+    let run = e2e
+        .claude("/ralph Finish the task --max-iterations 3")
+        .plugin_dir(None)
+        .env_remove("PAGENT_BIN")
+        .env("PATH", "/usr/bin:/bin")
+        .run();
+    assert_eq!(run.code, Some(0));
+    let plugins = run.init()["plugins"].to_string();
+    assert!(plugins.contains("pagent"), "{plugins}");
+    assert_eq!(e2e.mock.requests().len(), 2);
+    assert!(
+        e2e.mock
+            .stop_feedback(1)
+            .starts_with("pagent · ralph loop · iteration 2 of 3"),
+        "{}",
+        e2e.mock.stop_feedback(1)
+    );
+    assert_eq!(e2e.status()["status"], "complete");
+}
