@@ -60,7 +60,7 @@ fn file_list(home: &Path) -> BTreeSet<String> {
 fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     let e2e = E2e::start(vec![
         Reply::text("Working on it."),
-        Reply::text("All done. <promise>DONE</promise>"),
+        Reply::text("All done.\n<promise>DONE</promise>"),
     ]);
     let base = e2e.home.parent().unwrap().to_path_buf();
     let out = Command::new(repo_root().join("scripts/release.sh"))
