@@ -21,7 +21,7 @@ fn path(config_dir: &Path) -> PathBuf {
 /// Reads the secret; `None` if there is none yet or it cannot be read.
 pub fn read_secret(config_dir: Option<&Path>) -> Option<Vec<u8>> {
     let bytes = door::read_outside(&path(config_dir?), 1024).ok()?;
-    let bytes = decode_hex(std::str::from_utf8(&bytes).ok()?.trim())?;
+    let bytes = pagent_engine::seal::unhex(std::str::from_utf8(&bytes).ok()?.trim())?;
     (bytes.len() == LEN).then_some(bytes)
 }
 
@@ -47,16 +47,6 @@ pub fn read_or_create_secret(config_dir: Option<&Path>) -> anyhow::Result<Vec<u8
             file.display()
         )
     })
-}
-
-fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

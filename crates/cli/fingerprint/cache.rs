@@ -120,7 +120,7 @@ impl Cache {
 fn parse_line(line: &[u8]) -> Option<(Vec<u8>, Entry)> {
     let text = std::str::from_utf8(line).ok()?;
     let mut parts = text.split(' ');
-    let digest: [u8; 32] = unhex(parts.next()?)?.try_into().ok()?;
+    let digest: [u8; 32] = pagent_engine::seal::unhex(parts.next()?)?.try_into().ok()?;
     let mut n = || parts.next()?.parse::<i64>().ok();
     let key = (
         u64::try_from(n()?).ok()?,
@@ -130,18 +130,8 @@ fn parse_line(line: &[u8]) -> Option<(Vec<u8>, Entry)> {
         n()?,
         n()?,
     );
-    let path = unhex(parts.next()?)?;
+    let path = pagent_engine::seal::unhex(parts.next()?)?;
     Some((path, (key, digest)))
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 /// A file's content (its first [`HASH_CAP`] bytes, then its size and times); for what is

@@ -193,27 +193,10 @@ fn untracked(
 mod tests {
     use std::fs;
     use std::path::Path;
-    use std::process::Command;
 
     use super::*;
+    use crate::fingerprint::tests::git;
     use crate::project::Project;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
 
     fn fast(root: &Path) -> (String, usize) {
         let project = Project::at(root).unwrap();

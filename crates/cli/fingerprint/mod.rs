@@ -159,7 +159,7 @@ mod tests {
 
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) {
+    pub(super) fn git(dir: &Path, args: &[&str]) {
         let status = Command::new("git")
             .args([
                 "-c",

@@ -56,6 +56,17 @@ pub fn verify(state: &State, project_key: &[u8], secret: &[u8]) -> bool {
             == 0
 }
 
+/// The bytes of lowercase or uppercase hex text; `None` if it is not hex.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
