@@ -415,11 +415,11 @@ for kind in pipeline ralph; do
     out=$(run_hook "$big_repo" "$tmp/stop-big.json") || die "$kind in $big_repo: the hook failed"
     is_block <<<"$out" || die "$kind in $big_repo: expected a block decision, got: $out"
     if [[ $kind == pipeline ]]; then
-        # Both conditions were evaluated: the message gives the line count of
-        # architecture.md (10, too few) and the file count of src/, which stops at
-        # the minimum (3) once it is reached.
-        grep -q "architecture.md 10/50 lines, src/ 3/3 files" <<<"$out" ||
-            die "pipeline in $big_repo: expected both findings in the message, got: $out"
+        # Both conditions were evaluated: the state's last feedback gives the line count
+        # of architecture.md (10, too few) and the file count of src/, which stops at the
+        # minimum (3) once it is reached (the message names only what is missing).
+        grep -q "architecture.md 10/50 lines, src/ 3/3 files" "$big_state" ||
+            die "pipeline in $big_repo: expected both findings in the state's last feedback, got: $(grep last_feedback "$big_state")"
     fi
 done
 out=$(through_launcher stop "$plain" "$cfg" "$tmp/stop-plain.json") || die "launcher: no-state hook failed"
