@@ -436,3 +436,76 @@ fn a_prd_or_workflow_planted_as_a_link_out_of_the_project_is_not_read() {
         .failure();
     assert!(out.stderr.contains("leads outside"), "{out}");
 }
+
+#[test]
+fn a_planted_worktree_folder_or_link_is_never_reused() {
+    let env = TestEnv::new();
+    let other = TestEnv::new();
+    env.write("a.txt", "a");
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&env.root, &["add", "-A"]);
+    git(&env.root, &["commit", "-qm", "init"]);
+    // A link to another repository where pagent would put the worktree.
+    link(&env, ".claude/pagent/worktrees/task", &other.root);
+    let out = env
+        .cmd(&[
+            "loop",
+            "--worktree",
+            "task",
+            "--command",
+            "true",
+            "ralph",
+            "x",
+        ])
+        .failure();
+    assert!(out.stderr.contains("not a worktree folder"), "{out}");
+    assert!(
+        !other.exists(".claude"),
+        "nothing was written in the other repository"
+    );
+    // A plain folder that git never registered there.
+    fs::remove_file(env.path(".claude/pagent/worktrees/task")).unwrap();
+    env.write(".claude/pagent/worktrees/task/planted.txt", "x");
+    let out = env
+        .cmd(&[
+            "loop",
+            "--worktree",
+            "task",
+            "--command",
+            "true",
+            "ralph",
+            "x",
+        ])
+        .failure();
+    assert!(
+        out.stderr.contains("not a worktree of this repository"),
+        "{out}"
+    );
+    // Removed, the worktree is created and used.
+    fs::remove_dir_all(env.path(".claude/pagent/worktrees/task")).unwrap();
+    env.cmd(&[
+        "loop",
+        "--worktree",
+        "task",
+        "--command",
+        "cat >/dev/null; echo '<promise>DONE</promise>'",
+        "ralph",
+        "x",
+    ])
+    .success();
+}
