@@ -442,24 +442,8 @@ fn a_planted_worktree_folder_or_link_is_never_reused() {
     let env = TestEnv::new();
     let other = TestEnv::new();
     env.write("a.txt", "a");
-    let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    };
-    git(&env.root, &["add", "-A"]);
-    git(&env.root, &["commit", "-qm", "init"]);
+    crate::no_progress::git(&env, &["add", "-A"]);
+    crate::no_progress::git(&env, &["commit", "-qm", "init"]);
     // A link to another repository where pagent would put the worktree.
     link(&env, ".claude/pagent/worktrees/task", &other.root);
     let out = env
