@@ -11,17 +11,22 @@
 //! says what an entry is. Content hashes of changed and untracked files are cached by
 //! their stat data (`cache.rs`), so an unchanged big file is hashed once.
 //!
-//! It covers the usual case, a project that is its repository's work tree; any other
-//! (a project in a subfolder, an index libgit2 cannot read) takes the status path.
+//! It covers the usual case, a project that is its repository's work tree with an index
+//! `index.rs` reads (versions 2 and 3, SHA-1); any other takes the status path.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+use std::path::Path;
 
-use git2::{IndexEntry, Repository};
+use git2::Repository;
 use sha2::{Digest, Sha256};
 
 use super::cache::Cache;
+use super::index::{self, Entry};
 use super::is_pagent_file;
 use crate::store::door::{Dir, Kind, Stat};
+
+/// The largest index read here (about 600,000 files); a larger one takes libgit2's path.
+const INDEX_CAP: u64 = 64 * 1024 * 1024;
 
 /// Mode bits of a gitlink (submodule) entry: nothing to stat.
 const GITLINK: u32 = 0o160000;
@@ -42,10 +47,18 @@ pub fn fingerprint(repo: &Repository, dir: &Dir, cache: &mut Cache) -> Option<St
     if workdir != dir.root() {
         return None;
     }
-    let index = repo.index().ok()?;
     // Entries whose mtime is not older than the index file may have changed unseen.
     let racy_from = dir.stat_rel(b".git/index").map_or(i64::MAX, |s| s.mtime.0);
-    let entries: Vec<IndexEntry> = index.iter().collect();
+    // A repository nothing was ever added to has no index file: no entries.
+    let bytes = dir
+        .read_if_exists(Path::new(".git/index"), INDEX_CAP)
+        .ok()?
+        .unwrap_or_default();
+    let entries = if bytes.is_empty() {
+        Vec::new()
+    } else {
+        index::parse(&bytes)?
+    };
     let mut found: BTreeMap<Vec<u8>, Found> = BTreeMap::new();
     for (path, what) in stat_entries(dir, &entries, racy_from) {
         found.insert(path, what);
@@ -58,8 +71,8 @@ pub fn fingerprint(repo: &Repository, dir: &Dir, cache: &mut Cache) -> Option<St
         None => hash.update(b"unborn"),
     }
     for entry in &entries {
-        hash.update(&entry.path);
-        hash.update(entry.id.as_bytes());
+        hash.update(entry.path);
+        hash.update(entry.oid);
         hash.update(entry.mode.to_le_bytes());
     }
     for (path, what) in &found {
@@ -84,7 +97,7 @@ pub fn fingerprint(repo: &Repository, dir: &Dir, cache: &mut Cache) -> Option<St
 }
 
 /// `lstat`s every tracked file on a few threads; returns those that differ from the index.
-fn stat_entries(dir: &Dir, entries: &[IndexEntry], racy_from: i64) -> Vec<(Vec<u8>, Found)> {
+fn stat_entries(dir: &Dir, entries: &[Entry<'_>], racy_from: i64) -> Vec<(Vec<u8>, Found)> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, 4);
@@ -97,12 +110,12 @@ fn stat_entries(dir: &Dir, entries: &[IndexEntry], racy_from: i64) -> Vec<(Vec<u
                     part.iter()
                         .filter(|e| e.mode & 0o170000 != GITLINK)
                         .filter_map(|e| {
-                            let what = match dir.stat_rel(&e.path) {
+                            let what = match dir.stat_rel(e.path) {
                                 None => Found::Deleted,
                                 Some(stat) if differs(e, &stat, racy_from) => Found::Changed(stat),
                                 Some(_) => return None,
                             };
-                            Some((e.path.clone(), what))
+                            Some((e.path.to_vec(), what))
                         })
                         .collect::<Vec<_>>()
                 })
@@ -116,7 +129,7 @@ fn stat_entries(dir: &Dir, entries: &[IndexEntry], racy_from: i64) -> Vec<(Vec<u
 }
 
 /// Whether the file may differ from its index entry (git's `ie_match_stat`, in short).
-fn differs(entry: &IndexEntry, stat: &Stat, racy_from: i64) -> bool {
+fn differs(entry: &Entry<'_>, stat: &Stat, racy_from: i64) -> bool {
     // The index keeps 32 bits of each; compare what it kept.
     let low = |v: i64| (v as u64 & 0xffff_ffff) as u32;
     let kind_matches = match entry.mode & 0o170000 {
@@ -124,11 +137,9 @@ fn differs(entry: &IndexEntry, stat: &Stat, racy_from: i64) -> bool {
         _ => stat.kind == Kind::File,
     };
     !kind_matches
-        || u64::from(entry.file_size) != (stat.size & 0xffff_ffff)
-        || entry.mtime.seconds() as u32 != low(stat.mtime.0)
-        || entry.mtime.nanoseconds() != low(stat.mtime.1)
-        || entry.ctime.seconds() as u32 != low(stat.ctime.0)
-        || entry.ctime.nanoseconds() != low(stat.ctime.1)
+        || u64::from(entry.size) != (stat.size & 0xffff_ffff)
+        || entry.mtime != (low(stat.mtime.0), low(stat.mtime.1))
+        || entry.ctime != (low(stat.ctime.0), low(stat.ctime.1))
         || entry.ino != (stat.ino & 0xffff_ffff) as u32
         || stat.mtime.0 >= racy_from
 }
@@ -138,19 +149,18 @@ fn differs(entry: &IndexEntry, stat: &Stat, racy_from: i64) -> bool {
 fn untracked(
     repo: &Repository,
     dir: &Dir,
-    entries: &[IndexEntry],
+    entries: &[Entry<'_>],
     found: &mut BTreeMap<Vec<u8>, Found>,
 ) {
-    let tracked: HashSet<&[u8]> = entries.iter().map(|e| e.path.as_slice()).collect();
-    let mut tracked_dirs: HashSet<&[u8]> = HashSet::new();
-    for entry in entries {
-        let path = entry.path.as_slice();
-        for (i, b) in path.iter().enumerate() {
-            if *b == b'/' {
-                tracked_dirs.insert(&path[..i]);
-            }
-        }
-    }
+    // The index is sorted by path, bytewise: membership is a binary search, and a folder
+    // holds tracked files when the first path after "folder/" starts with it.
+    let tracked = |path: &[u8]| entries.binary_search_by(|e| e.path.cmp(path)).is_ok();
+    let tracked_dir = |path: &[u8]| {
+        let mut prefix = path.to_vec();
+        prefix.push(b'/');
+        let at = entries.partition_point(|e| e.path < prefix.as_slice());
+        entries.get(at).is_some_and(|e| e.path.starts_with(&prefix))
+    };
     let ignored = |path: &[u8]| {
         use std::os::unix::ffi::OsStrExt;
         repo.is_path_ignored(std::path::Path::new(std::ffi::OsStr::from_bytes(path)))
@@ -158,11 +168,11 @@ fn untracked(
     };
     let mut nested: Vec<Vec<u8>> = Vec::new();
     dir.walk_tree(&mut |path, kind| {
-        if path == b".git" || tracked.contains(path) {
+        if path == b".git" || tracked(path) {
             return false;
         }
         if kind == Kind::Dir {
-            if tracked_dirs.contains(path) {
+            if tracked_dir(path) {
                 return true;
             }
             if ignored(path) {

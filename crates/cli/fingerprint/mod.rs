@@ -25,6 +25,7 @@ use crate::store::door::Dir;
 
 mod cache;
 mod fast;
+mod index;
 
 /// Files beyond this many are not walked in the non-git fallback.
 const WALK_LIMIT: usize = 200_000;

@@ -17,6 +17,8 @@ use git2::Repository;
 const GIT_FILE_CAP: u64 = 64 * 1024;
 /// The largest `HEAD` and `config` accepted in a git folder.
 const GIT_META_CAP: u64 = 1024 * 1024;
+/// The largest index accepted (about ten million files' worth).
+const GIT_INDEX_CAP: u64 = 1024 * 1024 * 1024;
 
 /// The repository `start` is in, as `git2::Repository::discover` finds it, or `None` when
 /// there is none or its `.git` is not what git itself would write.
@@ -74,13 +76,22 @@ fn sane_git_dir(dir: &Path) -> Result<(), String> {
     if !fs::metadata(dir).map_err(|e| e.to_string())?.is_dir() {
         return Err(format!("{} is not a folder", dir.display()));
     }
-    for name in ["HEAD", "config", "commondir", "gitdir"] {
+    for (name, cap) in [
+        ("HEAD", GIT_META_CAP),
+        ("config", GIT_META_CAP),
+        ("commondir", GIT_META_CAP),
+        ("gitdir", GIT_META_CAP),
+        ("index", GIT_INDEX_CAP),
+    ] {
         let path = dir.join(name);
         let Ok(meta) = fs::metadata(&path) else {
             continue;
         };
-        if !meta.is_file() || meta.len() > GIT_META_CAP {
-            return Err(format!("{} is not a small regular file", path.display()));
+        if !meta.is_file() || meta.len() > cap {
+            return Err(format!(
+                "{} is not a regular file of a sane size",
+                path.display()
+            ));
         }
     }
     Ok(())
@@ -108,6 +119,14 @@ mod tests {
         fs::remove_file(&git).unwrap();
         Repository::init(&root).unwrap();
         assert!(discover(&root).is_some());
+        let c = std::ffi::CString::new(git.join("index").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(
+            discover(&root).is_none(),
+            "a FIFO index would block libgit2"
+        );
+        fs::remove_file(git.join("index")).unwrap();
         fs::remove_file(git.join("HEAD")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", git.join("HEAD")).unwrap();
         assert!(discover(&root).is_none());
