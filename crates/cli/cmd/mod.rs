@@ -2,7 +2,7 @@
 //!
 //! `run` owns the error policy. Usage errors print clap's message and exit 1 (never 2);
 //! help and version exit 0; a subcommand's error is reported once, at the top. The hook
-//! has its own, stricter policy (fail open) in `hook.rs`.
+//! has its own, stricter policy (fail open) in `hook_stop.rs` and the other `hook_*` files.
 
 use std::ffi::OsString;
 use std::io::Read;

@@ -352,11 +352,6 @@ impl State {
         self.backpressure.as_ref().is_none_or(|b| b.gate)
     }
 
-    /// True if any stage's condition may run a command (these need a valid seal).
-    pub fn runs_commands(&self) -> bool {
-        self.stages.iter().any(|s| s.exit_when.runs_commands())
-    }
-
     /// Marks the loop finished.
     pub fn finish(&mut self, status: Status, reason: String, now: Timestamp) {
         self.status = status;

@@ -172,3 +172,37 @@ fn failed_commands_carry_their_output_tail() {
         Some("error[E0308]: mismatched types\n")
     );
 }
+
+#[test]
+fn all_files_exist_holds_only_when_every_file_does() {
+    let condition =
+        parse(json!({"all_files_exist": ["a.md", "b.md", "c.md"], "min_lines": 2})).unwrap();
+    for (world, met) in [
+        (
+            MemoryWorld::default()
+                .file("a.md", 5)
+                .file("b.md", 5)
+                .file("c.md", 5),
+            true,
+        ),
+        // Partly present: one missing, or one too short, is not met.
+        (
+            MemoryWorld::default().file("a.md", 5).file("c.md", 5),
+            false,
+        ),
+        (
+            MemoryWorld::default()
+                .file("a.md", 5)
+                .file("b.md", 1)
+                .file("c.md", 5),
+            false,
+        ),
+        (MemoryWorld::default().file("b.md", 5), false),
+        (MemoryWorld::default(), false),
+    ] {
+        let mut world = world;
+        let evaluation = condition.evaluate(&mut world);
+        assert_eq!(evaluation.met, met, "{evaluation:?}");
+        assert_eq!(evaluation.findings.len(), 3, "every file is reported");
+    }
+}

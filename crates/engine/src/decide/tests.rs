@@ -377,6 +377,22 @@ fn an_unchanged_tree_for_three_stops_gives_up_and_a_change_resets_the_count() {
 }
 
 #[test]
+fn a_no_progress_limit_of_zero_never_gives_up_on_an_unchanged_tree() {
+    let mut state = ralph(25);
+    state.no_progress_limit = 0;
+    for _ in 0..10 {
+        let outcome = decide_stop(
+            &event(Some("s1")),
+            &state,
+            &mut MemoryWorld::default().message("hm").tree("tree0"),
+        );
+        state = outcome.write.unwrap();
+        assert!(state.is_active(), "{:?}", state.end_reason);
+    }
+    assert_eq!(state.iterations, [11]);
+}
+
+#[test]
 fn a_failed_check_feeds_back_its_output_tail() {
     let mut state = pipeline();
     state.stages[0].exit_when =

@@ -46,4 +46,23 @@ fn inconsistent_files_are_rejected() {
         State::from_json(b"{\"version\": 1"),
         Err(StateError::Parse(_))
     ));
+    // The loop's bounds: no zero iterations, no zero stages, no more stages than exist.
+    for edit in [
+        (|s: &mut State| s.max_iterations = 0) as fn(&mut State),
+        |s| s.max_stages = 0,
+        |s| s.max_stages = s.stages.len() + 1,
+    ] {
+        let mut state = ralph();
+        edit(&mut state);
+        assert!(
+            matches!(
+                State::from_json(state.to_json_pretty().as_bytes()),
+                Err(StateError::Inconsistent(_))
+            ),
+            "{state:?}"
+        );
+    }
+    let mut state = ralph();
+    state.max_stages = state.stages.len();
+    assert!(State::from_json(state.to_json_pretty().as_bytes()).is_ok());
 }
