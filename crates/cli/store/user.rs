@@ -45,15 +45,13 @@ pub fn newest_generation(config_dir: Option<&Path>, root: &Path) -> Option<u64> 
     read(config_dir, root, "generation")?.trim().parse().ok()
 }
 
-/// Remembers `generation` as the newest for `root` (never lowers it).
+/// Remembers `generation` as the newest for `root`. The caller holds the state lock and
+/// chose `generation` above the newest it read under that lock, so this never lowers it.
 pub fn record_generation(
     config_dir: Option<&Path>,
     root: &Path,
     generation: u64,
 ) -> anyhow::Result<()> {
-    if newest_generation(config_dir, root).is_some_and(|g| g >= generation) {
-        return Ok(());
-    }
     let dir = open(config_dir)?;
     // Unsynced: after a power loss the worst case is an older generation, which weakens
     // the rollback check for that one state; the state file itself is durable.
