@@ -7,38 +7,23 @@
 //! tests. Nothing here exits the process: [`run`] returns an [`ExitStatus`], and nothing
 //! maps to exit code 2, which Claude Code reads as "block".
 
-mod agent;
-mod args;
-mod backpressure;
-mod check;
+mod cli;
 mod cmd;
-mod config;
-mod consent;
-mod env;
-mod eventlog;
-mod exclude;
-mod exit;
-mod fingerprint;
+mod dispatch;
 mod install;
-mod probe;
-mod progress;
-mod project;
-mod secret;
-mod setup;
-mod signals;
-mod stdin_args;
+mod io;
+mod runner;
 mod store;
-pub mod transcript;
-mod ui;
-mod workflows;
-mod worktree;
 mod world;
 
-pub use cmd::{hook_fast_path, run};
-pub use env::Env;
-pub use exit::ExitStatus;
+pub use world::transcript;
+
+pub use cli::env::Env;
+pub use cli::exit::ExitStatus;
+pub use dispatch::run;
+pub use io::hook_fast_path;
 
 /// Reports a panic caught by `main` (the message itself was printed by the panic hook).
 pub fn report_panic() {
-    ui::error("internal error (a bug in pagent); nothing was blocked");
+    cli::ui::error("internal error (a bug in pagent); nothing was blocked");
 }

@@ -13,13 +13,13 @@
 
 use pagent_engine::{State, Status};
 
-use crate::args::Global;
-use crate::cmd::now;
-use crate::env::Env;
-use crate::eventlog::{Event, append_event};
-use crate::exit::ExitStatus;
-use crate::project::Project;
-use crate::{secret, store, ui};
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::io::now;
+use crate::store::eventlog::{Event, append_event};
+use crate::store::project::Project;
+use crate::{cli::ui, store, store::secret};
 
 pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;

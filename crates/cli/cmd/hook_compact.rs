@@ -6,13 +6,13 @@
 //! Like the other hooks: no state file, no work; never blocks, never exits 2; writes only
 //! the user's own loop of this session, compare-and-swap.
 
-use crate::args::Global;
-use crate::cmd::read_hook_input;
-use crate::env::Env;
-use crate::exit::ExitStatus;
-use crate::project::{self, Project, STATE_FILE};
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
+use crate::io::read_hook_input;
+use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{self, door};
-use crate::ui;
 
 pub fn run(global: &Global, env: &Env) -> ExitStatus {
     if let Some(root) = project::root_from_flag_or_env(global, env)

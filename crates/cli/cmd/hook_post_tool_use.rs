@@ -19,15 +19,15 @@ use pagent_engine::backpressure::{BackpressureConfig, CheckResult, render_feedba
 use pagent_engine::{Driver, FailedCheck};
 use pagent_protocol::{HookOutput, HookSpecificOutput};
 
-use crate::args::Global;
-use crate::backpressure::run_checks;
-use crate::cmd::{now, read_hook_input};
-use crate::env::Env;
-use crate::eventlog::{Event, append_event};
-use crate::exit::ExitStatus;
-use crate::project::{self, Project, STATE_FILE};
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::io::{now, read_hook_input};
+use crate::store::eventlog::{Event, append_event};
+use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{door, user};
-use crate::{config, consent, store, ui};
+use crate::world::backpressure::run_checks;
+use crate::{cli::ui, store, store::config, store::consent};
 
 /// What the hook has to say: context for the model, a notice for the user.
 #[derive(Debug, Default)]

@@ -23,16 +23,16 @@ use pagent_engine::{Decision, StopEvent, decide_stop};
 use pagent_protocol::{HookInput, HookOutput};
 use sha2::{Digest, Sha256};
 
-use crate::args::Global;
-use crate::cmd::{now, read_hook_input};
-use crate::env::Env;
-use crate::eventlog::{Event, append_event};
-use crate::exit::ExitStatus;
-use crate::project::{self, Project, STATE_FILE};
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::io::{now, read_hook_input};
 use crate::store::door;
+use crate::store::eventlog::{Event, append_event};
+use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{self, Applied, Ownership, user};
 use crate::world::FsWorld;
-use crate::{secret, ui};
+use crate::{cli::ui, store::secret};
 
 pub fn run(global: &Global, env: &Env) -> ExitStatus {
     if env.driven_by_loop() {

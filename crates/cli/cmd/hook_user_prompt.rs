@@ -9,14 +9,14 @@
 
 use pagent_engine::pause::decide_prompt;
 
-use crate::args::Global;
-use crate::cmd::{now, read_hook_input};
-use crate::env::Env;
-use crate::eventlog::{Event, append_event};
-use crate::exit::ExitStatus;
-use crate::project::{self, Project, STATE_FILE};
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
+use crate::io::{now, read_hook_input};
+use crate::store::eventlog::{Event, append_event};
+use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{self, door};
-use crate::ui;
 
 pub fn run(global: &Global, env: &Env) -> ExitStatus {
     if env.driven_by_loop() {

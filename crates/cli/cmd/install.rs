@@ -13,9 +13,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::args::{InstallArgs, UninstallArgs};
-use crate::env::Env;
-use crate::exit::ExitStatus;
+use crate::cli::args::{InstallArgs, UninstallArgs};
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
 use crate::install::claude::{self, Claude};
 use crate::install::short_names::{self, Outcome};
 use crate::install::{Layout, Record, files, plugin_source, stage_plugin};

@@ -2,12 +2,12 @@
 
 #![allow(clippy::print_stdout)]
 
-use crate::args::{Global, LogArgs};
-use crate::env::Env;
-use crate::eventlog::read_events;
-use crate::exit::ExitStatus;
-use crate::project::Project;
-use crate::ui::{self, Style, printable, printable_json};
+use crate::cli::args::{Global, LogArgs};
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::cli::ui::{self, Style, printable, printable_json};
+use crate::store::eventlog::read_events;
+use crate::store::project::Project;
 
 pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
@@ -48,7 +48,7 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitSta
     if bad > 0 {
         ui::warn(&format!(
             "skipped {bad} unreadable line(s) in {}",
-            crate::project::EVENTS_FILE
+            crate::store::project::EVENTS_FILE
         ));
     }
     Ok(ExitStatus::Success)

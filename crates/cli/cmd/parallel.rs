@@ -1,42 +1,18 @@
-//! `pagent parallel TASKS_FILE -j N`: one ralph loop per task, each in its own git
-//! worktree and branch, N at a time, with a live table and a final summary.
-//!
-//! Each loop is a child `pagent loop --json --worktree NAME ralph ...`: the same runner,
-//! crash-safe and resumable on its own, reporting its progress as JSON lines that this
-//! command folds into one row per task. Ctrl-C reaches the children too (they share the
-//! terminal's process group); each saves its state and stops, and a second
-//! `pagent parallel` with the same file resumes every unfinished task.
-//!
-//! This file is the orchestration: the run loop, `--stdin-args` and `--dry-run`'s plan.
-//! The tasks file is read in `tasks`, a child loop is started and heard from in `child`,
-//! and the rows it folds into, the live table and the summary are in `table`.
+//! `pagent parallel TASKS_FILE -j N`: reads the tasks, prints the plan for `--dry-run`,
+//! and hands the rest to [`crate::runner::parallel`].
 
 #![allow(clippy::print_stdout)]
 
-mod child;
-mod table;
-mod tasks;
-
-use std::collections::VecDeque;
-use std::io::IsTerminal;
 use std::path::Path;
-use std::process::Child;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
 
-use crate::args::{Global, ParallelArgs};
-use crate::env::Env;
-use crate::exit::ExitStatus;
-use crate::project::Project;
-use crate::signals;
-use crate::ui::Style;
-
-use child::{Msg, agent_cli, spawn};
-use table::{Row, apply, draw, summary};
-use tasks::{Task, read_tasks};
+use crate::cli::args::{Global, ParallelArgs};
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::runner::parallel::{Task, agent_cli, read_tasks, run_tasks};
+use crate::runner::signals;
+use crate::store::project::Project;
 
 pub fn run(global: &Global, env: &Env, args: &ParallelArgs) -> anyhow::Result<ExitStatus> {
     let parsed;
@@ -63,135 +39,20 @@ pub fn run(global: &Global, env: &Env, args: &ParallelArgs) -> anyhow::Result<Ex
         print_plan(&exe, &project, args, &cwd.join(tasks_file), &tasks);
         return Ok(ExitStatus::Success);
     }
-    let style = Style::for_stdout(env.no_color);
-    let live = !args.json && std::io::stdout().is_terminal();
-    let mut rows: Vec<Row> = tasks
-        .into_iter()
-        .map(|task| Row {
-            task,
-            state: "queued",
-            stage_iteration: String::new(),
-            tool: String::new(),
-            iterations: 0,
-            started: None,
-            finished: None,
-            detail: String::new(),
-            stderr: String::new(),
-        })
-        .collect();
-    let mut queue: VecDeque<usize> = (0..rows.len()).collect();
-    let (tx, rx) = mpsc::channel();
-    let mut children: Vec<(usize, Child)> = Vec::new();
-    let mut drawn = 0;
-    let mut done = 0;
-    while done < rows.len() {
-        while children.len() < args.jobs as usize && !signals::interrupted() {
-            let Some(i) = queue.pop_front() else { break };
-            let child = spawn(&exe, &project, args, &rows[i].task, i, &tx)?;
-            rows[i].state = "running";
-            rows[i].started = Some(Instant::now());
-            children.push((i, child));
-            if !live && !args.json {
-                println!(
-                    "[{}] started on branch pagent/{}",
-                    rows[i].task.name, rows[i].task.name
-                );
-            }
-        }
-        if signals::interrupted() {
-            // Unstarted tasks stay unstarted; running ones got the signal themselves.
-            for i in queue.drain(..) {
-                rows[i].state = "not started";
-                done += 1;
-            }
-        }
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(Msg::Line(i, line)) => {
-                if args.json
-                    && let Ok(mut event) = serde_json::from_str::<Value>(&line)
-                {
-                    event["task"] = json!(rows[i].task.name);
-                    println!("{event}");
-                }
-                let plain = !live && !args.json;
-                apply(&mut rows[i], &line, plain);
-            }
-            Ok(Msg::Stderr(i, line)) => {
-                let stderr = &mut rows[i].stderr;
-                stderr.push_str(&line);
-                if stderr.len() > 4096 {
-                    let cut = stderr.len() - 4096;
-                    let cut = (cut..stderr.len())
-                        .find(|c| stderr.is_char_boundary(*c))
-                        .unwrap_or(stderr.len());
-                    stderr.drain(..cut);
-                }
-            }
-            Ok(Msg::Exit(i)) => {
-                let code = children
-                    .iter()
-                    .position(|(j, _)| *j == i)
-                    .and_then(|pos| children.remove(pos).1.wait().ok())
-                    .and_then(|s| s.code());
-                let row = &mut rows[i];
-                row.finished = row.started.map(|s| s.elapsed());
-                row.state = match code {
-                    Some(0) => "complete",
-                    Some(3) => "gave up",
-                    Some(130) => "interrupted",
-                    _ => "failed",
-                };
-                if row.state == "failed" && row.detail.is_empty() {
-                    row.detail = row
-                        .stderr
-                        .lines()
-                        .rfind(|l| !l.trim().is_empty())
-                        .unwrap_or("")
-                        .trim()
-                        .to_owned();
-                }
-                done += 1;
-                if !live && !args.json {
-                    println!(
-                        "[{}] {} after {} iteration(s): {}",
-                        row.task.name, row.state, row.iterations, row.detail
-                    );
-                }
-            }
-            Err(_) => {}
-        }
-        if live {
-            drawn = draw(&rows, drawn, style);
-        }
-    }
-    if live {
-        draw(&rows, drawn, style);
-    }
-    summary(&rows, style, args.json);
-    let states: Vec<&str> = rows.iter().map(|r| r.state).collect();
-    Ok(if states.iter().all(|s| *s == "complete") {
-        ExitStatus::Success
-    } else if states
-        .iter()
-        .any(|s| *s == "interrupted" || *s == "not started")
-    {
-        ExitStatus::Interrupted
-    } else if states.contains(&"failed") {
-        ExitStatus::Failure
-    } else {
-        ExitStatus::GaveUp
-    })
+    run_tasks(env, &project, args, tasks, &exe)
 }
 
 /// The slash command's arguments, parsed without a shell.
 fn args_from_stdin(dry_run: bool) -> anyhow::Result<ParallelArgs> {
-    let text = crate::cmd::read_stdin_text()?;
+    let text = crate::io::read_stdin_text()?;
     anyhow::ensure!(
         !text.trim().is_empty(),
         "name the tasks file, e.g. `/pagent:parallel tasks.txt -j 3`"
     );
-    let mut args: ParallelArgs =
-        crate::stdin_args::parse_words("/pagent:parallel", crate::stdin_args::values(&text))?;
+    let mut args: ParallelArgs = crate::cli::stdin_args::parse_words(
+        "/pagent:parallel",
+        crate::cli::stdin_args::values(&text),
+    )?;
     anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
     args.dry_run |= dry_run;
     Ok(args)

@@ -3,11 +3,11 @@
 
 #![allow(clippy::print_stdout)]
 
-use crate::args::Global;
-use crate::env::Env;
-use crate::exit::ExitStatus;
-use crate::project::Project;
-use crate::{setup, store, ui};
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::store::project::Project;
+use crate::{cli::ui, store, store::setup};
 
 pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;

@@ -8,13 +8,13 @@
 use anyhow::bail;
 use pagent_engine::pause::resume;
 
-use crate::args::Global;
-use crate::cmd::now;
-use crate::env::Env;
-use crate::eventlog::{Event, append_event};
-use crate::exit::ExitStatus;
-use crate::project::Project;
-use crate::{setup, store, ui};
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::io::now;
+use crate::store::eventlog::{Event, append_event};
+use crate::store::project::Project;
+use crate::{cli::ui, store, store::setup};
 
 pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;

@@ -7,14 +7,14 @@ use pagent_engine::pause::decide_prompt;
 use pagent_engine::{Driver, Kind, State, Status, format_duration};
 use serde::Serialize;
 
-use crate::args::{Global, StatusArgs};
-use crate::cmd::now;
-use crate::env::Env;
-use crate::eventlog::read_events;
-use crate::exit::ExitStatus;
-use crate::project::Project;
+use crate::cli::args::{Global, StatusArgs};
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::cli::ui::{Style, printable, printable_json};
+use crate::io::now;
 use crate::store;
-use crate::ui::{Style, printable, printable_json};
+use crate::store::eventlog::read_events;
+use crate::store::project::Project;
 use crate::world::FsWorld;
 
 #[derive(Debug, Serialize)]

@@ -8,14 +8,14 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 
-use crate::args::{Global, TrustArgs};
-use crate::cmd::now;
-use crate::consent::{self, Source};
-use crate::env::Env;
-use crate::exit::ExitStatus;
-use crate::project::Project;
+use crate::cli::args::{Global, TrustArgs};
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
+use crate::io::now;
+use crate::store::consent::{self, Source};
+use crate::store::project::Project;
 use crate::store::trust::{self, Verdict};
-use crate::ui;
 
 pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::env::InstallEnv;
+use crate::cli::env::InstallEnv;
 
 /// What is staged: the plugin's files, nothing else.
 const PLUGIN_ITEMS: &[&str] = &[

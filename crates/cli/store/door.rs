@@ -435,17 +435,6 @@ impl Dir {
         renameat(dir.fd(), &name, dir.fd(), &to).map_err(|e| write_error(e, &shown))
     }
 
-    /// Removes the file `rel` (a symlink itself is removed, never its target).
-    pub fn remove(&self, rel: &Path) -> Result<(), DoorError> {
-        let shown = show(rel);
-        let (dir, name) = self.parent_for_write(rel, &shown)?;
-        match unlinkat(dir.fd(), &name, 0) {
-            Ok(()) => Ok(()),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(err) => Err(DoorError::Io(shown, err)),
-        }
-    }
-
     /// Creates the folder `rel` and its parents, never through a symlink.
     pub fn create_dir_all(&self, rel: &Path) -> Result<PathBuf, DoorError> {
         let shown = show(rel);

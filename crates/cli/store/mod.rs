@@ -14,12 +14,20 @@ use std::time::Duration;
 use anyhow::Context;
 use pagent_engine::{State, seal};
 
-use crate::project::{LOCK_FILE, Project, STATE_FILE};
+use crate::store::project::{LOCK_FILE, Project, STATE_FILE};
 
+pub mod config;
+pub mod consent;
 pub mod door;
+pub mod eventlog;
+pub mod exclude;
 pub mod git;
+pub mod project;
+pub mod secret;
+pub mod setup;
 pub mod trust;
 pub mod user;
+pub mod workflows;
 
 /// State, config, workflow and prompt files are small; anything larger is refused.
 pub const SMALL_FILE_CAP: u64 = 1024 * 1024;
@@ -75,7 +83,7 @@ pub enum Ownership {
 
 /// Whether `state` is the user's own, current state for `project`.
 pub fn ownership(project: &Project, config_dir: Option<&Path>, state: &State) -> Ownership {
-    let Some(secret) = crate::secret::read_secret(config_dir) else {
+    let Some(secret) = crate::store::secret::read_secret(config_dir) else {
         return Ownership::Unsealed;
     };
     if !seal::verify(state, &project.seal_key(), &secret) {
@@ -114,7 +122,7 @@ pub fn write_state_atomic(
         .write_atomic(Path::new(STATE_FILE), text.as_bytes())
         .context("cannot write the loop state")?;
     if let Err(err) = user::record_generation(config_dir, &project.root, sealed.generation) {
-        crate::ui::warn(&format!(
+        crate::cli::ui::warn(&format!(
             "cannot record the loop's generation in pagent's config folder: {err:#}"
         ));
     }
@@ -182,7 +190,7 @@ pub fn update_own_loop(
         let Some(next) = change(&state) else {
             return Ok(None);
         };
-        let secret = crate::secret::read_secret(config_dir)
+        let secret = crate::store::secret::read_secret(config_dir)
             .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
         if let Applied::Written(written) =
             apply_if_unchanged(project, config_dir, &state, &next, &secret)?
@@ -205,7 +213,7 @@ pub fn write_prompt_file(project: &Project, state: &State) {
         .dir()
         .write_atomic(Path::new(pagent_engine::PROMPT_FILE), text.as_bytes())
     {
-        crate::ui::warn(&format!(
+        crate::cli::ui::warn(&format!(
             "cannot write {}: {err}",
             pagent_engine::PROMPT_FILE
         ));

@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use pagent_engine::backpressure::BackpressureConfig;
 use serde::Deserialize;
 
-use crate::project::{CONFIG_FILE, Project};
+use crate::store::project::{CONFIG_FILE, Project};
 use crate::store::{SMALL_FILE_CAP, door};
 
 pub const FILE: &str = "config.json";

@@ -205,8 +205,8 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::fingerprint::tests::git;
-    use crate::project::Project;
+    use crate::store::project::Project;
+    use crate::world::fingerprint::tests::git;
 
     fn fast(root: &Path) -> (String, usize) {
         let project = Project::at(root).unwrap();

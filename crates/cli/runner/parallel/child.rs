@@ -14,8 +14,8 @@ use std::thread;
 use anyhow::Context;
 
 use super::tasks::Task;
-use crate::args::{AgentArgs, AgentName, ParallelArgs};
-use crate::project::Project;
+use crate::cli::args::{AgentArgs, AgentName, ParallelArgs};
+use crate::store::project::Project;
 
 pub(super) enum Msg {
     Line(usize, String),
@@ -90,7 +90,7 @@ fn forward(
 }
 
 /// The loop command line for `args`, so every child runs the same agent the same way.
-pub(super) fn agent_cli(args: &AgentArgs) -> Vec<String> {
+pub fn agent_cli(args: &AgentArgs) -> Vec<String> {
     let mut out = Vec::new();
     match &args.command {
         Some(line) => out.extend(["--command".to_owned(), line.clone()]),

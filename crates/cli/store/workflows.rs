@@ -15,37 +15,37 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, bail};
 use pagent_engine::{PromptSource, Workflow, render_template};
 
-use crate::project::{PROMPTS_DIR, Project, WORKFLOWS_DIR};
+use crate::store::project::{PROMPTS_DIR, Project, WORKFLOWS_DIR};
 use crate::store::{SMALL_FILE_CAP, door};
 
 pub const DEFAULT_WORKFLOW: &str = "prd-to-code";
 
 const BUILT_IN: &[(&str, &str)] = &[(
     "prd-to-code",
-    include_str!("../../plugin/workflows/prd-to-code.json"),
+    include_str!("../../../plugin/workflows/prd-to-code.json"),
 )];
 
 /// Built-in prompt files, by their path relative to the built-in workflow file.
 const BUILT_IN_PROMPTS: &[(&str, &str)] = &[
     (
         "../prompts/architect.md",
-        include_str!("../../plugin/prompts/architect.md"),
+        include_str!("../../../plugin/prompts/architect.md"),
     ),
     (
         "../prompts/qa.md",
-        include_str!("../../plugin/prompts/qa.md"),
+        include_str!("../../../plugin/prompts/qa.md"),
     ),
     (
         "../prompts/security.md",
-        include_str!("../../plugin/prompts/security.md"),
+        include_str!("../../../plugin/prompts/security.md"),
     ),
     (
         "../prompts/implementer.md",
-        include_str!("../../plugin/prompts/implementer.md"),
+        include_str!("../../../plugin/prompts/implementer.md"),
     ),
     (
         "../prompts/verifier.md",
-        include_str!("../../plugin/prompts/verifier.md"),
+        include_str!("../../../plugin/prompts/verifier.md"),
     ),
 ];
 
@@ -109,7 +109,7 @@ pub fn load_workflow(
         };
         // Inside the project it is a project file, read through the door (a planted link
         // out is refused); outside, it is a file the user named themselves.
-        match crate::consent::rel_in_project(project, cwd, &path) {
+        match crate::store::consent::rel_in_project(project, cwd, &path) {
             Ok(inside) => Origin::Project(inside),
             Err(_) => Origin::Outside(
                 door::canonical(&path)

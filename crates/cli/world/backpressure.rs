@@ -20,10 +20,10 @@ use std::time::Instant;
 use pagent_engine::backpressure::{CheckResult, CheckSpec, Requirement};
 use pagent_engine::{Check, CheckShape, check_syntax};
 
-use crate::check::{Ran, run_command};
-use crate::project::Project;
 use crate::store::door;
+use crate::store::project::Project;
 use crate::store::trust::Verdict;
+use crate::world::check::{Ran, run_command};
 
 /// Files larger than this are not parsed by the built-in checks.
 const MAX_PARSE_BYTES: u64 = 64 * 1024 * 1024;
@@ -104,7 +104,7 @@ fn run_one(
                     CheckResult::Skipped(format!(
                         "{} is {why}; run `pagent trust {}` to allow it",
                         rel.display(),
-                        crate::consent::shell_word(&rel.display().to_string())
+                        crate::store::consent::shell_word(&rel.display().to_string())
                     )),
                     Some(rel),
                 ))

@@ -9,7 +9,7 @@ use pagent_engine::format_duration;
 use serde_json::{Value, json};
 
 use super::tasks::Task;
-use crate::ui::Style;
+use crate::cli::ui::Style;
 
 #[derive(Debug)]
 pub(super) struct Row {

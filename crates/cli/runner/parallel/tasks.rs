@@ -12,19 +12,19 @@ use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Task {
+pub struct Task {
     #[serde(default)]
-    pub(super) name: String,
+    pub name: String,
     #[serde(alias = "prompt")]
-    pub(super) task: String,
+    pub task: String,
     #[serde(default)]
-    pub(super) promise: Option<String>,
+    pub promise: Option<String>,
     #[serde(default)]
-    pub(super) max_iterations: Option<u32>,
+    pub max_iterations: Option<u32>,
 }
 
 /// Tasks from a JSON list or a text file (one per line, `name: task` or just the task).
-pub(super) fn read_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
+pub fn read_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
     let bytes = crate::store::door::read_outside(path, 4 * 1024 * 1024)
         .with_context(|| format!("cannot read the tasks file {}", path.display()))?;
     let text = String::from_utf8(bytes)

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
-use crate::project::{CONFIG_FILE, Project, WORKFLOWS_DIR};
+use crate::store::project::{CONFIG_FILE, Project, WORKFLOWS_DIR};
 use crate::store::trust::{self, Verdict};
 use crate::store::{SMALL_FILE_CAP, door};
 
@@ -111,8 +111,8 @@ pub fn require(
 }
 
 /// The workflow file as a command source, if it comes from the project and runs commands.
-pub fn workflow_source(loaded: &crate::workflows::LoadedWorkflow) -> Option<Source> {
-    let crate::workflows::Origin::Project(rel) = &loaded.origin else {
+pub fn workflow_source(loaded: &crate::store::workflows::LoadedWorkflow) -> Option<Source> {
+    let crate::store::workflows::Origin::Project(rel) = &loaded.origin else {
         return None;
     };
     let commands = loaded.workflow.commands();
@@ -188,7 +188,7 @@ pub fn file_source(project: &Project, rel: &Path) -> anyhow::Result<Option<Sourc
     };
     if rel == Path::new(CONFIG_FILE) {
         let (_, backpressure) =
-            crate::config::project_backpressure(project)?.unwrap_or((bytes.clone(), None));
+            crate::store::config::project_backpressure(project)?.unwrap_or((bytes.clone(), None));
         return Ok(config_source(&bytes, backpressure.as_ref()));
     }
     let text = std::str::from_utf8(&bytes)

@@ -20,8 +20,8 @@ use std::path::Path;
 use git2::{Repository, Status, StatusOptions};
 use sha2::{Digest, Sha256};
 
-use crate::project::Project;
 use crate::store::door::Dir;
+use crate::store::project::Project;
 
 mod cache;
 mod fast;

@@ -12,15 +12,15 @@ use pagent_engine::stories::Prd;
 use pagent_engine::{Driver, SetupOptions, State, Workflow};
 use serde_json::json;
 
-use crate::cmd::now;
-use crate::env::Env;
-use crate::project::Project;
-use crate::{consent, fingerprint};
+use crate::cli::env::Env;
+use crate::io::now;
+use crate::store::project::Project;
+use crate::{store::consent, world::fingerprint};
 
 /// PRDs larger than this are refused.
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
 
-const STORIES_PROMPT: &str = include_str!("../../../../plugin/prompts/stories.md");
+const STORIES_PROMPT: &str = include_str!("../../../plugin/prompts/stories.md");
 
 /// A one-stage workflow over a PRD's stories: the next story each iteration.
 pub(super) fn stories_state(
@@ -56,8 +56,8 @@ pub(super) fn stories_state(
         remaining > 0,
         "every story in {rel} already passes: nothing to do"
     );
-    let mut notes = crate::setup::Notes::default();
-    let backpressure = crate::setup::consented_config(
+    let mut notes = crate::store::setup::Notes::default();
+    let backpressure = crate::store::setup::consented_config(
         project,
         env.config_dir.as_deref(),
         None,
@@ -65,7 +65,7 @@ pub(super) fn stories_state(
         &mut notes,
     )?;
     for line in notes.lines() {
-        crate::ui::warn(&line);
+        crate::cli::ui::warn(&line);
     }
     let workflow = Workflow::from_json(
         &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
@@ -125,6 +125,6 @@ pub(super) fn note_stories(project: &Project, state: &State, iteration: u32) {
         .dir()
         .append(&file, format!("{header}{line}").as_bytes())
     {
-        crate::ui::warn(&format!("cannot append to {}: {err}", file.display()));
+        crate::cli::ui::warn(&format!("cannot append to {}: {err}", file.display()));
     }
 }

@@ -8,9 +8,11 @@
 use anyhow::{Context, bail};
 use pagent_engine::{State, format_duration};
 
-use crate::eventlog::{Event, append_event};
-use crate::project::Project;
-use crate::{exclude, secret, store, ui};
+use crate::store::eventlog::{Event, append_event};
+use crate::store::project::Project;
+use crate::{cli::ui, store, store::exclude, store::secret};
+
+pub mod build;
 
 pub fn install_state(
     project: &Project,
@@ -147,30 +149,30 @@ impl Notes {
 pub fn consented_config(
     project: &Project,
     config_dir: Option<&std::path::Path>,
-    workflow: Option<crate::consent::Source>,
+    workflow: Option<crate::store::consent::Source>,
     trust: bool,
     notes: &mut Notes,
 ) -> anyhow::Result<Option<pagent_engine::backpressure::BackpressureConfig>> {
-    let config = crate::config::project_backpressure(project)?;
-    let sources: Vec<crate::consent::Source> = workflow
+    let config = crate::store::config::project_backpressure(project)?;
+    let sources: Vec<crate::store::consent::Source> = workflow
         .into_iter()
         .chain(
             config
                 .as_ref()
-                .and_then(|(b, c)| crate::consent::config_source(b, c.as_ref())),
+                .and_then(|(b, c)| crate::store::consent::config_source(b, c.as_ref())),
         )
         .collect();
-    notes.lines.extend(crate::consent::require(
+    notes.lines.extend(crate::store::consent::require(
         project,
         config_dir,
         &sources,
         trust,
-        &crate::cmd::now().to_string(),
+        &crate::io::now().to_string(),
     )?);
     if config.is_some() {
         notes
             .used
-            .push(format!("config {}", crate::project::CONFIG_FILE));
+            .push(format!("config {}", crate::store::project::CONFIG_FILE));
     }
     Ok(config.and_then(|(_, c)| c))
 }

@@ -87,7 +87,7 @@ mod tests {
     use std::fs;
 
     use super::*;
-    use crate::fingerprint::tests::git;
+    use crate::world::fingerprint::tests::git;
 
     #[test]
     fn reads_what_libgit2_reads() {

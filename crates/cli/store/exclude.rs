@@ -9,8 +9,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::project::{PAGENT_DIR, Project, STATE_FILE};
 use crate::store::door::{self, Dir};
+use crate::store::project::{PAGENT_DIR, Project, STATE_FILE};
 
 /// Adds the entries that are missing; returns how many were added. Outside a git
 /// repository there is nothing to do, and nothing is written in a git folder that is

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::project::{EVENTS_FILE, Project};
 use crate::store::door::DoorError;
+use crate::store::project::{EVENTS_FILE, Project};
 
 /// The most bytes of the log read by `status` and `log` (its newest part).
 const READ_CAP: u64 = 8 * 1024 * 1024;

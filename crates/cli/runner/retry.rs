@@ -12,11 +12,11 @@ use anyhow::{Context, bail};
 use pagent_engine::State;
 
 use super::log;
-use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
-use crate::args::AgentArgs;
-use crate::progress::Progress;
-use crate::project::{Project, RUNS_DIR};
-use crate::signals;
+use crate::cli::args::AgentArgs;
+use crate::runner::agent::{self, AgentRun, AgentSpec, End, Limits};
+use crate::runner::progress::Progress;
+use crate::runner::signals;
+use crate::store::project::{Project, RUNS_DIR};
 
 /// The longest wait between retries.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);

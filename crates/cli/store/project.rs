@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::args::Global;
-use crate::env::Env;
+use crate::cli::args::Global;
+use crate::cli::env::Env;
 use crate::store::door::{self, Dir};
 
 pub const STATE_FILE: &str = ".claude/pagent-pipeline.json";
@@ -72,18 +72,6 @@ impl Project {
     /// The one door to the project's files.
     pub fn dir(&self) -> &Dir {
         &self.dir
-    }
-
-    pub fn state_path(&self) -> PathBuf {
-        self.root.join(STATE_FILE)
-    }
-
-    pub fn pagent_dir(&self) -> PathBuf {
-        self.root.join(PAGENT_DIR)
-    }
-
-    pub fn workflows_dir(&self) -> PathBuf {
-        self.root.join(WORKFLOWS_DIR)
     }
 
     /// What the seal binds the state to: the real path's bytes, never a lossy rendering

@@ -14,7 +14,7 @@ use pagent_engine::{State, format_duration};
 use pagent_protocol::stream::StreamEvent;
 use serde_json::{Value, json};
 
-use crate::ui::Style;
+use crate::cli::ui::Style;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {

@@ -1,12 +1,17 @@
 //! The real [`World`]: the engine's questions answered from the project on disk, every
 //! file through the project's door.
 
+pub mod backpressure;
+pub mod check;
+pub mod fingerprint;
+pub mod probe;
+pub mod transcript;
+
 use std::path::PathBuf;
 
 use pagent_engine::{Check, CheckOutcome, Probe, RelPath, State, World};
 
-use crate::project::Project;
-use crate::{check, fingerprint, probe, transcript};
+use crate::store::project::Project;
 
 /// Larger files are not read as text (a PRD's stories are small).
 const MAX_TEXT_BYTES: u64 = 16 * 1024 * 1024;

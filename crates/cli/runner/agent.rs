@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use pagent_protocol::stream::{AgentKind, RunSummary, StreamEvent, parse_line};
 
-use crate::signals;
+use crate::runner::signals;
 
 /// How long a stopped agent gets between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(3);

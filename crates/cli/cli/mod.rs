@@ -1,0 +1,9 @@
+//! The command line: arguments (and the slash commands' arguments on stdin), the
+//! environment pagent reads, exit codes, and what the user sees on the terminal.
+
+pub mod args;
+pub mod env;
+pub mod exit;
+pub mod stdin_args;
+pub mod task;
+pub mod ui;

@@ -1,0 +1,31 @@
+//! The task of a Ralph loop, from the arguments, from stdin, or from slash-command text
+//! on stdin with flags mixed in (`--stdin-args`).
+
+use anyhow::bail;
+
+use crate::cli::args::RalphArgs;
+use crate::cli::stdin_args;
+use crate::io::read_stdin_text;
+
+/// The arguments and the task, from argv, stdin, or slash-command text on stdin.
+pub fn resolve(args: RalphArgs) -> anyhow::Result<(RalphArgs, String)> {
+    let (args, task) = if args.stdin_args {
+        let line = stdin_args::parse_ralph_line(&read_stdin_text()?);
+        (
+            stdin_args::parse_words("/pagent:ralph", line.flags)?,
+            line.task,
+        )
+    } else if args.prompt.is_empty() {
+        let text = read_stdin_text()?;
+        (args, text.trim_end_matches(['\n', '\r']).to_owned())
+    } else {
+        let task = args.prompt.join(" ");
+        (args, task)
+    };
+    if task.trim().is_empty() {
+        bail!(
+            "give the task, e.g. `pagent ralph \"Make the tests pass\"` (or /pagent:ralph Make the tests pass)"
+        );
+    }
+    Ok((args, task))
+}

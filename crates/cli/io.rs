@@ -1,0 +1,99 @@
+//! The process's inputs that are not arguments: the clock, stdin (a task, slash-command
+//! text, the hook's JSON), and the hooks' fast path, which decides from the environment
+//! alone before anything else is parsed.
+
+use std::io::Read;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use pagent_engine::Timestamp;
+
+use crate::cli::exit::ExitStatus;
+
+/// The wall clock, as the engine's timestamp. The only place the binary reads it for state.
+pub fn now() -> Timestamp {
+    Timestamp(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+}
+
+/// Most bytes of text accepted on stdin for a task or slash-command arguments.
+const MAX_STDIN_TEXT: u64 = 1024 * 1024;
+
+/// Reads stdin as UTF-8 text (a task, or slash-command arguments).
+pub fn read_stdin_text() -> anyhow::Result<String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_STDIN_TEXT + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read stdin")?;
+    anyhow::ensure!(
+        bytes.len() as u64 <= MAX_STDIN_TEXT,
+        "the text on stdin is larger than 1 MiB"
+    );
+    String::from_utf8(bytes).context("the text on stdin is not UTF-8")
+}
+
+/// The hooks' common case, decided before anything else is parsed: Claude Code names the
+/// project in `CLAUDE_PROJECT_DIR` and there is no state file, so there is nothing to do.
+/// This runs on every Stop and every tool call of every session; it reads two or three
+/// environment variables and checks one or two paths. `None` means "take the full path".
+pub fn hook_fast_path() -> Option<ExitStatus> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(hook), Some(event), None) = (args.next(), args.next(), args.next()) else {
+        return None;
+    };
+    if hook != "hook" {
+        return None;
+    }
+    let post_tool_use = match event.to_str() {
+        Some("stop" | "user-prompt-submit" | "compact") => false,
+        Some("post-tool-use") => true,
+        _ => return None,
+    };
+    let driver = std::env::var_os(crate::cli::env::PAGENT_DRIVER);
+    if !post_tool_use && driver.as_deref() == Some(std::ffi::OsStr::new("loop")) {
+        return Some(ExitStatus::Success);
+    }
+    let root = std::env::var_os(crate::cli::env::CLAUDE_PROJECT_DIR).filter(|r| !r.is_empty())?;
+    if crate::store::door::exists_no_follow(
+        &std::path::Path::new(&root).join(crate::store::project::STATE_FILE),
+    ) {
+        return None;
+    }
+    if post_tool_use {
+        // The user's own config may turn checks on outside loops.
+        let env = crate::cli::env::Env::capture_config_dir();
+        if crate::store::config::user_config_path(env.as_deref())
+            .is_none_or(|p| crate::store::door::exists_no_follow(&p))
+        {
+            return None;
+        }
+    }
+    Some(ExitStatus::Success)
+}
+
+/// Hook input larger than this is refused (and the stop allowed).
+const MAX_HOOK_INPUT: u64 = 64 * 1024 * 1024;
+
+/// Reads and parses the JSON Claude Code sends a hook on stdin.
+pub fn read_hook_input() -> anyhow::Result<pagent_protocol::HookInput> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_HOOK_INPUT + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the hook input on stdin")?;
+    anyhow::ensure!(
+        bytes.len() as u64 <= MAX_HOOK_INPUT,
+        "the hook input on stdin is larger than {} MiB",
+        MAX_HOOK_INPUT >> 20
+    );
+    anyhow::ensure!(
+        !bytes.iter().all(u8::is_ascii_whitespace),
+        "the hook input on stdin is empty (expected Claude Code's hook JSON)"
+    );
+    pagent_protocol::HookInput::from_json(&bytes)
+        .context("the hook input on stdin is not Claude Code's hook JSON")
+}

@@ -1,0 +1,485 @@
+//! `pagent loop`: the external loop runner. A fresh agent process per iteration, the
+//! same engine deciding between iterations as the Stop hook does inside a session.
+//!
+//! ```text
+//! set up or resume the state (driver: loop)
+//! repeat:
+//!     run the agent with the pending prompt     (retry crashes and API errors, bounded)
+//!     decide_iteration(state, its final message)
+//!     save the state and the next prompt, log, checkpoint
+//! until complete (exit 0), gave up (exit 3), or interrupted (exit 130)
+//! ```
+//!
+//! Everything needed to resume lives in the state file, written after every iteration:
+//! after a crash or Ctrl-C, `pagent loop` picks up at the same stage, iteration and
+//! prompt.
+//!
+//! Two parts live beside this file: `retry` runs the agent for one iteration, again after
+//! a crash or an API error with a growing delay, and `stories` is `--prd`'s one-stage
+//! workflow over a PRD's user stories, with the progress.md line after each iteration.
+
+pub mod agent;
+pub mod parallel;
+pub mod progress;
+mod retry;
+pub mod signals;
+mod stories;
+pub mod worktree;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use pagent_engine::stories::render_stage_prompt;
+use pagent_engine::{Decision, Driver, State, Status, decide_iteration};
+
+use crate::cli::args::{AgentArgs, AgentName, Global, LoopArgs, LoopStart};
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::io::now;
+use crate::runner::agent::{AgentSpec, End, Limits};
+use crate::runner::progress::Progress;
+use crate::store::eventlog::{Event, append_event};
+use crate::store::project::{Project, RUNNER_LOCK};
+use crate::store::{self, secret, setup};
+use crate::store::{Applied, door};
+use crate::world::FsWorld;
+use crate::world::backpressure::find_program;
+
+use retry::run_with_retries;
+use stories::{note_stories, stories_state};
+
+/// Sets up or resumes the loop, then runs it to the end.
+pub fn drive(
+    global: &Global,
+    env: &Env,
+    args: LoopArgs,
+    progress: &mut Progress,
+) -> anyhow::Result<ExitStatus> {
+    let base = Project::resolve(global, env, None)?;
+    let tree = args
+        .worktree
+        .as_deref()
+        .map(|name| worktree::open_or_create(&base.root, name))
+        .transpose()?;
+    let project = match &tree {
+        Some(tree) => Project::at(&tree.path)?,
+        None => base,
+    };
+    if let (Some(tree), Some(setup_line)) = (&tree, &args.setup)
+        && tree.created
+    {
+        run_setup(&project.root, setup_line)?;
+    }
+    let agent = agent_spec(&args.agent, env)?;
+    let config_dir = env.config_dir.as_deref();
+    let secret = secret::read_or_create_secret(config_dir)?;
+    let (mut state, resumed, _runner) = prepare_state(&project, env, &args, &secret, progress)?;
+    progress.started(
+        &state,
+        &agent.label(),
+        &project.root.display().to_string(),
+        resumed,
+    );
+    let limits = Limits {
+        iteration_timeout: args.agent.iteration_timeout,
+        idle_timeout: args.agent.idle_timeout,
+    };
+    let run_id = state.started_at.to_string().replace([':', '-'], "");
+
+    loop {
+        if let Some(ended) = ended_elsewhere(&project, &state) {
+            return Ok(stopped_elsewhere(&state, &ended, progress));
+        }
+        let mut watch = Watch::new(&project, &state.loop_id);
+        let stage = state.current().name.clone();
+        let iteration = state.iterations[state.stage];
+        let prompt = state
+            .pending_prompt
+            .clone()
+            .unwrap_or_else(|| first_prompt(&state, &project));
+        let Some(run) = run_with_retries(
+            &agent,
+            &args.agent,
+            &project,
+            &state,
+            &prompt,
+            limits,
+            &run_id,
+            progress,
+            &mut || watch.still_ours(),
+        )?
+        else {
+            let mut paused = state.clone();
+            paused.pending_prompt = Some(prompt);
+            match store::apply_if_unchanged(&project, config_dir, &state, &paused, &secret)? {
+                Applied::Written(_) => {}
+                Applied::Changed => {
+                    let ended = ended_elsewhere(&project, &state)
+                        .unwrap_or_else(|| "the state changed meanwhile".to_owned());
+                    return Ok(stopped_elsewhere(&state, &ended, progress));
+                }
+            }
+            log(
+                &project,
+                "interrupted",
+                &stage,
+                iteration,
+                "stopped by a signal; run `pagent loop` to resume".into(),
+                None,
+            );
+            progress.finished(
+                &state,
+                "interrupted",
+                "stopped by a signal; the state is saved, run `pagent loop` to resume",
+            );
+            return Ok(ExitStatus::Interrupted);
+        };
+
+        let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None);
+        let outcome = decide_iteration(&state, &mut world, now());
+        let mut next = outcome.write.clone().unwrap_or_else(|| state.clone());
+        let stopped = match run.end {
+            End::TimedOut => Some(format!(
+                "Your previous run was stopped after {} (the iteration timeout).",
+                fmt(limits.iteration_timeout)
+            )),
+            End::Stalled => Some(format!(
+                "Your previous run was stopped: it printed nothing for {} (the watchdog).",
+                fmt(limits.idle_timeout)
+            )),
+            _ => None,
+        };
+        next.pending_prompt = match &outcome.decision {
+            Decision::Block { reason, .. } => Some(match &stopped {
+                Some(note) => format!("{note}\n\n{reason}"),
+                None => reason.clone(),
+            }),
+            _ => None,
+        };
+        // `pagent cancel` may have ended the loop while the agent ran: that wins.
+        let next = match store::apply_if_unchanged(&project, config_dir, &state, &next, &secret)? {
+            Applied::Written(written) => *written,
+            Applied::Changed => {
+                let ended = ended_elsewhere(&project, &state)
+                    .unwrap_or_else(|| "the state changed meanwhile".to_owned());
+                return Ok(stopped_elsewhere(&state, &ended, progress));
+            }
+        };
+        let (action, detail) = outcome
+            .log
+            .as_ref()
+            .map_or(("block", String::new()), |l| (l.action, l.detail.clone()));
+        let detail = match &stopped {
+            Some(note) => format!("{detail} ({note})"),
+            None => detail,
+        };
+        log(
+            &project,
+            action,
+            &stage,
+            iteration,
+            detail.clone(),
+            Some(run.elapsed),
+        );
+        note_stories(&project, &next, iteration);
+        if args.checkpoint {
+            match worktree::checkpoint(
+                &project.root,
+                &format!("pagent: {stage}, iteration {iteration} ({action})"),
+            ) {
+                Ok(Some(id)) => progress.note(&format!("checkpoint {}", &id[..id.len().min(10)])),
+                Ok(None) => {}
+                Err(err) => progress.note(&format!("checkpoint failed: {err:#}")),
+            }
+        }
+        progress.iteration_finished(&stage, iteration, action, &detail, run.elapsed);
+        state = next;
+        if !state.is_active() {
+            break;
+        }
+    }
+
+    let reason = state.end_reason.clone().unwrap_or_default();
+    match state.status {
+        Status::Complete => {
+            progress.finished(&state, "complete", &reason);
+            let branch = tree.as_ref().map(|t| t.branch.clone());
+            Ok(after_completion(&project, branch, &args, &state, progress))
+        }
+        _ => {
+            progress.finished(&state, "gave up", &reason);
+            Ok(ExitStatus::GaveUp)
+        }
+    }
+}
+
+/// The agent to run, its program found now so a typo fails before any state is written.
+fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
+    if let Some(line) = &args.command {
+        return Ok(AgentSpec::Command { line: line.clone() });
+    }
+    let (kind, name) = match args.agent {
+        AgentName::Claude => (pagent_protocol::stream::AgentKind::Claude, "claude"),
+        AgentName::Codex => (pagent_protocol::stream::AgentKind::Codex, "codex"),
+        AgentName::Opencode => (pagent_protocol::stream::AgentKind::Opencode, "opencode"),
+    };
+    let program = match &args.agent_bin {
+        Some(path) => path.clone(),
+        None => find_program(name, env.path.as_deref())
+            .with_context(|| format!("{name} is not on PATH: install it, or name the program with --agent-bin (or use --command)"))?,
+    };
+    Ok(AgentSpec::Known {
+        kind,
+        program,
+        permission_mode: args.permission_mode.clone(),
+        extra_args: args.agent_args.clone(),
+    })
+}
+
+/// A new state from the subcommand or --prd, or the active one to resume; and the runner
+/// lock, held while this runner drives the state so that a second one cannot.
+fn prepare_state(
+    project: &Project,
+    env: &Env,
+    args: &LoopArgs,
+    secret: &[u8],
+    progress: &mut Progress,
+) -> anyhow::Result<(State, bool, door::Lock)> {
+    let (state, force, action) = match (&args.start, &args.prd) {
+        (Some(LoopStart::Ralph(ralph_args)), _) => {
+            let (ralph_args, task) = crate::cli::task::resolve(ralph_args.clone())?;
+            let (state, notes) =
+                setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
+            notes.lines().iter().for_each(|l| progress.note(l));
+            (state, ralph_args.force, "ralph")
+        }
+        (Some(LoopStart::Run(run_args)), _) => {
+            let (state, notes) = setup::build::pipeline(project, env, run_args, Driver::Loop)?;
+            notes.lines().iter().for_each(|l| progress.note(l));
+            (state, run_args.force, "run")
+        }
+        (None, prd) => match store::read_state(project)? {
+            Some(state) if state.is_active() => {
+                let runner = runner_lock(project, Duration::ZERO)?;
+                let (state, resumed) = resume(project, env, state, secret)?;
+                return Ok((state, resumed, runner));
+            }
+            _ => match prd {
+                Some(prd) => (
+                    stories_state(project, env, prd, args.max_iterations, args.trust)?,
+                    false,
+                    "stories",
+                ),
+                None => bail!(
+                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD` or `pagent loop --prd prd.json`",
+                    project.root.display()
+                ),
+            },
+        },
+    };
+    // Without --force, set-up refuses while a loop is active; with it, the runner driving
+    // the old loop notices the new one within a moment and lets go of the runner lock.
+    let state = setup::install_state(project, env.config_dir.as_deref(), &state, force, action)?;
+    let runner = runner_lock(project, RUNNER_HANDOVER)?;
+    Ok((state, false, runner))
+}
+
+/// How long a new runner waits for a replaced one to stop.
+const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
+/// How often a running agent's runner looks whether its loop is still its own.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> {
+    project
+        .dir()
+        .lock(Path::new(RUNNER_LOCK), wait)
+        .map_err(|err| match err {
+            door::DoorError::Busy(..) => anyhow::anyhow!(
+                "another `pagent loop` is driving this loop in {}; stop it first (Ctrl-C, or `pagent cancel`)",
+                project.root.display()
+            ),
+            other => anyhow::Error::new(other).context("cannot take the runner lock"),
+        })
+}
+
+/// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook).
+fn resume(
+    project: &Project,
+    env: &Env,
+    state: State,
+    secret: &[u8],
+) -> anyhow::Result<(State, bool)> {
+    let config_dir = env.config_dir.as_deref();
+    anyhow::ensure!(
+        store::ownership(project, config_dir, &state) == store::Ownership::Own,
+        "the active loop in {} was not set up by you for this project (its seal does not verify, or it is an older copy); pagent will not run it",
+        project.root.display()
+    );
+    if state.driver == Driver::Loop {
+        return Ok((state, true));
+    }
+    let mut next = state.clone();
+    next.driver = Driver::Loop;
+    match store::apply_if_unchanged(project, config_dir, &state, &next, secret)? {
+        Applied::Written(written) => Ok((*written, true)),
+        Applied::Changed => {
+            bail!("the loop's state changed while taking it over; run `pagent loop` again")
+        }
+    }
+}
+
+/// Watches, while an agent runs, whether the loop is still this runner's: a cancel, a
+/// removal or a `--force` replacement stops the agent within [`WATCH_EVERY`].
+struct Watch<'a> {
+    project: &'a Project,
+    loop_id: String,
+    last: Instant,
+}
+
+impl<'a> Watch<'a> {
+    fn new(project: &'a Project, loop_id: &str) -> Watch<'a> {
+        Watch {
+            project,
+            loop_id: loop_id.to_owned(),
+            last: Instant::now(),
+        }
+    }
+
+    fn still_ours(&mut self) -> bool {
+        if self.last.elapsed() < WATCH_EVERY {
+            return true;
+        }
+        self.last = Instant::now();
+        match store::read_state(self.project) {
+            Ok(Some(state)) => {
+                state.is_active() && state.driver == Driver::Loop && state.loop_id == self.loop_id
+            }
+            Ok(None) => false,
+            // Unreadable for a moment: keep going; the write after the run will tell.
+            Err(_) => true,
+        }
+    }
+}
+
+/// The prompt of an iteration with no pending prompt: header and the stage's prompt.
+fn first_prompt(state: &State, project: &Project) -> String {
+    let mut world = FsWorld::read_only(project);
+    let header = setup::header(state);
+    format!(
+        "{header}\n\n{}",
+        render_stage_prompt(state, state.stage, &mut world)
+    )
+}
+
+fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("cannot run the setup command `{line}`"))?;
+    anyhow::ensure!(
+        status.success(),
+        "the setup command `{line}` failed ({status}) in {}",
+        root.display()
+    );
+    Ok(())
+}
+
+/// Push and open a pull request, as asked; any failure is reported and makes the exit
+/// status a failure, though the loop itself completed.
+fn after_completion(
+    project: &Project,
+    branch: Option<String>,
+    args: &LoopArgs,
+    state: &State,
+    progress: &mut Progress,
+) -> ExitStatus {
+    if !args.push && !args.pr {
+        return ExitStatus::Success;
+    }
+    let branch = branch.or_else(|| {
+        crate::store::git::discover(&project.root)?
+            .head()
+            .ok()?
+            .shorthand()
+            .map(str::to_owned)
+    });
+    let Some(branch) = branch else {
+        progress.note("cannot push: the project is not on a branch");
+        return ExitStatus::Failure;
+    };
+    if let Err(err) = worktree::push(&project.root, &branch) {
+        progress.note(&format!(
+            "the loop completed, but pushing {branch} failed: {err:#}"
+        ));
+        return ExitStatus::Failure;
+    }
+    progress.note(&format!("pushed {branch}"));
+    if args.pr {
+        let title = format!("pagent: {}", state.workflow);
+        let body = format!(
+            "Opened by `pagent loop` after the {} loop completed: {}.",
+            state.workflow,
+            state.end_reason.as_deref().unwrap_or("")
+        );
+        match worktree::open_pr(&project.root, &branch, &title, &body) {
+            Ok(url) => progress.note(&format!("opened a pull request: {url}")),
+            Err(err) => {
+                progress.note(&format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"));
+                return ExitStatus::Failure;
+            }
+        }
+    }
+    ExitStatus::Success
+}
+
+/// Why the loop must stop, if something other than this runner ended it (`pagent
+/// cancel`), replaced it, handed it back to the Stop hook, or removed the state.
+fn ended_elsewhere(project: &Project, ours: &State) -> Option<String> {
+    match store::read_state(project) {
+        Ok(Some(state)) if state.loop_id != ours.loop_id => {
+            Some("another loop replaced this one".to_owned())
+        }
+        Ok(Some(state)) if state.is_active() && state.driver == Driver::Loop => None,
+        Ok(Some(state)) if !state.is_active() => Some(
+            state
+                .end_reason
+                .unwrap_or_else(|| format!("the loop is {}", state.status.as_str())),
+        ),
+        Ok(Some(_)) => Some("another loop replaced this one".to_owned()),
+        Ok(None) => Some("the state file was removed".to_owned()),
+        // Unreadable (corrupt, permissions): keep going; the write will report it.
+        Err(_) => None,
+    }
+}
+
+fn stopped_elsewhere(state: &State, reason: &str, progress: &mut Progress) -> ExitStatus {
+    progress.finished(state, "stopped", reason);
+    ExitStatus::Interrupted
+}
+
+fn log(
+    project: &Project,
+    action: &str,
+    stage: &str,
+    iteration: u32,
+    detail: String,
+    elapsed: Option<Duration>,
+) {
+    let event = Event {
+        ts: now().to_string(),
+        action: action.to_owned(),
+        session_id: None,
+        stage: Some(stage.to_owned()),
+        iteration: Some(iteration),
+        detail,
+        ms: elapsed.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+    };
+    let _ = append_event(project, &event);
+}
+
+fn fmt(duration: Duration) -> String {
+    pagent_engine::format_duration(duration.as_secs())
+}

@@ -1,0 +1,171 @@
+//! Building a new loop's state from what the user asked for, validated and not yet
+//! written: a pipeline over a PRD (`pagent run`, `pagent loop run`) or a Ralph loop over a
+//! task (`pagent ralph`, `pagent loop ralph`, `pagent parallel`'s tasks).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use pagent_engine::{Condition, Driver, SetupOptions, State};
+
+use super::{Notes, consented_config};
+use crate::cli::args::{RalphArgs, RunArgs};
+use crate::cli::env::Env;
+use crate::io::now;
+use crate::store::project::Project;
+use crate::store::{consent, door, workflows};
+use crate::world::fingerprint;
+
+/// PRDs larger than this are refused: the model has to read them.
+const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
+
+/// A new pipeline state from `args`, validated, not yet written; and what set-up has to
+/// say about the project files it used.
+pub fn pipeline(
+    project: &Project,
+    env: &Env,
+    args: &RunArgs,
+    driver: Driver,
+) -> anyhow::Result<(State, Notes)> {
+    let cwd = env
+        .current_dir
+        .clone()
+        .unwrap_or_else(|| project.root.clone());
+    let Some(prd) = args.prd.as_deref() else {
+        bail!("name the PRD file, e.g. `pagent run prd.md`")
+    };
+    let (prd_file, prd_path) = validate_prd(project, &cwd, prd)?;
+    let loaded = workflows::load_workflow(project, args.workflow.as_deref(), &cwd)?;
+    workflows::check_paths_stay_inside(project, &loaded.workflow)?;
+    let (prompts, prompt_files) = workflows::render_prompts(project, &loaded, Some(&prd_path))?;
+    let mut notes = Notes {
+        source: loaded.source.clone(),
+        used: Vec::new(),
+        lines: loaded.notices.clone(),
+    };
+    if !matches!(loaded.origin, workflows::Origin::BuiltIn) {
+        notes.used.push(format!("workflow {}", loaded.source));
+    }
+    notes
+        .used
+        .extend(prompt_files.into_iter().map(|f| format!("prompt {f}")));
+    let backpressure = consented_config(
+        project,
+        env.config_dir.as_deref(),
+        consent::workflow_source(&loaded),
+        args.trust,
+        &mut notes,
+    )?;
+    let options = SetupOptions {
+        max_stages: args.max_stages.map(|n| n as usize),
+        max_iterations: args.max_iterations,
+        no_progress_limit: args.no_progress_limit,
+        session_id: if driver == Driver::Hook {
+            env.session_id.clone()
+        } else {
+            None
+        },
+        prd_file: Some(prd_file),
+        prd_path: Some(prd_path),
+        driver,
+        backpressure,
+    };
+    let state = State::new_pipeline(
+        &loaded.workflow,
+        prompts,
+        options,
+        fingerprint::fingerprint(project),
+        now(),
+    );
+    Ok((state, notes))
+}
+
+/// A new ralph state for `task`, validated, not yet written.
+pub fn ralph(
+    project: &Project,
+    env: &Env,
+    args: &RalphArgs,
+    task: String,
+    driver: Driver,
+) -> anyhow::Result<(State, Notes)> {
+    let promise = args.promise.trim().to_owned();
+    // Validate the promise exactly as a workflow's would be.
+    Condition::from_json(
+        &serde_json::json!({ "promise_in_output": promise }),
+        "--promise",
+    )
+    .map_err(|e| anyhow::anyhow!("--promise: {}", e.reason))?;
+    let mut notes = Notes::default();
+    let backpressure = consented_config(
+        project,
+        env.config_dir.as_deref(),
+        None,
+        args.trust,
+        &mut notes,
+    )?;
+    let options = SetupOptions {
+        max_iterations: args.max_iterations,
+        no_progress_limit: args.no_progress_limit,
+        session_id: if driver == Driver::Hook {
+            env.session_id.clone()
+        } else {
+            None
+        },
+        backpressure,
+        driver,
+        ..SetupOptions::default()
+    };
+    let state = State::new_ralph(
+        task,
+        promise,
+        options,
+        fingerprint::fingerprint(project),
+        now(),
+    );
+    Ok((state, notes))
+}
+
+/// Checks the PRD is a non-empty text file; returns (as given, path for prompts).
+fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(String, String)> {
+    let candidates: Vec<PathBuf> = if prd.is_absolute() {
+        vec![prd.to_path_buf()]
+    } else {
+        vec![cwd.join(prd), project.root.join(prd)]
+    };
+    let Some(path) = candidates.iter().find(|p| door::exists(p)) else {
+        bail!(
+            "the PRD {} does not exist (looked in {})",
+            prd.display(),
+            cwd.display()
+        );
+    };
+    // Inside the project the PRD is read through the door (a planted link out is refused);
+    // a file elsewhere is one the user named themselves.
+    let bytes = match consent::rel_in_project(project, cwd, path) {
+        Ok(rel) => project.dir().read(&rel, MAX_PRD_BYTES),
+        Err(_) => door::read_outside(path, MAX_PRD_BYTES),
+    }
+    .context("cannot read the PRD")?;
+    anyhow::ensure!(
+        !bytes.is_empty(),
+        "the PRD {} is empty: write the requirements first",
+        path.display()
+    );
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| anyhow::anyhow!("the PRD {} is not UTF-8 text", path.display()))?;
+    anyhow::ensure!(
+        !text.contains('\0'),
+        "the PRD {} looks binary (it contains NUL bytes), not text",
+        path.display()
+    );
+    anyhow::ensure!(
+        !text.trim().is_empty(),
+        "the PRD {} holds only whitespace: write the requirements first",
+        path.display()
+    );
+    let real =
+        door::canonical(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let for_prompts = real
+        .strip_prefix(&project.root)
+        .map_or_else(|_| real.display().to_string(), |p| p.display().to_string());
+    Ok((prd.display().to_string(), for_prompts))
+}
