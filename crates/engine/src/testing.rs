@@ -10,6 +10,8 @@ pub struct MemoryWorld {
     dirs: HashMap<String, u64>,
     message: Option<String>,
     texts: HashMap<String, String>,
+    /// A probe answer other than a count (outside the project, unreadable) per path.
+    probes: HashMap<String, Probe>,
     checks: HashMap<String, CheckOutcome>,
     pub fingerprint: Option<String>,
     pub checks_run: Vec<String>,
@@ -31,6 +33,12 @@ impl MemoryWorld {
         self
     }
 
+    /// `path` answers every probe with `probe` (a symlink out, a read error).
+    pub fn probe(mut self, path: &str, probe: Probe) -> Self {
+        self.probes.insert(path.to_owned(), probe);
+        self
+    }
+
     pub fn message(mut self, text: &str) -> Self {
         self.message = Some(text.to_owned());
         self
@@ -49,6 +57,9 @@ impl MemoryWorld {
 
 impl World for MemoryWorld {
     fn count_lines(&mut self, path: &RelPath, enough: u64) -> Probe {
+        if let Some(probe) = self.probes.get(path.as_str()) {
+            return probe.clone();
+        }
         match self.files.get(path.as_str()) {
             Some(n) => Probe::Count((*n).min(enough)),
             None if self.dirs.contains_key(path.as_str()) => Probe::WrongKind,
@@ -57,6 +68,9 @@ impl World for MemoryWorld {
     }
 
     fn count_files(&mut self, path: &RelPath, _enough: u64) -> Probe {
+        if let Some(probe) = self.probes.get(path.as_str()) {
+            return probe.clone();
+        }
         match self.dirs.get(path.as_str()) {
             Some(n) => Probe::Count(*n),
             None if self.files.contains_key(path.as_str()) => Probe::WrongKind,
@@ -65,6 +79,9 @@ impl World for MemoryWorld {
     }
 
     fn read_text(&mut self, path: &RelPath) -> Result<String, Probe> {
+        if let Some(probe) = self.probes.get(path.as_str()) {
+            return Err(probe.clone());
+        }
         self.texts.get(path.as_str()).cloned().ok_or(Probe::Missing)
     }
 

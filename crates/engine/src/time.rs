@@ -28,7 +28,14 @@ impl Timestamp {
         {
             return None;
         }
-        let num = |range: std::ops::Range<usize>| -> Option<u64> { text.get(range)?.parse().ok() };
+        // Digits only: `u64::from_str` would also take a sign (`2026-+1-01...`).
+        let num = |range: std::ops::Range<usize>| -> Option<u64> {
+            let field = text.get(range)?;
+            if !field.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            field.parse().ok()
+        };
         let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
         let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
         if !(1..=12).contains(&mo)
@@ -116,13 +123,39 @@ mod tests {
 
     #[test]
     fn formats_and_parses_round_trip() {
+        // Known instants (checked against Python's calendar.timegm): leap days, the
+        // century that is not a leap year (2100) and the one that is (2000, 2400), the
+        // last second a four-digit year can show.
         for (secs, text) in [
             (0, "1970-01-01T00:00:00Z"),
+            (68_255_999, "1972-02-29T23:59:59Z"),
+            (946_641_600, "1999-12-31T12:00:00Z"),
             (951_782_400, "2000-02-29T00:00:00Z"),
+            (951_868_801, "2000-03-01T00:00:01Z"),
+            (1_709_186_828, "2024-02-29T06:07:08Z"),
             (1_795_311_242, "2026-11-22T01:34:02Z"),
+            (4_107_542_399, "2100-02-28T23:59:59Z"),
+            (4_107_542_400, "2100-03-01T00:00:00Z"),
+            (13_574_600_430, "2400-02-29T10:20:30Z"),
+            (253_402_300_799, "9999-12-31T23:59:59Z"),
         ] {
             assert_eq!(Timestamp(secs).to_string(), text);
             assert_eq!(Timestamp::parse(text), Some(Timestamp(secs)));
+        }
+    }
+
+    /// Every day from 1970 to 2400, each at a different time of day: printing then
+    /// parsing gives the same instant back, and the printed form sorts like the number
+    /// (the event log compares timestamps; a wrong month or day length breaks both).
+    #[test]
+    fn every_day_round_trips_and_sorts() {
+        let mut previous = String::new();
+        for day in 0..157_000u64 {
+            let secs = day * 86_400 + (day * 7_919) % 86_400;
+            let text = Timestamp(secs).to_string();
+            assert_eq!(Timestamp::parse(&text), Some(Timestamp(secs)), "{text}");
+            assert!(text > previous, "{text} after {previous}");
+            previous = text;
         }
     }
 
@@ -132,17 +165,66 @@ mod tests {
             "",
             "2026-11-22",
             "2026-11-22T01:34:02+00:00",
+            "2026-11-22T01:34:02Zx",
             "2026-13-01T00:00:00Z",
+            "2026-00-01T00:00:00Z",
+            "2026-01-00T00:00:00Z",
+            "2026-01-32T00:00:00Z",
+            "2026-01-01T24:00:00Z",
+            "2026-01-01T00:60:00Z",
+            "2026-01-01T00:00:61Z",
+            "1969-12-31T23:59:59Z",
             "abcd-11-22T01:34:02Z",
+            "+026-11-22T01:34:02Z",
+            // A sign is not a digit, though `u64::from_str` takes one.
+            "2026-+1-22T01:34:02Z",
+            "2026-11-22T+1:34:02Z",
+            // Each separator in turn replaced by another character.
+            "2026x11-22T01:34:02Z",
+            "2026-11x22T01:34:02Z",
+            "2026-11-22x01:34:02Z",
+            "2026-11-22T01x34:02Z",
+            "2026-11-22T01:34x02Z",
+            "2026-11-22T01:34:02x",
         ] {
             assert_eq!(Timestamp::parse(text), None, "{text}");
         }
     }
 
+    /// The largest value of every field is accepted, and a leap second (`:60`, which
+    /// RFC 3339 allows) is read as the first second of the next minute.
+    #[test]
+    fn accepts_each_field_at_its_largest() {
+        assert_eq!(
+            Timestamp::parse("1970-12-31T23:59:59Z"),
+            Some(Timestamp(31_535_999))
+        );
+        assert_eq!(
+            Timestamp::parse("1970-01-01T00:00:60Z"),
+            Some(Timestamp(60))
+        );
+    }
+
+    #[test]
+    fn since_saturates_when_the_clock_went_backwards() {
+        assert_eq!(Timestamp(100).since(Timestamp(40)), 60);
+        assert_eq!(Timestamp(40).since(Timestamp(100)), 0);
+    }
+
     #[test]
     fn durations_read_well() {
-        assert_eq!(format_duration(45), "45s");
-        assert_eq!(format_duration(252), "4m12s");
-        assert_eq!(format_duration(7380), "2h03m");
+        for (secs, text) in [
+            (0, "0s"),
+            (45, "45s"),
+            (59, "59s"),
+            (60, "1m00s"),
+            (252, "4m12s"),
+            (3599, "59m59s"),
+            (3600, "1h00m"),
+            (7380, "2h03m"),
+            (90_061, "25h01m"),
+        ] {
+            assert_eq!(format_duration(secs), text, "{secs}");
+        }
     }
 }

@@ -5,7 +5,10 @@
 //! exist, whether checks pass, whether the tree changed). The properties are the ones
 //! DESIGN.md promises: a loop ends within its bounds; a finished state never blocks;
 //! another session is never blocked; an unsealed state never runs a command; every state
-//! round-trips through JSON; every reason fits the client's limit.
+//! round-trips through JSON; every reason fits the client's limit. And the one the others
+//! rest on: a stage advances exactly when its condition holds in the world, judged by a
+//! small oracle written here. The world answers differently per path, so a condition
+//! over several files cannot pass by looking at one.
 
 // Generators panic on a broken fixture, like the tests they feed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -24,7 +27,9 @@ use serde_json::json;
 struct Step {
     other_session: bool,
     says_promise: bool,
-    lines: u64,
+    /// Non-blank lines of `a.md` and `b.md`; any other file is missing.
+    lines: [u64; 2],
+    /// Files under `src`; any other folder is missing.
     files: u64,
     check_passes: bool,
     tree: u8,
@@ -36,11 +41,17 @@ struct StepWorld<'a> {
 }
 
 impl World for StepWorld<'_> {
-    fn count_lines(&mut self, _: &RelPath, enough: u64) -> Probe {
-        Probe::Count(self.step.lines.min(enough))
+    fn count_lines(&mut self, path: &RelPath, enough: u64) -> Probe {
+        match lines_of(self.step, path) {
+            Some(n) => Probe::Count(n.min(enough)),
+            None => Probe::Missing,
+        }
     }
-    fn count_files(&mut self, _: &RelPath, _: u64) -> Probe {
-        Probe::Count(self.step.files)
+    fn count_files(&mut self, path: &RelPath, _: u64) -> Probe {
+        match path.as_str() {
+            "src" => Probe::Count(self.step.files),
+            _ => Probe::Missing,
+        }
     }
     fn read_text(&mut self, _: &RelPath) -> Result<String, Probe> {
         Err(Probe::Missing)
@@ -68,11 +79,38 @@ impl World for StepWorld<'_> {
     }
 }
 
+fn lines_of(step: &Step, path: &RelPath) -> Option<u64> {
+    match path.as_str() {
+        "a.md" => Some(step.lines[0]),
+        "b.md" => Some(step.lines[1]),
+        _ => None,
+    }
+}
+
+/// Whether `condition` holds in `step`'s world, worked out independently of the engine.
+fn holds(condition: &Condition, step: &Step) -> bool {
+    let enough = |path: &RelPath, min: u64| lines_of(step, path).is_some_and(|n| n >= min);
+    match condition {
+        Condition::FileExists { path, min_lines } => enough(path, *min_lines),
+        Condition::AllFilesExist { paths, min_lines } => {
+            paths.iter().all(|path| enough(path, *min_lines))
+        }
+        Condition::DirectoryExists { path, min_files } => {
+            path.as_str() == "src" && step.files >= *min_files
+        }
+        Condition::Promise(_) => step.says_promise,
+        Condition::Command(_) => step.check_passes,
+        Condition::All(items) => items.iter().all(|c| holds(c, step)),
+        Condition::Any(items) => items.iter().any(|c| holds(c, step)),
+        Condition::StoriesPass(_) => false,
+    }
+}
+
 fn step() -> impl Strategy<Value = Step> {
     (
         any::<bool>(),
         prop::bool::weighted(0.2),
-        0u64..80,
+        [0u64..80, 0u64..80],
         0u64..6,
         prop::bool::weighted(0.3),
         0u8..3,
@@ -91,7 +129,7 @@ fn step() -> impl Strategy<Value = Step> {
 
 /// A pipeline of 1-4 stages mixing every kind of condition, with random budgets.
 fn pipeline() -> impl Strategy<Value = State> {
-    (prop::collection::vec((0usize..4, 1u32..6), 1..5), 0u32..4, 1u32..8, prop::string::string_regex("[a-zA-Z0-9 '\"$();`\\\\\n]{0,40}").unwrap()).prop_map(
+    (prop::collection::vec((0usize..6, 1u32..6), 1..5), 0u32..4, 1u32..8, prop::string::string_regex("[a-zA-Z0-9 '\"$();`\\\\\n]{0,40}").unwrap()).prop_map(
         |(stages, no_progress, default_max, prompt)| {
             let stages: Vec<serde_json::Value> = stages
                 .iter()
@@ -101,7 +139,9 @@ fn pipeline() -> impl Strategy<Value = State> {
                         0 => json!({"file_exists": "a.md", "min_lines": 40}),
                         1 => json!({"directory_exists": "src", "min_files": 3}),
                         2 => json!({"promise_in_output": "DONE"}),
-                        _ => json!({"all": [{"command": ["cargo", "test"]}, {"file_exists": "b.md", "min_lines": 10}]}),
+                        3 => json!({"all": [{"command": ["cargo", "test"]}, {"file_exists": "b.md", "min_lines": 10}]}),
+                        4 => json!({"all_files_exist": ["a.md", "b.md"], "min_lines": 20}),
+                        _ => json!({"any": [{"file_exists": "c.md"}, {"file_exists": "b.md", "min_lines": 30}]}),
                     };
                     json!({"name": format!("s{i}"), "prompt": "p", "exit_when": exit_when, "max_iterations": max})
                 })
@@ -175,6 +215,25 @@ proptest! {
         let owner_steps = steps.iter().filter(|s| !s.other_session).count();
         if owner_steps >= limit {
             prop_assert!(!state.is_active(), "still active after {owner_stops} owner stops (bound {limit})");
+        }
+    }
+
+    #[test]
+    fn a_stage_advances_exactly_when_its_condition_holds(initial in pipeline(), steps in prop::collection::vec(step(), 30)) {
+        let checks = Cell::new(0);
+        let mut state = initial;
+        for step in steps.iter().filter(|s| !s.other_session) {
+            if !state.is_active() {
+                break;
+            }
+            let expected = holds(&state.current().exit_when, step);
+            let next = stop(&state, step, true, &checks).write.expect("the owner's stop always writes");
+            let advanced = next.stage > state.stage || next.status == Status::Complete;
+            prop_assert_eq!(advanced, expected, "stage {} ({:?}) in {:?}", state.stage, state.current().exit_when, step);
+            if !expected {
+                prop_assert_eq!(next.stage, state.stage);
+            }
+            state = next;
         }
     }
 

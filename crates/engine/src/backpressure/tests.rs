@@ -116,3 +116,163 @@ fn feedback_lists_failures_only_and_stays_short() {
         None
     );
 }
+
+/// Consent lists every command a configuration would run, and only those: a disabled
+/// check, a built-in parser and an extension switched off run nothing.
+#[test]
+fn commands_lists_what_consent_must_cover() {
+    let c = config(json!({"checks": {
+        "py": [
+            {"command": ["mypy", "--strict", "{file}"]},
+            {"command": ["ruff", "{file}"], "enabled": false},
+            {"builtin": "json"}
+        ],
+        "sh": [{"command": ["shellcheck", "{file}"]}],
+        "json": false,
+        "toml": true
+    }}));
+    assert_eq!(
+        c.commands(),
+        [
+            ".py files: mypy --strict {file}",
+            ".sh files: shellcheck {file}"
+        ]
+    );
+    assert!(BackpressureConfig::default().commands().is_empty());
+}
+
+/// A workflow's checks over the project's: its extensions replace the project's, the
+/// others stay; `always` can only be turned on and the gate only turned off.
+#[test]
+fn an_overlay_replaces_extensions_and_only_loosens_nothing() {
+    let project = config(json!({"always": true, "checks": {
+        "py": [{"command": ["mypy", "{file}"]}],
+        "sh": false
+    }}));
+    let workflow = config(json!({"gate": false, "checks": {
+        "py": [{"command": ["pyright", "{file}"]}]
+    }}));
+    let both = project.clone().overlaid(&workflow);
+    assert!(both.always, "the project's `always` survives the workflow");
+    assert!(
+        !both.gate,
+        "the workflow's `gate: false` survives the project"
+    );
+    assert_eq!(
+        both.checks_for("py")
+            .iter()
+            .map(CheckSpec::label)
+            .collect::<Vec<_>>(),
+        ["pyright"]
+    );
+    assert!(both.checks_for("sh").is_empty());
+
+    let reverse = workflow.overlaid(&project);
+    assert!(reverse.always);
+    assert!(!reverse.gate);
+    assert_eq!(reverse.checks_for("py")[0].label(), "mypy");
+
+    let plain = BackpressureConfig::default().overlaid(&BackpressureConfig::default());
+    assert!(!plain.always);
+    assert!(plain.gate);
+}
+
+#[test]
+fn labels_name_the_check_without_placeholders() {
+    let spec = |value: serde_json::Value| serde_json::from_value::<CheckSpec>(value).unwrap();
+    assert_eq!(
+        spec(json!({"name": "types", "command": ["mypy"]})).label(),
+        "types"
+    );
+    assert_eq!(
+        spec(json!({"command": ["mypy", "--strict", "{file}", "{dir}/x"]})).label(),
+        "mypy --strict"
+    );
+    assert_eq!(spec(json!({"builtin": "yaml"})).label(), "YAML syntax");
+    assert_eq!(spec(json!({})).label(), "check");
+    assert_eq!(spec(json!({"command": ["x"]})).timeout_secs(), 30);
+}
+
+#[test]
+fn timeouts_and_extensions_are_checked_at_their_edges() {
+    let validate = |value: serde_json::Value| config(value).validate().map_err(|e| e.field);
+    for ok in [
+        json!({"checks": {"py": [{"command": ["x"], "timeout": 1}]}}),
+        json!({"checks": {"py": [{"command": ["x"], "timeout": 3600}]}}),
+        json!({"checks": {"py": [{"builtin": "json"}]}}),
+    ] {
+        assert_eq!(validate(ok.clone()), Ok(()), "{ok}");
+    }
+    for (bad, field) in [
+        (
+            json!({"checks": {"py": [{"command": ["x"], "timeout": 3601}]}}),
+            "checks.py[0].timeout",
+        ),
+        (
+            json!({"checks": {"py": [{"command": ["  "]}]}}),
+            "checks.py[0].command",
+        ),
+        (json!({"checks": {"": []}}), "checks."),
+        (json!({"checks": {"a/py": []}}), "checks.a/py"),
+        (
+            json!({"checks": {"py": [{"command": ["x"]}, {"command": ["y"], "timeout": 0}]}}),
+            "checks.py[1].timeout",
+        ),
+    ] {
+        assert_eq!(validate(bad.clone()), Err(field.to_owned()), "{bad}");
+    }
+}
+
+/// A timed-out check's partial output is shown (capped); whitespace-only output is not.
+#[test]
+fn a_timeout_shows_what_the_check_printed() {
+    let timed_out = |output: &str| {
+        render_feedback(
+            "a.py",
+            &[(
+                "mypy".to_owned(),
+                CheckResult::TimedOut {
+                    after_secs: 60,
+                    output: output.to_owned(),
+                },
+            )],
+        )
+        .unwrap()
+    };
+    let text = timed_out("a.py:1: error: x\n");
+    assert!(
+        text.ends_with("mypy did not finish within 60 s and was stopped, so a.py is unchecked:\na.py:1: error: x"),
+        "{text}"
+    );
+    let text = timed_out(" \n\t");
+    assert!(text.ends_with("so a.py is unchecked"), "{text}");
+    let text = timed_out(&"e".repeat(10_000));
+    assert!(
+        text.chars().count() < CHECK_OUTPUT_CAP + 300,
+        "{}",
+        text.len()
+    );
+}
+
+/// One failure's output is cut at its cap, and the whole text at the context cap even
+/// when many checks fail.
+#[test]
+fn feedback_caps_each_output_and_the_whole() {
+    let one = render_feedback(
+        "a.rs",
+        &[("big".to_owned(), CheckResult::Failed("e".repeat(10_000)))],
+    )
+    .unwrap();
+    let head = one.chars().count();
+    assert!(
+        (CHECK_OUTPUT_CAP..CHECK_OUTPUT_CAP + 200).contains(&head),
+        "{head}"
+    );
+    let many: Vec<_> = (0..20)
+        .map(|i| (format!("c{i}"), CheckResult::Failed("e".repeat(2_000))))
+        .collect();
+    let all = render_feedback("a.rs", &many).unwrap();
+    let marker = "\n[... more problems cut ...]";
+    assert!(all.ends_with(marker), "{all}");
+    assert_eq!(all.chars().count(), CONTEXT_CAP + marker.chars().count());
+}

@@ -206,3 +206,6 @@ fn all_files_exist_holds_only_when_every_file_does() {
         assert_eq!(evaluation.findings.len(), 3, "every file is reported");
     }
 }
+
+mod evaluation;
+mod itself;

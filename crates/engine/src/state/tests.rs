@@ -66,3 +66,20 @@ fn inconsistent_files_are_rejected() {
     state.max_stages = state.stages.len();
     assert!(State::from_json(state.to_json_pretty().as_bytes()).is_ok());
 }
+
+/// `pagent status` and the event log print `as_str`; the state file holds serde's name.
+/// They must agree, or a script reading both sees two names for one status.
+#[test]
+fn a_status_prints_as_the_state_file_names_it() {
+    for status in [
+        Status::Active,
+        Status::Complete,
+        Status::Cancelled,
+        Status::GaveUp,
+    ] {
+        assert_eq!(
+            serde_json::to_value(status).unwrap(),
+            serde_json::Value::from(status.as_str())
+        );
+    }
+}
