@@ -42,6 +42,7 @@ status=0
 # hangs (the property tests take about a second unmutated).
 cargo mutants \
     --package pagent-engine \
+    --profile mutants \
     --jobs "${MUTANTS_JOBS:-1}" \
     --output "$out" \
     --cargo-test-arg=--lib --cargo-test-arg=--tests \

@@ -158,6 +158,16 @@ mod tests {
         ));
     }
 
+    /// Serde reads a path through `TryFrom<String>` (so a state file cannot smuggle in
+    /// `../x`) and writes it through `From<RelPath>`; messages show it through `Display`.
+    #[test]
+    fn conversions_keep_the_normalised_form() {
+        let path = RelPath::try_from("./docs//a.md".to_owned()).unwrap();
+        assert_eq!(path.to_string(), "docs/a.md");
+        assert_eq!(String::from(path), "docs/a.md");
+        assert!(RelPath::try_from("../a.md".to_owned()).is_err());
+    }
+
     #[test]
     fn rejects_paths_that_leave_the_project() {
         assert!(matches!(

@@ -187,4 +187,72 @@ mod tests {
             pause_notice(&paused).contains("/pagent:resume continues it, /pagent:cancel ends it")
         );
     }
+
+    #[test]
+    fn a_finished_or_runner_driven_loop_is_never_paused() {
+        let mut done = ralph(Some("s1"));
+        done.finish(crate::Status::Complete, "done".into(), Timestamp(3));
+        assert_eq!(decide_prompt(&done, Some("s1"), "hi", Timestamp(5)), None);
+        let mut driven = ralph(Some("s1"));
+        driven.driver = crate::Driver::Loop;
+        assert_eq!(decide_prompt(&driven, Some("s1"), "hi", Timestamp(5)), None);
+        let paused = decide_prompt(&ralph(Some("s1")), Some("s1"), "hi", Timestamp(5)).unwrap();
+        assert_eq!(paused.updated_at, Timestamp(5));
+        assert_eq!(paused.paused.unwrap().why, "you wrote a message");
+    }
+
+    #[test]
+    fn any_namespaced_command_is_pagents_own() {
+        assert_eq!(classify("/pagent:anything"), Prompt::OwnCommand);
+        assert_eq!(classify("/pagent-resume"), Prompt::OwnCommand);
+        assert_eq!(classify(""), Prompt::Other);
+    }
+
+    /// The pause was the user's time: resuming forgets the tree seen before it, so the
+    /// first stop after it cannot count as "no progress".
+    #[test]
+    fn resume_starts_the_no_progress_count_afresh() {
+        let mut state = ralph(Some("s1"));
+        state.no_progress_count = 2;
+        state.fingerprint = Some("tree".into());
+        state.full_prompt_due = true;
+        let paused = decide_prompt(&state, Some("s1"), "hi", Timestamp(5)).unwrap();
+        let resumed = resume(&paused, Timestamp(9));
+        assert_eq!(resumed.paused, None);
+        assert_eq!(resumed.no_progress_count, 0);
+        assert_eq!(resumed.fingerprint, None);
+        assert!(!resumed.full_prompt_due);
+        assert_eq!(resumed.updated_at, Timestamp(9));
+        assert_eq!(resumed.stages, state.stages);
+    }
+
+    #[test]
+    fn the_notice_names_the_loop_and_why() {
+        let paused = decide_prompt(&ralph(Some("s1")), Some("s1"), "hi", Timestamp(5)).unwrap();
+        assert_eq!(
+            pause_notice(&paused),
+            "pagent: paused the Ralph loop because you wrote a message. /pagent:resume continues it, /pagent:cancel ends it."
+        );
+        let workflow = crate::Workflow::from_json(
+            &serde_json::json!({"stages": [{"name": "architect", "prompt": "p", "exit_when": {"promise_in_output": "X"}}]}),
+            "default",
+        )
+        .unwrap();
+        let mut pipeline = State::new_pipeline(
+            &workflow,
+            vec!["p".into()],
+            SetupOptions::default(),
+            None,
+            Timestamp(0),
+        );
+        pipeline.paused = Some(Pause {
+            since: Timestamp(1),
+            why: "you asked for the status".into(),
+            told: false,
+        });
+        assert_eq!(
+            pause_notice(&pipeline),
+            "pagent: paused the default pipeline (stage architect) because you asked for the status. /pagent:resume continues it, /pagent:cancel ends it."
+        );
+    }
 }

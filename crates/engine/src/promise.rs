@@ -258,6 +258,31 @@ mod tests {
             ("> a\n> b\n<promise>DONE</promise>", "DONE", false),
             ("<!--\n<promise>DONE</promise>\n-->", "DONE", false),
             ("<!-- <promise>DONE</promise> -->", "DONE", false),
+            (
+                "<!-- a --> <!--\n<promise>DONE</promise>\n-->",
+                "DONE",
+                false,
+            ),
+            ("<!-- a\n--> b\n<promise>DONE</promise>", "DONE", true),
+            // Indented four spaces, a fence or a quote mark is code, not a fence or quote.
+            ("    ```\n<promise>DONE</promise>", "DONE", true),
+            ("    > quoted?\n<promise>DONE</promise>", "DONE", true),
+            ("   > quoted\n<promise>DONE</promise>", "DONE", false),
+            ("```\n    ```\n<promise>DONE</promise>", "DONE", false),
+            ("```\n```  \n<promise>DONE</promise>", "DONE", true),
+            ("```\n``` x\n<promise>DONE</promise>", "DONE", false),
+            // Two marks open no fence; a backtick fence's info text may not hold a
+            // backtick, a tilde fence's may.
+            ("~~\n<promise>DONE</promise>", "DONE", true),
+            ("``\n<promise>DONE</promise>", "DONE", true),
+            ("```a`\n<promise>DONE</promise>", "DONE", true),
+            ("~~~ `a`\n<promise>DONE</promise>\n~~~", "DONE", false),
+            // A code span is closed only by a run of backticks as long as its opening; the
+            // lines it starts and ends on are outside it.
+            ("Say ``a ` b\n<promise>DONE</promise>\nc`` d", "DONE", false),
+            ("<promise>A`</promise>\nlater`", "A`", true),
+            ("`early\n<promise>`B</promise>", "`B", true),
+            ("`a`\n<promise>DONE</promise>\n`b`", "DONE", true),
         ];
         for (message, expected, want) in cases {
             assert_eq!(

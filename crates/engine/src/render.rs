@@ -97,6 +97,36 @@ mod tests {
         assert_eq!(cap_tail("short", 100), "short");
     }
 
+    /// The marker counts what was cut (bytes of the text before the kept tail); a line
+    /// boundary is used only when it is within 200 characters of the cut.
+    #[test]
+    fn tails_say_how_much_was_cut_and_seek_a_line_only_nearby() {
+        assert_eq!(
+            cap_tail("abcdef\nghij", 4),
+            "[... 7 earlier characters cut ...]\nghij"
+        );
+        assert_eq!(
+            cap_tail("abc\ndefghij", 9),
+            "[... 4 earlier characters cut ...]\ndefghij"
+        );
+        assert_eq!(cap_tail("abcd", 4), "abcd");
+        let near = format!("{}{}\n{}", "z".repeat(50), "a".repeat(199), "b".repeat(10));
+        assert!(cap_tail(&near, 210).ends_with("]\nbbbbbbbbbb"));
+        let far = format!("{}{}\n{}", "z".repeat(50), "a".repeat(200), "b".repeat(10));
+        assert!(cap_tail(&far, 211).ends_with(&format!("]\n{}\nbbbbbbbbbb", "a".repeat(200))));
+    }
+
+    #[test]
+    fn heads_keep_the_start_and_say_what_was_cut() {
+        assert_eq!(
+            cap_head("abcdef", 4, "output cut"),
+            "abcd\n[... output cut ...]"
+        );
+        assert_eq!(cap_head("abcd", 4, "output cut"), "abcd");
+        assert_eq!(cap_message("abcd", 4), "abcd");
+        assert_eq!(cap_message(&"x".repeat(50), 5), " [...");
+    }
+
     #[test]
     fn messages_fit_their_cap_marker_included() {
         for (text, max) in [

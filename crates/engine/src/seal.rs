@@ -58,7 +58,8 @@ pub fn verify(state: &State, project_key: &[u8], secret: &[u8]) -> bool {
 
 /// The bytes of lowercase or uppercase hex text; `None` if it is not hex.
 pub fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
+    // Digits only: `from_str_radix` would also take a sign (`+f`).
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..text.len())
@@ -116,6 +117,32 @@ mod tests {
         let mut forged = s;
         forged.seal = Some("00".repeat(32));
         assert!(!verify(&forged, b"/p", b"secret"));
+    }
+
+    /// A seal is compared whole: its prefix, or the seal with more after it, is not it.
+    #[test]
+    fn a_cut_or_lengthened_seal_does_not_verify() {
+        let mut s = state();
+        apply(&mut s, b"/p", b"secret");
+        let seal = s.seal.clone().unwrap();
+        assert_eq!(seal.len(), 64);
+        for other in [&seal[..32], &format!("{seal}00"), ""] {
+            let mut edited = s.clone();
+            edited.seal = Some(other.to_owned());
+            assert!(!verify(&edited, b"/p", b"secret"), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn hex_round_trips_in_either_case() {
+        assert_eq!(hex(&[0x00, 0x0a, 0xf0, 0xff]), "000af0ff");
+        assert_eq!(unhex("000af0ff"), Some(vec![0x00, 0x0a, 0xf0, 0xff]));
+        assert_eq!(unhex("0AfF"), Some(vec![0x0a, 0xff]));
+        assert_eq!(unhex(""), Some(vec![]));
+        assert_eq!(unhex("abc"), None);
+        assert_eq!(unhex("zz"), None);
+        // `u8::from_str_radix` reads `+f` as 15; a secret file is hex or it is not.
+        assert_eq!(unhex("+f"), None);
     }
 
     #[test]

@@ -164,6 +164,88 @@ mod tests {
     }
 
     #[test]
+    fn a_story_renders_every_part_it_has() {
+        let story: Story = serde_json::from_str(
+            r#"{"id": "US-7", "title": "Export", "priority": 3, "description": "  As CSV. ",
+                "acceptanceCriteria": ["a header row", "one line per task"], "notes": " UTF-8 "}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            story.render(),
+            "US-7: Export (priority 3)\nAs CSV.\nAcceptance criteria:\n- a header row\n- one line per task\nNotes: UTF-8"
+        );
+        let bare: Story = serde_json::from_str(
+            r#"{"id": "US-8", "title": "Bare", "description": " ", "notes": " "}"#,
+        )
+        .unwrap();
+        assert_eq!(bare.render(), "US-8: Bare");
+    }
+
+    #[test]
+    fn a_story_without_priority_comes_last() {
+        let prd = Prd::parse(
+            r#"{"userStories": [{"id": "A", "passes": false}, {"id": "B", "priority": 9, "passes": false}]}"#,
+        )
+        .unwrap();
+        assert_eq!(prd.next_story().unwrap().id, "B");
+    }
+
+    fn pipeline(prompt: &str, exit_when: serde_json::Value) -> State {
+        let workflow = crate::Workflow::from_json(
+            &serde_json::json!({"stages": [{"name": "build", "prompt": "p", "exit_when": exit_when}]}),
+            "w",
+        )
+        .unwrap();
+        State::new_pipeline(
+            &workflow,
+            vec![prompt.to_owned()],
+            crate::SetupOptions::default(),
+            None,
+            crate::Timestamp(0),
+        )
+    }
+
+    #[test]
+    fn a_workflow_prompt_names_the_next_story_or_why_it_cannot() {
+        let prompt = "Do {{story}} now.";
+        let stories =
+            serde_json::json!({"all": [{"file_exists": "x"}, {"stories_pass": "prd.json"}]});
+        let state = pipeline(prompt, stories.clone());
+        let render = |world: crate::testing::MemoryWorld| {
+            let mut world = world;
+            render_stage_prompt(&state, 0, &mut world)
+        };
+        let with = |text: &str| crate::testing::MemoryWorld::default().text("prd.json", text);
+        assert_eq!(
+            render(with(PRD)),
+            "Do US-002: List tasks (priority 2)\nAcceptance criteria:\n- shows all now."
+        );
+        assert_eq!(
+            render(with(r#"{"userStories": [{"id": "A", "passes": true}]}"#)),
+            "Do (every story in prd.json passes) now."
+        );
+        assert!(
+            render(with("{}")).starts_with("Do (prd.json is not a valid PRD: it has no"),
+            "{}",
+            render(with("{}"))
+        );
+        assert_eq!(
+            render(crate::testing::MemoryWorld::default()),
+            "Do (prd.json cannot be read; create it first) now."
+        );
+        let without = pipeline(prompt, serde_json::json!({"file_exists": "x"}));
+        assert_eq!(
+            render_stage_prompt(&without, 0, &mut crate::testing::MemoryWorld::default()),
+            "Do (this stage has no stories_pass condition, so there is no story to name) now."
+        );
+        let plain = pipeline("No placeholder.", stories);
+        assert_eq!(
+            render_stage_prompt(&plain, 0, &mut with(PRD)),
+            "No placeholder."
+        );
+    }
+
+    #[test]
     fn invalid_prds_say_why() {
         assert!(Prd::parse("{}").unwrap_err().contains("no \"userStories\""));
         assert!(Prd::parse("{\"userStories\": 3}").is_err());

@@ -271,6 +271,19 @@ mod tests {
     }
 
     #[test]
+    fn an_error_reads_like_an_editor_shows_it() {
+        let err = check_syntax(Syntax::Json, "{\"a\": 1").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1, column 7: EOF while parsing an object"
+        );
+        assert_eq!(
+            [Syntax::Json, Syntax::Toml, Syntax::Yaml].map(Syntax::name),
+            ["JSON", "TOML", "YAML"]
+        );
+    }
+
+    #[test]
     fn errors_carry_line_and_column() {
         let cases = [
             (
