@@ -10,6 +10,7 @@
 #   scripts/mutants.sh crates/engine/src/state.rs    # one file (or several, or globs)
 #   MUTANTS_JOBS=2 scripts/mutants.sh                # more parallel builds
 #   scripts/mutants.sh -- --re 'Timestamp::parse'    # anything after -- goes to cargo-mutants
+#   scripts/mutants.sh -- --iterate                  # only what the last run did not catch
 #
 # Works on a copy of the tree (never `--in-place`), so the worktree is never left mutated
 # if the run is interrupted. Output is in $MUTANTS_OUT/mutants.out (default target/mutants;
@@ -18,6 +19,7 @@
 # (ones that do not compile) count for neither side. With MUTANTS_MIN_SCORE=95 the script
 # fails below 95%.
 set -euo pipefail
+export LC_ALL=C # one sort order for comm
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 
 files=()
@@ -57,8 +59,16 @@ case "$status" in
     *) echo "mutants.sh: cargo-mutants failed (exit $status)" >&2; exit "$status" ;;
 esac
 
-count() { if [ -f "$out/mutants.out/$1.txt" ]; then grep -c . "$out/mutants.out/$1.txt" || true; else echo 0; fi; }
-caught=$(count caught)
+# With `-- --iterate`, cargo-mutants skips what earlier runs caught and lists it in
+# previously_caught.txt; those count as caught if the mutant still exists unchanged (same
+# file, line, column and replacement) in the code as it is now.
+dir="$out/mutants.out"
+lines() { if [ -f "$dir/$1.txt" ]; then sort -u "$dir/$1.txt"; fi; }
+filters=()
+for arg in "${extra[@]}"; do [ "$arg" = --iterate ] || filters+=("$arg"); done
+current=$(cargo mutants --package pagent-engine "${files[@]}" "${filters[@]}" --list | sort -u)
+count() { comm -12 <(echo "$current") <(lines "$1") | grep -c . || true; }
+caught=$(comm -12 <(echo "$current") <(sort -u <(lines caught) <(lines previously_caught)) | grep -c . || true)
 missed=$(count missed)
 timeout=$(count timeout)
 unviable=$(count unviable)
@@ -66,17 +76,17 @@ viable=$((caught + missed + timeout))
 score=$(awk -v c="$caught" -v v="$viable" 'BEGIN { if (v == 0) print "n/a"; else printf "%.1f", 100 * c / v }')
 
 echo
-echo "caught $caught, missed $missed, timeout $timeout, unviable $unviable"
+echo "$(echo "$current" | grep -c .) mutants: caught $caught, missed $missed, timeout $timeout, unviable $unviable"
 echo "score: $score% (caught / (caught + missed + timeout) = $caught / $viable)"
 if [ "$missed" -gt 0 ]; then
     echo
-    echo "survivors ($out/mutants.out/missed.txt):"
-    sed 's/^/  /' "$out/mutants.out/missed.txt"
+    echo "survivors ($dir/missed.txt):"
+    comm -12 <(echo "$current") <(lines missed) | sed 's/^/  /'
 fi
 if [ "$timeout" -gt 0 ]; then
     echo
-    echo "timeouts ($out/mutants.out/timeout.txt):"
-    sed 's/^/  /' "$out/mutants.out/timeout.txt"
+    echo "timeouts ($dir/timeout.txt):"
+    comm -12 <(echo "$current") <(lines timeout) | sed 's/^/  /'
 fi
 
 if [ -n "${MUTANTS_MIN_SCORE:-}" ] && [ "$score" != "n/a" ]; then

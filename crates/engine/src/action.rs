@@ -100,6 +100,7 @@ mod tests {
             let json = serde_json::to_string(&action).unwrap();
             assert_eq!(json, format!("\"{}\"", action.as_str()));
             assert_eq!(serde_json::from_str::<Action>(&json).unwrap(), action);
+            assert_eq!(action.to_string(), action.as_str());
         }
         assert!(serde_json::from_str::<Action>("\"error\"").is_err());
     }
