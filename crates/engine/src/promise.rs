@@ -264,6 +264,8 @@ mod tests {
                 false,
             ),
             ("<!-- a\n--> b\n<promise>DONE</promise>", "DONE", true),
+            // The close is looked for right after the opener, wherever it starts.
+            ("xx<!---->\n<promise>DONE</promise>", "DONE", true),
             // Indented four spaces, a fence or a quote mark is code, not a fence or quote.
             ("    ```\n<promise>DONE</promise>", "DONE", true),
             ("    > quoted?\n<promise>DONE</promise>", "DONE", true),

@@ -20,6 +20,8 @@ fn every_documented_form_parses_and_round_trips() {
         json!({"promise_in_output": "DONE"}),
         json!({"custom": "scripts/check.sh", "timeout": 30}),
         json!({"command": ["cargo", "test"], "timeout": 120}),
+        json!({"command": ["x"], "timeout": 3600}),
+        json!({"stories_pass": "prd.json"}),
         json!({"all": [{"file_exists": "a", "min_lines": 0}, {"any": [{"promise_in_output": "X"}, {"command": ["true"], "timeout": 5}]}]}),
     ] {
         let condition = parse(value.clone()).unwrap();
@@ -93,6 +95,61 @@ fn invalid_forms_name_the_field_and_the_reason() {
             "exit_when.all[0]",
             "unknown condition",
         ),
+        // A promise is matched as `<promise>TEXT</promise>`: either bracket in TEXT
+        // would let a quoted tag pass for a made promise.
+        (
+            json!({"promise_in_output": "a<b"}),
+            "exit_when.promise_in_output",
+            "may not contain < or >",
+        ),
+        (
+            json!({"promise_in_output": "a>b"}),
+            "exit_when.promise_in_output",
+            "may not contain < or >",
+        ),
+        (
+            json!({"promise_in_output": " \t "}),
+            "exit_when.promise_in_output",
+            "promise text",
+        ),
+        (json!({"custom": "  "}), "exit_when.custom", "command line"),
+        (
+            json!({"command": [""]}),
+            "exit_when.command",
+            "non-empty list",
+        ),
+        (
+            json!({"command": ["cargo", 3]}),
+            "exit_when.command",
+            "non-empty list",
+        ),
+        (
+            json!({"command": ["x"], "timeout": 3601}),
+            "exit_when.timeout",
+            "1 to 3600 seconds",
+        ),
+        (
+            json!({"stories_pass": "prd.json", "min_lines": 1}),
+            "exit_when.min_lines",
+            "not a field",
+        ),
+        (
+            json!({"directory_exists": "src", "min_lines": 1}),
+            "exit_when.min_lines",
+            "not a field",
+        ),
+        (
+            json!({"all_files_exist": ["a"], "min_files": 1}),
+            "exit_when.min_files",
+            "not a field",
+        ),
+        (
+            json!({"all_files_exist": "a"}),
+            "exit_when.all_files_exist",
+            "list of paths",
+        ),
+        (json!({"any": []}), "exit_when.any", "empty"),
+        (json!({"all": {}}), "exit_when.all", "list of conditions"),
     ];
     for (value, field, reason) in cases {
         let err = parse(value.clone()).unwrap_err();
@@ -209,3 +266,27 @@ fn all_files_exist_holds_only_when_every_file_does() {
 
 mod evaluation;
 mod itself;
+
+#[test]
+fn omitted_fields_take_their_defaults() {
+    for (short, full) in [
+        (
+            json!({"custom": "make check"}),
+            json!({"custom": "make check", "timeout": 120}),
+        ),
+        (
+            json!({"file_exists": "a.md"}),
+            json!({"file_exists": "a.md", "min_lines": 0}),
+        ),
+        (
+            json!({"directory_exists": "src"}),
+            json!({"directory_exists": "src", "min_files": 0}),
+        ),
+        (
+            json!({"promise_in_output": "  ALL DONE "}),
+            json!({"promise_in_output": "ALL DONE"}),
+        ),
+    ] {
+        assert_eq!(parse(short.clone()).unwrap().to_json(), full, "{short}");
+    }
+}

@@ -136,3 +136,50 @@ fn compose_cuts_the_header_to_half_and_the_prompt_to_the_rest() {
     assert!(prompt.chars().count() > REASON_CAP / 2 - 200);
     assert_eq!(super::compose("h", "p"), "h\n\np");
 }
+
+fn block_message(decision: &crate::Decision) -> &str {
+    match decision {
+        crate::Decision::Block { message, .. } => message,
+        other => panic!("expected a block, got {other:?}"),
+    }
+}
+
+/// A pipeline's re-prompt lists what is missing under its header; a Ralph loop's says
+/// the promise was not made. The user's one line says the same in short.
+#[test]
+fn a_re_prompt_says_what_is_missing_to_the_model_and_the_user() {
+    let mut state = pipeline();
+    state.session_id = Some("s1".into());
+    let world = MemoryWorld::default().file("architecture.md", 12).tree("a");
+    let outcome = decide_stop(&event(Some("s1")), &state, &mut world.clone());
+    assert_eq!(
+        block_reason(&outcome.decision),
+        "pagent · stage 1 of 5: architect · iteration 2 of 25\n\
+         The stage's exit condition does not hold yet. Still missing:\n\
+         - architecture.md has 12 of the 50 non-blank lines it needs\n\n\
+         The stage's instructions did not change since you read them: `pagent prompt` prints them, \
+         and they are in .claude/pagent/prompt.md."
+    );
+    assert_eq!(
+        block_message(&outcome.decision),
+        "pagent: stage architect not done, iteration 2 of 25: architecture.md has 12 of the 50 non-blank lines it needs"
+    );
+
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &ralph(5),
+        &mut MemoryWorld::default().message("not yet").tree("a"),
+    );
+    let reason = block_reason(&outcome.decision);
+    assert!(
+        reason.starts_with(
+            "pagent · ralph loop · iteration 2 of 5\nYour last message did not make the promise."
+        ),
+        "{reason}"
+    );
+    assert!(!reason.contains("exit condition does not hold"), "{reason}");
+    assert_eq!(
+        block_message(&outcome.decision),
+        "pagent: Ralph loop, iteration 2 of 5: your last message has no line <promise>DONE</promise> of its own"
+    );
+}
