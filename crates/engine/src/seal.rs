@@ -133,6 +133,23 @@ mod tests {
         }
     }
 
+    /// The comparison ORs the differences together: two differences that would cancel
+    /// out under XOR (the same bit flipped in two characters) still refuse the seal.
+    #[test]
+    fn differences_never_cancel_out() {
+        let mut s = state();
+        apply(&mut s, b"/p", b"secret");
+        let seal = s.seal.clone().unwrap();
+        let forged: String = seal
+            .bytes()
+            .enumerate()
+            .map(|(i, b)| char::from(if i < 2 { b ^ 1 } else { b }))
+            .collect();
+        assert_ne!(forged, seal);
+        s.seal = Some(forged);
+        assert!(!verify(&s, b"/p", b"secret"));
+    }
+
     #[test]
     fn hex_round_trips_in_either_case() {
         assert_eq!(hex(&[0x00, 0x0a, 0xf0, 0xff]), "000af0ff");
