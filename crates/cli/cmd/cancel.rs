@@ -9,34 +9,34 @@
 //! agent run, so the cancel lands at once, and a hook or runner that decided meanwhile
 //! finds its state changed and lets the stop (or the runner) go.
 
-#![allow(clippy::print_stdout)]
-
 use pagent_engine::{State, Status};
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::io::now;
+use crate::io::{Io, now};
 use crate::store::eventlog::{Event, append_event};
 use crate::store::project::Project;
 use crate::{cli::ui, store, store::secret};
 
-pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
     let config_dir = env.config_dir.as_deref();
     if store::read_state_bytes(&project)?.is_none() {
-        println!(
+        writeln!(
+            io.stdout,
             "pagent: no loop to cancel in {} (no state file).",
             project.root.display()
-        );
+        )?;
         return Ok(ExitStatus::Success);
     }
     let _lock = store::lock_state(&project)?;
     let Some(bytes) = store::read_state_bytes(&project)? else {
-        println!(
+        writeln!(
+            io.stdout,
             "pagent: no loop to cancel in {} (no state file).",
             project.root.display()
-        );
+        )?;
         return Ok(ExitStatus::Success);
     };
     let now = now();
@@ -44,26 +44,29 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         Ok(state) => state,
         Err(err) => {
             let aside = store::set_aside(&project, now.0)?;
-            println!(
+            writeln!(
+                io.stdout,
                 "pagent: the state file was corrupt ({err}); moved it to {aside}. No loop is active now."
-            );
+            )?;
             return Ok(ExitStatus::Success);
         }
     };
     if !state.is_active() {
-        println!(
+        writeln!(
+            io.stdout,
             "pagent: no active loop to cancel (the last one, {}, is {}).",
             ui::printable(&state.workflow, false),
             state.status.as_str()
-        );
+        )?;
         return Ok(ExitStatus::Success);
     }
     if store::ownership(&project, config_dir, &state) != store::Ownership::Own {
-        println!(
+        writeln!(
+            io.stdout,
             "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \
              (or is an older copy), so pagent ignores it already: nothing to cancel. \
              Delete the file if you want it gone; starting your own loop replaces it."
-        );
+        )?;
         return Ok(ExitStatus::Success);
     }
     let mut cancelled = state.clone();
@@ -73,7 +76,7 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     );
     cancelled.finish(Status::Cancelled, by, now);
     let secret = secret::read_or_create_secret(config_dir)?;
-    store::write_state_atomic(&project, config_dir, &cancelled, &secret)?;
+    store::write_state_atomic(&project, config_dir, &cancelled, &secret, io.stderr)?;
     let event = Event {
         ts: now.to_string(),
         action: "cancel".into(),
@@ -84,15 +87,19 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         ms: None,
     };
     if let Err(err) = append_event(&project, &event) {
-        ui::warn(&format!("cannot append to the event log: {err:#}"));
+        ui::warn(
+            io.stderr,
+            &format!("cannot append to the event log: {err:#}"),
+        );
     }
-    println!(
+    writeln!(
+        io.stdout,
         "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
         ui::printable(&state.workflow, false),
         ui::printable(&state.current().name, false),
         state.stage + 1,
         state.max_stages,
         state.total_iterations()
-    );
+    )?;
     Ok(ExitStatus::Success)
 }

@@ -11,18 +11,17 @@
 //! their own folder), then stays quiet. Nothing is written into a project whose state is
 //! not the user's own.
 
-#![allow(clippy::print_stdout)]
-
+use std::io::Write;
 use std::path::Path;
 
 use pagent_engine::backpressure::{BackpressureConfig, CheckResult, render_feedback};
-use pagent_engine::{Driver, FailedCheck};
+use pagent_engine::{Driver, FailedCheck, State};
 use pagent_protocol::{HookOutput, HookSpecificOutput};
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::io::{now, read_hook_input};
+use crate::io::{Io, now, read_hook_input};
 use crate::store::eventlog::{Event, append_event};
 use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{door, user};
@@ -44,7 +43,7 @@ const EDIT_TOOLS: &[(&str, &str)] = &[
     ("NotebookEdit", "notebook_path"),
 ];
 
-pub fn run(global: &Global, env: &Env) -> ExitStatus {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let user_config = config::user_config_path(env.config_dir.as_deref());
     if let Some(root) = project::root_from_flag_or_env(global, env)
         && !door::exists_no_follow(&root.join(STATE_FILE))
@@ -52,7 +51,7 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
     {
         return ExitStatus::Success;
     }
-    match check_edit(global, env) {
+    match check_edit(global, env, io) {
         Ok(said) => {
             let output = HookOutput {
                 hook_specific_output: said.context.map(|context| HookSpecificOutput {
@@ -63,20 +62,27 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
                 ..HookOutput::default()
             };
             if !output.is_empty() {
-                println!("{}", serde_json::to_string(&output).unwrap_or_default());
+                let _ = writeln!(
+                    io.stdout,
+                    "{}",
+                    serde_json::to_string(&output).unwrap_or_default()
+                );
             }
             ExitStatus::Success
         }
         Err(err) => {
-            ui::report(&err.context("the PostToolUse hook failed; the edit was not checked"));
+            ui::report(
+                io.stderr,
+                &err.context("the PostToolUse hook failed; the edit was not checked"),
+            );
             ExitStatus::Failure
         }
     }
 }
 
 /// The feedback for the edited file, and any notice for the user.
-fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
-    let input = read_hook_input()?;
+fn check_edit(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Said> {
+    let input = read_hook_input(io.stdin)?;
     let Some(field) = EDIT_TOOLS
         .iter()
         .find(|(tool, _)| input.tool_name.as_deref() == Some(*tool))
@@ -100,7 +106,7 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
     {
         Some(Ok(file)) => file.and_then(|f| f.backpressure).unwrap_or_default(),
         Some(Err(err)) => {
-            ui::warn(&format!("{err:#}; using the default checks"));
+            ui::warn(io.stderr, &format!("{err:#}; using the default checks"));
             BackpressureConfig::default()
         }
         None => BackpressureConfig::default(),
@@ -185,14 +191,24 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
             break;
         }
         if let Err(err) = append_event(&project, &event) {
-            ui::warn(&format!("cannot append to the event log: {err:#}"));
+            ui::warn(
+                io.stderr,
+                &format!("cannot append to the event log: {err:#}"),
+            );
             break;
         }
     }
     let results: Vec<(String, CheckResult)> =
         checked.into_iter().map(|c| (c.label, c.result)).collect();
     if owned.is_some() {
-        record_latest_check(&project, config_dir, session.as_deref(), &shown, &results)?;
+        record_latest_check(
+            &project,
+            config_dir,
+            session.as_deref(),
+            &shown,
+            &results,
+            io.stderr,
+        )?;
     }
     Ok(Said {
         context: render_feedback(&shown, &results),
@@ -209,6 +225,7 @@ fn record_latest_check(
     session: Option<&str>,
     shown: &str,
     results: &[(String, CheckResult)],
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let failed: Vec<(&str, &str)> = results
         .iter()
@@ -230,7 +247,7 @@ fn record_latest_check(
             pagent_engine::backpressure::CHECK_OUTPUT_CAP,
         ),
     });
-    store::update_own_loop(project, config_dir, |state| {
+    let change = |state: &State| {
         // Not for `pagent loop`: its runner applies its own decisions compare-and-swap,
         // and a write from its agent's hook in between would read as a lost race.
         let mine = state.driver == Driver::Hook
@@ -244,6 +261,7 @@ fn record_latest_check(
             None => next.failing_checks.remove(shown),
         };
         Some(next)
-    })?;
+    };
+    store::update_own_loop(project, config_dir, change, stderr)?;
     Ok(())
 }

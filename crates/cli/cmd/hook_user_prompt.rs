@@ -13,12 +13,12 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::{now, read_hook_input};
+use crate::io::{Io, now, read_hook_input};
 use crate::store::eventlog::{Event, append_event};
 use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{self, door};
 
-pub fn run(global: &Global, env: &Env) -> ExitStatus {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     if env.driven_by_loop() {
         return ExitStatus::Success;
     }
@@ -27,24 +27,30 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
     {
         return ExitStatus::Success;
     }
-    match pause_if_typed(global, env) {
+    match pause_if_typed(global, env, io) {
         Ok(()) => ExitStatus::Success,
         Err(err) => {
-            ui::report(&err.context("the UserPromptSubmit hook failed; the loop was not paused"));
+            ui::report(
+                io.stderr,
+                &err.context("the UserPromptSubmit hook failed; the loop was not paused"),
+            );
             ExitStatus::Failure
         }
     }
 }
 
-fn pause_if_typed(global: &Global, env: &Env) -> anyhow::Result<()> {
-    let input = read_hook_input()?;
+fn pause_if_typed(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
+    let input = read_hook_input(io.stdin)?;
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
     let prompt = input.prompt.clone().unwrap_or_default();
     let now = now();
-    let written = store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
-        decide_prompt(state, session.as_deref(), &prompt, now)
-    })?;
+    let written = store::update_own_loop(
+        &project,
+        env.config_dir.as_deref(),
+        |state| decide_prompt(state, session.as_deref(), &prompt, now),
+        io.stderr,
+    )?;
     if let Some(state) = written {
         let event = Event {
             ts: now.to_string(),
@@ -56,7 +62,10 @@ fn pause_if_typed(global: &Global, env: &Env) -> anyhow::Result<()> {
             ms: None,
         };
         if let Err(err) = append_event(&project, &event) {
-            ui::warn(&format!("cannot append to the event log: {err:#}"));
+            ui::warn(
+                io.stderr,
+                &format!("cannot append to the event log: {err:#}"),
+            );
         }
     }
     Ok(())

@@ -5,6 +5,8 @@
 //! another session's running loop is never clobbered by accident. A slash command never
 //! replaces another session's loop at all, `--force` or not.
 
+use std::io::Write;
+
 use anyhow::{Context, bail};
 use pagent_engine::{State, format_duration};
 
@@ -20,8 +22,9 @@ pub fn install_state(
     state: &State,
     force: bool,
     action: &str,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<State> {
-    install(project, config_dir, state, force, false, action)
+    install(project, config_dir, state, force, false, action, stderr)
 }
 
 /// [`install_state`] for a slash command: it never replaces a loop that another Claude
@@ -33,8 +36,9 @@ pub fn install_state_from_slash(
     state: &State,
     force: bool,
     action: &str,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<State> {
-    install(project, config_dir, state, force, true, action)
+    install(project, config_dir, state, force, true, action, stderr)
 }
 
 fn install(
@@ -44,6 +48,7 @@ fn install(
     force: bool,
     slash: bool,
     action: &str,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<State> {
     let secret = secret::read_or_create_secret(config_dir)?;
     let mut state = state.clone();
@@ -85,12 +90,13 @@ fn install(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    let state = store::write_state_atomic(project, config_dir, &state, &secret)?;
-    store::write_prompt_file(project, &state);
+    let state = store::write_state_atomic(project, config_dir, &state, &secret, stderr)?;
+    store::write_prompt_file(project, &state, stderr);
     if let Err(err) = exclude::exclude_pagent_files(project) {
-        ui::warn(&format!(
-            "could not add pagent's files to .git/info/exclude: {err:#}"
-        ));
+        ui::warn(
+            stderr,
+            &format!("could not add pagent's files to .git/info/exclude: {err:#}"),
+        );
     }
     let event = Event {
         ts: state.started_at.to_string(),
@@ -108,7 +114,7 @@ fn install(
         ms: None,
     };
     if let Err(err) = append_event(project, &event) {
-        ui::warn(&format!("cannot append to the event log: {err:#}"));
+        ui::warn(stderr, &format!("cannot append to the event log: {err:#}"));
     }
     Ok(state)
 }
@@ -135,11 +141,11 @@ impl Notes {
         out
     }
 
-    #[allow(clippy::print_stdout)]
-    pub fn print(&self) {
+    pub fn print(&self, stdout: &mut dyn Write) -> std::io::Result<()> {
         for line in self.lines() {
-            println!("{line}");
+            writeln!(stdout, "{line}")?;
         }
+        Ok(())
     }
 }
 
