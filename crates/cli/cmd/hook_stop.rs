@@ -25,13 +25,14 @@ use sha2::{Digest, Sha256};
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::{Io, now, read_hook_input};
+use crate::session;
 use crate::store::door;
-use crate::store::eventlog::{Event, append_event};
+use crate::store::eventlog::Event;
 use crate::store::project::{self, Project, STATE_FILE};
-use crate::store::{self, Applied, Ownership, user};
+use crate::store::{self, Ownership, user};
 use crate::world::FsWorld;
-use crate::{cli::ui, store::secret};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     if env.driven_by_loop() {
@@ -143,33 +144,10 @@ fn decide_on(
         return Ok(HookOutput::default());
     }
 
-    if let Some(next) = &outcome.write {
-        let secret = secret::read_secret(config_dir)
-            .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
-        if let Applied::Changed =
-            store::apply_if_unchanged(project, config_dir, &state, next, &secret, stderr)?
-        {
-            // Cancelled, replaced, removed or decided by another hook meanwhile.
-            return Ok(HookOutput::default());
-        }
-        if next.stage != state.stage {
-            // Quiet re-prompts of the new stage point the model at this file.
-            store::write_prompt_file(project, next, stderr);
-        }
-    }
-    if let Some(entry) = outcome.log {
-        let record = Event {
-            ts: event.now.to_string(),
-            action: entry.action.to_owned(),
-            session_id: session,
-            stage: Some(entry.stage),
-            iteration: Some(entry.iteration),
-            detail: entry.detail,
-            ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
-        };
-        if let Err(err) = append_event(project, &record) {
-            ui::warn(stderr, &format!("cannot append to the event log: {err:#}"));
-        }
+    let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
+    if session::apply(project, config_dir, &state, &outcome, logged, stderr)?.is_none() {
+        // Cancelled, replaced, removed or decided by another hook meanwhile.
+        return Ok(HookOutput::default());
     }
     Ok(output_of(outcome.decision))
 }

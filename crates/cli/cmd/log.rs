@@ -1,5 +1,7 @@
 //! `pagent log`: the event log, one line per decision (or raw JSON lines with `--json`).
 
+use pagent_engine::Action;
+
 use crate::cli::args::{Global, LogArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
@@ -29,12 +31,12 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs, io: &mut Io) -> anyhow::R
             )?;
             continue;
         }
-        let action = format!("{:<13}", printable(&event.action, false));
-        let action = match event.action.as_str() {
-            "complete" | "advance" => style.green(&action),
-            "gave_up" | "unsealed" | "error" => style.red(&action),
-            "block" => style.yellow(&action),
-            _ => action,
+        let action_text = format!("{:<13}", event.action.as_str());
+        let action = match event.action {
+            Action::Complete | Action::Advance => style.green(&action_text),
+            Action::GaveUp | Action::Unsealed => style.red(&action_text),
+            Action::Block => style.yellow(&action_text),
+            _ => action_text,
         };
         let stage = printable(event.stage.as_deref().unwrap_or("-"), false);
         let iteration = event
@@ -46,7 +48,7 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs, io: &mut Io) -> anyhow::R
         writeln!(
             io.stdout,
             "{}  {action} {stage:<12} {iteration:<4} {}{ms}",
-            style.dim(&printable(&event.ts, false)),
+            style.dim(&event.ts.to_string()),
             printable(&event.detail, false)
         )?;
     }

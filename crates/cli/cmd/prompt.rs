@@ -6,7 +6,7 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::Io;
 use crate::store::project::Project;
-use crate::{cli::ui, store, store::setup};
+use crate::{cli::ui, store};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
@@ -17,7 +17,7 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus
     writeln!(
         io.stdout,
         "{}",
-        ui::printable(&setup::header(&state), false)
+        ui::printable(&pagent_engine::prompt::current_header(&state), false)
     )?;
     writeln!(io.stdout)?;
     writeln!(

@@ -3,7 +3,7 @@
 //! slash command) from stdin with flags mixed in (`--stdin-args`); it is stored byte for
 //! byte, whatever quotes, `$()`, backticks or newlines it holds.
 
-use pagent_engine::Driver;
+use pagent_engine::{Action, Driver};
 
 use crate::cli::args::{Global, RalphArgs};
 use crate::cli::env::Env;
@@ -28,7 +28,7 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::
         env.config_dir.as_deref(),
         &state,
         args.force,
-        "ralph",
+        Action::Ralph,
         io.stderr,
     )?;
 
@@ -48,7 +48,11 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::
     )?;
     notes.print(io.stdout)?;
     writeln!(io.stdout)?;
-    writeln!(io.stdout, "{}", setup::header(&state))?;
+    writeln!(
+        io.stdout,
+        "{}",
+        pagent_engine::prompt::current_header(&state)
+    )?;
     writeln!(io.stdout)?;
     writeln!(io.stdout, "{}", state.current().prompt)?;
     Ok(ExitStatus::Success)

@@ -1,7 +1,7 @@
 //! `pagent run PRD`: start a pipeline. Its stdout is what the model reads after
 //! `/pagent:run`: a short summary, then the first stage's prompt.
 
-use pagent_engine::Driver;
+use pagent_engine::{Action, Driver};
 
 use crate::cli::args::{Global, RunArgs};
 use crate::cli::env::Env;
@@ -29,7 +29,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs, io: &mut Io) -> anyhow::Re
         env.config_dir.as_deref(),
         &state,
         args.force,
-        "run",
+        Action::Run,
         io.stderr,
     )?;
     let prd_path = state.prd_path.clone().unwrap_or_default();
@@ -55,7 +55,11 @@ pub fn run(global: &Global, env: &Env, args: RunArgs, io: &mut Io) -> anyhow::Re
     )?;
     setup_notes.print(io.stdout)?;
     writeln!(io.stdout)?;
-    writeln!(io.stdout, "{}", setup::header(&state))?;
+    writeln!(
+        io.stdout,
+        "{}",
+        pagent_engine::prompt::current_header(&state)
+    )?;
     writeln!(io.stdout)?;
     writeln!(io.stdout, "{}", state.current().prompt.trim_end())?;
     Ok(ExitStatus::Success)

@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use pagent_engine::{State, format_duration};
+use pagent_engine::{Action, State, format_duration};
 use pagent_protocol::stream::StreamEvent;
 use serde_json::{Value, json};
 
@@ -189,7 +189,7 @@ impl<'a> Progress<'a> {
         &mut self,
         stage: &str,
         iteration: u32,
-        outcome: &str,
+        outcome: Action,
         detail: &str,
         elapsed: Duration,
     ) {
@@ -199,9 +199,9 @@ impl<'a> Progress<'a> {
             Mode::Quiet => {}
             _ => {
                 let (mark, word) = match outcome {
-                    "advance" => (self.style.green("✓"), "stage done"),
-                    "complete" => (self.style.green("✓"), "complete"),
-                    "gave_up" => (self.style.red("✗"), "gave up"),
+                    Action::Advance => (self.style.green("✓"), "stage done"),
+                    Action::Complete => (self.style.green("✓"), "complete"),
+                    Action::GaveUp => (self.style.red("✗"), "gave up"),
                     _ => (self.style.yellow("↻"), "not done"),
                 };
                 let text = format!("{mark} {stage} · iteration {iteration} · {} · {word}: {detail}", format_duration(secs));
