@@ -182,6 +182,26 @@ mod tests {
     }
 
     #[test]
+    fn passing_and_remaining_count_the_stories() {
+        let prd = |passes: &[bool]| {
+            let stories: Vec<_> = passes
+                .iter()
+                .map(|p| serde_json::json!({"id": "x", "passes": p}))
+                .collect();
+            Prd::parse(&serde_json::json!({ "userStories": stories }).to_string()).unwrap()
+        };
+        for (passes, passing) in [
+            (&[false, false, false][..], 0),
+            (&[true, false, true][..], 2),
+            (&[true, true, true][..], 3),
+        ] {
+            let prd = prd(passes);
+            assert_eq!(prd.passing(), passing, "{passes:?}");
+            assert_eq!(prd.remaining(), 3 - passing, "{passes:?}");
+        }
+    }
+
+    #[test]
     fn a_story_without_priority_comes_last() {
         let prd = Prd::parse(
             r#"{"userStories": [{"id": "A", "passes": false}, {"id": "B", "priority": 9, "passes": false}]}"#,

@@ -270,6 +270,36 @@ mod tests {
         assert_eq!(check_syntax(Syntax::Json, &strings), Ok(()));
     }
 
+    /// Depth is nesting, not a count of brackets: closed collections give their level
+    /// back, and brackets inside strings (escaped quotes included) are text.
+    #[test]
+    fn only_open_collections_count_towards_the_depth() {
+        let siblings = format!("[{}[]]", "[], ".repeat(MAX_NESTING * 2));
+        assert_eq!(check_syntax(Syntax::Json, &siblings), Ok(()));
+        let objects = format!("[{}{{}}]", "{}, ".repeat(MAX_NESTING * 2));
+        assert_eq!(check_syntax(Syntax::Json, &objects), Ok(()));
+        let quoted = format!("[\"\\\"{}\"]", "[".repeat(MAX_NESTING * 2));
+        assert_eq!(check_syntax(Syntax::Json, &quoted), Ok(()));
+        let escaped_backslash = format!("[\"\\\\\", {}]", "[".repeat(MAX_NESTING * 2));
+        assert_eq!(
+            check_syntax(Syntax::Json, &escaped_backslash)
+                .unwrap_err()
+                .message,
+            too_deep(MAX_NESTING)
+        );
+        let yaml_siblings = "- [1]\n- {a: 1}\n".repeat(MAX_NESTING);
+        assert_eq!(check_syntax(Syntax::Yaml, &yaml_siblings), Ok(()));
+    }
+
+    /// The depth error points at the bracket that went one level too deep (1-based).
+    #[test]
+    fn the_depth_error_points_at_the_bracket() {
+        for syntax in [Syntax::Json, Syntax::Yaml] {
+            let err = check_syntax(syntax, &"[".repeat(MAX_NESTING + 10)).unwrap_err();
+            assert_eq!((err.line, err.column), (1, MAX_NESTING + 1), "{syntax:?}");
+        }
+    }
+
     #[test]
     fn an_error_reads_like_an_editor_shows_it() {
         let err = check_syntax(Syntax::Json, "{\"a\": 1").unwrap_err();
