@@ -27,6 +27,7 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::{now, read_hook_input};
+use crate::runner::review::{self, ReviewSetup};
 use crate::store::door;
 use crate::store::eventlog::{Event, append_event};
 use crate::store::project::{self, Project, STATE_FILE};
@@ -112,7 +113,8 @@ fn decide_on(
         &state,
         input.last_assistant_message.clone(),
         input.transcript_path.clone(),
-    );
+    )
+    .with_review(ReviewSetup::for_stop_hook(env, started));
     let outcome = decide_stop(&event, &state, &mut world);
 
     if let Some(notice_key) = notice_key {
@@ -147,6 +149,24 @@ fn decide_on(
         if next.stage != state.stage {
             // Quiet re-prompts of the new stage point the model at this file.
             store::write_prompt_file(project, next);
+        }
+    }
+    if let Some(verdict) = outcome
+        .write
+        .as_ref()
+        .and_then(|next| review::new_verdict(&state, next))
+    {
+        let record = Event {
+            ts: event.now.to_string(),
+            action: "review".to_owned(),
+            session_id: session.clone(),
+            stage: state.stages.get(verdict.stage).map(|s| s.name.clone()),
+            iteration: Some(verdict.iteration),
+            detail: verdict.detail.clone(),
+            ms: None,
+        };
+        if let Err(err) = append_event(project, &record) {
+            ui::warn(&format!("cannot append to the event log: {err:#}"));
         }
     }
     if let Some(entry) = outcome.log {

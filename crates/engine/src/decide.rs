@@ -199,6 +199,8 @@ fn decide_iteration_unbounded(state: &State, world: &mut dyn World, now: Timesta
     if state.checks_gate() {
         text::gate_on_failed_checks(&mut next, &mut evaluation, world);
     }
+    // Last, because it is the dearest: only when everything above holds.
+    crate::review::conclude(&mut next, &mut evaluation, world, now);
     if evaluation.met {
         advance(next, &evaluation, now, world)
     } else {
