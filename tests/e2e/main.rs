@@ -23,5 +23,6 @@ mod harness;
 mod interactive;
 mod mock;
 mod npm;
+mod review;
 mod scenarios;
 mod tmux;
