@@ -13,6 +13,7 @@ mod dispatch;
 mod install;
 mod io;
 mod runner;
+mod session;
 mod store;
 mod world;
 

@@ -26,14 +26,15 @@ use sha2::{Digest, Sha256};
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::{now, read_hook_input};
-use crate::runner::review::{self, ReviewSetup};
+use crate::runner::review::ReviewSetup;
+use crate::session;
 use crate::store::door;
-use crate::store::eventlog::{Event, append_event};
+use crate::store::eventlog::Event;
 use crate::store::project::{self, Project, STATE_FILE};
-use crate::store::{self, Applied, Ownership, user};
+use crate::store::{self, Ownership, user};
 use crate::world::FsWorld;
-use crate::{cli::ui, store::secret};
 
 pub fn run(global: &Global, env: &Env) -> ExitStatus {
     if env.driven_by_loop() {
@@ -137,51 +138,10 @@ fn decide_on(
         return Ok(HookOutput::default());
     }
 
-    if let Some(next) = &outcome.write {
-        let secret = secret::read_secret(config_dir)
-            .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
-        if let Applied::Changed =
-            store::apply_if_unchanged(project, config_dir, &state, next, &secret)?
-        {
-            // Cancelled, replaced, removed or decided by another hook meanwhile.
-            return Ok(HookOutput::default());
-        }
-        if next.stage != state.stage {
-            // Quiet re-prompts of the new stage point the model at this file.
-            store::write_prompt_file(project, next);
-        }
-    }
-    if let Some(verdict) = outcome
-        .write
-        .as_ref()
-        .and_then(|next| review::new_verdict(&state, next))
-    {
-        let record = Event {
-            ts: event.now.to_string(),
-            action: "review".to_owned(),
-            session_id: session.clone(),
-            stage: state.stages.get(verdict.stage).map(|s| s.name.clone()),
-            iteration: Some(verdict.iteration),
-            detail: verdict.detail.clone(),
-            ms: None,
-        };
-        if let Err(err) = append_event(project, &record) {
-            ui::warn(&format!("cannot append to the event log: {err:#}"));
-        }
-    }
-    if let Some(entry) = outcome.log {
-        let record = Event {
-            ts: event.now.to_string(),
-            action: entry.action.to_owned(),
-            session_id: session,
-            stage: Some(entry.stage),
-            iteration: Some(entry.iteration),
-            detail: entry.detail,
-            ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
-        };
-        if let Err(err) = append_event(project, &record) {
-            ui::warn(&format!("cannot append to the event log: {err:#}"));
-        }
+    let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
+    if session::apply(project, config_dir, &state, &outcome, logged)?.is_none() {
+        // Cancelled, replaced, removed or decided by another hook meanwhile.
+        return Ok(HookOutput::default());
     }
     Ok(output_of(outcome.decision))
 }
