@@ -318,3 +318,40 @@ fn pagent_loop_reviews_with_a_reviewer_command_and_re_prompts_with_its_finding()
     assert!(second.contains("no test for the empty input"), "{second}");
     assert_eq!(review_events(&env).len(), 2);
 }
+
+#[test]
+fn cancel_while_the_reviewer_runs_stops_it_and_the_stop_goes_through() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &[]);
+    std::fs::write(env.home.join("delay"), "120").unwrap();
+    verdict(&env, "{\"met\": false, \"missing\": [\"x\"]}");
+    let hook = std::thread::scope(|scope| {
+        let hook = scope.spawn(|| {
+            let started = Instant::now();
+            (
+                stop_with_reviewer(&env, "<promise>DONE</promise>"),
+                started.elapsed(),
+            )
+        });
+        // The reviewer has started once it recorded its prompt.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !env.home.join("reviewer-hook").exists() {
+            assert!(
+                Instant::now() < deadline,
+                "the reviewer never started\n{}",
+                env.dump()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        env.cmd(&["cancel"]).success();
+        hook.join().unwrap()
+    });
+    let (run, took) = hook;
+    assert!(
+        took < Duration::from_secs(20),
+        "the hook waited {took:?} for a cancelled loop"
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.decision(), None, "a cancelled loop blocked: {run}");
+    assert_eq!(env.state()["status"], "cancelled");
+}

@@ -80,17 +80,10 @@ pub fn run_review(
     label: &str,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> ReviewOutcome {
-    let mut timeout = Duration::from_secs(request.timeout_secs);
-    if let Some(deadline) = setup.deadline {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left < MIN_REVIEW_TIME {
-            return ReviewOutcome::Failed(format!(
-                "no time was left for it within the Stop hook's limit of {} s (slow checks before it?)",
-                STOP_HOOK_TIMEOUT_SECS
-            ));
-        }
-        timeout = timeout.min(left);
-    }
+    let timeout = match review_time(request.timeout_secs, setup.deadline, Instant::now()) {
+        Ok(timeout) => timeout,
+        Err(why) => return ReviewOutcome::Failed(why),
+    };
     let spec = match spec_of(&request.reviewer, request, setup) {
         Ok(spec) => spec,
         Err(why) => return ReviewOutcome::Failed(why),
@@ -140,6 +133,26 @@ pub fn run_review(
     ReviewOutcome::Answered(run.final_message().unwrap_or_default())
 }
 
+/// How long the reviewer may run: its own timeout, cut to what is left before the
+/// caller's deadline; an error when too little is left to be worth starting it.
+fn review_time(
+    timeout_secs: u64,
+    deadline: Option<Instant>,
+    now: Instant,
+) -> Result<Duration, String> {
+    let own = Duration::from_secs(timeout_secs);
+    let Some(deadline) = deadline else {
+        return Ok(own);
+    };
+    let left = deadline.saturating_duration_since(now);
+    if left < MIN_REVIEW_TIME {
+        return Err(format!(
+            "no time was left for it within the Stop hook's limit of {STOP_HOOK_TIMEOUT_SECS} s (slow checks before it?)"
+        ));
+    }
+    Ok(own.min(left))
+}
+
 /// The agent to run: the program found now, with read-only permissions.
 fn spec_of(
     reviewer: &Reviewer,
@@ -187,4 +200,37 @@ fn spec_of(
         permission_mode: "default".to_owned(),
         extra_args,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_hook_limit_here_is_the_one_in_hooks_json() {
+        let hooks: serde_json::Value =
+            serde_json::from_str(include_str!("../../../hooks/hooks.json")).unwrap();
+        assert_eq!(
+            hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"],
+            STOP_HOOK_TIMEOUT_SECS
+        );
+        // The longest review a workflow may ask for fits inside it with the margin.
+        let longest = Duration::from_secs(pagent_engine::review::MAX_REVIEW_TIMEOUT_SECS);
+        assert!(longest + STOP_HOOK_MARGIN < Duration::from_secs(STOP_HOOK_TIMEOUT_SECS));
+    }
+
+    #[test]
+    fn a_review_gets_what_is_left_of_the_hooks_time_or_does_not_start() {
+        let now = Instant::now();
+        let secs = Duration::from_secs;
+        assert_eq!(review_time(240, None, now), Ok(secs(240)));
+        assert_eq!(review_time(240, Some(now + secs(600)), now), Ok(secs(240)));
+        assert_eq!(review_time(240, Some(now + secs(60)), now), Ok(secs(60)));
+        for left in [secs(9), secs(0)] {
+            let why = review_time(240, Some(now + left), now).unwrap_err();
+            assert!(why.contains("no time was left"), "{why}");
+        }
+        // A deadline already behind: no panic, no start.
+        assert!(review_time(240, Some(now), now + secs(5)).is_err());
+    }
 }
