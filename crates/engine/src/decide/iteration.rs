@@ -73,6 +73,10 @@ fn advance(
         let elapsed = format_duration(now.since(next.started_at));
         let total = next.total_iterations();
         let reason = match next.kind {
+            Kind::Ralph if next.current().exit_when.review().is_some() => format!(
+                "the promise was made and the reviewer agreed after {total} iteration{}",
+                plural(total)
+            ),
             Kind::Ralph => format!(
                 "the promise was made after {total} iteration{}",
                 plural(total)

@@ -141,6 +141,10 @@ fn a_not_met_verdict_re_prompts_with_its_findings_then_met_completes() {
     assert_eq!(world.reviews_run.len(), 1);
     let done = outcome.write.unwrap();
     assert_eq!(done.status, Status::Complete);
+    assert_eq!(
+        done.end_reason.as_deref(),
+        Some("the promise was made and the reviewer agreed after 2 iterations")
+    );
     assert_eq!(done.review.unwrap().iteration, 2);
     assert!(outcome.log.unwrap().detail.contains("review met"));
 }
