@@ -51,9 +51,9 @@ fn start_reviewed_ralph(env: &TestEnv, extra: &[&str]) {
 }
 
 /// The Stop hook as Claude Code runs it, inside a session (`CLAUDECODE=1`), with the
-/// fake reviewer.
+/// fake reviewer: the real binary, whose children inherit the environment given here.
 fn stop_with_reviewer(env: &TestEnv, message: &str) -> Run {
-    env.cmd(&["hook", "stop"])
+    env.bin(&["hook", "stop"])
         .env("CLAUDE_PROJECT_DIR", &env.root)
         .env("CLAUDECODE", "1")
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
@@ -178,7 +178,7 @@ fn a_missing_reviewer_program_is_not_met_and_says_what_to_do() {
     let env = TestEnv::new();
     start_reviewed_ralph(&env, &[]);
     let reason = env
-        .cmd(&["hook", "stop"])
+        .bin(&["hook", "stop"])
         .env("CLAUDE_PROJECT_DIR", &env.root)
         .env("PATH", env.home.join("nothing-here"))
         .stdin(env.stop_input("<promise>DONE</promise>").to_string())
@@ -240,7 +240,11 @@ fn a_planted_workflow_review_runs_nothing_until_trusted() {
     env.cmd(&["run", "prd.md", "--workflow", "rev"])
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .success();
-    let done = env.stop(&env.stop_input("done"));
+    let done = env
+        .bin(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(env.stop_input("done").to_string())
+        .run();
     assert!(
         env.exists("pwned"),
         "trusted: the reviewer command ran\n{done}"
