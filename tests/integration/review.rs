@@ -359,3 +359,19 @@ fn cancel_while_the_reviewer_runs_stops_it_and_the_stop_goes_through() {
     assert_eq!(run.decision(), None, "a cancelled loop blocked: {run}");
     assert_eq!(env.state()["status"], "cancelled");
 }
+
+#[test]
+fn a_planted_runs_folder_link_gets_no_reviewer_files_outside_the_project() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &[]);
+    let outside = env.home.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(env.path(".claude/pagent")).unwrap();
+    std::os::unix::fs::symlink(&outside, env.path(".claude/pagent/runs")).unwrap();
+    verdict(&env, "{\"met\": true}");
+    let reason = stop_with_reviewer(&env, "<promise>DONE</promise>").blocked();
+    assert!(reason.contains("cannot write its prompt file"), "{reason}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(!env.home.join("reviewer-args").exists(), "the reviewer ran");
+    assert_eq!(env.state()["status"], "active");
+}
