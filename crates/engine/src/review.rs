@@ -111,9 +111,7 @@ impl Condition {
             _ => None,
         }
     }
-}
 
-impl Condition {
     /// This condition with `review` required too (a review is always the last item of a
     /// top-level `all`); an error if it already has one.
     pub fn with_review(self, review: Condition) -> Result<Condition, String> {
