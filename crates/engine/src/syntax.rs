@@ -298,6 +298,10 @@ mod tests {
             let err = check_syntax(syntax, &"[".repeat(MAX_NESTING + 10)).unwrap_err();
             assert_eq!((err.line, err.column), (1, MAX_NESTING + 1), "{syntax:?}");
         }
+        // Block sequences are counted by pagent, not by the YAML scanner: `- ` is two
+        // characters a level.
+        let err = check_syntax(Syntax::Yaml, &"- ".repeat(MAX_NESTING + 10)).unwrap_err();
+        assert_eq!((err.line, err.column), (1, 2 * MAX_NESTING + 1));
     }
 
     #[test]

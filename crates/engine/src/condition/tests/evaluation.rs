@@ -315,3 +315,37 @@ fn all_reports_every_item_and_holds_only_when_each_does() {
     );
     assert!(every.met);
 }
+
+/// Evaluated alone (as `pagent status` does), a review is never met and never run; its
+/// finding says whether it is due: pending once every other item holds, waiting before.
+#[test]
+fn a_review_waits_until_every_other_item_holds() {
+    let condition = json!({"all": [
+        {"file_exists": "a.md"},
+        {"file_exists": "b.md"},
+        {"review": "tests cover the empty input"}
+    ]});
+    for (world, short) in [
+        (
+            MemoryWorld::default(),
+            "a.md missing, b.md missing, review waits",
+        ),
+        (
+            MemoryWorld::default().file("a.md", 1),
+            "a.md 0/0 lines, b.md missing, review waits",
+        ),
+        (
+            MemoryWorld::default().file("b.md", 1),
+            "a.md missing, b.md 0/0 lines, review waits",
+        ),
+        (
+            MemoryWorld::default().file("a.md", 1).file("b.md", 1),
+            "a.md 0/0 lines, b.md 0/0 lines, review pending",
+        ),
+    ] {
+        let evaluation = evaluate(condition.clone(), world);
+        assert!(!evaluation.met);
+        assert_eq!(evaluation.summary(), short);
+        assert_eq!(evaluation.review_at, Some(2));
+    }
+}
