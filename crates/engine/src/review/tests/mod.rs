@@ -342,4 +342,5 @@ fn the_worker_cannot_talk_to_the_reviewer_and_a_flood_of_findings_is_cut() {
     assert!(reason(&outcome).len() < crate::REASON_CAP);
 }
 
+mod edges;
 mod forms;
