@@ -89,6 +89,8 @@ pub struct RunArgs {
     /// check off [default: the workflow's, else 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub no_progress_limit: Option<u32>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Replace a loop that is active in this project
     #[arg(long)]
     pub force: bool,
@@ -121,6 +123,8 @@ pub struct RalphArgs {
     /// check off [default: 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub no_progress_limit: Option<u32>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Replace a loop that is active in this project
     #[arg(long)]
     pub force: bool,
@@ -132,6 +136,33 @@ pub struct RalphArgs {
     /// is the task, byte for byte
     #[arg(long, conflicts_with = "prompt")]
     pub stdin_args: bool,
+}
+
+/// Time, token and cost limits of one loop (any of them); reaching one ends the loop as
+/// gave up.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct BudgetArgs {
+    /// End the loop after this much wall-clock time (e.g. 45m, 2h, 1h30m)
+    #[arg(long, value_name = "DURATION", value_parser = pagent_engine::budget::parse_duration)]
+    pub max_duration: Option<u64>,
+    /// End the loop once the agent has used this many tokens, input, output and cache
+    /// together (e.g. 500k, 2M)
+    #[arg(long, value_name = "N", value_parser = pagent_engine::budget::parse_tokens)]
+    pub max_tokens: Option<u64>,
+    /// End the loop once it has cost this many US dollars (the agent's own figure, else
+    /// estimated from model prices; e.g. 5, 0.50)
+    #[arg(long, value_name = "USD", value_parser = pagent_engine::budget::parse_cost)]
+    pub max_cost: Option<u64>,
+}
+
+impl BudgetArgs {
+    pub fn budget(&self) -> pagent_engine::Budget {
+        pagent_engine::Budget {
+            max_duration_secs: self.max_duration,
+            max_tokens: self.max_tokens,
+            max_cost_microusd: self.max_cost,
+        }
+    }
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -252,6 +283,8 @@ pub struct LoopArgs {
     /// trust` would
     #[arg(long, requires = "prd")]
     pub trust: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Iterations for --prd [default: the stories left, plus a margin]
     #[arg(long, value_name = "N", requires = "prd", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: Option<u32>,
@@ -295,6 +328,9 @@ pub struct ParallelArgs {
     pub jobs: u32,
     #[command(flatten)]
     pub agent: AgentArgs,
+    /// Limits for each task's loop
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Iterations per task unless the task sets its own
     #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: u32,

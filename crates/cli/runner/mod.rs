@@ -33,7 +33,7 @@ use anyhow::{Context, bail};
 use pagent_engine::stories::render_stage_prompt;
 use pagent_engine::{Decision, Driver, State, Status, decide_iteration};
 
-use crate::cli::args::{AgentArgs, AgentName, Global, LoopArgs, LoopStart};
+use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
@@ -248,14 +248,17 @@ fn prepare_state(
 ) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match (&args.start, &args.prd) {
         (Some(LoopStart::Ralph(ralph_args)), _) => {
-            let (ralph_args, task) = crate::cli::task::resolve(ralph_args.clone())?;
+            let (mut ralph_args, task) = crate::cli::task::resolve(ralph_args.clone())?;
+            ralph_args.budget = merged_budget(args.budget, ralph_args.budget);
             let (state, notes) =
                 setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
             notes.lines().iter().for_each(|l| progress.note(l));
             (state, ralph_args.force, "ralph")
         }
         (Some(LoopStart::Run(run_args)), _) => {
-            let (state, notes) = setup::build::pipeline(project, env, run_args, Driver::Loop)?;
+            let mut run_args = run_args.clone();
+            run_args.budget = merged_budget(args.budget, run_args.budget);
+            let (state, notes) = setup::build::pipeline(project, env, &run_args, Driver::Loop)?;
             notes.lines().iter().for_each(|l| progress.note(l));
             (state, run_args.force, "run")
         }
@@ -267,7 +270,14 @@ fn prepare_state(
             }
             _ => match prd {
                 Some(prd) => (
-                    stories_state(project, env, prd, args.max_iterations, args.trust)?,
+                    stories_state(
+                        project,
+                        env,
+                        prd,
+                        args.max_iterations,
+                        args.budget.budget(),
+                        args.trust,
+                    )?,
                     false,
                     "stories",
                 ),
@@ -283,6 +293,16 @@ fn prepare_state(
     let state = setup::install_state(project, env.config_dir.as_deref(), &state, force, action)?;
     let runner = runner_lock(project, RUNNER_HANDOVER)?;
     Ok((state, false, runner))
+}
+
+/// `pagent loop --max-tokens N ralph ...` and `pagent loop ralph --max-tokens N ...` both
+/// work; a limit given after the subcommand wins.
+fn merged_budget(outer: BudgetArgs, inner: BudgetArgs) -> BudgetArgs {
+    BudgetArgs {
+        max_duration: inner.max_duration.or(outer.max_duration),
+        max_tokens: inner.max_tokens.or(outer.max_tokens),
+        max_cost: inner.max_cost.or(outer.max_cost),
+    }
 }
 
 /// How long a new runner waits for a replaced one to stop.

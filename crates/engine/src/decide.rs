@@ -194,10 +194,16 @@ pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) ->
 
 fn decide_iteration_unbounded(state: &State, world: &mut dyn World, now: Timestamp) -> Outcome {
     let mut next = state.clone();
-    next.updated_at = now;
+    crate::budget::tick(&mut next, now);
     let mut evaluation = state.current().exit_when.evaluate(world);
     if state.checks_gate() {
         text::gate_on_failed_checks(&mut next, &mut evaluation, world);
+    }
+    // Work that completes the loop completes it, budget or not; anything else stops at
+    // a reached budget.
+    let completes = evaluation.met && next.stage + 1 >= next.max_stages;
+    if !completes && let Some(gave_up) = crate::budget::give_up_if_reached(&next, now) {
+        return gave_up;
     }
     if evaluation.met {
         advance(next, &evaluation, now, world)

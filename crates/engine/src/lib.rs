@@ -13,6 +13,7 @@
 //! against the [`World`]; [`decide_stop`] is the whole loop policy for one Stop.
 
 pub mod backpressure;
+pub mod budget;
 mod condition;
 mod decide;
 mod path;
@@ -24,6 +25,7 @@ mod state;
 pub mod stories;
 mod syntax;
 mod time;
+pub mod usage;
 mod workflow;
 mod world;
 
@@ -31,6 +33,7 @@ mod world;
 mod testing;
 
 pub use backpressure::FailedCheck;
+pub use budget::Budget;
 pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
 pub use decide::PROMPT_FILE;
 pub use decide::{Decision, LogEntry, Outcome, StopEvent, decide_iteration, decide_stop};
@@ -41,6 +44,7 @@ pub use render::{MESSAGE_CAP, REASON_CAP, TAIL_CAP, cap_tail, render_template};
 pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};
 pub use syntax::{Syntax, SyntaxError, check_syntax};
 pub use time::{Timestamp, format_duration};
+pub use usage::{Prices, Report, Tokens, Usage};
 pub use workflow::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, MAX_ITERATIONS_CEILING, PromptSource,
     StageSpec, Workflow, WorkflowError,

@@ -68,6 +68,7 @@ pub fn pipeline(
         prd_path: Some(prd_path),
         driver,
         backpressure,
+        budget: args.budget.budget(),
     };
     let state = State::new_pipeline(
         &loaded.workflow,
@@ -112,6 +113,7 @@ pub fn ralph(
         },
         backpressure,
         driver,
+        budget: args.budget.budget(),
         ..SetupOptions::default()
     };
     let state = State::new_ralph(
