@@ -40,6 +40,7 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
             return hook_user_prompt::run(&cli.global, env);
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env),
+        Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args),
         Command::Resume => resume::run(&cli.global, env),
         Command::Prompt => prompt::run(&cli.global, env),
         Command::Run(args) => {

@@ -12,6 +12,7 @@ mod cmd;
 mod dispatch;
 mod install;
 mod io;
+mod notify;
 mod runner;
 mod store;
 mod world;

@@ -11,6 +11,7 @@
 )]
 
 mod backpressure;
+mod budgets;
 mod consent;
 mod faults;
 mod hook_input;
@@ -19,6 +20,7 @@ mod launcher;
 mod loop_runner;
 mod never_hostage;
 mod no_progress;
+mod notify;
 mod own_texts;
 mod pipeline;
 mod ralph;

@@ -386,4 +386,18 @@ pub enum HookCommand {
     /// The PreCompact and SessionStart (compact) hooks: the next re-prompt carries the
     /// full stage prompt again.
     Compact,
+    /// The detached helper that runs a loop-end notifier with a timeout (started by
+    /// pagent itself).
+    #[command(hide = true)]
+    Notify(NotifyHelperArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct NotifyHelperArgs {
+    /// Seconds before the notifier's process group is killed
+    #[arg(long, default_value_t = 10)]
+    pub timeout: u64,
+    /// The notifier: program and arguments
+    #[arg(last = true, required = true)]
+    pub argv: Vec<String>,
 }

@@ -71,9 +71,11 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         || "cancelled by the user".to_owned(),
         |s| format!("cancelled by the user (session {s})"),
     );
+    pagent_engine::budget::tick(&mut cancelled, now);
     cancelled.finish(Status::Cancelled, by, now);
     let secret = secret::read_or_create_secret(config_dir)?;
     store::write_state_atomic(&project, config_dir, &cancelled, &secret)?;
+    crate::notify::loop_ended(env, &project.root, &cancelled);
     let event = Event {
         ts: now.to_string(),
         action: "cancel".into(),

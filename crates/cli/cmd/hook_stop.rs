@@ -113,7 +113,17 @@ fn decide_on(
         input.last_assistant_message.clone(),
         input.transcript_path.clone(),
     );
-    let outcome = decide_stop(&event, &state, &mut world);
+    // Decided on the state with this turn's tokens added; applied over the state read.
+    let metered = match ownership {
+        Ownership::Own => crate::world::usage::meter_stop(
+            &state,
+            session.as_deref(),
+            input.transcript_path.as_deref(),
+            config_dir,
+        ),
+        _ => state.clone(),
+    };
+    let outcome = decide_stop(&event, &metered, &mut world);
 
     if let Some(notice_key) = notice_key {
         // Never write in the project for a state pagent ignores.
@@ -144,6 +154,7 @@ fn decide_on(
             // Cancelled, replaced, removed or decided by another hook meanwhile.
             return Ok(HookOutput::default());
         }
+        crate::notify::loop_ended(env, &project.root, next);
         if next.stage != state.stage {
             // Quiet re-prompts of the new stage point the model at this file.
             store::write_prompt_file(project, next);

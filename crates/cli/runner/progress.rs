@@ -10,7 +10,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use pagent_engine::{State, format_duration};
+use pagent_engine::{State, Usage, format_duration};
 use pagent_protocol::stream::StreamEvent;
 use serde_json::{Value, json};
 
@@ -172,10 +172,11 @@ impl Progress {
         outcome: &str,
         detail: &str,
         elapsed: Duration,
+        usage: &Usage,
     ) {
         let secs = elapsed.as_secs();
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "iteration_finished", "stage": stage, "iteration": iteration, "outcome": outcome, "detail": detail, "elapsed_secs": secs})),
+            Mode::Json => self.emit(json!({"event": "iteration_finished", "stage": stage, "iteration": iteration, "outcome": outcome, "detail": detail, "elapsed_secs": secs, "usage": usage_json(usage)})),
             Mode::Quiet => {}
             _ => {
                 let (mark, word) = match outcome {
@@ -225,9 +226,9 @@ impl Progress {
         let total = state.total_iterations();
         let elapsed = self.started.elapsed().as_secs();
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "finished", "outcome": outcome, "status": state.status.as_str(), "iterations": total, "reason": reason, "elapsed_secs": elapsed})),
+            Mode::Json => self.emit(json!({"event": "finished", "outcome": outcome, "status": state.status.as_str(), "iterations": total, "reason": reason, "elapsed_secs": elapsed, "usage": usage_json(&state.usage)})),
             _ => {
-                let text = format!("pagent loop: {outcome} after {total} iteration{} in {}: {reason}", if total == 1 { "" } else { "s" }, format_duration(elapsed));
+                let text = format!("pagent loop: {outcome} after {total} iteration{} in {} ({}): {reason}", if total == 1 { "" } else { "s" }, format_duration(elapsed), state.usage.summary());
                 let text = match outcome {
                     "complete" => self.style.green(&text),
                     "interrupted" => self.style.yellow(&text),
@@ -237,4 +238,14 @@ impl Progress {
             }
         }
     }
+}
+
+/// A loop's usage for JSON events: what `pagent parallel` shows per task and in total.
+pub fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "tokens": usage.tokens.total(),
+        "cost_microusd": usage.cost_microusd,
+        "cost_known": usage.cost_known(),
+        "reports": usage.reports,
+    })
 }

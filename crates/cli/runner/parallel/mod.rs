@@ -60,6 +60,7 @@ pub fn run_tasks(
             finished: None,
             detail: String::new(),
             stderr: String::new(),
+            usage: table::RowUsage::default(),
         })
         .collect();
     let mut queue: VecDeque<usize> = (0..rows.len()).collect();

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use pagent_engine::format_duration;
+use pagent_engine::usage::{format_cost, format_count};
 use serde_json::{Value, json};
 
 use super::tasks::Task;
@@ -22,6 +23,59 @@ pub(super) struct Row {
     pub(super) finished: Option<Duration>,
     pub(super) detail: String,
     pub(super) stderr: String,
+    pub(super) usage: RowUsage,
+}
+
+/// A task's tokens and cost so far, from its child's events.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct RowUsage {
+    pub(super) tokens: u64,
+    pub(super) cost_microusd: u64,
+    pub(super) cost_known: bool,
+    pub(super) reported: bool,
+}
+
+impl RowUsage {
+    fn from_event(usage: &Value) -> Option<RowUsage> {
+        Some(RowUsage {
+            tokens: usage["tokens"].as_u64()?,
+            cost_microusd: usage["cost_microusd"].as_u64().unwrap_or(0),
+            cost_known: usage["cost_known"].as_bool().unwrap_or(false),
+            reported: usage["reports"].as_u64().unwrap_or(0) > 0,
+        })
+    }
+
+    /// The sum of every task's figures: a cost is known only where each task's was.
+    fn total(rows: &[Row]) -> RowUsage {
+        rows.iter().fold(
+            RowUsage {
+                cost_known: true,
+                ..RowUsage::default()
+            },
+            |sum, row| RowUsage {
+                tokens: sum.tokens.saturating_add(row.usage.tokens),
+                cost_microusd: sum.cost_microusd.saturating_add(row.usage.cost_microusd),
+                cost_known: sum.cost_known && (row.usage.cost_known || !row.usage.reported),
+                reported: sum.reported || row.usage.reported,
+            },
+        )
+    }
+
+    /// `12.3k tok $0.04`, `-` before any usage was reported.
+    fn shown(&self) -> String {
+        if !self.reported {
+            return "-".to_owned();
+        }
+        let mut text = format!("{} tok", format_count(self.tokens));
+        if self.cost_known {
+            text.push_str(&format!(" {}", format_cost(self.cost_microusd)));
+        }
+        text
+    }
+
+    fn json(&self) -> Value {
+        json!({"tokens": self.tokens, "cost_microusd": self.cost_microusd, "cost_known": self.cost_known})
+    }
 }
 
 /// Folds one JSON event of a child loop into its row.
@@ -47,6 +101,9 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
         }
         Some("iteration_finished") => {
             row.iterations += 1;
+            if let Some(usage) = RowUsage::from_event(&event["usage"]) {
+                row.usage = usage;
+            }
             row.detail = text("detail");
             if plain {
                 println!(
@@ -61,6 +118,9 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
         Some("finished") => {
             row.iterations = event["iterations"].as_u64().unwrap_or(row.iterations);
             row.detail = text("reason");
+            if let Some(usage) = RowUsage::from_event(&event["usage"]) {
+                row.usage = usage;
+            }
         }
         _ => {}
     }
@@ -91,9 +151,10 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style) -> usize {
             row.detail.clone()
         };
         let mut line = format!(
-            "{:<width$}  {state} {:>7}  {}",
+            "{:<width$}  {state} {:>7}  {:<16}  {}",
             row.task.name,
             elapsed,
+            row.usage.shown(),
             now.trim()
         );
         if line.chars().count() > 110 {
@@ -110,9 +171,13 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
     if json {
         let tasks: Vec<Value> = rows
             .iter()
-            .map(|r| json!({"task": r.task.name, "outcome": r.state, "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail}))
+            .map(|r| json!({"task": r.task.name, "outcome": r.state, "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail, "usage": r.usage.json()}))
             .collect();
-        println!("{}", json!({"event": "summary", "tasks": tasks}));
+        let total = RowUsage::total(rows);
+        println!(
+            "{}",
+            json!({"event": "summary", "tasks": tasks, "total": total.json()})
+        );
         return;
     }
     let width = name_width(rows);
@@ -120,25 +185,35 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
     println!(
         "{}",
         style.bold(&format!(
-            "{:<width$}  {:<11} {:>10}  {:<w2$}  detail",
+            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  detail",
             "task",
             "outcome",
             "iterations",
+            "usage",
             "branch",
             w2 = width + 7
         ))
     );
     for row in rows {
         println!(
-            "{:<width$}  {:<11} {:>10}  {:<w2$}  {}",
+            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  {}",
             row.task.name,
             row.state,
             row.iterations,
+            row.usage.shown(),
             format!("pagent/{}", row.task.name),
             row.detail,
             w2 = width + 7
         );
     }
+    let iterations: u64 = rows.iter().map(|r| r.iterations).sum();
+    println!(
+        "{:<width$}  {:<11} {:>10}  {:<16}",
+        "total",
+        "",
+        iterations,
+        RowUsage::total(rows).shown()
+    );
 }
 
 /// The width of the task-name column: the longest name, at least 4 ("task").
