@@ -14,6 +14,7 @@ mod install;
 mod io;
 mod notify;
 mod runner;
+mod session;
 mod store;
 mod world;
 

@@ -140,13 +140,17 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
         env.write(".claude/pagent/events.jsonl", &log);
     };
     planted(
-        json!({"ts": format!("9{TITLE}"), "action": "check", "stage": HIDDEN,
+        json!({"ts": "2999-01-01T00:00:00Z", "action": "check", "stage": HIDDEN,
                    "iteration": 1, "detail": format!("{BIDI}: failed {CLIPBOARD}"), "ms": 3}),
     );
     planted(
-        json!({"ts": CURSOR, "action": TITLE, "session_id": BIDI, "stage": HIDDEN,
+        json!({"ts": "2999-01-01T00:00:01Z", "action": "cancel", "session_id": BIDI, "stage": HIDDEN,
                    "detail": format!("{CLIPBOARD}\n{CURSOR}")}),
     );
+    // Time and action are typed: a line that plants text there is skipped and counted,
+    // never printed (a `ts` of "9..." used to sort after every real time, as a string).
+    planted(json!({"ts": format!("9{TITLE}"), "action": "check", "detail": "planted"}));
+    planted(json!({"ts": "2999-01-01T00:00:02Z", "action": TITLE, "detail": "planted"}));
 
     let raw_controls = |name: &str, out: &str| {
         let bytes = out.as_bytes();
@@ -178,8 +182,18 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
             "status does not show {shown}:\n{human}"
         );
     }
-    let log = env.cmd(&["log"]).success().stdout;
+    let log = env.cmd(&["log"]).success();
+    assert!(
+        log.stderr.contains("skipped 2 unreadable line(s)"),
+        "{}",
+        log.stderr
+    );
+    let log = log.stdout;
     raw_controls("log", &log);
+    assert!(
+        !log.contains("planted") && !human.contains("planted"),
+        "{log}"
+    );
     assert!(
         log.contains(r"\x1b]52;c;cm0gLXJmIH4=\x07\n\x1b[1A"),
         "{log}"
@@ -194,7 +208,7 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
     let log_json = env.cmd(&["log", "--json"]).success().stdout;
     raw_controls("log --json", &log_json);
     let last: Value = serde_json::from_str(log_json.lines().last().unwrap()).unwrap();
-    assert_eq!(last["action"], TITLE);
+    assert_eq!(last["action"], "cancel");
     assert_eq!(last["session_id"], BIDI);
 
     state["status"] = json!("gave_up");

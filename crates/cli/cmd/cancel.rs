@@ -4,97 +4,112 @@
 //! corrupt file aside, because it can only make pagent do less. A state that is not the
 //! user's own is left alone: pagent ignores it anyway, and writes nothing for a stranger.
 //!
-//! The state is read under the lock, so the cancel is written over the newest state and
-//! never over an update it did not see; nobody holds that lock across a check or an
-//! agent run, so the cancel lands at once, and a hook or runner that decided meanwhile
-//! finds its state changed and lets the stop (or the runner) go.
+//! The cancel is applied like every decision (`session::apply`): compare-and-swap over
+//! the state it was decided on, so it never overwrites an update it did not see. Nobody
+//! holds the state lock across a check or an agent run, so the cancel lands at once; a
+//! writer that slipped in between (a Stop hook's re-prompt) only makes it decide again on
+//! the newer state, and a hook or runner that decided meanwhile finds its state changed
+//! and lets the stop (or the runner) go.
 
 #![allow(clippy::print_stdout)]
 
-use pagent_engine::{State, Status};
+use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status};
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
-use crate::store::eventlog::{Event, append_event};
+use crate::session;
+use crate::store::eventlog::Event;
 use crate::store::project::Project;
-use crate::{cli::ui, store, store::secret};
+use crate::{cli::ui, store};
+
+/// How many times a cancel decides again when another writer got there first.
+const TRIES: usize = 8;
 
 pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
     let config_dir = env.config_dir.as_deref();
-    if store::read_state_bytes(&project)?.is_none() {
-        println!(
-            "pagent: no loop to cancel in {} (no state file).",
-            project.root.display()
-        );
-        return Ok(ExitStatus::Success);
-    }
-    let _lock = store::lock_state(&project)?;
-    let Some(bytes) = store::read_state_bytes(&project)? else {
-        println!(
-            "pagent: no loop to cancel in {} (no state file).",
-            project.root.display()
-        );
-        return Ok(ExitStatus::Success);
-    };
-    let now = now();
-    let state = match State::from_json(&bytes) {
-        Ok(state) => state,
-        Err(err) => {
-            let aside = store::set_aside(&project, now.0)?;
+    for _ in 0..TRIES {
+        let Some(bytes) = store::read_state_bytes(&project)? else {
             println!(
-                "pagent: the state file was corrupt ({err}); moved it to {aside}. No loop is active now."
+                "pagent: no loop to cancel in {} (no state file).",
+                project.root.display()
+            );
+            return Ok(ExitStatus::Success);
+        };
+        let now = now();
+        let state = match State::from_json(&bytes) {
+            Ok(state) => state,
+            Err(err) => {
+                let _lock = store::lock_state(&project)?;
+                if store::read_state_bytes(&project)?.as_deref() != Some(&bytes[..]) {
+                    continue;
+                }
+                let aside = store::set_aside(&project, now.0)?;
+                println!(
+                    "pagent: the state file was corrupt ({err}); moved it to {aside}. No loop is active now."
+                );
+                return Ok(ExitStatus::Success);
+            }
+        };
+        if !state.is_active() {
+            println!(
+                "pagent: no active loop to cancel (the last one, {}, is {}).",
+                ui::printable(&state.workflow, false),
+                state.status.as_str()
             );
             return Ok(ExitStatus::Success);
         }
-    };
-    if !state.is_active() {
+        if store::ownership(&project, config_dir, &state) != store::Ownership::Own {
+            println!(
+                "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \
+                 (or is an older copy), so pagent ignores it already: nothing to cancel. \
+                 Delete the file if you want it gone; starting your own loop replaces it."
+            );
+            return Ok(ExitStatus::Success);
+        }
+        // Make sure a secret exists before deciding: a cancel never fails for want of one.
+        store::secret::read_or_create_secret(config_dir)?;
+        let here = env.session_id.as_deref();
+        let outcome = cancel(&state, here, now);
+        let logged = |entry| Event::of(entry, now, here);
+        let Some(written) = session::apply(&project, config_dir, &state, &outcome, logged)? else {
+            continue;
+        };
+        crate::notify::loop_ended(env, &project.root, &written);
         println!(
-            "pagent: no active loop to cancel (the last one, {}, is {}).",
+            "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
             ui::printable(&state.workflow, false),
-            state.status.as_str()
+            ui::printable(&state.current().name, false),
+            state.stage + 1,
+            state.max_stages,
+            state.total_iterations()
         );
         return Ok(ExitStatus::Success);
     }
-    if store::ownership(&project, config_dir, &state) != store::Ownership::Own {
-        println!(
-            "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \
-             (or is an older copy), so pagent ignores it already: nothing to cancel. \
-             Delete the file if you want it gone; starting your own loop replaces it."
-        );
-        return Ok(ExitStatus::Success);
-    }
+    anyhow::bail!(
+        "the loop state kept changing while pagent tried to cancel it; run `pagent cancel` again"
+    )
+}
+
+/// The cancelled state and its log line.
+fn cancel(state: &State, session: Option<&str>, now: pagent_engine::Timestamp) -> Outcome {
     let mut cancelled = state.clone();
-    let by = env.session_id.as_deref().map_or_else(
+    let by = session.map_or_else(
         || "cancelled by the user".to_owned(),
         |s| format!("cancelled by the user (session {s})"),
     );
     pagent_engine::budget::tick(&mut cancelled, now);
-    cancelled.finish(Status::Cancelled, by, now);
-    let secret = secret::read_or_create_secret(config_dir)?;
-    store::write_state_atomic(&project, config_dir, &cancelled, &secret)?;
-    crate::notify::loop_ended(env, &project.root, &cancelled);
-    let event = Event {
-        ts: now.to_string(),
-        action: "cancel".into(),
-        session_id: env.session_id.clone(),
-        stage: Some(state.current().name.clone()),
-        iteration: Some(state.iterations[state.stage]),
-        detail: cancelled.end_reason.clone().unwrap_or_default(),
-        ms: None,
-    };
-    if let Err(err) = append_event(&project, &event) {
-        ui::warn(&format!("cannot append to the event log: {err:#}"));
+    cancelled.finish(Status::Cancelled, by.clone(), now);
+    Outcome {
+        decision: Decision::Allow,
+        write: Some(cancelled),
+        log: Some(LogEntry {
+            action: Action::Cancel,
+            stage: state.current().name.clone(),
+            iteration: state.iterations[state.stage],
+            detail: by,
+        }),
     }
-    println!(
-        "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
-        ui::printable(&state.workflow, false),
-        ui::printable(&state.current().name, false),
-        state.stage + 1,
-        state.max_stages,
-        state.total_iterations()
-    );
-    Ok(ExitStatus::Success)
 }

@@ -3,9 +3,9 @@
 //!
 //! This hook runs after every tool call of every session, so the common case must cost
 //! no more than starting a process: with no state file (and no user config that turns
-//! checks on everywhere) it returns before reading stdin. Checks run only for the
-//! session that owns an active, sealed loop, or everywhere when the user's own config
-//! says `"always": true`. Like the Stop hook it fails open: an error is reported on
+//! checks on everywhere) it returns before reading stdin. Who gets checks is the engine's
+//! policy (`decide_post_tool_use`): the session that owns an active, sealed loop, or
+//! everywhere when the user's own config says `"always": true`. Like the Stop hook it fails open: an error is reported on
 //! stderr and the tool's result stands. A check that would run the project's own code is
 //! skipped unless the user trusted it; the hook says so once (to the user, remembered in
 //! their own folder), then stays quiet. Nothing is written into a project whose state is
@@ -16,14 +16,17 @@
 use std::path::Path;
 
 use pagent_engine::backpressure::{BackpressureConfig, CheckResult, render_feedback};
-use pagent_engine::{Driver, FailedCheck};
+use pagent_engine::{
+    Action, EditEvent, LogEntry, decide_post_tool_use, edited_file, record_check, record_check_log,
+};
 use pagent_protocol::{HookOutput, HookSpecificOutput};
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::{now, read_hook_input};
-use crate::store::eventlog::{Event, append_event};
+use crate::session;
+use crate::store::eventlog::Event;
 use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{door, user};
 use crate::world::backpressure::run_checks;
@@ -35,14 +38,6 @@ struct Said {
     context: Option<String>,
     notice: Option<String>,
 }
-
-/// The tools that write files, and the input field naming the file.
-const EDIT_TOOLS: &[(&str, &str)] = &[
-    ("Write", "file_path"),
-    ("Edit", "file_path"),
-    ("MultiEdit", "file_path"),
-    ("NotebookEdit", "notebook_path"),
-];
 
 pub fn run(global: &Global, env: &Env) -> ExitStatus {
     let user_config = config::user_config_path(env.config_dir.as_deref());
@@ -74,30 +69,17 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
     }
 }
 
-/// The feedback for the edited file, and any notice for the user.
+/// The feedback for the edited file, and any notice for the user. The engine decides who
+/// gets checks and under which settings ([`decide_post_tool_use`]); this reads and runs.
 fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
     let input = read_hook_input()?;
-    let Some(field) = EDIT_TOOLS
-        .iter()
-        .find(|(tool, _)| input.tool_name.as_deref() == Some(*tool))
-        .map(|(_, f)| *f)
-    else {
-        return Ok(Said::default());
-    };
-    let Some(file) = input
-        .tool_input
-        .as_ref()
-        .and_then(|t| t.get(field))
-        .and_then(|v| v.as_str())
-    else {
+    let Some(file) = edited_file(input.tool_name.as_deref(), input.tool_input.as_ref()) else {
         return Ok(Said::default());
     };
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
-    let session = input.session_id.clone();
-
-    let user = match config::user_config_path(env.config_dir.as_deref())
-        .map(|p| config::read_config(&p))
-    {
+    let session = input.session_id.as_deref();
+    let config_dir = env.config_dir.as_deref();
+    let user = match config::user_config_path(config_dir).map(|p| config::read_config(&p)) {
         Some(Ok(file)) => file.and_then(|f| f.backpressure).unwrap_or_default(),
         Some(Err(err)) => {
             ui::warn(&format!("{err:#}; using the default checks"));
@@ -105,25 +87,15 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
         }
         None => BackpressureConfig::default(),
     };
-    // A loop this session owns: its sealed settings apply over the user's.
-    let config_dir = env.config_dir.as_deref();
-    let state = store::read_state(&project)
-        .ok()
-        .flatten()
-        .filter(|s| s.is_active());
-    let owned = state.filter(|s| {
-        let session_ok =
-            s.driver == Driver::Loop || s.session_id.is_none() || s.session_id == session;
-        session_ok && store::ownership(&project, config_dir, s) == store::Ownership::Own
-    });
-    let (config, stage) = match &owned {
-        Some(state) => (
-            user.clone()
-                .overlaid(&state.backpressure.clone().unwrap_or_default()),
-            Some(state.current().name.clone()),
-        ),
-        None if user.always => (user, None),
-        None => return Ok(Said::default()),
+    let state = store::read_state(&project).ok().flatten();
+    let event = EditEvent {
+        session_id: session,
+        seal_valid: state.as_ref().is_some_and(|s| {
+            s.is_active() && store::ownership(&project, config_dir, s) == store::Ownership::Own
+        }),
+    };
+    let Some(plan) = decide_post_tool_use(&event, state.as_ref(), &user) else {
+        return Ok(Said::default());
     };
 
     let Ok(rel) = consent::rel_in_project(&project, &project.root, Path::new(file)) else {
@@ -135,7 +107,7 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
     let Some(ext) = rel.extension().map(|e| e.to_string_lossy().into_owned()) else {
         return Ok(Said::default());
     };
-    let specs = config.checks_for(&ext);
+    let specs = plan.config.checks_for(&ext);
     if specs.is_empty() {
         return Ok(Said::default());
     }
@@ -163,87 +135,33 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
             ));
         }
     }
-    let ts = now().to_string();
-    for check in &checked {
-        let outcome = match &check.result {
-            CheckResult::Passed => "passed".to_owned(),
-            CheckResult::Failed(_) => "failed".to_owned(),
-            CheckResult::TimedOut { after_secs, .. } => format!("timed out after {after_secs} s"),
-            CheckResult::Skipped(why) => format!("skipped: {why}"),
-        };
-        let event = Event {
-            ts: ts.clone(),
-            action: "check".into(),
-            session_id: session.clone(),
-            stage: stage.clone(),
-            iteration: None,
-            detail: format!("{} {shown}: {outcome}", check.label),
-            ms: Some(check.millis),
-        };
-        // Only the user's own loop gets a log: nothing is written for a stranger.
-        if owned.is_none() {
-            break;
+    let results: Vec<(String, CheckResult)> = checked
+        .iter()
+        .map(|c| (c.label.clone(), c.result.clone()))
+        .collect();
+    // Only the user's own loop gets a log and a memory: nothing is written for a stranger.
+    if let Some(stage) = &plan.stage {
+        let now = now();
+        for check in &checked {
+            let entry = LogEntry {
+                action: Action::Check,
+                stage: stage.clone(),
+                iteration: 0,
+                detail: record_check_log(&check.label, &shown, &check.result),
+            };
+            let mut event = Event::of(entry, now, session);
+            event.iteration = None;
+            event.ms = Some(check.millis);
+            if !session::log(&project, &event) {
+                break;
+            }
         }
-        if let Err(err) = append_event(&project, &event) {
-            ui::warn(&format!("cannot append to the event log: {err:#}"));
-            break;
-        }
-    }
-    let results: Vec<(String, CheckResult)> =
-        checked.into_iter().map(|c| (c.label, c.result)).collect();
-    if owned.is_some() {
-        record_latest_check(&project, config_dir, session.as_deref(), &shown, &results)?;
+        store::update_own_loop(&project, config_dir, |state| {
+            record_check(state, session, &shown, &results)
+        })?;
     }
     Ok(Said {
         context: render_feedback(&shown, &results),
         notice,
     })
-}
-
-/// Keeps the file's latest check result in the loop's state (Stop-hook loops), where it
-/// holds completion back while it fails (see the engine's gate). Written only when it changes: a file
-/// that failed and now passes, or a new or different failure.
-fn record_latest_check(
-    project: &Project,
-    config_dir: Option<&Path>,
-    session: Option<&str>,
-    shown: &str,
-    results: &[(String, CheckResult)],
-) -> anyhow::Result<()> {
-    let failed: Vec<(&str, &str)> = results
-        .iter()
-        .filter_map(|(label, result)| match result {
-            CheckResult::Failed(output) | CheckResult::TimedOut { output, .. } => {
-                Some((label.as_str(), output.as_str()))
-            }
-            CheckResult::Passed | CheckResult::Skipped(_) => None,
-        })
-        .collect();
-    let latest = (!failed.is_empty()).then(|| FailedCheck {
-        checks: failed
-            .iter()
-            .map(|(l, _)| *l)
-            .collect::<Vec<_>>()
-            .join(", "),
-        output: pagent_engine::render::cap_message(
-            failed.first().map_or("", |(_, o)| o),
-            pagent_engine::backpressure::CHECK_OUTPUT_CAP,
-        ),
-    });
-    store::update_own_loop(project, config_dir, |state| {
-        // Not for `pagent loop`: its runner applies its own decisions compare-and-swap,
-        // and a write from its agent's hook in between would read as a lost race.
-        let mine = state.driver == Driver::Hook
-            && (state.session_id.is_none() || state.session_id.as_deref() == session);
-        if !mine || state.failing_checks.get(shown) == latest.as_ref() {
-            return None;
-        }
-        let mut next = state.clone();
-        match &latest {
-            Some(failed) => next.failing_checks.insert(shown.to_owned(), failed.clone()),
-            None => next.failing_checks.remove(shown),
-        };
-        Some(next)
-    })?;
-    Ok(())
 }

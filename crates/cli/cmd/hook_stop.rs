@@ -26,13 +26,14 @@ use sha2::{Digest, Sha256};
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::{now, read_hook_input};
+use crate::session;
 use crate::store::door;
-use crate::store::eventlog::{Event, append_event};
+use crate::store::eventlog::Event;
 use crate::store::project::{self, Project, STATE_FILE};
-use crate::store::{self, Applied, Ownership, user};
+use crate::store::{self, Ownership, user};
 use crate::world::FsWorld;
-use crate::{cli::ui, store::secret};
 
 pub fn run(global: &Global, env: &Env) -> ExitStatus {
     if env.driven_by_loop() {
@@ -145,34 +146,13 @@ fn decide_on(
         return Ok(HookOutput::default());
     }
 
-    if let Some(next) = &outcome.write {
-        let secret = secret::read_secret(config_dir)
-            .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
-        if let Applied::Changed =
-            store::apply_if_unchanged(project, config_dir, &state, next, &secret)?
-        {
-            // Cancelled, replaced, removed or decided by another hook meanwhile.
-            return Ok(HookOutput::default());
-        }
-        crate::notify::loop_ended(env, &project.root, next);
-        if next.stage != state.stage {
-            // Quiet re-prompts of the new stage point the model at this file.
-            store::write_prompt_file(project, next);
-        }
-    }
-    if let Some(entry) = outcome.log {
-        let record = Event {
-            ts: event.now.to_string(),
-            action: entry.action.to_owned(),
-            session_id: session,
-            stage: Some(entry.stage),
-            iteration: Some(entry.iteration),
-            detail: entry.detail,
-            ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
-        };
-        if let Err(err) = append_event(project, &record) {
-            ui::warn(&format!("cannot append to the event log: {err:#}"));
-        }
+    let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
+    let Some(written) = session::apply(project, config_dir, &state, &outcome, logged)? else {
+        // Cancelled, replaced, removed or decided by another hook meanwhile.
+        return Ok(HookOutput::default());
+    };
+    if outcome.write.is_some() {
+        crate::notify::loop_ended(env, &project.root, &written);
     }
     Ok(output_of(outcome.decision))
 }

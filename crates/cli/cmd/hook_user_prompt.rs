@@ -7,6 +7,7 @@
 //! never exits 2, and an error only reaches stderr (exit 1, a non-blocking error). It
 //! writes only the user's own, sealed state, compare-and-swap.
 
+use pagent_engine::Action;
 use pagent_engine::pause::decide_prompt;
 
 use crate::cli::args::Global;
@@ -14,7 +15,8 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{now, read_hook_input};
-use crate::store::eventlog::{Event, append_event};
+use crate::session;
+use crate::store::eventlog::Event;
 use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{self, door};
 
@@ -46,18 +48,11 @@ fn pause_if_typed(global: &Global, env: &Env) -> anyhow::Result<()> {
         decide_prompt(state, session.as_deref(), &prompt, now)
     })?;
     if let Some(state) = written {
-        let event = Event {
-            ts: now.to_string(),
-            action: "pause".into(),
-            session_id: session,
-            stage: Some(state.current().name.clone()),
-            iteration: Some(state.iterations[state.stage]),
-            detail: "paused: the user wrote a message in the loop's session".into(),
-            ms: None,
-        };
-        if let Err(err) = append_event(&project, &event) {
-            ui::warn(&format!("cannot append to the event log: {err:#}"));
-        }
+        let detail = "paused: the user wrote a message in the loop's session".to_owned();
+        session::log(
+            &project,
+            &Event::at(&state, Action::Pause, detail, now, session.as_deref()),
+        );
     }
     Ok(())
 }

@@ -2,6 +2,8 @@
 
 #![allow(clippy::print_stdout)]
 
+use pagent_engine::Action;
+
 use crate::cli::args::{Global, LogArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
@@ -25,12 +27,12 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitSta
             println!("{}", printable_json(&serde_json::to_string(event)?));
             continue;
         }
-        let action = format!("{:<13}", printable(&event.action, false));
-        let action = match event.action.as_str() {
-            "complete" | "advance" => style.green(&action),
-            "gave_up" | "unsealed" | "error" => style.red(&action),
-            "block" => style.yellow(&action),
-            _ => action,
+        let action_text = format!("{:<13}", event.action.as_str());
+        let action = match event.action {
+            Action::Complete | Action::Advance => style.green(&action_text),
+            Action::GaveUp | Action::Unsealed => style.red(&action_text),
+            Action::Block => style.yellow(&action_text),
+            _ => action_text,
         };
         let stage = printable(event.stage.as_deref().unwrap_or("-"), false);
         let iteration = event
@@ -41,7 +43,7 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitSta
             .map_or_else(String::new, |ms| style.dim(&format!(" ({ms} ms)")));
         println!(
             "{}  {action} {stage:<12} {iteration:<4} {}{ms}",
-            style.dim(&printable(&event.ts, false)),
+            style.dim(&event.ts.to_string()),
             printable(&event.detail, false)
         );
     }

@@ -7,7 +7,7 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::store::project::Project;
-use crate::{cli::ui, store, store::setup};
+use crate::{cli::ui, store};
 
 pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
@@ -15,7 +15,10 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         println!("pagent: no loop in this project.");
         return Ok(ExitStatus::Success);
     };
-    println!("{}", ui::printable(&setup::header(&state), false));
+    println!(
+        "{}",
+        ui::printable(&pagent_engine::prompt::current_header(&state), false)
+    );
     println!();
     println!("{}", ui::printable(state.current().prompt.trim_end(), true));
     Ok(ExitStatus::Success)

@@ -5,7 +5,7 @@
 
 #![allow(clippy::print_stdout)]
 
-use pagent_engine::Driver;
+use pagent_engine::{Action, Driver};
 
 use crate::cli::args::{Global, RalphArgs};
 use crate::cli::env::Env;
@@ -29,7 +29,7 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
         env.config_dir.as_deref(),
         &state,
         args.force,
-        "ralph",
+        Action::Ralph,
     )?;
 
     let promise = state.current().exit_when.promise().unwrap_or("DONE");
@@ -46,7 +46,7 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
     );
     notes.print();
     println!();
-    println!("{}", setup::header(&state));
+    println!("{}", pagent_engine::prompt::current_header(&state));
     println!();
     println!("{}", state.current().prompt);
     Ok(ExitStatus::Success)

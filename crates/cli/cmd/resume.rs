@@ -7,14 +7,16 @@
 
 use anyhow::bail;
 use pagent_engine::pause::resume;
+use pagent_engine::{Action, Whose, whose_loop};
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
-use crate::store::eventlog::{Event, append_event};
+use crate::session;
+use crate::store;
+use crate::store::eventlog::Event;
 use crate::store::project::Project;
-use crate::{cli::ui, store, store::setup};
 
 pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
@@ -23,9 +25,10 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         println!("pagent: no active loop to resume in this project.");
         return Ok(ExitStatus::Success);
     };
-    if let (Some(owner), Some(here)) = (state.session_id.as_deref(), env.session_id.as_deref())
-        && owner != here
-    {
+    // From a terminal (no session) the user may resume any of their loops; from a Claude
+    // Code session, only that session's.
+    let here = env.session_id.as_deref();
+    if let (Whose::Other(owner), Some(_)) = (whose_loop(&state, here), here) {
         bail!(
             "the active {} loop belongs to another Claude Code session ({owner}); resume it there, \
              or end it with `pagent cancel`",
@@ -38,18 +41,11 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
     else {
         bail!("the loop state is not yours (see `pagent status`), so it cannot be resumed");
     };
-    let event = Event {
-        ts: now.to_string(),
-        action: "resume".into(),
-        session_id: env.session_id.clone(),
-        stage: Some(resumed.current().name.clone()),
-        iteration: Some(resumed.iterations[resumed.stage]),
-        detail: "resumed by the user".into(),
-        ms: None,
-    };
-    if let Err(err) = append_event(&project, &event) {
-        ui::warn(&format!("cannot append to the event log: {err:#}"));
-    }
+    let detail = "resumed by the user".to_owned();
+    session::log(
+        &project,
+        &Event::at(&resumed, Action::Resume, detail, now, here),
+    );
     let what = match resumed.kind {
         pagent_engine::Kind::Ralph => "the Ralph loop".to_owned(),
         pagent_engine::Kind::Pipeline => format!(
@@ -66,7 +62,7 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         );
     }
     println!();
-    println!("{}", setup::header(&resumed));
+    println!("{}", pagent_engine::prompt::current_header(&resumed));
     println!();
     println!("{}", resumed.current().prompt.trim_end());
     Ok(ExitStatus::Success)

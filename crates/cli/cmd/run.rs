@@ -3,7 +3,7 @@
 
 #![allow(clippy::print_stdout)]
 
-use pagent_engine::Driver;
+use pagent_engine::{Action, Driver};
 
 use crate::cli::args::{Global, RunArgs};
 use crate::cli::env::Env;
@@ -27,7 +27,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         env.config_dir.as_deref(),
         &state,
         args.force,
-        "run",
+        Action::Run,
     )?;
     let prd_path = state.prd_path.clone().unwrap_or_default();
     let loaded_source = setup_notes.source.clone();
@@ -50,7 +50,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
     );
     setup_notes.print();
     println!();
-    println!("{}", setup::header(&state));
+    println!("{}", pagent_engine::prompt::current_header(&state));
     println!();
     println!("{}", state.current().prompt.trim_end());
     Ok(ExitStatus::Success)

@@ -5,7 +5,7 @@
 
 use pagent_engine::pause::decide_prompt;
 use pagent_engine::usage::{format_cost, format_count};
-use pagent_engine::{Driver, Kind, State, Status, format_duration};
+use pagent_engine::{Action, Driver, Kind, State, Status, Timestamp, format_duration};
 use serde::Serialize;
 
 use crate::cli::args::{Global, StatusArgs};
@@ -66,7 +66,7 @@ struct UsageReport {
 
 #[derive(Debug, Serialize)]
 struct CheckReport {
-    ts: String,
+    ts: Timestamp,
     detail: String,
     ms: Option<u64>,
 }
@@ -232,10 +232,10 @@ fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
     let Ok((events, _)) = read_events(project) else {
         return Vec::new();
     };
-    let started = state.started_at.to_string();
+    let started = state.started_at;
     let mut checks: Vec<CheckReport> = events
         .into_iter()
-        .filter(|e| e.action == "check" && e.ts >= started)
+        .filter(|e| e.action == Action::Check && e.ts >= started)
         .map(|e| CheckReport {
             ts: e.ts,
             detail: e.detail,

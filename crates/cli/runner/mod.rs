@@ -31,8 +31,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use pagent_engine::stories::render_stage_prompt;
-use pagent_engine::{Decision, Driver, State, Status, decide_iteration};
+use pagent_engine::prompt::first_prompt;
+use pagent_engine::{
+    Action, Decision, Driver, LogEntry, Outcome, State, Status, Whose, decide_iteration, whose_loop,
+};
 
 use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
@@ -40,7 +42,8 @@ use crate::cli::exit::ExitStatus;
 use crate::io::now;
 use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::progress::Progress;
-use crate::store::eventlog::{Event, append_event};
+use crate::session;
+use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNNER_LOCK};
 use crate::store::{self, secret, setup};
 use crate::store::{Applied, door};
@@ -99,7 +102,7 @@ pub fn drive(
         let prompt = state
             .pending_prompt
             .clone()
-            .unwrap_or_else(|| first_prompt(&state, &project));
+            .unwrap_or_else(|| first_prompt(&state, &mut FsWorld::read_only(&project)));
         let Some(run) = run_with_retries(
             &agent,
             &args.agent,
@@ -114,22 +117,22 @@ pub fn drive(
         else {
             let mut paused = state.clone();
             paused.pending_prompt = Some(prompt);
-            match store::apply_if_unchanged(&project, config_dir, &state, &paused, &secret)? {
-                Applied::Written(_) => {}
-                Applied::Changed => {
-                    let ended = ended_elsewhere(&project, &state)
-                        .unwrap_or_else(|| "the state changed meanwhile".to_owned());
-                    return Ok(stopped_elsewhere(&state, &ended, progress));
-                }
+            let outcome = Outcome {
+                decision: Decision::Allow,
+                write: Some(paused),
+                log: Some(LogEntry {
+                    action: Action::Interrupted,
+                    stage: stage.clone(),
+                    iteration,
+                    detail: "stopped by a signal; run `pagent loop` to resume".into(),
+                }),
+            };
+            let logged = |entry| Event::of(entry, now(), None);
+            if session::apply(&project, config_dir, &state, &outcome, logged)?.is_none() {
+                let ended = ended_elsewhere(&project, &state)
+                    .unwrap_or_else(|| "the state changed meanwhile".to_owned());
+                return Ok(stopped_elsewhere(&state, &ended, progress));
             }
-            log(
-                &project,
-                "interrupted",
-                &stage,
-                iteration,
-                "stopped by a signal; run `pagent loop` to resume".into(),
-                None,
-            );
             progress.finished(
                 &state,
                 "interrupted",
@@ -141,51 +144,40 @@ pub fn drive(
         let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None);
         // Decided on the state with this run's usage added; applied over the state read.
         let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
-        let outcome = decide_iteration(&metered, &mut world, now());
-        let mut next = outcome.write.clone().unwrap_or_else(|| state.clone());
+        let mut step = decide_iteration(&metered, &mut world, now());
         let stopped = match run.end {
             End::TimedOut => Some(format!(
                 "Your previous run was stopped after {} (the iteration timeout).",
-                fmt(limits.iteration_timeout)
+                in_words(limits.iteration_timeout)
             )),
             End::Stalled => Some(format!(
                 "Your previous run was stopped: it printed nothing for {} (the watchdog).",
-                fmt(limits.idle_timeout)
+                in_words(limits.idle_timeout)
             )),
             _ => None,
         };
-        next.pending_prompt = match &outcome.decision {
+        step.write.pending_prompt = match &step.decision {
             Decision::Block { reason, .. } => Some(match &stopped {
                 Some(note) => format!("{note}\n\n{reason}"),
                 None => reason.clone(),
             }),
             _ => None,
         };
+        if let Some(note) = &stopped {
+            step.log.detail = format!("{} ({note})", step.log.detail);
+        }
+        // The line is the iteration's: the stage and iteration the agent worked on.
+        step.log.stage.clone_from(&stage);
+        step.log.iteration = iteration;
+        let action = step.log.action;
+        let detail = step.log.detail.clone();
+        let logged = |entry| Event::of(entry, now(), None).took(run.elapsed);
         // `pagent cancel` may have ended the loop while the agent ran: that wins.
-        let next = match store::apply_if_unchanged(&project, config_dir, &state, &next, &secret)? {
-            Applied::Written(written) => *written,
-            Applied::Changed => {
-                let ended = ended_elsewhere(&project, &state)
-                    .unwrap_or_else(|| "the state changed meanwhile".to_owned());
-                return Ok(stopped_elsewhere(&state, &ended, progress));
-            }
+        let Some(next) = session::apply(&project, config_dir, &state, &step.into(), logged)? else {
+            let ended = ended_elsewhere(&project, &state)
+                .unwrap_or_else(|| "the state changed meanwhile".to_owned());
+            return Ok(stopped_elsewhere(&state, &ended, progress));
         };
-        let (action, detail) = outcome
-            .log
-            .as_ref()
-            .map_or(("block", String::new()), |l| (l.action, l.detail.clone()));
-        let detail = match &stopped {
-            Some(note) => format!("{detail} ({note})"),
-            None => detail,
-        };
-        log(
-            &project,
-            action,
-            &stage,
-            iteration,
-            detail.clone(),
-            Some(run.elapsed),
-        );
         note_stories(&project, &next, iteration);
         if args.checkpoint {
             match worktree::checkpoint(
@@ -258,14 +250,14 @@ fn prepare_state(
             let (state, notes) =
                 setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
             notes.lines().iter().for_each(|l| progress.note(l));
-            (state, ralph_args.force, "ralph")
+            (state, ralph_args.force, Action::Ralph)
         }
         (Some(LoopStart::Run(run_args)), _) => {
             let mut run_args = run_args.clone();
             run_args.budget = merged_budget(args.budget, run_args.budget);
             let (state, notes) = setup::build::pipeline(project, env, &run_args, Driver::Loop)?;
             notes.lines().iter().for_each(|l| progress.note(l));
-            (state, run_args.force, "run")
+            (state, run_args.force, Action::Run)
         }
         (None, prd) => match store::read_state(project)? {
             Some(state) if state.is_active() => {
@@ -284,7 +276,7 @@ fn prepare_state(
                         args.trust,
                     )?,
                     false,
-                    "stories",
+                    Action::Stories,
                 ),
                 None => bail!(
                     "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD` or `pagent loop --prd prd.json`",
@@ -378,23 +370,15 @@ impl<'a> Watch<'a> {
         self.last = Instant::now();
         match store::read_state(self.project) {
             Ok(Some(state)) => {
-                state.is_active() && state.driver == Driver::Loop && state.loop_id == self.loop_id
+                state.is_active()
+                    && whose_loop(&state, None) == Whose::Runner
+                    && state.loop_id == self.loop_id
             }
             Ok(None) => false,
             // Unreadable for a moment: keep going; the write after the run will tell.
             Err(_) => true,
         }
     }
-}
-
-/// The prompt of an iteration with no pending prompt: header and the stage's prompt.
-fn first_prompt(state: &State, project: &Project) -> String {
-    let mut world = FsWorld::read_only(project);
-    let header = setup::header(state);
-    format!(
-        "{header}\n\n{}",
-        render_stage_prompt(state, state.stage, &mut world)
-    )
 }
 
 fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
@@ -467,7 +451,7 @@ fn ended_elsewhere(project: &Project, ours: &State) -> Option<String> {
         Ok(Some(state)) if state.loop_id != ours.loop_id => {
             Some("another loop replaced this one".to_owned())
         }
-        Ok(Some(state)) if state.is_active() && state.driver == Driver::Loop => None,
+        Ok(Some(state)) if state.is_active() && whose_loop(&state, None) == Whose::Runner => None,
         Ok(Some(state)) if !state.is_active() => Some(
             state
                 .end_reason
@@ -485,26 +469,7 @@ fn stopped_elsewhere(state: &State, reason: &str, progress: &mut Progress) -> Ex
     ExitStatus::Interrupted
 }
 
-fn log(
-    project: &Project,
-    action: &str,
-    stage: &str,
-    iteration: u32,
-    detail: String,
-    elapsed: Option<Duration>,
-) {
-    let event = Event {
-        ts: now().to_string(),
-        action: action.to_owned(),
-        session_id: None,
-        stage: Some(stage.to_owned()),
-        iteration: Some(iteration),
-        detail,
-        ms: elapsed.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-    };
-    let _ = append_event(project, &event);
-}
-
-fn fmt(duration: Duration) -> String {
+/// A limit in words ("5 min"), for the note a stopped run's next prompt carries.
+fn in_words(duration: Duration) -> String {
     pagent_engine::format_duration(duration.as_secs())
 }

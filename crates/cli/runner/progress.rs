@@ -10,7 +10,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use pagent_engine::{State, Usage, format_duration};
+use pagent_engine::{Action, State, Usage, format_duration};
 use pagent_protocol::stream::StreamEvent;
 use serde_json::{Value, json};
 
@@ -169,7 +169,7 @@ impl Progress {
         &mut self,
         stage: &str,
         iteration: u32,
-        outcome: &str,
+        outcome: Action,
         detail: &str,
         elapsed: Duration,
         usage: &Usage,
@@ -180,9 +180,9 @@ impl Progress {
             Mode::Quiet => {}
             _ => {
                 let (mark, word) = match outcome {
-                    "advance" => (self.style.green("✓"), "stage done"),
-                    "complete" => (self.style.green("✓"), "complete"),
-                    "gave_up" => (self.style.red("✗"), "gave up"),
+                    Action::Advance => (self.style.green("✓"), "stage done"),
+                    Action::Complete => (self.style.green("✓"), "complete"),
+                    Action::GaveUp => (self.style.red("✗"), "gave up"),
                     _ => (self.style.yellow("↻"), "not done"),
                 };
                 let text = format!("{mark} {stage} · iteration {iteration} · {} · {word}: {detail}", format_duration(secs));

@@ -9,13 +9,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use pagent_engine::State;
+use pagent_engine::{Action, LogEntry, State};
 
-use super::log;
 use crate::cli::args::AgentArgs;
+use crate::io::now;
 use crate::runner::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::runner::progress::Progress;
 use crate::runner::signals;
+use crate::session;
+use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNS_DIR};
 
 /// The longest wait between retries.
@@ -95,14 +97,13 @@ pub(super) fn run_with_retries(
         };
         spent.extend(run.usage.iter().cloned());
         attempt += 1;
-        log(
-            project,
-            "retry",
-            stage,
+        let entry = LogEntry {
+            action: Action::Retry,
+            stage: stage.clone(),
             iteration,
-            format!("{why} (log: {})", log_path.display()),
-            Some(run.elapsed),
-        );
+            detail: format!("{why} (log: {})", log_path.display()),
+        };
+        session::log(project, &Event::of(entry, now(), None).took(run.elapsed));
         if attempt > options.retries {
             bail!(
                 "the agent failed {attempt} times in a row ({why}); the state is saved: fix the cause and run `pagent loop` to resume \

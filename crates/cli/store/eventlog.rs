@@ -9,6 +9,9 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use std::time::Duration;
+
+use pagent_engine::{Action, LogEntry, State, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::store::door::DoorError;
@@ -17,12 +20,12 @@ use crate::store::project::{EVENTS_FILE, Project};
 /// The most bytes of the log read by `status` and `log` (its newest part).
 const READ_CAP: u64 = 8 * 1024 * 1024;
 
+/// One line of the log. Built by [`Event::of`] from what the engine (or a command) says
+/// happened, so every writer fills the same fields the same way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
-    pub ts: String,
-    /// What happened: `run`, `ralph`, `block`, `advance`, `complete`, `gave_up`,
-    /// `other_session`, `unsealed`, `cancel`, `error`.
-    pub action: String,
+    pub ts: Timestamp,
+    pub action: Action,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -34,6 +37,44 @@ pub struct Event {
     /// Time the hook took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms: Option<u64>,
+}
+
+impl Event {
+    /// The record of `entry` at `now`, in `session`.
+    pub fn of(entry: LogEntry, now: Timestamp, session: Option<&str>) -> Event {
+        Event {
+            ts: now,
+            action: entry.action,
+            session_id: session.map(str::to_owned),
+            stage: Some(entry.stage),
+            iteration: Some(entry.iteration),
+            detail: entry.detail,
+            ms: None,
+        }
+    }
+
+    /// The record of `action` at the loop's current stage and iteration.
+    pub fn at(
+        state: &State,
+        action: Action,
+        detail: String,
+        now: Timestamp,
+        session: Option<&str>,
+    ) -> Event {
+        let entry = LogEntry {
+            action,
+            stage: state.current().name.clone(),
+            iteration: state.iterations[state.stage],
+            detail,
+        };
+        Event::of(entry, now, session)
+    }
+
+    /// The same record, saying how long the step took.
+    pub fn took(mut self, elapsed: Duration) -> Event {
+        self.ms = Some(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
 }
 
 pub fn append_event(project: &Project, event: &Event) -> anyhow::Result<()> {

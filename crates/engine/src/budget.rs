@@ -12,9 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::decide::{Decision, LogEntry, Outcome};
+use crate::decide::{Decision, LogEntry, Step};
 use crate::usage::{format_cost, format_count};
-use crate::{State, Status, Timestamp, format_duration};
+use crate::{Action, State, Status, Timestamp, format_duration};
 
 /// The largest budgets accepted: beyond these a figure is a typo, not a plan.
 pub const MAX_DURATION_SECS: u64 = 30 * 24 * 3600;
@@ -157,9 +157,9 @@ pub fn tick(state: &mut State, now: Timestamp) {
     state.updated_at = now;
 }
 
-/// The outcome that ends `next` (already ticked to `now`) as `gave up` when a budget is
+/// The step that ends `next` (already ticked to `now`) as `gave up` when a budget is
 /// reached; `None` while every budget holds.
-pub fn give_up_if_reached(next: &State, now: Timestamp) -> Option<Outcome> {
+pub fn give_up_if_reached(next: &State, now: Timestamp) -> Option<Step> {
     let reached = reached(next, now)?;
     let mut next = next.clone();
     let name = next.current().name.clone();
@@ -170,15 +170,15 @@ pub fn give_up_if_reached(next: &State, now: Timestamp) -> Option<Outcome> {
     );
     let message = format!("pagent: gave up: {reason}. /pagent:status shows where it stopped.");
     next.finish(Status::GaveUp, reason.clone(), now);
-    Some(Outcome {
+    Some(Step {
         decision: Decision::Notify(message),
-        write: Some(next),
-        log: Some(LogEntry {
-            action: "gave_up",
+        write: next,
+        log: LogEntry {
+            action: Action::GaveUp,
             stage: name,
             iteration,
             detail: reason,
-        }),
+        },
     })
 }
 

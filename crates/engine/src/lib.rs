@@ -10,8 +10,10 @@
 //!
 //! The modules follow the data: a [`Workflow`] is what a user writes, validated once at
 //! set-up; a [`State`] is the sealed file a loop lives in; [`Condition`]s are evaluated
-//! against the [`World`]; [`decide_stop`] is the whole loop policy for one Stop.
+//! against the [`World`]; [`decide_stop`], [`decide_iteration`] and
+//! [`decide_post_tool_use`] are the loop policy; [`prompt`] is every text the model reads.
 
+mod action;
 pub mod backpressure;
 pub mod budget;
 mod condition;
@@ -19,6 +21,7 @@ mod decide;
 mod path;
 pub mod pause;
 mod promise;
+pub mod prompt;
 pub mod render;
 pub mod seal;
 mod state;
@@ -32,14 +35,18 @@ mod world;
 #[cfg(test)]
 mod testing;
 
+pub use action::Action;
 pub use backpressure::FailedCheck;
 pub use budget::Budget;
 pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
-pub use decide::PROMPT_FILE;
-pub use decide::{Decision, LogEntry, Outcome, StopEvent, decide_iteration, decide_stop};
+pub use decide::{
+    CheckPlan, Decision, EditEvent, LogEntry, Outcome, Step, StopEvent, Whose, decide_iteration,
+    decide_post_tool_use, decide_stop, edited_file, record_check, record_check_log, whose_loop,
+};
 pub use path::{RelPath, RelPathError};
 pub use pause::Pause;
 pub use promise::contains_promise;
+pub use prompt::PROMPT_FILE;
 pub use render::{MESSAGE_CAP, REASON_CAP, TAIL_CAP, cap_tail, render_template};
 pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};
 pub use syntax::{Syntax, SyntaxError, check_syntax};

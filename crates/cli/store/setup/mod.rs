@@ -2,13 +2,14 @@
 //!
 //! A new loop replaces a finished one silently, and an active one only when it belongs to
 //! the same Claude Code session (the user is restarting their own loop) or with `--force`:
-//! another session's running loop is never clobbered by accident. A slash command never
-//! replaces another session's loop at all, `--force` or not.
+//! another session's running loop, an unclaimed one and one `pagent loop` drives are never
+//! clobbered by accident. A slash command never replaces another session's loop at all,
+//! `--force` or not. "Whose loop" is the engine's one answer, `whose_loop`.
 
 use anyhow::{Context, bail};
-use pagent_engine::{State, format_duration};
+use pagent_engine::{Action, State, Whose, format_duration, whose_loop};
 
-use crate::store::eventlog::{Event, append_event};
+use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::{cli::ui, store, store::exclude, store::secret};
 
@@ -19,7 +20,7 @@ pub fn install_state(
     config_dir: Option<&std::path::Path>,
     state: &State,
     force: bool,
-    action: &str,
+    action: Action,
 ) -> anyhow::Result<State> {
     install(project, config_dir, state, force, false, action)
 }
@@ -32,7 +33,7 @@ pub fn install_state_from_slash(
     config_dir: Option<&std::path::Path>,
     state: &State,
     force: bool,
-    action: &str,
+    action: Action,
 ) -> anyhow::Result<State> {
     install(project, config_dir, state, force, true, action)
 }
@@ -43,7 +44,7 @@ fn install(
     state: &State,
     force: bool,
     slash: bool,
-    action: &str,
+    action: Action,
 ) -> anyhow::Result<State> {
     let secret = secret::read_or_create_secret(config_dir)?;
     let mut state = state.clone();
@@ -54,10 +55,11 @@ fn install(
     let old = store::read_state(project).ok().flatten().filter(|old| {
         old.is_active() && store::ownership(project, config_dir, old) == store::Ownership::Own
     });
-    if let Some(old) = &old
+    let whose = old
+        .as_ref()
+        .map(|old| whose_loop(old, state.session_id.as_deref()));
+    if let (Some(old), Some(Whose::Other(owner))) = (&old, whose)
         && slash
-        && let Some(owner) = old.session_id.as_deref()
-        && Some(owner) != state.session_id.as_deref()
     {
         bail!(
             "a {} loop of another Claude Code session ({owner}) is active in this project \
@@ -68,14 +70,15 @@ fn install(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    if let Some(old) = old
+    if let Some(old) = &old
         && !force
-        && (old.session_id.is_none() || old.session_id != state.session_id)
+        && whose != Some(Whose::This)
     {
-        let owner = old.session_id.as_deref().map_or_else(
-            || "not yet claimed by a session".to_owned(),
-            |s| format!("session {s}"),
-        );
+        let owner = match whose {
+            Some(Whose::Runner) => "driven by `pagent loop`".to_owned(),
+            Some(Whose::Other(owner)) => format!("session {owner}"),
+            _ => "not yet claimed by a session".to_owned(),
+        };
         bail!(
             "a {} loop is already active in this project ({}, stage {}, started {} ago); \
              end it first with `pagent cancel` (or /pagent:cancel), or pass --force to replace it",
@@ -92,24 +95,21 @@ fn install(
             "could not add pagent's files to .git/info/exclude: {err:#}"
         ));
     }
-    let event = Event {
-        ts: state.started_at.to_string(),
-        action: action.to_owned(),
-        session_id: state.session_id.clone(),
-        stage: Some(state.current().name.clone()),
-        iteration: Some(1),
-        detail: format!(
-            "{} started: {} stage{}, up to {} iterations each",
-            state.workflow,
-            state.max_stages,
-            if state.max_stages == 1 { "" } else { "s" },
-            state.max_iterations
-        ),
-        ms: None,
-    };
-    if let Err(err) = append_event(project, &event) {
-        ui::warn(&format!("cannot append to the event log: {err:#}"));
-    }
+    let detail = format!(
+        "{} started: {} stage{}, up to {} iterations each",
+        state.workflow,
+        state.max_stages,
+        if state.max_stages == 1 { "" } else { "s" },
+        state.max_iterations
+    );
+    let event = Event::at(
+        &state,
+        action,
+        detail,
+        state.started_at,
+        state.session_id.as_deref(),
+    );
+    crate::session::log(project, &event);
     Ok(state)
 }
 
@@ -175,23 +175,6 @@ pub fn consented_config(
             .push(format!("config {}", crate::store::project::CONFIG_FILE));
     }
     Ok(config.and_then(|(_, c)| c))
-}
-
-/// The header the model reads above a stage's prompt: where the loop is.
-pub fn header(state: &State) -> String {
-    let iteration = state.iterations[state.stage];
-    let limit = state.stage_limit(state.stage);
-    match state.kind {
-        pagent_engine::Kind::Ralph => {
-            format!("pagent · ralph loop · iteration {iteration} of {limit}")
-        }
-        pagent_engine::Kind::Pipeline => format!(
-            "pagent · stage {} of {}: {} · iteration {iteration} of {limit}",
-            state.stage + 1,
-            state.max_stages,
-            state.current().name
-        ),
-    }
 }
 
 /// How the start line tells the user to stop a loop: Esc interrupts the turn (and the

@@ -202,7 +202,7 @@ fn a_reached_budget_gives_up_with_which_budget_and_the_figures() {
     state.usage.add(&tokens(1_234), &Prices::built_in());
     let mut world = MemoryWorld::default().message("still working");
     let outcome = decide_iteration(&state, &mut world, Timestamp(1_060));
-    let next = outcome.write.unwrap();
+    let next = outcome.write;
     assert_eq!(next.status, Status::GaveUp);
     let reason = next.end_reason.unwrap();
     assert_eq!(
@@ -215,7 +215,7 @@ fn a_reached_budget_gives_up_with_which_budget_and_the_figures() {
             "pagent: gave up: {reason}. /pagent:status shows where it stopped."
         ))
     );
-    assert_eq!(outcome.log.unwrap().action, "gave_up");
+    assert_eq!(outcome.log.action, crate::Action::GaveUp);
     assert_eq!(next.usage.elapsed_secs, 60);
 }
 
@@ -228,7 +228,7 @@ fn work_that_completes_the_loop_completes_it_over_budget() {
     state.usage.add(&tokens(5_000), &Prices::built_in());
     let mut world = MemoryWorld::default().message("done\n<promise>DONE</promise>");
     let outcome = decide_iteration(&state, &mut world, Timestamp(1_060));
-    assert_eq!(outcome.write.unwrap().status, Status::Complete);
+    assert_eq!(outcome.write.status, Status::Complete);
 }
 
 #[test]
@@ -241,7 +241,7 @@ fn a_budget_is_not_reached_while_figures_stay_under_it() {
     let mut world = MemoryWorld::default().message("working");
     let outcome = decide_iteration(&state, &mut world, Timestamp(1_500));
     assert!(matches!(outcome.decision, Decision::Block { .. }));
-    assert_eq!(outcome.write.unwrap().usage.elapsed_secs, 500);
+    assert_eq!(outcome.write.usage.elapsed_secs, 500);
 }
 
 /// A clock set back twenty minutes, then going on: elapsed time never shrinks, and counts only

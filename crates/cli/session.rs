@@ -1,0 +1,63 @@
+//! Applying a decision to a project: [`apply`] writes the state the engine decided and
+//! logs what happened, the same way for the Stop hook, `pagent loop` and `pagent cancel`.
+//!
+//! Decisions are made without the state lock (checks, the transcript, an agent run may
+//! take long), so a write is compare-and-swap: under the lock, the state is re-read, and
+//! the decision is written only if the state is still the generation it was made on. A
+//! writer that lost (a cancel, a new loop, a second hook of the same stop) is told
+//! [`Applied::Changed`] and writes and logs nothing: the winner already did. A failure to
+//! log never changes a decision: the log is for people, the state file is the truth.
+
+use std::path::Path;
+
+use pagent_engine::{Outcome, State};
+
+use crate::cli::ui;
+use crate::store::eventlog::{Event, append_event};
+use crate::store::project::Project;
+use crate::store::{self, Applied};
+
+/// Writes `outcome.write` over `decided_on` compare-and-swap, and on success (or when
+/// there is nothing to write) logs `outcome.log` as `record` says (time, session,
+/// duration). Entering a new stage also refreshes the prompt file the quiet re-prompts
+/// point at. Returns the state as it now is on disk (as written, or `decided_on` when
+/// there was nothing to write), or `None` when another writer changed it meanwhile.
+pub fn apply(
+    project: &Project,
+    config_dir: Option<&Path>,
+    decided_on: &State,
+    outcome: &Outcome,
+    record: impl FnOnce(pagent_engine::LogEntry) -> Event,
+) -> anyhow::Result<Option<State>> {
+    let now_on_disk = match &outcome.write {
+        Some(next) => {
+            let secret = store::secret::read_secret(config_dir)
+                .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
+            match store::apply_if_unchanged(project, config_dir, decided_on, next, &secret)? {
+                Applied::Changed => return Ok(None),
+                Applied::Written(written) => {
+                    if next.stage != decided_on.stage {
+                        store::write_prompt_file(project, next);
+                    }
+                    *written
+                }
+            }
+        }
+        None => decided_on.clone(),
+    };
+    if let Some(entry) = &outcome.log {
+        log(project, &record(entry.clone()));
+    }
+    Ok(Some(now_on_disk))
+}
+
+/// Appends `event` to the log; a failure is a warning. Returns whether it was written.
+pub fn log(project: &Project, event: &Event) -> bool {
+    match append_event(project, event) {
+        Ok(()) => true,
+        Err(err) => {
+            ui::warn(&format!("cannot append to the event log: {err:#}"));
+            false
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! What the model reads: full or quiet re-prompts, and the caps.
+
+use crate::decide::tests::{NOW, block_reason, event, pipeline, ralph};
+use crate::testing::MemoryWorld;
+use crate::{REASON_CAP, decide_iteration, decide_stop};
+
+#[test]
+fn reasons_stay_under_the_client_cap() {
+    let mut state = ralph(5);
+    state.stages[0].prompt = "x".repeat(50_000);
+    state.full_prompt_due = true;
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().message("no"),
+    );
+    let reason = block_reason(&outcome.decision);
+    assert!(
+        reason.chars().count() <= REASON_CAP,
+        "{}",
+        reason.chars().count()
+    );
+    assert!(reason.contains("prompt cut to fit"));
+}
+
+#[test]
+fn after_a_compaction_the_re_prompt_carries_the_full_prompt_once() {
+    let mut state = pipeline();
+    state.session_id = Some("s1".into());
+    state.full_prompt_due = true;
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &state,
+        &mut MemoryWorld::default().tree("a"),
+    );
+    let reason = block_reason(&outcome.decision);
+    assert!(
+        reason.ends_with("The stage's instructions, again:\n\nwrite architecture.md"),
+        "{reason}"
+    );
+    let next = outcome.write.unwrap();
+    assert!(!next.full_prompt_due);
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &next,
+        &mut MemoryWorld::default().tree("b"),
+    );
+    assert!(!block_reason(&outcome.decision).contains("write architecture.md"));
+}
+
+#[test]
+fn a_long_ralph_task_is_not_repeated_but_a_short_one_is() {
+    let short = decide_stop(
+        &event(Some("s1")),
+        &ralph(5),
+        &mut MemoryWorld::default().tree("a"),
+    );
+    assert!(
+        block_reason(&short.decision).ends_with("The task:\n\nFix it's \"parser\"; $(rm -rf x)")
+    );
+    let mut long = ralph(5);
+    long.stages[0].prompt = "Do this. ".repeat(100);
+    let outcome = decide_stop(
+        &event(Some("s1")),
+        &long,
+        &mut MemoryWorld::default().tree("a"),
+    );
+    let reason = block_reason(&outcome.decision);
+    assert!(!reason.contains("Do this."), "{reason}");
+    assert!(
+        reason.contains("The task did not change since you read it: `pagent prompt` prints it"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn pagent_loop_always_gets_the_full_prompt() {
+    let mut state = pipeline();
+    state.driver = crate::Driver::Loop;
+    let outcome = decide_iteration(&state, &mut MemoryWorld::default().tree("a"), NOW);
+    assert!(block_reason(&outcome.decision).ends_with("write architecture.md"));
+}
+
+/// The header the loop's first prompt, set-up's output and `pagent prompt` show is the
+/// one every block reason starts with.
+#[test]
+fn one_header_for_every_prompt() {
+    let mut state = pipeline();
+    state.stage = 1;
+    state.iterations[1] = 3;
+    assert_eq!(
+        super::current_header(&state),
+        "pagent · stage 2 of 5: qa · iteration 3 of 25"
+    );
+    assert_eq!(
+        super::current_header(&ralph(7)),
+        "pagent · ralph loop · iteration 1 of 7"
+    );
+    let first = super::first_prompt(&state, &mut MemoryWorld::default());
+    assert_eq!(
+        first,
+        "pagent · stage 2 of 5: qa · iteration 3 of 25\n\nwrite test-plan.md"
+    );
+}
+
+/// Issue 12: `pagent loop`'s first prompt skipped the cap every block reason has, so a
+/// 50,000-character task went to the agent whole.
+#[test]
+fn the_loops_first_prompt_fits_the_cap_too() {
+    let mut state = ralph(5);
+    state.stages[0].prompt = "x".repeat(50_000);
+    let first = super::first_prompt(&state, &mut MemoryWorld::default());
+    assert!(
+        first.chars().count() <= REASON_CAP,
+        "{}",
+        first.chars().count()
+    );
+    assert!(first.starts_with("pagent · ralph loop · iteration 1 of 5\n\nxxx"));
+    assert!(first.contains("prompt cut to fit"));
+}
+
+/// The header keeps at most half the cap, whatever a stage's name, and the prompt the
+/// rest: both are cut, neither is lost.
+#[test]
+fn compose_cuts_the_header_to_half_and_the_prompt_to_the_rest() {
+    let composed = super::compose(&"h".repeat(20_000), &"p".repeat(20_000));
+    assert!(composed.chars().count() <= REASON_CAP);
+    let (header, prompt) = composed.split_once("\n\n").unwrap();
+    assert!(
+        header.chars().count() <= REASON_CAP / 2 + 40,
+        "{}",
+        header.len()
+    );
+    assert!(header.starts_with(&"h".repeat(REASON_CAP / 2)));
+    assert!(prompt.starts_with("ppp"));
+    assert!(prompt.chars().count() > REASON_CAP / 2 - 200);
+    assert_eq!(super::compose("h", "p"), "h\n\np");
+}
