@@ -102,11 +102,16 @@ impl Reached {
                 format_duration(*used),
                 format_duration(*limit)
             ),
-            Reached::Tokens { used, limit } => format!(
-                "the token budget ({} tokens used of {}; {used} of {limit})",
-                format_count(*used),
-                format_count(*limit)
-            ),
+            Reached::Tokens { used, limit } => {
+                let (short_used, short_limit) = (format_count(*used), format_count(*limit));
+                // The exact figures too, when the short ones rounded them.
+                let exact = if short_used == used.to_string() && short_limit == limit.to_string() {
+                    String::new()
+                } else {
+                    format!("; {used} of {limit}")
+                };
+                format!("the token budget ({short_used} tokens used of {short_limit}{exact})")
+            }
             Reached::Cost {
                 used,
                 limit,
