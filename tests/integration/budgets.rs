@@ -351,3 +351,30 @@ fn parallel_shows_usage_per_task_and_in_total() {
         .unwrap_or_default();
     assert!(total.contains("1.2k tok $0.50"), "{out}");
 }
+
+/// A 2 GB transcript (sparse: one line of zeros with no end, then a real reply) costs a
+/// Stop a bounded read: the last 32 MiB at most, in small blocks, never the whole file
+/// and never an unbounded line in memory.
+#[test]
+fn a_huge_transcript_is_read_in_bounded_time_and_memory() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "--max-tokens", "100", "--no-progress-limit", "0", "Fix it"])
+        .success();
+    let path = env.home.join("transcript.jsonl");
+    let file = fs::File::create(&path).unwrap();
+    file.set_len(2 * 1024 * 1024 * 1024).unwrap();
+    drop(file);
+    append(&env, &[String::new(), assistant_line("m1", 60, 0)]);
+    let stop = env
+        .cmd(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(env.stop_input("working").to_string())
+        .run_bounded(std::time::Duration::from_secs(10));
+    assert!(stop.max_rss_kb < 64 * 1024, "{} KiB\n{}", stop.max_rss_kb, stop.run);
+    assert!(stop.run.blocked().contains("iteration 2"), "{}", stop.run);
+    assert_eq!(status(&env)["usage"]["total_tokens"], 60);
+    // The next Stop reads only what was added since.
+    append(&env, &[assistant_line("m2", 50, 0)]);
+    let message = env.stop(&env.stop_input("more")).allowed().unwrap();
+    assert!(message.contains("(110 tokens used of 100)"), "{message}");
+}
