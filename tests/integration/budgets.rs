@@ -358,8 +358,15 @@ fn parallel_shows_usage_per_task_and_in_total() {
 #[test]
 fn a_huge_transcript_is_read_in_bounded_time_and_memory() {
     let env = TestEnv::new();
-    env.cmd(&["ralph", "--max-tokens", "100", "--no-progress-limit", "0", "Fix it"])
-        .success();
+    env.cmd(&[
+        "ralph",
+        "--max-tokens",
+        "100",
+        "--no-progress-limit",
+        "0",
+        "Fix it",
+    ])
+    .success();
     let path = env.home.join("transcript.jsonl");
     let file = fs::File::create(&path).unwrap();
     file.set_len(2 * 1024 * 1024 * 1024).unwrap();
@@ -370,11 +377,32 @@ fn a_huge_transcript_is_read_in_bounded_time_and_memory() {
         .env("CLAUDE_PROJECT_DIR", &env.root)
         .stdin(env.stop_input("working").to_string())
         .run_bounded(std::time::Duration::from_secs(10));
-    assert!(stop.max_rss_kb < 64 * 1024, "{} KiB\n{}", stop.max_rss_kb, stop.run);
+    assert!(
+        stop.max_rss_kb < 64 * 1024,
+        "{} KiB\n{}",
+        stop.max_rss_kb,
+        stop.run
+    );
     assert!(stop.run.blocked().contains("iteration 2"), "{}", stop.run);
     assert_eq!(status(&env)["usage"]["total_tokens"], 60);
     // The next Stop reads only what was added since.
     append(&env, &[assistant_line("m2", 50, 0)]);
     let message = env.stop(&env.stop_input("more")).allowed().unwrap();
     assert!(message.contains("(110 tokens used of 100)"), "{message}");
+}
+
+/// /pagent:parallel shows the plan and the command the model runs: the budget is in it.
+#[test]
+fn the_parallel_plan_carries_the_budget_to_the_command_it_prints() {
+    let env = TestEnv::new();
+    env.write("tasks.txt", "alpha: first\n");
+    let out = env
+        .cmd(&["parallel", "--stdin-args", "--dry-run"])
+        .stdin("tasks.txt -j 2 --max-cost 2.50 --max-tokens 500k")
+        .success();
+    assert!(
+        out.stdout
+            .contains("--max-tokens 500000 --max-cost 2.500000"),
+        "{out}"
+    );
 }

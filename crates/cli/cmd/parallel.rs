@@ -95,6 +95,7 @@ fn print_plan(exe: &Path, project: &Project, args: &ParallelArgs, file: &Path, t
     if args.trust {
         argv.push("--trust".into());
     }
+    argv.extend(crate::runner::parallel::budget_cli(&args.budget));
     argv.extend(agent_cli(&args.agent));
     println!(
         "run: {}",

@@ -33,8 +33,8 @@ use crate::cli::ui::Style;
 use crate::runner::signals;
 use crate::store::project::Project;
 
-pub use child::agent_cli;
 use child::{Msg, spawn};
+pub use child::{agent_cli, budget_cli};
 use table::{Row, apply, draw, summary};
 pub use tasks::{Task, read_tasks};
 
