@@ -80,7 +80,7 @@ pub fn loop_ended(env: &Env, project_root: &Path, state: &State) {
         );
     }
     for argv in commands {
-        spawn_detached(&argv, timeout, &values);
+        spawn_detached(env, &argv, timeout, &values);
     }
 }
 
@@ -135,11 +135,15 @@ fn cap(text: &str) -> String {
 
 /// Starts `pagent hook notify --timeout N -- ARGV` detached: its own process group, no
 /// stdio, not waited for.
-fn spawn_detached(argv: &[String], timeout: u64, values: &[(&str, String)]) {
-    let Ok(exe) = std::env::current_exe() else {
+fn spawn_detached(env: &Env, argv: &[String], timeout: u64, values: &[(&str, String)]) {
+    let Some(exe) = env.exe.clone().or_else(|| std::env::current_exe().ok()) else {
         return;
     };
     let mut command = Command::new(exe);
+    if let Some(path) = &env.path {
+        // The notifier sees the PATH pagent searched for notify-send.
+        command.env("PATH", path);
+    }
     command
         .args(["hook", "notify", "--timeout", &timeout.to_string(), "--"])
         .args(argv)

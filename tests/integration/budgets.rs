@@ -299,7 +299,7 @@ fn pagent_loop_counts_the_streams_usage_and_gives_up_on_its_budget() {
 #[test]
 fn parallel_shows_usage_per_task_and_in_total() {
     let env = TestEnv::new();
-    crate::no_progress::git(&env, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    crate::git::git(&env.root, &["commit", "-q", "--allow-empty", "-m", "init"]);
     let claude = fake_claude(&env);
     env.write("tasks.txt", "alpha: first\nbeta: second\n");
     let out = env

@@ -14,6 +14,8 @@ mod backpressure;
 mod budgets;
 mod consent;
 mod faults;
+#[path = "../support/git.rs"]
+mod git;
 mod hook_input;
 mod hostile_repo;
 mod launcher;

@@ -1,5 +1,6 @@
 //! Notifications when a loop ends, with fake notifiers: a command from the user's config,
-//! a desktop `notify-send` on PATH, one that hangs and one that fails.
+//! a desktop `notify-send` on PATH, one that hangs and one that fails. The commands that
+//! end a loop run as the real binary: the notifier is a detached process it starts.
 
 use std::fs;
 use std::path::Path;
@@ -30,6 +31,14 @@ fn wait_for(path: &Path) -> String {
     }
 }
 
+/// `pagent hook stop` as the binary, as Claude Code runs it.
+fn stop(env: &TestEnv, message: &str) -> Run {
+    env.bin(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(env.stop_input(message).to_string())
+        .run()
+}
+
 fn path_with(dir: &Path) -> String {
     format!(
         "{}:{}",
@@ -58,8 +67,7 @@ fn a_completed_loop_runs_the_users_command_with_the_outcome() {
         ),
     );
     env.cmd(&["ralph", "Fix it"]).success();
-    let message = env
-        .stop(&env.stop_input("Done.\n<promise>DONE</promise>"))
+    let message = stop(&env, "Done.\n<promise>DONE</promise>")
         .allowed()
         .unwrap();
     assert!(message.contains("complete"), "{message}");
@@ -81,7 +89,7 @@ fn a_cancel_sends_a_desktop_notification_where_notify_send_exists() {
     );
     user_config(&env, r#"{"notify": {"desktop": true}}"#);
     env.cmd(&["ralph", "Fix it"]).success();
-    env.cmd(&["cancel"])
+    env.bin(&["cancel"])
         .env("PATH", path_with(&tools))
         .success();
     let text = wait_for(&out_file);
@@ -114,7 +122,7 @@ fn a_hanging_or_failing_notifier_never_blocks_or_changes_the_outcome() {
     env.cmd(&["ralph", "--max-iterations", "1", "Fix it"])
         .success();
     let started = Instant::now();
-    let message = env.stop(&env.stop_input("Not yet.")).allowed().unwrap();
+    let message = stop(&env, "Not yet.").allowed().unwrap();
     assert!(message.contains("gave up"), "{message}");
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -136,8 +144,7 @@ fn a_hanging_or_failing_notifier_never_blocks_or_changes_the_outcome() {
             &format!(r#"{{"notify": {{"command": {command}, "desktop": true}}}}"#),
         );
         env.cmd(&["ralph", "--force", "Fix it"]).success();
-        let message = env
-            .stop(&env.stop_input("Done.\n<promise>DONE</promise>"))
+        let message = stop(&env, "Done.\n<promise>DONE</promise>")
             .allowed()
             .unwrap();
         assert!(message.contains("complete"), "{message}");
@@ -164,7 +171,7 @@ fn a_broken_config_or_none_notifies_nothing_and_fails_nothing() {
         ),
     );
     env.cmd(&["ralph", "Fix it"]).success();
-    env.cmd(&["cancel"])
+    env.bin(&["cancel"])
         .env("PATH", path_with(&tools))
         .success();
     wait_for(&marker);
@@ -172,6 +179,6 @@ fn a_broken_config_or_none_notifies_nothing_and_fails_nothing() {
     // A config that is not valid JSON: the cancel still works.
     user_config(&env, "{not json");
     env.cmd(&["ralph", "--force", "Fix it"]).success();
-    let out = env.cmd(&["cancel"]).success();
+    let out = env.bin(&["cancel"]).success();
     assert!(out.stdout.contains("cancelled"), "{out}");
 }

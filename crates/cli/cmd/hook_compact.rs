@@ -10,27 +10,27 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::read_hook_input;
+use crate::io::{Io, read_hook_input};
 use crate::store::project::{self, Project, STATE_FILE};
 use crate::store::{self, door};
 
-pub fn run(global: &Global, env: &Env) -> ExitStatus {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     if let Some(root) = project::root_from_flag_or_env(global, env)
         && !door::exists_no_follow(&root.join(STATE_FILE))
     {
         return ExitStatus::Success;
     }
-    match mark(global, env) {
+    match mark(global, env, io) {
         Ok(()) => ExitStatus::Success,
         Err(err) => {
-            ui::report(&err.context("the compaction hook failed"));
+            ui::report(io.stderr, &err.context("the compaction hook failed"));
             ExitStatus::Failure
         }
     }
 }
 
-fn mark(global: &Global, env: &Env) -> anyhow::Result<()> {
-    let input = read_hook_input()?;
+fn mark(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
+    let input = read_hook_input(io.stdin)?;
     // SessionStart fires for startup, resume and clear too: only a compaction matters.
     if input.hook_event_name.as_deref() == Some("SessionStart")
         && input.source.as_deref() != Some("compact")
@@ -39,14 +39,18 @@ fn mark(global: &Global, env: &Env) -> anyhow::Result<()> {
     }
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
-    store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
-        (state.session_id.is_some() && state.session_id == session && !state.full_prompt_due).then(
-            || {
-                let mut next = state.clone();
-                next.full_prompt_due = true;
-                next
-            },
-        )
-    })?;
+    store::update_own_loop(
+        &project,
+        env.config_dir.as_deref(),
+        |state| {
+            (state.session_id.is_some() && state.session_id == session && !state.full_prompt_due)
+                .then(|| {
+                    let mut next = state.clone();
+                    next.full_prompt_due = true;
+                    next
+                })
+        },
+        io.stderr,
+    )?;
     Ok(())
 }

@@ -59,6 +59,7 @@ pub fn drive(
     env: &Env,
     args: LoopArgs,
     progress: &mut Progress,
+    stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<ExitStatus> {
     let base = Project::resolve(global, env, None)?;
     let tree = args
@@ -78,7 +79,8 @@ pub fn drive(
     let agent = agent_spec(&args.agent, env)?;
     let config_dir = env.config_dir.as_deref();
     let secret = secret::read_or_create_secret(config_dir)?;
-    let (mut state, resumed, _runner) = prepare_state(&project, env, &args, &secret, progress)?;
+    let (mut state, resumed, _runner) =
+        prepare_state(&project, env, &args, &secret, progress, stdin)?;
     progress.started(
         &state,
         &agent.label(),
@@ -128,7 +130,8 @@ pub fn drive(
                 }),
             };
             let logged = |entry| Event::of(entry, now(), None);
-            if session::apply(&project, config_dir, &state, &outcome, logged)?.is_none() {
+            let stderr = progress.stderr();
+            if session::apply(&project, config_dir, &state, &outcome, logged, stderr)?.is_none() {
                 let ended = ended_elsewhere(&project, &state)
                     .unwrap_or_else(|| "the state changed meanwhile".to_owned());
                 return Ok(stopped_elsewhere(&state, &ended, progress));
@@ -173,12 +176,15 @@ pub fn drive(
         let detail = step.log.detail.clone();
         let logged = |entry| Event::of(entry, now(), None).took(run.elapsed);
         // `pagent cancel` may have ended the loop while the agent ran: that wins.
-        let Some(next) = session::apply(&project, config_dir, &state, &step.into(), logged)? else {
+        let outcome = step.into();
+        let stderr = progress.stderr();
+        let Some(next) = session::apply(&project, config_dir, &state, &outcome, logged, stderr)?
+        else {
             let ended = ended_elsewhere(&project, &state)
                 .unwrap_or_else(|| "the state changed meanwhile".to_owned());
             return Ok(stopped_elsewhere(&state, &ended, progress));
         };
-        note_stories(&project, &next, iteration);
+        note_stories(&project, &next, iteration, progress);
         if args.checkpoint {
             match worktree::checkpoint(
                 &project.root,
@@ -242,10 +248,11 @@ fn prepare_state(
     args: &LoopArgs,
     secret: &[u8],
     progress: &mut Progress,
+    stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match (&args.start, &args.prd) {
         (Some(LoopStart::Ralph(ralph_args)), _) => {
-            let (mut ralph_args, task) = crate::cli::task::resolve(ralph_args.clone())?;
+            let (mut ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
             ralph_args.budget = merged_budget(args.budget, ralph_args.budget);
             let (state, notes) =
                 setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
@@ -262,7 +269,7 @@ fn prepare_state(
         (None, prd) => match store::read_state(project)? {
             Some(state) if state.is_active() => {
                 let runner = runner_lock(project, Duration::ZERO)?;
-                let (state, resumed) = resume(project, env, state, secret)?;
+                let (state, resumed) = resume(project, env, state, secret, progress)?;
                 return Ok((state, resumed, runner));
             }
             _ => match prd {
@@ -274,6 +281,7 @@ fn prepare_state(
                         args.max_iterations,
                         args.budget.budget(),
                         args.trust,
+                        progress,
                     )?,
                     false,
                     Action::Stories,
@@ -287,7 +295,14 @@ fn prepare_state(
     };
     // Without --force, set-up refuses while a loop is active; with it, the runner driving
     // the old loop notices the new one within a moment and lets go of the runner lock.
-    let state = setup::install_state(project, env.config_dir.as_deref(), &state, force, action)?;
+    let state = setup::install_state(
+        project,
+        env.config_dir.as_deref(),
+        &state,
+        force,
+        action,
+        progress.stderr(),
+    )?;
     let runner = runner_lock(project, RUNNER_HANDOVER)?;
     Ok((state, false, runner))
 }
@@ -326,6 +341,7 @@ fn resume(
     env: &Env,
     state: State,
     secret: &[u8],
+    progress: &mut Progress,
 ) -> anyhow::Result<(State, bool)> {
     let config_dir = env.config_dir.as_deref();
     anyhow::ensure!(
@@ -338,7 +354,14 @@ fn resume(
     }
     let mut next = state.clone();
     next.driver = Driver::Loop;
-    match store::apply_if_unchanged(project, config_dir, &state, &next, secret)? {
+    match store::apply_if_unchanged(
+        project,
+        config_dir,
+        &state,
+        &next,
+        secret,
+        progress.stderr(),
+    )? {
         Applied::Written(written) => Ok((*written, true)),
         Applied::Changed => {
             bail!("the loop's state changed while taking it over; run `pagent loop` again")

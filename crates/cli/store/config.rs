@@ -128,7 +128,8 @@ fn price_of(prefix: &str, entry: &PriceEntry) -> anyhow::Result<Price> {
 }
 
 /// The price table: the user's prices over the built-in ones. A config that cannot be
-/// read or is invalid gives the built-in table, with a warning.
+/// read or is invalid gives the built-in table (status then names pagent's list prices
+/// as the source; set-up and the hooks report the broken config themselves).
 pub fn read_prices(config_dir: Option<&Path>) -> Prices {
     let Some(path) = user_config_path(config_dir) else {
         return Prices::built_in();
@@ -144,10 +145,7 @@ pub fn read_prices(config_dir: Option<&Path>) -> Prices {
             Prices::with_user(user)
         }
         Ok(None) => Prices::built_in(),
-        Err(err) => {
-            crate::cli::ui::warn(&format!("{err:#}; using pagent's list prices"));
-            Prices::built_in()
-        }
+        Err(_) => Prices::built_in(),
     }
 }
 

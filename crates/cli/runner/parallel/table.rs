@@ -79,7 +79,7 @@ impl RowUsage {
 }
 
 /// Folds one JSON event of a child loop into its row.
-pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
+pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write) {
     let Ok(event) = serde_json::from_str::<Value>(line) else {
         return;
     };
@@ -106,7 +106,8 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
             }
             row.detail = text("detail");
             if plain {
-                println!(
+                let _ = writeln!(
+                    out,
                     "[{}] iteration {} ({}): {}",
                     row.task.name,
                     event["iteration"],
@@ -127,10 +128,10 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
 }
 
 /// Redraws the table in place; returns how many lines it drew.
-pub(super) fn draw(rows: &[Row], previous: usize, style: Style) -> usize {
-    let mut out = String::new();
+pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Write) -> usize {
+    let mut text = String::new();
     if previous > 0 {
-        out.push_str(&format!("\x1b[{previous}A"));
+        text.push_str(&format!("\x1b[{previous}A"));
     }
     let width = name_width(rows);
     for row in rows {
@@ -160,29 +161,31 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style) -> usize {
         if line.chars().count() > 110 {
             line = line.chars().take(109).collect::<String>() + "…";
         }
-        out.push_str(&format!("\r\x1b[2K{line}\n"));
+        text.push_str(&format!("\r\x1b[2K{line}\n"));
     }
-    print!("{out}");
-    let _ = std::io::stdout().flush();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
     rows.len()
 }
 
-pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
+pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Write) {
     if json {
         let tasks: Vec<Value> = rows
             .iter()
             .map(|r| json!({"task": r.task.name, "outcome": r.state, "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail, "usage": r.usage.json()}))
             .collect();
         let total = RowUsage::total(rows);
-        println!(
+        let _ = writeln!(
+            out,
             "{}",
             json!({"event": "summary", "tasks": tasks, "total": total.json()})
         );
         return;
     }
     let width = name_width(rows);
-    println!();
-    println!(
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
         "{}",
         style.bold(&format!(
             "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  detail",
@@ -195,7 +198,8 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
         ))
     );
     for row in rows {
-        println!(
+        let _ = writeln!(
+            out,
             "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  {}",
             row.task.name,
             row.state,
@@ -207,7 +211,8 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
         );
     }
     let iterations: u64 = rows.iter().map(|r| r.iterations).sum();
-    println!(
+    let _ = writeln!(
+        out,
         "{:<width$}  {:<11} {:>10}  {:<16}",
         "total",
         "",
