@@ -19,7 +19,7 @@ mod session;
 mod store;
 mod world;
 
-pub use world::transcript;
+pub use world::{transcript, usage};
 
 pub use cli::env::Env;
 pub use cli::exit::ExitStatus;

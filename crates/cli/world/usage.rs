@@ -156,6 +156,35 @@ fn read_usage_from<R: Read + Seek>(
     ))
 }
 
+/// For the fuzz target: any bytes read without panicking, and reading them in two pieces
+/// (a Stop in between) never counts fewer tokens than reading them at once. It may count
+/// more: the cursor remembers only the last message, so a message whose lines come back
+/// after another's is counted again, on the safe side for a budget.
+pub fn fuzz_check(data: &[u8]) {
+    let total = |reports: &[Report]| -> u64 {
+        reports
+            .iter()
+            .fold(0u64, |sum, r| sum.saturating_add(r.tokens.total()))
+    };
+    let read = |bytes: &[u8], cursor: Option<&TranscriptCursor>| {
+        read_usage_from(io::Cursor::new(bytes), "fuzz", cursor, Timestamp(0))
+    };
+    let Ok((whole, _)) = read(data, None) else {
+        return;
+    };
+    let cut = data.len() / 2;
+    let Ok((first, cursor)) = read(&data[..cut], None) else {
+        return;
+    };
+    let Ok((second, _)) = read(data, Some(&cursor)) else {
+        return;
+    };
+    assert!(
+        total(&first).saturating_add(total(&second)) >= total(&whole),
+        "reading in two pieces lost tokens"
+    );
+}
+
 /// Counts each message once, by id.
 struct Counter {
     /// Only lines stamped at or after this count (the first read of a transcript).

@@ -142,3 +142,22 @@ fn a_fifo_or_missing_transcript_is_an_error_not_a_hang() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     assert!(read_transcript_usage(&fifo, None, Timestamp(0)).is_err());
 }
+
+#[test]
+fn the_fuzz_check_holds_on_the_fixtures_and_odd_bytes() {
+    for data in [
+        fixture(NEWEST),
+        fixture(OLDEST),
+        Vec::new(),
+        b"\n\n{".to_vec(),
+        format!(
+            "{}\n{}\n{}\n",
+            assistant("a", "2026-11-22T10:00:00.000Z", 1, 1),
+            assistant("b", "2026-11-22T10:00:00.000Z", 1, 1),
+            assistant("a", "2026-11-22T10:00:00.000Z", 5, 5)
+        )
+        .into_bytes(),
+    ] {
+        fuzz_check(&data);
+    }
+}
