@@ -26,5 +26,6 @@ mod harness;
 mod interactive;
 mod mock;
 mod npm;
+mod review;
 mod scenarios;
 mod tmux;

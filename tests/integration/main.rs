@@ -26,6 +26,7 @@ mod notify;
 mod own_texts;
 mod pipeline;
 mod ralph;
+mod review;
 mod safety;
 mod status;
 mod user_wins;

@@ -75,8 +75,12 @@ pub struct RalphLine {
     pub flags: Vec<String>,
 }
 
-const NUMBER_FLAGS: &[&str] = &["--max-iterations", "--no-progress-limit"];
-const TEXT_FLAGS: &[&str] = &["--promise", "--completion-promise"];
+const NUMBER_FLAGS: &[&str] = &[
+    "--max-iterations",
+    "--no-progress-limit",
+    "--review-timeout",
+];
+const TEXT_FLAGS: &[&str] = &["--promise", "--completion-promise", "--review"];
 const SWITCHES: &[&str] = &["--force", "--trust"];
 /// Budgets: a value that looks like one (`2h`, `500k`, `$5`, `0.50`) is checked by clap.
 const BUDGET_FLAGS: &[&str] = &["--max-duration", "--max-tokens", "--max-cost"];

@@ -50,6 +50,8 @@ struct Report {
     usage: UsageReport,
     /// The loop's time, token and cost limits (empty when none).
     budget: pagent_engine::Budget,
+    /// The latest reviewer verdict of a `review` condition.
+    review: Option<ReviewReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -62,6 +64,16 @@ struct UsageReport {
     cost_source: String,
     /// How many usage records the agent gave (0: none, so tokens are unknown).
     reports: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct ReviewReport {
+    stage: String,
+    iteration: u32,
+    met: bool,
+    summary: String,
+    detail: String,
+    at: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -213,6 +225,17 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
             reports: usage.reports,
         },
         budget: state.budget,
+        review: state.review.as_ref().map(|r| ReviewReport {
+            stage: state
+                .stages
+                .get(r.stage)
+                .map_or_else(String::new, |s| s.name.clone()),
+            iteration: r.iteration,
+            met: r.met,
+            summary: r.summary.clone(),
+            detail: r.detail.clone(),
+            at: r.at.to_string(),
+        }),
     }
 }
 
@@ -366,6 +389,21 @@ fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::R
                 false
             )
         )?,
+    }
+    if let Some(review) = &report.review {
+        let verdict = format!("review: {}", printable(&review.summary, false));
+        let verdict = if review.met {
+            style.green(&verdict)
+        } else {
+            style.red(&verdict)
+        };
+        writeln!(
+            out,
+            "{verdict} (stage {}, iteration {}, {})",
+            printable(&review.stage, false),
+            review.iteration,
+            review.at
+        )?;
     }
     for (i, check) in report.checks.iter().enumerate() {
         let label = if i == 0 { "checks:" } else { "       " };

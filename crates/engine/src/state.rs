@@ -129,6 +129,11 @@ pub struct State {
     /// not advance (unless the workflow turns the gate off).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub failing_checks: BTreeMap<String, FailedCheck>,
+    /// The latest reviewer verdict (a `review` condition), with the stage and iteration
+    /// it belongs to: shown by `pagent status`, and reused if that iteration is decided
+    /// again, so a reviewer runs at most once per iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::review::ReviewRecord>,
     /// Time, token and cost limits chosen at set-up (see `budget.rs`).
     #[serde(default, skip_serializing_if = "Budget::is_empty")]
     pub budget: Budget,
@@ -294,6 +299,7 @@ impl State {
             paused: None,
             full_prompt_due: false,
             failing_checks: BTreeMap::new(),
+            review: None,
             budget: options.budget,
             usage: Usage::default(),
             seal: None,

@@ -321,3 +321,79 @@ fn a_workflow_sets_budgets_in_either_form_and_rejects_bad_ones() {
         assert_eq!(err.field, key);
     }
 }
+
+/// A loop whose promise a reviewer must approve, over its token budget: the reviewer (the
+/// dearest check) runs only when its verdict can still complete the loop.
+fn reviewed_over_budget(stages: usize) -> State {
+    use crate::review::{Review, Reviewer};
+    let promise = crate::Condition::Promise("DONE".into());
+    let review = crate::Condition::Review(Review {
+        criteria: "every input has a test".into(),
+        reviewer: Reviewer::Claude,
+        timeout_secs: 60,
+    });
+    let stage = |name: &str| serde_json::json!({"name": name, "prompt": "p", "exit_when": {"promise_in_output": "DONE"}});
+    let names: Vec<String> = (0..stages).map(|i| format!("s{i}")).collect();
+    let workflow = crate::Workflow::from_json(
+        &serde_json::json!({"stages": names.iter().map(|n| stage(n)).collect::<Vec<_>>()}),
+        "w",
+    )
+    .unwrap();
+    let mut state = State::new_pipeline(
+        &workflow,
+        vec!["p".into(); stages],
+        SetupOptions {
+            session_id: Some("s1".into()),
+            budget: Budget {
+                max_tokens: Some(100),
+                ..Budget::default()
+            },
+            ..SetupOptions::default()
+        },
+        None,
+        Timestamp(1_000),
+    );
+    state.stages[0].exit_when = crate::Condition::All(vec![promise, review]);
+    state.usage.add(&tokens(500), &Prices::built_in());
+    state
+}
+
+#[test]
+fn over_budget_the_reviewer_runs_only_when_it_can_complete_the_loop() {
+    const MET: &str = "Fine.\n{\"met\": true, \"missing\": []}";
+    const NOT_MET: &str = "{\"met\": false, \"missing\": [\"no test\"]}";
+    // (stages, the model's message, the reviewer's answer) -> (reviews run, status)
+    let cases = [
+        // The last stage, the promise made: the verdict decides.
+        (1, "done\n<promise>DONE</promise>", MET, 1, Status::Complete),
+        (
+            1,
+            "done\n<promise>DONE</promise>",
+            NOT_MET,
+            1,
+            Status::GaveUp,
+        ),
+        // No promise: no review, the budget ends the loop.
+        (1, "working", MET, 0, Status::GaveUp),
+        // Not the last stage: met would only advance into a loop over budget.
+        (2, "done\n<promise>DONE</promise>", MET, 0, Status::GaveUp),
+    ];
+    for (stages, message, answer, reviews, status) in cases {
+        let state = reviewed_over_budget(stages);
+        let mut world = MemoryWorld::default().message(message).review_says(answer);
+        let step = decide_iteration(&state, &mut world, Timestamp(1_010));
+        assert_eq!(
+            (world.reviews_run.len(), step.write.status),
+            (reviews, status),
+            "{stages} stages, {message:?}, {answer:?}"
+        );
+        if status == Status::GaveUp {
+            assert!(
+                step.write
+                    .end_reason
+                    .unwrap()
+                    .starts_with("reached the token budget"),
+            );
+        }
+    }
+}

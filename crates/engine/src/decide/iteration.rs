@@ -24,8 +24,15 @@ pub(super) fn decide_unbounded(state: &State, world: &mut dyn World, now: Timest
         gate_on_failed_checks(&mut next, &mut evaluation, world);
     }
     // Work that completes the loop completes it, budget or not; anything else stops at
-    // a reached budget.
-    let completes = evaluation.met && next.stage + 1 >= next.max_stages;
+    // a reached budget. So over budget the reviewer (the dearest check) runs only where
+    // its verdict can complete the loop: at the last stage (and, as always, only when
+    // everything else holds).
+    let last_stage = next.stage + 1 >= next.max_stages;
+    if last_stage || crate::budget::reached(&next, now).is_none() {
+        // Last, because it is the dearest: only when everything above holds.
+        crate::review::conclude(&mut next, &mut evaluation, world, now);
+    }
+    let completes = evaluation.met && last_stage;
     if !completes && let Some(gave_up) = crate::budget::give_up_if_reached(&next, now) {
         return gave_up;
     }
@@ -77,6 +84,10 @@ fn advance(
         let elapsed = format_duration(now.since(next.started_at));
         let total = next.total_iterations();
         let reason = match next.kind {
+            Kind::Ralph if next.current().exit_when.review().is_some() => format!(
+                "the promise was made and the reviewer agreed after {total} iteration{}",
+                plural(total)
+            ),
             Kind::Ralph => format!(
                 "the promise was made after {total} iteration{}",
                 plural(total)
