@@ -11,7 +11,7 @@ use crate::mock::Reply;
 #[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
 fn a_max_tokens_ralph_loop_ends_on_its_budget_with_the_figures() {
     let e2e = E2e::start(
-        (1..=6)
+        (1..=10)
             .map(|n| Reply::text(&format!("Pass {n}.")))
             .collect(),
     );
@@ -21,18 +21,22 @@ fn a_max_tokens_ralph_loop_ends_on_its_budget_with_the_figures() {
     assert_eq!(run.code, Some(0));
     let status = e2e.status();
     assert_eq!(status["status"], "gave_up", "{status}");
-    // 15 tokens a reply: the third crosses 40. The client may not have written a
-    // turn's last reply to the transcript when its Stop hook runs (2.1.197 has not): the
-    // reply is then counted at the next Stop, one reply late.
+    // 15 tokens a reply: the third crosses 40. But the client may not have written a
+    // turn's latest replies to the transcript when its Stop hook runs (2.1.197 writes in
+    // batches): those are counted at a later Stop, a reply or two late. Whatever the lag,
+    // the loop ends on the figures it had read, and says them.
     let replies = e2e.mock.requests().len();
-    assert!((3..=4).contains(&replies), "{replies} replies: {status}");
     let used = status["usage"]["total_tokens"].as_u64().unwrap();
-    assert_eq!(used, 45, "{status}");
+    assert!((3..=6).contains(&replies), "{replies} replies: {status}");
+    assert!(
+        used >= 40 && used <= 15 * replies as u64,
+        "{used} tokens: {status}"
+    );
     let outputs = run.stop_hook_outputs();
     let message = outputs.last().unwrap()["systemMessage"].as_str().unwrap();
     assert!(
         message.contains(&format!(
-            "gave up: reached the token budget (45 tokens used of 40) at stage ralph, iteration {replies}"
+            "gave up: reached the token budget ({used} tokens used of 40) at stage ralph, iteration {replies}"
         )),
         "{message}"
     );
