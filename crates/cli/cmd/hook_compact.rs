@@ -6,6 +6,8 @@
 //! Like the other hooks: no state file, no work; never blocks, never exits 2; writes only
 //! the user's own loop of this session, compare-and-swap.
 
+use pagent_engine::{Whose, whose_loop};
+
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
@@ -40,13 +42,13 @@ fn mark(global: &Global, env: &Env) -> anyhow::Result<()> {
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
     store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
-        (state.session_id.is_some() && state.session_id == session && !state.full_prompt_due).then(
-            || {
-                let mut next = state.clone();
-                next.full_prompt_due = true;
-                next
-            },
-        )
+        // Only the session's own loop: `pagent loop` sends every agent the full prompt.
+        let mine = whose_loop(state, session.as_deref()) == Whose::This;
+        (mine && !state.full_prompt_due).then(|| {
+            let mut next = state.clone();
+            next.full_prompt_due = true;
+            next
+        })
     })?;
     Ok(())
 }
