@@ -20,6 +20,7 @@ use std::time::Instant;
 use pagent_engine::backpressure::{CheckResult, CheckSpec, Requirement};
 use pagent_engine::{Check, CheckShape, check_syntax};
 
+use crate::cli::env;
 use crate::store::door;
 use crate::store::project::Project;
 use crate::store::trust::Verdict;
@@ -172,7 +173,7 @@ fn run_one(
             "PYTHONPYCACHEPREFIX",
             pycache.to_string_lossy().into_owned(),
         ),
-        ("PAGENT_FILE", file.to_string_lossy().into_owned()),
+        (env::PAGENT_FILE, file.to_string_lossy().into_owned()),
     ];
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let result = match run_command(&cwd, &check, &env) {
