@@ -19,6 +19,7 @@
 //! workflow over a PRD's user stories, with the progress.md line after each iteration.
 
 pub mod agent;
+pub mod loop_event;
 pub mod parallel;
 pub mod progress;
 mod retry;
@@ -40,6 +41,7 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
 use crate::runner::agent::{AgentSpec, End, Limits};
+use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
 use crate::session;
 use crate::store::eventlog::Event;
@@ -133,7 +135,7 @@ pub fn drive(
             }
             progress.finished(
                 &state,
-                "interrupted",
+                Ending::Interrupted,
                 "stopped by a signal; the state is saved, run `pagent loop` to resume",
             );
             return Ok(ExitStatus::Interrupted);
@@ -195,12 +197,12 @@ pub fn drive(
     let reason = state.end_reason.clone().unwrap_or_default();
     match state.status {
         Status::Complete => {
-            progress.finished(&state, "complete", &reason);
+            progress.finished(&state, Ending::Complete, &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
             Ok(after_completion(&project, branch, &args, &state, progress))
         }
         _ => {
-            progress.finished(&state, "gave up", &reason);
+            progress.finished(&state, Ending::GaveUp, &reason);
             Ok(ExitStatus::GaveUp)
         }
     }
@@ -440,7 +442,7 @@ fn ended_elsewhere(project: &Project, ours: &State) -> Option<String> {
 }
 
 fn stopped_elsewhere(state: &State, reason: &str, progress: &mut Progress) -> ExitStatus {
-    progress.finished(state, "stopped", reason);
+    progress.finished(state, Ending::Stopped, reason);
     ExitStatus::Interrupted
 }
 
