@@ -4,10 +4,9 @@
 //! help and version exit 0; a subcommand's error is reported once, at the top. The hooks
 //! have their own, stricter policy (fail open) in `cmd/hook_*.rs`.
 
-use std::ffi::OsString;
-
 use clap::Parser;
 use clap::error::ErrorKind;
+use std::ffi::OsString;
 
 use crate::cli::args::{Cli, Command, HookCommand};
 use crate::cli::env::Env;
@@ -17,54 +16,75 @@ use crate::cmd::{
     cancel, hook_compact, hook_post_tool_use, hook_stop, hook_user_prompt, install, log, loop_cmd,
     parallel, prompt, ralph, resume, run, status, trust,
 };
+use crate::io::Io;
 
-pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
+/// Runs one pagent command: `args` as the process got them (the program name first),
+/// `env` as [`Env::capture`] read it, the streams in `io`. Tests call this in-process.
+pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
     crate::store::door::ignore_sigxfsz();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => {
-            // clap prints help/version to stdout and errors to stderr.
-            let _ = err.print();
-            return match err.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitStatus::Success,
-                _ => ExitStatus::Failure,
+            // Help and version go to stdout, usage errors to stderr (as clap's own print).
+            let help = matches!(
+                err.kind(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+            );
+            let text = if io.stdout_is_terminal && help && !env.no_color {
+                err.render().ansi().to_string()
+            } else {
+                err.render().to_string()
+            };
+            let stream = if help {
+                &mut *io.stdout
+            } else {
+                &mut *io.stderr
+            };
+            let _ = stream.write_all(text.as_bytes());
+            return if help {
+                ExitStatus::Success
+            } else {
+                ExitStatus::Failure
             };
         }
     };
     let result = match cli.command {
-        Command::Hook(HookCommand::Stop) => return hook_stop::run(&cli.global, env),
+        Command::Hook(HookCommand::Stop) => return hook_stop::run(&cli.global, env, io),
         Command::Hook(HookCommand::PostToolUse) => {
-            return hook_post_tool_use::run(&cli.global, env);
+            return hook_post_tool_use::run(&cli.global, env, io);
         }
         Command::Hook(HookCommand::UserPromptSubmit) => {
-            return hook_user_prompt::run(&cli.global, env);
+            return hook_user_prompt::run(&cli.global, env, io);
         }
-        Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env),
-        Command::Resume => resume::run(&cli.global, env),
-        Command::Prompt => prompt::run(&cli.global, env),
+        Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
+        Command::Resume => resume::run(&cli.global, env, io),
+        Command::Prompt => prompt::run(&cli.global, env, io),
         Command::Run(args) => {
             let slash = args.stdin_args;
-            from_slash(slash, run::run(&cli.global, env, args))
+            let result = run::run(&cli.global, env, args, io);
+            from_slash(slash, result, io)
         }
         Command::Ralph(args) => {
             let slash = args.stdin_args;
-            from_slash(slash, ralph::run(&cli.global, env, args))
+            let result = ralph::run(&cli.global, env, args, io);
+            from_slash(slash, result, io)
         }
-        Command::Status(args) => status::run(&cli.global, env, &args),
-        Command::Cancel => cancel::run(&cli.global, env),
-        Command::Log(args) => log::run(&cli.global, env, &args),
-        Command::Loop(args) => loop_cmd::run(&cli.global, env, args),
+        Command::Status(args) => status::run(&cli.global, env, &args, io),
+        Command::Cancel => cancel::run(&cli.global, env, io),
+        Command::Log(args) => log::run(&cli.global, env, &args, io),
+        Command::Loop(args) => loop_cmd::run(&cli.global, env, args, io),
         Command::Parallel(args) => {
-            from_slash(args.stdin_args, parallel::run(&cli.global, env, &args))
+            let result = parallel::run(&cli.global, env, &args, io);
+            from_slash(args.stdin_args, result, io)
         }
-        Command::Trust(args) => trust::run(&cli.global, env, &args),
-        Command::Install(args) => install::install(env, &args),
-        Command::Uninstall(args) => install::uninstall(env, &args),
+        Command::Trust(args) => trust::run(&cli.global, env, &args, io),
+        Command::Install(args) => install::install(env, &args, io),
+        Command::Uninstall(args) => install::uninstall(env, &args, io),
     };
     match result {
         Ok(status) => status,
         Err(err) => {
-            ui::report(&err);
+            ui::report(io.stderr, &err);
             ExitStatus::Failure
         }
     }
@@ -74,15 +94,18 @@ pub fn run(args: Vec<OsString>, env: &Env) -> ExitStatus {
 /// line that exits non-zero as `Shell command failed for pattern "<the whole block>"`,
 /// burying pagent's sentence; with exit 0 the text reaches the model, which the command
 /// tells to relay it.
-#[allow(clippy::print_stdout)]
-fn from_slash(slash: bool, result: anyhow::Result<ExitStatus>) -> anyhow::Result<ExitStatus> {
+fn from_slash(
+    slash: bool,
+    result: anyhow::Result<ExitStatus>,
+    io: &mut Io,
+) -> anyhow::Result<ExitStatus> {
     match result {
         Err(err) if slash => {
-            println!("pagent: error: {err}");
+            writeln!(io.stdout, "pagent: error: {err}")?;
             for cause in err.chain().skip(1) {
-                println!("  caused by: {cause}");
+                writeln!(io.stdout, "  caused by: {cause}")?;
             }
-            println!("Nothing was started.");
+            writeln!(io.stdout, "Nothing was started.")?;
             Ok(ExitStatus::Success)
         }
         other => other,

@@ -1,8 +1,10 @@
-//! The process's inputs that are not arguments: the clock, stdin (a task, slash-command
-//! text, the hook's JSON), and the hooks' fast path, which decides from the environment
-//! alone before anything else is parsed.
+//! The process's streams and the inputs that are not arguments: [`Io`] (stdin, stdout,
+//! stderr, passed down from `run` so tests can drive a whole command in-process), the
+//! clock, readers for what arrives on stdin (a task, slash-command text, the hook's JSON),
+//! and the hooks' fast path, which decides from the environment alone before anything
+//! else is parsed.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
@@ -11,6 +13,24 @@ use pagent_engine::Timestamp;
 use crate::cli::env::{self, Env};
 use crate::cli::exit::ExitStatus;
 use crate::session::{Hook, hook_stands_aside};
+
+/// A command's three streams. `main` wires the process's own; tests pass buffers. Nothing
+/// on a path a test drives reads or writes the process's streams directly.
+pub struct Io<'a> {
+    pub stdin: &'a mut dyn Read,
+    pub stdout: &'a mut dyn Write,
+    pub stderr: &'a mut dyn Write,
+    /// Whether stdout is a terminal: colour and `pagent loop`'s redrawn status line.
+    pub stdout_is_terminal: bool,
+}
+
+impl std::fmt::Debug for Io<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Io")
+            .field("stdout_is_terminal", &self.stdout_is_terminal)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The wall clock, as the engine's timestamp. The only place the binary reads it for state.
 pub fn now() -> Timestamp {
@@ -25,9 +45,9 @@ pub fn now() -> Timestamp {
 const MAX_STDIN_TEXT: u64 = 1024 * 1024;
 
 /// Reads stdin as UTF-8 text (a task, or slash-command arguments).
-pub fn read_stdin_text() -> anyhow::Result<String> {
+pub fn read_stdin_text(stdin: &mut dyn Read) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
-    std::io::stdin()
+    stdin
         .take(MAX_STDIN_TEXT + 1)
         .read_to_end(&mut bytes)
         .context("cannot read stdin")?;
@@ -76,9 +96,9 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
 const MAX_HOOK_INPUT: u64 = 64 * 1024 * 1024;
 
 /// Reads and parses the JSON Claude Code sends a hook on stdin.
-pub fn read_hook_input() -> anyhow::Result<pagent_protocol::HookInput> {
+pub fn read_hook_input(stdin: &mut dyn Read) -> anyhow::Result<pagent_protocol::HookInput> {
     let mut bytes = Vec::new();
-    std::io::stdin()
+    stdin
         .take(MAX_HOOK_INPUT + 1)
         .read_to_end(&mut bytes)
         .context("cannot read the hook input on stdin")?;

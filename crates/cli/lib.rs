@@ -4,8 +4,9 @@
 //!
 //! `main.rs` is a few lines over [`run`]; the library shape lets the fuzz targets reach
 //! the parsers that live here (the transcript tail reader) and keeps `run` callable from
-//! tests. Nothing here exits the process: [`run`] returns an [`ExitStatus`], and nothing
-//! maps to exit code 2, which Claude Code reads as "block".
+//! tests, which call it in-process with their own environment and streams ([`Io`]).
+//! Nothing here exits the process: [`run`] returns an [`ExitStatus`], and nothing maps to
+//! exit code 2, which Claude Code reads as "block".
 
 mod cli;
 mod cmd;
@@ -22,9 +23,12 @@ pub use world::transcript;
 pub use cli::env::Env;
 pub use cli::exit::ExitStatus;
 pub use dispatch::run;
-pub use io::hook_fast_path;
+pub use io::{Io, hook_fast_path};
 
 /// Reports a panic caught by `main` (the message itself was printed by the panic hook).
-pub fn report_panic() {
-    cli::ui::error("internal error (a bug in pagent); nothing was blocked");
+pub fn report_panic(stderr: &mut dyn std::io::Write) {
+    cli::ui::error(
+        stderr,
+        "internal error (a bug in pagent); nothing was blocked",
+    );
 }

@@ -4,6 +4,8 @@
 //! it. The hooks' common case (no loop in this project) is decided before anything is
 //! parsed. Nothing here exits with 2: for Claude Code a hook's exit code 2 means "block".
 
+use std::io::IsTerminal;
+use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -11,10 +13,22 @@ fn main() -> ExitCode {
         return status.into();
     }
     let env = pagent::Env::capture();
-    let status = std::panic::catch_unwind(|| pagent::run(std::env::args_os().collect(), &env))
-        .unwrap_or_else(|_| {
-            pagent::report_panic();
-            pagent::ExitStatus::Failure
-        });
+    let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
+    let mut io = pagent::Io {
+        stdout_is_terminal: stdout.is_terminal(),
+        stdin: &mut stdin.lock(),
+        stdout: &mut stdout.lock(),
+        stderr: &mut stderr.lock(),
+    };
+    // A panic leaves nothing half-done that the report below would misread: the state is
+    // only ever replaced atomically.
+    let status = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        pagent::run(std::env::args_os().collect(), &env, &mut io)
+    }))
+    .unwrap_or_else(|_| {
+        pagent::report_panic(&mut std::io::stderr());
+        pagent::ExitStatus::Failure
+    });
+    let _ = io.stdout.flush();
     status.into()
 }

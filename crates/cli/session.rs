@@ -8,6 +8,7 @@
 //! [`Applied::Changed`] and writes and logs nothing: the winner already did. A failure to
 //! log never changes a decision: the log is for people, the state file is the truth.
 
+use std::io::Write;
 use std::path::Path;
 
 use pagent_engine::{Outcome, State};
@@ -28,16 +29,18 @@ pub fn apply(
     decided_on: &State,
     outcome: &Outcome,
     record: impl FnOnce(pagent_engine::LogEntry) -> Event,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<Option<State>> {
     let now_on_disk = match &outcome.write {
         Some(next) => {
             let secret = store::secret::read_secret(config_dir)
                 .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
-            match store::apply_if_unchanged(project, config_dir, decided_on, next, &secret)? {
+            match store::apply_if_unchanged(project, config_dir, decided_on, next, &secret, stderr)?
+            {
                 Applied::Changed => return Ok(None),
                 Applied::Written(written) => {
                     if next.stage != decided_on.stage {
-                        store::write_prompt_file(project, next);
+                        store::write_prompt_file(project, next, stderr);
                     }
                     *written
                 }
@@ -46,17 +49,17 @@ pub fn apply(
         None => decided_on.clone(),
     };
     if let Some(entry) = &outcome.log {
-        log(project, &record(entry.clone()));
+        log(project, &record(entry.clone()), stderr);
     }
     Ok(Some(now_on_disk))
 }
 
 /// Appends `event` to the log; a failure is a warning. Returns whether it was written.
-pub fn log(project: &Project, event: &Event) -> bool {
+pub fn log(project: &Project, event: &Event, stderr: &mut dyn Write) -> bool {
     match append_event(project, event) {
         Ok(()) => true,
         Err(err) => {
-            ui::warn(&format!("cannot append to the event log: {err:#}"));
+            ui::warn(stderr, &format!("cannot append to the event log: {err:#}"));
             false
         }
     }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::git::git;
 use crate::mock::{MockApi, Reply};
 
 /// Longest a single `claude -p` run may take before it is killed and the test fails.
@@ -307,23 +308,6 @@ pub fn stage_plugin(dest: &Path) {
             .unwrap();
         assert!(out.status.success(), "{out:?}");
     }
-}
-
-pub fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 pub struct ClaudeCommand<'a> {

@@ -19,6 +19,8 @@
 )]
 
 mod agents;
+#[path = "../support/git.rs"]
+mod git;
 mod harness;
 mod interactive;
 mod mock;

@@ -601,14 +601,9 @@ fn pagent_loop_drives_fresh_claude_processes_to_the_promise() {
         (status["status"].as_str(), status["iterations"].as_u64()),
         (Some("complete"), Some(3))
     );
-    assert!(
-        stdout
-            .lines()
-            .last()
-            .unwrap()
-            .contains("\"outcome\":\"complete\""),
-        "{stdout}"
-    );
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap())
+        .unwrap_or_else(|e| panic!("the last line is not JSON ({e}): {stdout}"));
+    assert_eq!(last["outcome"], "complete", "{stdout}");
 }
 
 #[test]

@@ -18,13 +18,13 @@ fn stress() -> bool {
     std::env::var_os("PAGENT_STRESS").is_some_and(|v| v != "0")
 }
 
+/// The Stop hook as a process of its own, to kill, limit or run many of at once.
 fn hook(env: &TestEnv) -> Command {
-    let mut command = Command::new(crate::util::pagent_bin());
-    command
-        .args(["hook", "stop"])
+    let mut command = env
+        .bin(&["hook", "stop"])
         .env("CLAUDE_PROJECT_DIR", &env.root)
-        .env("PAGENT_CONFIG_DIR", &env.config)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .command();
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -194,22 +194,26 @@ fn sixty_four_hooks_at_once_lose_nothing_and_count_nothing_twice() {
     }
     // One block event per block written, every line whole.
     let log = env.read(".claude/pagent/events.jsonl");
+    let events: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
     assert_eq!(
-        log.lines()
-            .filter(|l| l.contains("\"action\":\"block\""))
-            .count() as u64,
+        events.iter().filter(|e| e["action"] == "block").count() as u64,
         iterations(&env) - 1
-    );
-    assert!(
-        log.lines()
-            .all(|l| serde_json::from_str::<Value>(l).is_ok())
     );
 }
 
 #[test]
 fn a_lock_holder_that_dies_releases_the_lock() {
     let env = TestEnv::new();
-    env.cmd(&["ralph", "Fix it"]).success();
+    env.cmd(&["ralph", "--no-progress-limit", "0", "Fix it"])
+        .success();
+    // How long one unobstructed hook takes here, so a loaded machine waits longer.
+    let timed = Instant::now();
+    env.stop(&env.stop_input("hi")).blocked();
+    let unobstructed = timed.elapsed();
+    assert_eq!(iterations(&env), 2);
     // Another process takes the lock and hangs; it is killed; the hook goes on.
     let mut holder = Command::new("python3")
         .args(["-c", "import fcntl, sys, time\nf = open(sys.argv[1], 'w')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n"])
@@ -231,12 +235,33 @@ fn a_lock_holder_that_dies_releases_the_lock() {
         .unwrap()
         .write_all(env.stop_input("hi").to_string().as_bytes())
         .unwrap();
+    // The waiter waits: while the lock is held (three times what a whole hook takes, and
+    // well under the hook's own lock timeout) it neither finishes nor writes the state.
+    let held = Instant::now();
+    let hold = (unobstructed * 3).clamp(Duration::from_millis(300), Duration::from_secs(2));
+    while held.elapsed() < hold {
+        assert!(
+            waiting.try_wait().unwrap().is_none(),
+            "the hook finished while another process held the state lock"
+        );
+        assert_eq!(
+            iterations(&env),
+            2,
+            "the state was written under a held lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     holder.kill().unwrap();
     holder.wait().unwrap();
     let out = waiting.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let decision: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(decision["decision"], "block");
+    assert_eq!(
+        iterations(&env),
+        3,
+        "the waiter wrote once the lock was free"
+    );
 }
 
 #[test]
@@ -350,7 +375,7 @@ fn a_transcript_truncated_mid_line_is_read_up_to_the_last_whole_line() {
 fn a_corrupt_or_missing_repository_does_not_stop_the_loop() {
     for corrupt in ["index", "HEAD", "objects"] {
         let env = TestEnv::new();
-        crate::no_progress::git(&env, &["commit", "-q", "--allow-empty", "-m", "init"]);
+        crate::git::git(&env.root, &["commit", "-q", "--allow-empty", "-m", "init"]);
         env.cmd(&["ralph", "--no-progress-limit", "2", "Fix it"])
             .success();
         let target = env.path(&format!(".git/{corrupt}"));

@@ -442,8 +442,8 @@ fn a_planted_worktree_folder_or_link_is_never_reused() {
     let env = TestEnv::new();
     let other = TestEnv::new();
     env.write("a.txt", "a");
-    crate::no_progress::git(&env, &["add", "-A"]);
-    crate::no_progress::git(&env, &["commit", "-qm", "init"]);
+    crate::git::git(&env.root, &["add", "-A"]);
+    crate::git::git(&env.root, &["commit", "-qm", "init"]);
     // A link to another repository where pagent would put the worktree.
     link(&env, ".claude/pagent/worktrees/task", &other.root);
     let out = env

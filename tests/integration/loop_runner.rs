@@ -1,7 +1,7 @@
 //! `pagent loop` and `pagent parallel` with fake agents: small scripts in the temp dir.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -249,8 +249,8 @@ fn crashes_are_retried_without_counting_and_bounded() {
 fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
     let env = TestEnv::new();
     env.write("agent.sh", "cat > /dev/null\nif [ -f fast ]; then echo '<promise>DONE</promise>'; exit 0; fi\necho working; sleep 30\n");
-    let mut child = Command::new(crate::util::pagent_bin())
-        .args([
+    let mut child = env
+        .bin(&[
             "loop",
             "--json",
             "--command",
@@ -258,16 +258,15 @@ fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
             "ralph",
             "Task",
         ])
-        .current_dir(&env.root)
-        .env("PAGENT_CONFIG_DIR", &env.config)
-        .env_remove("CLAUDE_PROJECT_DIR")
+        .command()
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     // Wait (event-driven) until the iteration has started, then interrupt.
     for line in lines.by_ref() {
-        if line.unwrap().contains("\"iteration_started\"") {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["event"] == "iteration_started" {
             break;
         }
     }
@@ -368,7 +367,7 @@ fn stories_pass_one_per_iteration_and_the_loop_ends() {
 #[test]
 fn a_worktree_loop_commits_each_iteration_on_its_branch() {
     let env = TestEnv::new();
-    crate::no_progress::git(&env, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    crate::git::git(&env.root, &["commit", "-q", "--allow-empty", "-m", "init"]);
     env.write("agent.sh", "cat > /dev/null\nn=$(ls work-*.txt 2>/dev/null | wc -l); echo $n > work-$n.txt\n[ $n -ge 1 ] && echo '<promise>DONE</promise>'\nexit 0\n");
     // The agent script lives in the main checkout; the loop runs in the worktree.
     let agent = format!("sh {}", env.path("agent.sh").display());
@@ -417,7 +416,7 @@ fn a_worktree_loop_commits_each_iteration_on_its_branch() {
 #[test]
 fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
     let env = TestEnv::new();
-    crate::no_progress::git(&env, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    crate::git::git(&env.root, &["commit", "-q", "--allow-empty", "-m", "init"]);
     env.write("agent.sh", "prompt=$(cat)\nname=$(printf '%s' \"$prompt\" | tail -n 1 | tr ' ' '-')\necho \"$prompt\" > \"$name.txt\"\nif [ \"$name\" = never ]; then exit 0; fi\necho '<promise>DONE</promise>'\n");
     env.write(
         "tasks.txt",
@@ -492,11 +491,20 @@ fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
         Some("pagent: ralph, iteration 1 (block)")
     );
     // Every child event was forwarded with its task's name.
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}\n{out}")))
+        .collect();
+    let finished: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "iteration_finished")
+        .collect();
+    assert!(!finished.is_empty(), "{out}");
     assert!(
-        out.stdout
-            .lines()
-            .filter(|l| l.contains("\"iteration_finished\""))
-            .all(|l| l.contains("\"task\":")),
+        finished
+            .iter()
+            .all(|e| ["alpha", "beta", "gamma"].contains(&e["task"].as_str().unwrap_or(""))),
         "{out}"
     );
 }

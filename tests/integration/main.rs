@@ -13,6 +13,8 @@
 mod backpressure;
 mod consent;
 mod faults;
+#[path = "../support/git.rs"]
+mod git;
 mod hook_input;
 mod hostile_repo;
 mod launcher;

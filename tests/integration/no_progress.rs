@@ -1,27 +1,9 @@
 //! No-progress detection through the binary and a real git repository.
 
-use std::process::Command;
-
 use serde_json::json;
 
+use crate::git::git;
 use crate::util::*;
-
-pub fn git(env: &TestEnv, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(&env.root)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
 
 #[test]
 fn three_stops_with_an_unchanged_tree_end_the_loop() {
@@ -44,8 +26,8 @@ type Change = fn(&TestEnv);
 fn edits_new_files_and_commits_each_count_as_progress() {
     let env = TestEnv::new();
     env.write("a.txt", "one\ntwo\n");
-    git(&env, &["add", "a.txt"]);
-    git(&env, &["commit", "-qm", "base"]);
+    git(&env.root, &["add", "a.txt"]);
+    git(&env.root, &["commit", "-qm", "base"]);
     env.cmd(&["ralph", "Fix it"]).success();
 
     let changes: [(&str, Change); 4] = [
@@ -56,8 +38,8 @@ fn edits_new_files_and_commits_each_count_as_progress() {
             e.write("new.txt", "x");
         }),
         ("a commit", |e: &TestEnv| {
-            git(e, &["add", "a.txt", "new.txt"]);
-            git(e, &["commit", "-qm", "work"]);
+            git(&e.root, &["add", "a.txt", "new.txt"]);
+            git(&e.root, &["commit", "-qm", "work"]);
         }),
         ("an edit of an untracked file", |e: &TestEnv| {
             e.write("other.txt", "1");

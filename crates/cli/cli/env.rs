@@ -60,6 +60,10 @@ pub struct Env {
     pub no_color: bool,
     pub current_dir: Option<PathBuf>,
     pub path: Option<OsString>,
+    /// The pagent binary that `pagent parallel` starts and `pagent install` copies: `None`
+    /// means this process's own. A test running [`crate::run`] in-process names the built
+    /// binary here (its own executable is the test harness).
+    pub exe: Option<PathBuf>,
     pub install: InstallEnv,
 }
 
@@ -74,18 +78,26 @@ pub struct InstallEnv {
 }
 
 impl Env {
+    /// The process's own environment and working directory.
     pub fn capture() -> Env {
-        let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        Env::from_vars(|name| std::env::var_os(name), std::env::current_dir().ok())
+    }
+
+    /// An environment read through `var` (the process's, or a test's map), with
+    /// `current_dir` as the working directory.
+    pub fn from_vars(var: impl Fn(&str) -> Option<OsString>, current_dir: Option<PathBuf>) -> Env {
+        let non_empty = |name: &str| var(name).filter(|v| !v.is_empty());
         let string = |name: &str| non_empty(name).and_then(|v| v.into_string().ok());
-        let config_dir = Env::capture_config_dir();
+        let config_dir = Env::config_dir_from(&non_empty);
         Env {
             project_dir: non_empty(CLAUDE_PROJECT_DIR).map(PathBuf::from),
             session_id: string(CLAUDE_CODE_SESSION_ID),
             driver: string(PAGENT_DRIVER).as_deref().and_then(parse_driver),
             config_dir,
-            no_color: std::env::var_os(NO_COLOR).is_some_and(|v: OsString| !v.is_empty()),
-            current_dir: std::env::current_dir().ok(),
-            path: std::env::var_os(PATH),
+            no_color: non_empty(NO_COLOR).is_some(),
+            current_dir,
+            path: var(PATH),
+            exe: None,
             install: InstallEnv {
                 home: non_empty(HOME).map(PathBuf::from),
                 claude_config_dir: non_empty(CLAUDE_CONFIG_DIR).map(PathBuf::from),
@@ -99,7 +111,10 @@ impl Env {
     /// pagent's config folder: `PAGENT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/pagent`, else
     /// `~/.config/pagent`.
     pub fn capture_config_dir() -> Option<PathBuf> {
-        let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        Env::config_dir_from(&|name: &str| std::env::var_os(name).filter(|v| !v.is_empty()))
+    }
+
+    fn config_dir_from(non_empty: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
         non_empty(PAGENT_CONFIG_DIR).map(PathBuf::from).or_else(|| {
             non_empty(XDG_CONFIG_HOME)
                 .map(|x| PathBuf::from(x).join("pagent"))
@@ -107,6 +122,11 @@ impl Env {
                     non_empty(HOME).map(|h| PathBuf::from(h).join(".config").join("pagent"))
                 })
         })
+    }
+
+    /// The pagent binary to start or copy: [`Env::exe`], else this process's own.
+    pub fn pagent_exe(&self) -> std::io::Result<PathBuf> {
+        self.exe.clone().map_or_else(std::env::current_exe, Ok)
     }
 
     /// True inside an agent process started by `pagent loop`.

@@ -18,13 +18,20 @@ pub enum ExitStatus {
     Interrupted,
 }
 
+impl ExitStatus {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Failure => 1,
+            ExitStatus::GaveUp => 3,
+            ExitStatus::Interrupted => 130,
+        }
+    }
+}
+
 impl From<ExitStatus> for ExitCode {
     fn from(status: ExitStatus) -> Self {
-        match status {
-            ExitStatus::Success => ExitCode::SUCCESS,
-            ExitStatus::Failure => ExitCode::from(1),
-            ExitStatus::GaveUp => ExitCode::from(3),
-            ExitStatus::Interrupted => ExitCode::from(130),
-        }
+        ExitCode::from(status.code())
     }
 }

@@ -8,15 +8,18 @@ use crate::cli::stdin_args;
 use crate::io::read_stdin_text;
 
 /// The arguments and the task, from argv, stdin, or slash-command text on stdin.
-pub fn resolve(args: RalphArgs) -> anyhow::Result<(RalphArgs, String)> {
+pub fn resolve(
+    args: RalphArgs,
+    stdin: &mut dyn std::io::Read,
+) -> anyhow::Result<(RalphArgs, String)> {
     let (args, task) = if args.stdin_args {
-        let line = stdin_args::parse_ralph_line(&read_stdin_text()?);
+        let line = stdin_args::parse_ralph_line(&read_stdin_text(stdin)?);
         (
             stdin_args::parse_words("/pagent:ralph", line.flags)?,
             line.task,
         )
     } else if args.prompt.is_empty() {
-        let text = read_stdin_text()?;
+        let text = read_stdin_text(stdin)?;
         (args, text.trim_end_matches(['\n', '\r']).to_owned())
     } else {
         let task = args.prompt.join(" ");

@@ -11,10 +11,8 @@
 //! what the user reads. Every such field goes through [`printable`] (and JSON output
 //! through [`printable_json`]) before it reaches the terminal.
 
-#![allow(clippy::print_stderr)]
-
 use std::borrow::Cow;
-use std::io::IsTerminal;
+use std::io::Write;
 
 /// Characters that are never printed raw: C0 controls, DEL, C1 controls, and the bidi
 /// embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069).
@@ -66,20 +64,22 @@ pub fn printable_json(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-pub fn error(message: &str) {
-    eprintln!("pagent: error: {message}");
+// Writes to stderr are best effort: with stderr gone there is no one left to tell.
+
+pub fn error(stderr: &mut dyn Write, message: &str) {
+    let _ = writeln!(stderr, "pagent: error: {message}");
 }
 
 /// Prints an `anyhow` chain: the top message, then its causes.
-pub fn report(err: &anyhow::Error) {
-    error(&err.to_string());
+pub fn report(stderr: &mut dyn Write, err: &anyhow::Error) {
+    error(stderr, &err.to_string());
     for cause in err.chain().skip(1) {
-        eprintln!("  caused by: {cause}");
+        let _ = writeln!(stderr, "  caused by: {cause}");
     }
 }
 
-pub fn warn(message: &str) {
-    eprintln!("pagent: warning: {message}");
+pub fn warn(stderr: &mut dyn Write, message: &str) {
+    let _ = writeln!(stderr, "pagent: warning: {message}");
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -88,9 +88,10 @@ pub struct Style {
 }
 
 impl Style {
-    pub fn for_stdout(no_color: bool) -> Style {
+    /// Colour when stdout is a terminal and `NO_COLOR` is unset.
+    pub fn for_stdout(no_color: bool, stdout_is_terminal: bool) -> Style {
         Style {
-            colour: !no_color && std::io::stdout().is_terminal(),
+            colour: !no_color && stdout_is_terminal,
         }
     }
 

@@ -11,14 +11,12 @@
 //! the newer state, and a hook or runner that decided meanwhile finds its state changed
 //! and lets the stop (or the runner) go.
 
-#![allow(clippy::print_stdout)]
-
 use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status};
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::io::now;
+use crate::io::{Io, now};
 use crate::session;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
@@ -27,15 +25,16 @@ use crate::{cli::ui, store};
 /// How many times a cancel decides again when another writer got there first.
 const TRIES: usize = 8;
 
-pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
     let config_dir = env.config_dir.as_deref();
     for _ in 0..TRIES {
         let Some(bytes) = store::read_state_bytes(&project)? else {
-            println!(
+            writeln!(
+                io.stdout,
                 "pagent: no loop to cancel in {} (no state file).",
                 project.root.display()
-            );
+            )?;
             return Ok(ExitStatus::Success);
         };
         let now = now();
@@ -47,26 +46,29 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
                     continue;
                 }
                 let aside = store::set_aside(&project, now.0)?;
-                println!(
+                writeln!(
+                    io.stdout,
                     "pagent: the state file was corrupt ({err}); moved it to {aside}. No loop is active now."
-                );
+                )?;
                 return Ok(ExitStatus::Success);
             }
         };
         if !state.is_active() {
-            println!(
+            writeln!(
+                io.stdout,
                 "pagent: no active loop to cancel (the last one, {}, is {}).",
                 ui::printable(&state.workflow, false),
                 state.status.as_str()
-            );
+            )?;
             return Ok(ExitStatus::Success);
         }
         if store::ownership(&project, config_dir, &state) != store::Ownership::Own {
-            println!(
+            writeln!(
+                io.stdout,
                 "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \
                  (or is an older copy), so pagent ignores it already: nothing to cancel. \
                  Delete the file if you want it gone; starting your own loop replaces it."
-            );
+            )?;
             return Ok(ExitStatus::Success);
         }
         // Make sure a secret exists before deciding: a cancel never fails for want of one.
@@ -74,17 +76,18 @@ pub fn run(global: &Global, env: &Env) -> anyhow::Result<ExitStatus> {
         let here = env.session_id.as_deref();
         let outcome = cancel(&state, here, now);
         let logged = |entry| Event::of(entry, now, here);
-        if session::apply(&project, config_dir, &state, &outcome, logged)?.is_none() {
+        if session::apply(&project, config_dir, &state, &outcome, logged, io.stderr)?.is_none() {
             continue;
         }
-        println!(
+        writeln!(
+            io.stdout,
             "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
             ui::printable(&state.workflow, false),
             ui::printable(&state.current().name, false),
             state.stage + 1,
             state.max_stages,
             state.total_iterations()
-        );
+        )?;
         return Ok(ExitStatus::Success);
     }
     anyhow::bail!(

@@ -12,12 +12,12 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::read_hook_input;
+use crate::io::{Io, read_hook_input};
 use crate::session::{self, Hook};
 use crate::store;
 use crate::store::project::{self, Project};
 
-pub fn run(global: &Global, env: &Env) -> ExitStatus {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let root = project::root_from_flag_or_env(global, env);
     if session::hook_stands_aside(
         Hook::Compact,
@@ -27,17 +27,17 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
     ) {
         return ExitStatus::Success;
     }
-    match mark(global, env) {
+    match mark(global, env, io) {
         Ok(()) => ExitStatus::Success,
         Err(err) => {
-            ui::report(&err.context("the compaction hook failed"));
+            ui::report(io.stderr, &err.context("the compaction hook failed"));
             ExitStatus::Failure
         }
     }
 }
 
-fn mark(global: &Global, env: &Env) -> anyhow::Result<()> {
-    let input = read_hook_input()?;
+fn mark(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
+    let input = read_hook_input(io.stdin)?;
     // SessionStart fires for startup, resume and clear too: only a compaction matters.
     if input.hook_event_name.as_deref() == Some("SessionStart")
         && input.source.as_deref() != Some("compact")
@@ -46,14 +46,19 @@ fn mark(global: &Global, env: &Env) -> anyhow::Result<()> {
     }
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
-    store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
-        // Only the session's own loop: `pagent loop` sends every agent the full prompt.
-        let mine = whose_loop(state, session.as_deref()) == Whose::This;
-        (mine && !state.full_prompt_due).then(|| {
-            let mut next = state.clone();
-            next.full_prompt_due = true;
-            next
-        })
-    })?;
+    store::update_own_loop(
+        &project,
+        env.config_dir.as_deref(),
+        |state| {
+            // Only the session's own loop: `pagent loop` sends every agent the full prompt.
+            let mine = whose_loop(state, session.as_deref()) == Whose::This;
+            (mine && !state.full_prompt_due).then(|| {
+                let mut next = state.clone();
+                next.full_prompt_due = true;
+                next
+            })
+        },
+        io.stderr,
+    )?;
     Ok(())
 }

@@ -11,8 +11,6 @@
 //! their own folder), then stays quiet. Nothing is written into a project whose state is
 //! not the user's own.
 
-#![allow(clippy::print_stdout)]
-
 use std::path::Path;
 
 use pagent_engine::backpressure::{BackpressureConfig, CheckResult, render_feedback};
@@ -24,7 +22,7 @@ use pagent_protocol::{HookOutput, HookSpecificOutput};
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::io::{now, read_hook_input};
+use crate::io::{Io, now, read_hook_input};
 use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
 use crate::store::project::{self, Project};
@@ -39,7 +37,7 @@ struct Said {
     notice: Option<String>,
 }
 
-pub fn run(global: &Global, env: &Env) -> ExitStatus {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let root = project::root_from_flag_or_env(global, env);
     if session::hook_stands_aside(
         Hook::PostToolUse,
@@ -49,7 +47,7 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
     ) {
         return ExitStatus::Success;
     }
-    match check_edit(global, env) {
+    match check_edit(global, env, io) {
         Ok(said) => {
             let output = HookOutput {
                 hook_specific_output: said.context.map(|context| HookSpecificOutput {
@@ -60,12 +58,19 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
                 ..HookOutput::default()
             };
             if !output.is_empty() {
-                println!("{}", serde_json::to_string(&output).unwrap_or_default());
+                let _ = writeln!(
+                    io.stdout,
+                    "{}",
+                    serde_json::to_string(&output).unwrap_or_default()
+                );
             }
             ExitStatus::Success
         }
         Err(err) => {
-            ui::report(&err.context("the PostToolUse hook failed; the edit was not checked"));
+            ui::report(
+                io.stderr,
+                &err.context("the PostToolUse hook failed; the edit was not checked"),
+            );
             ExitStatus::Failure
         }
     }
@@ -73,8 +78,8 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
 
 /// The feedback for the edited file, and any notice for the user. The engine decides who
 /// gets checks and under which settings ([`decide_post_tool_use`]); this reads and runs.
-fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
-    let input = read_hook_input()?;
+fn check_edit(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Said> {
+    let input = read_hook_input(io.stdin)?;
     let Some(file) = edited_file(input.tool_name.as_deref(), input.tool_input.as_ref()) else {
         return Ok(Said::default());
     };
@@ -84,7 +89,7 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
     let user = match config::user_config_path(config_dir).map(|p| config::read_config(&p)) {
         Some(Ok(file)) => file.and_then(|f| f.backpressure).unwrap_or_default(),
         Some(Err(err)) => {
-            ui::warn(&format!("{err:#}; using the default checks"));
+            ui::warn(io.stderr, &format!("{err:#}; using the default checks"));
             BackpressureConfig::default()
         }
         None => BackpressureConfig::default(),
@@ -154,13 +159,16 @@ fn check_edit(global: &Global, env: &Env) -> anyhow::Result<Said> {
             let mut event = Event::of(entry, now, session);
             event.iteration = None;
             event.ms = Some(check.millis);
-            if !session::log(&project, &event) {
+            if !session::log(&project, &event, io.stderr) {
                 break;
             }
         }
-        store::update_own_loop(&project, config_dir, |state| {
-            record_check(state, session, &shown, &results)
-        })?;
+        store::update_own_loop(
+            &project,
+            config_dir,
+            |state| record_check(state, session, &shown, &results),
+            io.stderr,
+        )?;
     }
     Ok(Said {
         context: render_feedback(&shown, &results),

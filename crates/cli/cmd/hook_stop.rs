@@ -15,8 +15,7 @@
 //! count one stop twice. A state that is not the user's own is never written, nor is anything else in
 //! the project: the one-time notice is remembered in the user's own folder.
 
-#![allow(clippy::print_stdout)]
-
+use std::io::Write;
 use std::time::Instant;
 
 use pagent_engine::{Decision, StopEvent, decide_stop};
@@ -27,14 +26,14 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::{now, read_hook_input};
+use crate::io::{Io, now, read_hook_input};
 use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
 use crate::store::project::{self, Project};
 use crate::store::{self, Ownership, user};
 use crate::world::FsWorld;
 
-pub fn run(global: &Global, env: &Env) -> ExitStatus {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let root = project::root_from_flag_or_env(global, env);
     if session::hook_stands_aside(
         Hook::Stop,
@@ -45,24 +44,32 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
         return ExitStatus::Success;
     }
     let started = Instant::now();
-    match decide(global, env, started) {
+    match decide(global, env, started, io) {
         Ok(output) => {
             if !output.is_empty() {
-                println!("{}", serde_json::to_string(&output).unwrap_or_default());
+                // Unwritable stdout: Claude Code sees no decision, which allows the stop.
+                let _ = writeln!(
+                    io.stdout,
+                    "{}",
+                    serde_json::to_string(&output).unwrap_or_default()
+                );
             }
             ExitStatus::Success
         }
         Err(err) => {
-            ui::report(&err.context("the Stop hook failed, so Claude may stop"));
+            ui::report(
+                io.stderr,
+                &err.context("the Stop hook failed, so Claude may stop"),
+            );
             ExitStatus::Failure
         }
     }
 }
 
-fn decide(global: &Global, env: &Env, started: Instant) -> anyhow::Result<HookOutput> {
-    let input = read_hook_input()?;
+fn decide(global: &Global, env: &Env, started: Instant, io: &mut Io) -> anyhow::Result<HookOutput> {
+    let input = read_hook_input(io.stdin)?;
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
-    decide_on(&project, &input, env, started)
+    decide_on(&project, &input, env, started, io.stderr)
 }
 
 fn decide_on(
@@ -70,15 +77,16 @@ fn decide_on(
     input: &HookInput,
     env: &Env,
     started: Instant,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<HookOutput> {
     let config_dir = env.config_dir.as_deref();
     // A state that cannot be read or parsed (corrupt, a symlink out, a FIFO, too large)
     // is reported once per cause and content, then the hook stays quiet.
-    let once = |key: String, err: anyhow::Error| -> anyhow::Result<HookOutput> {
+    let mut once = |key: String, err: anyhow::Error| -> anyhow::Result<HookOutput> {
         if user::notice_given(config_dir, &project.root, &key) {
             return Ok(HookOutput::default());
         }
-        remember(config_dir, project, &key);
+        remember(config_dir, project, &key, stderr);
         Err(err)
     };
     let bytes = match store::read_state_bytes(project) {
@@ -118,7 +126,7 @@ fn decide_on(
     if let Some(notice_key) = notice_key {
         // Never write in the project for a state pagent ignores.
         if let Decision::Notify(message) = &outcome.decision {
-            remember(config_dir, project, &notice_key);
+            remember(config_dir, project, &notice_key, stderr);
             let message = if ownership == Ownership::Stale {
                 "pagent: ignoring .claude/pagent-pipeline.json: it is an older copy of a loop \
                  state than the newest pagent wrote here (restored from a backup or a stash?), \
@@ -136,7 +144,7 @@ fn decide_on(
     }
 
     let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
-    if session::apply(project, config_dir, &state, &outcome, logged)?.is_none() {
+    if session::apply(project, config_dir, &state, &outcome, logged, stderr)?.is_none() {
         // Cancelled, replaced, removed or decided by another hook meanwhile.
         return Ok(HookOutput::default());
     }
@@ -163,10 +171,16 @@ fn digest(bytes: &[u8]) -> String {
     pagent_engine::seal::hex(&Sha256::digest(bytes))
 }
 
-fn remember(config_dir: Option<&std::path::Path>, project: &Project, key: &str) {
+fn remember(
+    config_dir: Option<&std::path::Path>,
+    project: &Project,
+    key: &str,
+    stderr: &mut dyn Write,
+) {
     if let Err(err) = user::remember_notice(config_dir, &project.root, key) {
-        ui::warn(&format!(
-            "cannot remember a notice in pagent's config folder: {err:#}"
-        ));
+        ui::warn(
+            stderr,
+            &format!("cannot remember a notice in pagent's config folder: {err:#}"),
+        );
     }
 }

@@ -14,13 +14,13 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::{now, read_hook_input};
+use crate::io::{Io, now, read_hook_input};
 use crate::session::{self, Hook};
 use crate::store;
 use crate::store::eventlog::Event;
 use crate::store::project::{self, Project};
 
-pub fn run(global: &Global, env: &Env) -> ExitStatus {
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let root = project::root_from_flag_or_env(global, env);
     if session::hook_stands_aside(
         Hook::UserPrompt,
@@ -30,29 +30,36 @@ pub fn run(global: &Global, env: &Env) -> ExitStatus {
     ) {
         return ExitStatus::Success;
     }
-    match pause_if_typed(global, env) {
+    match pause_if_typed(global, env, io) {
         Ok(()) => ExitStatus::Success,
         Err(err) => {
-            ui::report(&err.context("the UserPromptSubmit hook failed; the loop was not paused"));
+            ui::report(
+                io.stderr,
+                &err.context("the UserPromptSubmit hook failed; the loop was not paused"),
+            );
             ExitStatus::Failure
         }
     }
 }
 
-fn pause_if_typed(global: &Global, env: &Env) -> anyhow::Result<()> {
-    let input = read_hook_input()?;
+fn pause_if_typed(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
+    let input = read_hook_input(io.stdin)?;
     let project = Project::resolve(global, env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
     let prompt = input.prompt.clone().unwrap_or_default();
     let now = now();
-    let written = store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
-        decide_prompt(state, session.as_deref(), &prompt, now)
-    })?;
+    let written = store::update_own_loop(
+        &project,
+        env.config_dir.as_deref(),
+        |state| decide_prompt(state, session.as_deref(), &prompt, now),
+        io.stderr,
+    )?;
     if let Some(state) = written {
         let detail = "paused: the user wrote a message in the loop's session".to_owned();
         session::log(
             &project,
             &Event::at(&state, Action::Pause, detail, now, session.as_deref()),
+            io.stderr,
         );
     }
     Ok(())

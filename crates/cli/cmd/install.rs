@@ -9,8 +9,8 @@
 //! created and is empty again (see `install/mod.rs`). `scripts/install.sh` builds from
 //! source and then runs this; `npx pagent install` runs it from the npm package.
 
-#![allow(clippy::print_stdout)]
-
+use std::cell::RefCell;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::args::{InstallArgs, UninstallArgs};
@@ -19,9 +19,13 @@ use crate::cli::exit::ExitStatus;
 use crate::install::claude::{self, Claude};
 use crate::install::short_names::{self, Outcome};
 use crate::install::{Layout, Record, files, plugin_source, stage_plugin};
+use crate::io::Io;
 
-fn say(verb: &str, message: &str) {
-    println!("pagent {verb}: {message}");
+/// `pagent VERB: MESSAGE` on stdout, as a closure the steps below can share.
+fn sayer<'a>(verb: &'a str, stdout: &'a RefCell<&mut dyn Write>) -> impl Fn(&str) + 'a {
+    move |message| {
+        let _ = writeln!(stdout.borrow_mut(), "pagent {verb}: {message}");
+    }
 }
 
 fn find_claude(explicit: Option<&Path>, env: &Env) -> Option<Claude> {
@@ -31,10 +35,11 @@ fn find_claude(explicit: Option<&Path>, env: &Env) -> Option<Claude> {
         .map(Claude::new)
 }
 
-pub fn install(env: &Env, args: &InstallArgs) -> anyhow::Result<ExitStatus> {
-    let say = |m: &str| say("install", m);
+pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
+    let stdout: RefCell<&mut dyn Write> = RefCell::new(&mut *io.stdout);
+    let say = sayer("install", &stdout);
     let layout = Layout::resolve(&env.install)?;
-    let exe = files::current_exe()?;
+    let exe = files::real_exe(env)?;
     let binary = match &args.binary {
         Some(path) => files::real_file(path)?,
         None => exe.clone(),
@@ -44,7 +49,7 @@ pub fn install(env: &Env, args: &InstallArgs) -> anyhow::Result<ExitStatus> {
     Record::take_before_install(&layout)?;
 
     let Some(claude) = claude else {
-        copy_binary(&binary, &layout, say)?;
+        copy_binary(&binary, &layout, &say)?;
         say(&format!(
             "claude is not on PATH: skipped the plugin. Once Claude Code is installed, run `pagent install` again, or load the plugin for one session with: claude --plugin-dir {}",
             source.display()
@@ -102,14 +107,14 @@ pub fn install(env: &Env, args: &InstallArgs) -> anyhow::Result<ExitStatus> {
         }
     }
 
-    copy_binary(&binary, &layout, say)?;
+    copy_binary(&binary, &layout, &say)?;
 
     if args.no_short_commands {
         say(
             "skipped the short command names (--no-short-commands); the plugin's /pagent:... names work",
         );
     } else {
-        install_short_names(&layout, say)?;
+        install_short_names(&layout, &say)?;
     }
     say(&format!(
         "done ({}): start a new Claude Code session and try /pagent:ralph",
@@ -171,8 +176,9 @@ fn install_short_names(layout: &Layout, say: impl Fn(&str)) -> anyhow::Result<()
     Ok(())
 }
 
-pub fn uninstall(env: &Env, args: &UninstallArgs) -> anyhow::Result<ExitStatus> {
-    let say = |m: &str| say("uninstall", m);
+pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
+    let stdout: RefCell<&mut dyn Write> = RefCell::new(&mut *io.stdout);
+    let say = sayer("uninstall", &stdout);
     let layout = Layout::resolve(&env.install)?;
     let claude = find_claude(args.claude.as_deref(), env);
     let mut removed: Vec<String> = Vec::new();

@@ -1,30 +1,34 @@
 //! `pagent log`: the event log, one line per decision (or raw JSON lines with `--json`).
 
-#![allow(clippy::print_stdout)]
-
 use pagent_engine::Action;
 
 use crate::cli::args::{Global, LogArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui::{self, Style, printable, printable_json};
+use crate::io::Io;
 use crate::store::eventlog::read_events;
 use crate::store::project::Project;
 
-pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(global: &Global, env: &Env, args: &LogArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
     let (events, bad) = read_events(&project)?;
     let skip = args.tail.map_or(0, |n| events.len().saturating_sub(n));
-    let style = Style::for_stdout(env.no_color);
+    let style = Style::for_stdout(env.no_color, io.stdout_is_terminal);
     if events.is_empty() && !args.json {
-        println!(
+        writeln!(
+            io.stdout,
             "pagent: the event log is empty (no loop has run in {}).",
             printable(&project.root.display().to_string(), false)
-        );
+        )?;
     }
     for event in &events[skip..] {
         if args.json {
-            println!("{}", printable_json(&serde_json::to_string(event)?));
+            writeln!(
+                io.stdout,
+                "{}",
+                printable_json(&serde_json::to_string(event)?)
+            )?;
             continue;
         }
         let action_text = format!("{:<13}", event.action.as_str());
@@ -41,17 +45,21 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs) -> anyhow::Result<ExitSta
         let ms = event
             .ms
             .map_or_else(String::new, |ms| style.dim(&format!(" ({ms} ms)")));
-        println!(
+        writeln!(
+            io.stdout,
             "{}  {action} {stage:<12} {iteration:<4} {}{ms}",
             style.dim(&event.ts.to_string()),
             printable(&event.detail, false)
-        );
+        )?;
     }
     if bad > 0 {
-        ui::warn(&format!(
-            "skipped {bad} unreadable line(s) in {}",
-            crate::store::project::EVENTS_FILE
-        ));
+        ui::warn(
+            io.stderr,
+            &format!(
+                "skipped {bad} unreadable line(s) in {}",
+                crate::store::project::EVENTS_FILE
+            ),
+        );
     }
     Ok(ExitStatus::Success)
 }

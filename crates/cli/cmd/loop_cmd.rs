@@ -5,18 +5,21 @@ use crate::cli::args::{Global, LoopArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui::Style;
+use crate::io::Io;
 use crate::runner::progress::{Mode, Progress};
 use crate::runner::{drive, signals};
 
-pub fn run(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     signals::install();
     let mut progress = Progress::new(
-        Mode::choose(args.quiet, args.json),
-        Style::for_stdout(env.no_color),
+        Mode::choose(args.quiet, args.json, io.stdout_is_terminal),
+        Style::for_stdout(env.no_color, io.stdout_is_terminal),
+        io.stdout,
+        io.stderr,
     );
     // Every way the loop ends says so in the event stream: an error too (retries used up,
     // an unwritable state, a bad workflow), which the top level then reports as usual.
-    let result = drive(global, env, args, &mut progress);
+    let result = drive(global, env, args, &mut progress, io.stdin);
     if let Err(err) = &result {
         progress.failed(&format!("{err:#}"));
     }

@@ -1,8 +1,7 @@
 //! `pagent parallel TASKS_FILE -j N`: reads the tasks, prints the plan for `--dry-run`,
 //! and hands the rest to [`crate::runner::parallel`].
 
-#![allow(clippy::print_stdout)]
-
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -10,14 +9,20 @@ use anyhow::{Context, bail};
 use crate::cli::args::{Global, ParallelArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::io::Io;
 use crate::runner::parallel::{Task, agent_cli, read_tasks, run_tasks};
 use crate::runner::signals;
 use crate::store::project::Project;
 
-pub fn run(global: &Global, env: &Env, args: &ParallelArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(
+    global: &Global,
+    env: &Env,
+    args: &ParallelArgs,
+    io: &mut Io,
+) -> anyhow::Result<ExitStatus> {
     let parsed;
     let args = if args.stdin_args {
-        parsed = args_from_stdin(args.dry_run)?;
+        parsed = args_from_stdin(args.dry_run, io.stdin)?;
         &parsed
     } else {
         args
@@ -34,17 +39,26 @@ pub fn run(global: &Global, env: &Env, args: &ParallelArgs) -> anyhow::Result<Ex
         .clone()
         .unwrap_or_else(|| project.root.clone());
     let tasks = read_tasks(&cwd.join(tasks_file))?;
-    let exe = std::env::current_exe().context("cannot find the pagent binary itself")?;
+    let exe = env
+        .pagent_exe()
+        .context("cannot find the pagent binary itself")?;
     if args.dry_run {
-        print_plan(&exe, &project, args, &cwd.join(tasks_file), &tasks);
+        print_plan(
+            &exe,
+            &project,
+            args,
+            &cwd.join(tasks_file),
+            &tasks,
+            io.stdout,
+        )?;
         return Ok(ExitStatus::Success);
     }
-    run_tasks(env, &project, args, tasks, &exe)
+    run_tasks(env, &project, args, tasks, &exe, io)
 }
 
 /// The slash command's arguments, parsed without a shell.
-fn args_from_stdin(dry_run: bool) -> anyhow::Result<ParallelArgs> {
-    let text = crate::io::read_stdin_text()?;
+fn args_from_stdin(dry_run: bool, stdin: &mut dyn std::io::Read) -> anyhow::Result<ParallelArgs> {
+    let text = crate::io::read_stdin_text(stdin)?;
     anyhow::ensure!(
         !text.trim().is_empty(),
         "name the tasks file, e.g. `/pagent:parallel tasks.txt -j 3`"
@@ -59,21 +73,30 @@ fn args_from_stdin(dry_run: bool) -> anyhow::Result<ParallelArgs> {
 }
 
 /// What would run, and the exact command line to run it (for /pagent:parallel).
-fn print_plan(exe: &Path, project: &Project, args: &ParallelArgs, file: &Path, tasks: &[Task]) {
-    println!(
+fn print_plan(
+    exe: &Path,
+    project: &Project,
+    args: &ParallelArgs,
+    file: &Path,
+    tasks: &[Task],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
         "pagent parallel: {} task(s) from {}, {} at a time:",
         tasks.len(),
         file.display(),
         args.jobs
-    );
+    )?;
     for task in tasks {
         let max = task.max_iterations.unwrap_or(args.max_iterations);
-        println!(
+        writeln!(
+            out,
             "  {}  (branch pagent/{}, up to {max} iterations): {}",
             task.name,
             task.name,
             task.task.lines().next().unwrap_or("")
-        );
+        )?;
     }
     let mut argv = vec![
         exe.display().to_string(),
@@ -96,13 +119,14 @@ fn print_plan(exe: &Path, project: &Project, args: &ParallelArgs, file: &Path, t
         argv.push("--trust".into());
     }
     argv.extend(agent_cli(&args.agent));
-    println!(
+    writeln!(
+        out,
         "run: {}",
         argv.iter()
             .map(|a| shell_quote(a))
             .collect::<Vec<_>>()
             .join(" ")
-    );
+    )
 }
 
 /// `a b` → `'a b'`; plain words stay as they are.

@@ -3,20 +3,19 @@
 //! slash command) from stdin with flags mixed in (`--stdin-args`); it is stored byte for
 //! byte, whatever quotes, `$()`, backticks or newlines it holds.
 
-#![allow(clippy::print_stdout)]
-
 use pagent_engine::{Action, Driver};
 
 use crate::cli::args::{Global, RalphArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::task;
+use crate::io::Io;
 use crate::store::project::Project;
 use crate::store::setup;
 
-pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let slash = args.stdin_args;
-    let (args, task) = task::resolve(args)?;
+    let (args, task) = task::resolve(args, io.stdin)?;
     let project = Project::resolve(global, env, None)?;
     let (state, notes) = setup::build::ralph(&project, env, &args, task, Driver::Hook)?;
     let install = if slash {
@@ -30,24 +29,31 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs) -> anyhow::Result<ExitSt
         &state,
         args.force,
         Action::Ralph,
+        io.stderr,
     )?;
 
     let promise = state.current().exit_when.promise().unwrap_or("DONE");
-    println!(
+    writeln!(
+        io.stdout,
         "pagent: started a Ralph loop: up to {} iterations{}. {}",
         state.max_iterations,
         setup::no_progress_words(&state),
         setup::HOW_TO_STOP
-    );
-    println!(
+    )?;
+    writeln!(
+        io.stdout,
         "Work on the task below. Each time you stop, pagent gives you the task again until your final message ends \
          with a line that holds nothing but <promise>{promise}</promise>. Write it only when the task is truly complete, \
          never just to leave the loop."
-    );
-    notes.print();
-    println!();
-    println!("{}", pagent_engine::prompt::current_header(&state));
-    println!();
-    println!("{}", state.current().prompt);
+    )?;
+    notes.print(io.stdout)?;
+    writeln!(io.stdout)?;
+    writeln!(
+        io.stdout,
+        "{}",
+        pagent_engine::prompt::current_header(&state)
+    )?;
+    writeln!(io.stdout)?;
+    writeln!(io.stdout, "{}", state.current().prompt)?;
     Ok(ExitStatus::Success)
 }

@@ -1,20 +1,22 @@
 //! `pagent run PRD`: start a pipeline. Its stdout is what the model reads after
 //! `/pagent:run`: a short summary, then the first stage's prompt.
 
-#![allow(clippy::print_stdout)]
-
 use pagent_engine::{Action, Driver};
 
 use crate::cli::args::{Global, RunArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::io::read_stdin_text;
+use crate::io::Io;
 use crate::store::project::Project;
 use crate::{cli::stdin_args, store::setup};
 
-pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(global: &Global, env: &Env, args: RunArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let slash = args.stdin_args;
-    let args = if slash { args_from_stdin()? } else { args };
+    let args = if slash {
+        args_from_stdin(io.stdin)?
+    } else {
+        args
+    };
     let project = Project::resolve(global, env, None)?;
     let (state, setup_notes) = setup::build::pipeline(&project, env, &args, Driver::Hook)?;
     let install = if slash {
@@ -28,6 +30,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         &state,
         args.force,
         Action::Run,
+        io.stderr,
     )?;
     let prd_path = state.prd_path.clone().unwrap_or_default();
     let loaded_source = setup_notes.source.clone();
@@ -35,7 +38,8 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         .iter()
         .map(|s| s.name.as_str())
         .collect();
-    println!(
+    writeln!(
+        io.stdout,
         "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} iterations per stage{}). {}",
         state.workflow,
         loaded_source,
@@ -43,21 +47,26 @@ pub fn run(global: &Global, env: &Env, args: RunArgs) -> anyhow::Result<ExitStat
         state.max_iterations,
         setup::no_progress_words(&state),
         setup::HOW_TO_STOP
-    );
-    println!(
+    )?;
+    writeln!(
+        io.stdout,
         "Work on one stage at a time. When you stop, pagent checks the stage's exit condition and either gives you the next \
          stage or tells you what is still missing."
-    );
-    setup_notes.print();
-    println!();
-    println!("{}", pagent_engine::prompt::current_header(&state));
-    println!();
-    println!("{}", state.current().prompt.trim_end());
+    )?;
+    setup_notes.print(io.stdout)?;
+    writeln!(io.stdout)?;
+    writeln!(
+        io.stdout,
+        "{}",
+        pagent_engine::prompt::current_header(&state)
+    )?;
+    writeln!(io.stdout)?;
+    writeln!(io.stdout, "{}", state.current().prompt.trim_end())?;
     Ok(ExitStatus::Success)
 }
 
-fn args_from_stdin() -> anyhow::Result<RunArgs> {
-    let text = read_stdin_text()?;
+fn args_from_stdin(stdin: &mut dyn std::io::Read) -> anyhow::Result<RunArgs> {
+    let text = crate::io::read_stdin_text(stdin)?;
     anyhow::ensure!(
         !text.trim().is_empty(),
         "name the PRD file, e.g. `/pagent:run prd.md` or `pagent run prd.md`"

@@ -1,7 +1,7 @@
 //! `pagent status`: where the loop is, stage by stage, with each condition's progress
 //! measured now (files and folders; commands are not run, their last result is shown).
 
-#![allow(clippy::print_stdout)]
+use std::io::Write;
 
 use pagent_engine::pause::decide_prompt;
 use pagent_engine::{Action, Driver, Kind, State, Status, Timestamp, format_duration};
@@ -11,7 +11,7 @@ use crate::cli::args::{Global, StatusArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui::{Style, printable, printable_json};
-use crate::io::now;
+use crate::io::{Io, now};
 use crate::store;
 use crate::store::eventlog::read_events;
 use crate::store::project::Project;
@@ -68,25 +68,34 @@ struct StageReport {
     progress: String,
 }
 
-pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(
+    global: &Global,
+    env: &Env,
+    args: &StatusArgs,
+    io: &mut Io,
+) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
     if args.pause {
         // Claude Code may run the command's `!` line before the UserPromptSubmit hook
         // records the pause; doing it here makes the report true either way.
         let session = env.session_id.as_deref();
         let now = now();
-        store::update_own_loop(&project, env.config_dir.as_deref(), |state| {
-            decide_prompt(state, session, "/pagent:status", now)
-        })?;
+        store::update_own_loop(
+            &project,
+            env.config_dir.as_deref(),
+            |state| decide_prompt(state, session, "/pagent:status", now),
+            io.stderr,
+        )?;
     }
     let Some(state) = store::read_state(&project)? else {
         if args.json {
-            println!("null");
+            writeln!(io.stdout, "null")?;
         } else {
-            println!(
+            writeln!(
+                io.stdout,
                 "pagent: no loop in {} (start one with /pagent:run PRD or /pagent:ralph TASK).",
                 printable(&project.root.display().to_string(), false)
-            );
+            )?;
         }
         return Ok(ExitStatus::Success);
     };
@@ -94,12 +103,17 @@ pub fn run(global: &Global, env: &Env, args: &StatusArgs) -> anyhow::Result<Exit
         store::ownership(&project, env.config_dir.as_deref(), &state) == store::Ownership::Own;
     let report = build(&project, &state, sealed);
     if args.json {
-        println!(
+        writeln!(
+            io.stdout,
             "{}",
             printable_json(&serde_json::to_string_pretty(&report)?)
-        );
+        )?;
     } else {
-        print_human(&report, Style::for_stdout(env.no_color));
+        print_human(
+            &report,
+            Style::for_stdout(env.no_color, io.stdout_is_terminal),
+            io.stdout,
+        )?;
     }
     Ok(ExitStatus::Success)
 }
@@ -187,7 +201,7 @@ fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
     checks
 }
 
-fn print_human(report: &Report, style: Style) {
+fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let status = match report.status {
         Status::Active if report.paused => style.yellow("paused"),
         Status::Active => style.yellow("active"),
@@ -204,13 +218,14 @@ fn print_human(report: &Report, style: Style) {
         report.iterations,
         if report.iterations == 1 { "" } else { "s" }
     );
-    println!(
+    writeln!(
+        out,
         "{} · {status} · {iterations} · {}",
         style.bold(&format!("pagent {shape}")),
         format_duration(report.elapsed_secs)
-    );
+    )?;
     if let Some(prd) = &report.prd_file {
-        println!("PRD: {}", printable(prd, false));
+        writeln!(out, "PRD: {}", printable(prd, false))?;
     }
     let names: Vec<_> = report
         .stages
@@ -231,10 +246,11 @@ fn print_human(report: &Report, style: Style) {
         } else {
             format!("{} of {}", stage.iterations, stage.max_iterations)
         };
-        println!(
+        writeln!(
+            out,
             "  {label} {name:<width$}  {counts:<10}  {}",
             printable(&stage.progress, false)
-        );
+        )?;
     }
     match report.status {
         Status::Active => {
@@ -255,11 +271,12 @@ fn print_human(report: &Report, style: Style) {
                     report.no_progress_count, report.no_progress_limit
                 )
             };
-            println!("{owner} · {no_progress}");
+            writeln!(out, "{owner} · {no_progress}")?;
             if report.paused {
-                println!(
+                writeln!(
+                    out,
                     "paused because you wrote a message: /pagent:resume (or `pagent resume`) continues it, /pagent:cancel ends it"
-                );
+                )?;
             }
             if !report.failing_checks.is_empty() {
                 let files: Vec<_> = report
@@ -267,16 +284,18 @@ fn print_human(report: &Report, style: Style) {
                     .iter()
                     .map(|f| printable(f, false))
                     .collect();
-                println!(
+                writeln!(
+                    out,
                     "{}",
                     style.red(&format!(
                         "held back until their checks pass: {}",
                         files.join(", ")
                     ))
-                );
+                )?;
             }
         }
-        _ => println!(
+        _ => writeln!(
+            out,
             "ended: {}",
             printable(
                 report
@@ -285,7 +304,7 @@ fn print_human(report: &Report, style: Style) {
                     .unwrap_or("(no reason recorded)"),
                 false
             )
-        ),
+        )?,
     }
     for (i, check) in report.checks.iter().enumerate() {
         let label = if i == 0 { "checks:" } else { "       " };
@@ -298,12 +317,13 @@ fn print_human(report: &Report, style: Style) {
         } else {
             detail.into_owned()
         };
-        println!("{label} {detail}{ms}");
+        writeln!(out, "{label} {detail}{ms}")?;
     }
     if !report.sealed {
-        println!(
+        writeln!(out,
             "{}",
             style.red("warning: this state was not set up by you for this project (its seal does not verify); pagent ignores it.")
-        );
+        )?;
     }
+    Ok(())
 }

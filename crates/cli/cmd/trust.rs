@@ -2,8 +2,6 @@
 //! run (see `consent`). With no path, every such file of the project. `--list` shows what
 //! is trusted and what is not (or changed since); `--revoke` forgets.
 
-#![allow(clippy::print_stdout)]
-
 use std::path::PathBuf;
 
 use anyhow::bail;
@@ -12,12 +10,17 @@ use crate::cli::args::{Global, TrustArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::now;
+use crate::io::{Io, now};
 use crate::store::consent::{self, Source};
 use crate::store::project::Project;
 use crate::store::trust::{self, Verdict};
 
-pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitStatus> {
+pub fn run(
+    global: &Global,
+    env: &Env,
+    args: &TrustArgs,
+    io: &mut Io,
+) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global, env, None)?;
     let config_dir = env.config_dir.as_deref();
     let cwd = env
@@ -42,12 +45,16 @@ pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitS
         let mut any = false;
         for path in targets {
             if trust::revoke(config_dir, &path)? {
-                println!("pagent: no longer trusted: {}", project.display_path(&path));
+                writeln!(
+                    io.stdout,
+                    "pagent: no longer trusted: {}",
+                    project.display_path(&path)
+                )?;
                 any = true;
             }
         }
         if !any {
-            println!("pagent: nothing was trusted here.");
+            writeln!(io.stdout, "pagent: nothing was trusted here.")?;
         }
         return Ok(ExitStatus::Success);
     }
@@ -71,7 +78,10 @@ pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitS
     if args.list {
         let recorded = trust::list(config_dir, Some(&project.root));
         if sources.is_empty() && recorded.is_empty() {
-            println!("pagent: no file in this project makes pagent run commands.");
+            writeln!(
+                io.stdout,
+                "pagent: no file in this project makes pagent run commands."
+            )?;
         }
         for source in &sources {
             let verdict = match consent::verdict(&project, config_dir, source) {
@@ -79,19 +89,23 @@ pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitS
                 Verdict::Changed => "CHANGED since trusted",
                 Verdict::Untrusted => "not trusted",
             };
-            println!(
+            writeln!(
+                io.stdout,
                 "{} ({verdict}):",
                 ui::printable(&source.rel.display().to_string(), false)
-            );
+            )?;
             for command in &source.commands {
-                println!("    {}", ui::printable(command, false));
+                writeln!(io.stdout, "    {}", ui::printable(command, false))?;
             }
         }
         return Ok(ExitStatus::Success);
     }
 
     if sources.is_empty() {
-        println!("pagent: no file in this project makes pagent run commands; nothing to trust.");
+        writeln!(
+            io.stdout,
+            "pagent: no file in this project makes pagent run commands; nothing to trust."
+        )?;
         return Ok(ExitStatus::Success);
     }
     let when = now().to_string();
@@ -103,14 +117,18 @@ pub fn run(global: &Global, env: &Env, args: &TrustArgs) -> anyhow::Result<ExitS
             source.commands.clone(),
             &when,
         )?;
-        println!(
+        writeln!(
+            io.stdout,
             "pagent: trusted {}; it may run:",
             ui::printable(&source.rel.display().to_string(), false)
-        );
+        )?;
         for command in &source.commands {
-            println!("    {}", ui::printable(command, false));
+            writeln!(io.stdout, "    {}", ui::printable(command, false))?;
         }
     }
-    println!("A change to any of these files needs `pagent trust` again.");
+    writeln!(
+        io.stdout,
+        "A change to any of these files needs `pagent trust` again."
+    )?;
     Ok(ExitStatus::Success)
 }

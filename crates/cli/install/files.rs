@@ -204,8 +204,10 @@ pub fn real_file(path: &Path) -> anyhow::Result<PathBuf> {
     Ok(real)
 }
 
-/// The running executable's real path.
-pub fn current_exe() -> anyhow::Result<PathBuf> {
-    let exe = std::env::current_exe().context("cannot tell where this pagent binary is")?;
+/// The real path of the pagent binary being run ([`Env::pagent_exe`]).
+pub fn real_exe(env: &crate::cli::env::Env) -> anyhow::Result<PathBuf> {
+    let exe = env
+        .pagent_exe()
+        .context("cannot tell where this pagent binary is")?;
     Ok(fs::canonicalize(&exe).unwrap_or(exe))
 }

@@ -62,6 +62,7 @@ pub fn drive(
     env: &Env,
     args: LoopArgs,
     progress: &mut Progress,
+    stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<ExitStatus> {
     let base = Project::resolve(global, env, None)?;
     let tree = args
@@ -81,7 +82,8 @@ pub fn drive(
     let agent = agent_spec(&args.agent, env)?;
     let config_dir = env.config_dir.as_deref();
     let secret = secret::read_or_create_secret(config_dir)?;
-    let (mut state, resumed, _runner) = prepare_state(&project, env, &args, &secret, progress)?;
+    let (mut state, resumed, _runner) =
+        prepare_state(&project, env, &args, &secret, progress, stdin)?;
     progress.started(
         &state,
         &agent.label(),
@@ -130,7 +132,8 @@ pub fn drive(
                 }),
             };
             let logged = |entry| Event::of(entry, now(), None);
-            if session::apply(&project, config_dir, &state, &outcome, logged)?.is_none() {
+            let stderr = progress.stderr();
+            if session::apply(&project, config_dir, &state, &outcome, logged, stderr)?.is_none() {
                 let ended = ended_elsewhere(&project, &state)
                     .unwrap_or_else(|| "the state changed meanwhile".to_owned());
                 return Ok(stopped_elsewhere(&state, &ended, progress));
@@ -173,12 +176,15 @@ pub fn drive(
         let detail = step.log.detail.clone();
         let logged = |entry| Event::of(entry, now(), None).took(run.elapsed);
         // `pagent cancel` may have ended the loop while the agent ran: that wins.
-        let Some(next) = session::apply(&project, config_dir, &state, &step.into(), logged)? else {
+        let outcome = step.into();
+        let stderr = progress.stderr();
+        let Some(next) = session::apply(&project, config_dir, &state, &outcome, logged, stderr)?
+        else {
             let ended = ended_elsewhere(&project, &state)
                 .unwrap_or_else(|| "the state changed meanwhile".to_owned());
             return Ok(stopped_elsewhere(&state, &ended, progress));
         };
-        note_stories(&project, &next, iteration);
+        note_stories(&project, &next, iteration, progress);
         if args.checkpoint {
             match worktree::checkpoint(
                 &project.root,

@@ -48,10 +48,11 @@ pub(super) fn prepare_state(
     args: &LoopArgs,
     secret: &[u8],
     progress: &mut Progress,
+    stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match (&args.start, &args.prd) {
         (Some(LoopStart::Ralph(ralph_args)), _) => {
-            let (ralph_args, task) = crate::cli::task::resolve(ralph_args.clone())?;
+            let (ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
             let (state, notes) =
                 setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
             notes.lines().iter().for_each(|l| progress.note(l));
@@ -65,12 +66,12 @@ pub(super) fn prepare_state(
         (None, prd) => match store::read_state(project)? {
             Some(state) if state.is_active() => {
                 let runner = runner_lock(project, Duration::ZERO)?;
-                let (state, resumed) = resume(project, env, state, secret)?;
+                let (state, resumed) = resume(project, env, state, secret, progress)?;
                 return Ok((state, resumed, runner));
             }
             _ => match prd {
                 Some(prd) => (
-                    stories_state(project, env, prd, args.max_iterations, args.trust)?,
+                    stories_state(project, env, prd, args.max_iterations, args.trust, progress)?,
                     false,
                     Action::Stories,
                 ),
@@ -83,7 +84,14 @@ pub(super) fn prepare_state(
     };
     // Without --force, set-up refuses while a loop is active; with it, the runner driving
     // the old loop notices the new one within a moment and lets go of the runner lock.
-    let state = setup::install_state(project, env.config_dir.as_deref(), &state, force, action)?;
+    let state = setup::install_state(
+        project,
+        env.config_dir.as_deref(),
+        &state,
+        force,
+        action,
+        progress.stderr(),
+    )?;
     let runner = runner_lock(project, RUNNER_HANDOVER)?;
     Ok((state, false, runner))
 }
@@ -110,6 +118,7 @@ fn resume(
     env: &Env,
     state: State,
     secret: &[u8],
+    progress: &mut Progress,
 ) -> anyhow::Result<(State, bool)> {
     let config_dir = env.config_dir.as_deref();
     anyhow::ensure!(
@@ -122,7 +131,14 @@ fn resume(
     }
     let mut next = state.clone();
     next.driver = Driver::Loop;
-    match store::apply_if_unchanged(project, config_dir, &state, &next, secret)? {
+    match store::apply_if_unchanged(
+        project,
+        config_dir,
+        &state,
+        &next,
+        secret,
+        progress.stderr(),
+    )? {
         Applied::Written(written) => Ok((*written, true)),
         Applied::Changed => {
             bail!("the loop's state changed while taking it over; run `pagent loop` again")

@@ -5,9 +5,7 @@
 //! the same permanent lines, plain. `--json`: one JSON object per line for scripts and
 //! for `pagent parallel`, which reads them to draw its table. `--quiet`: only the end.
 
-#![allow(clippy::print_stdout, clippy::print_stderr)]
-
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use pagent_engine::{Action, State, format_duration};
@@ -25,11 +23,11 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn choose(quiet: bool, json: bool) -> Mode {
+    pub fn choose(quiet: bool, json: bool, stdout_is_terminal: bool) -> Mode {
         match (json, quiet) {
             (true, _) => Mode::Json,
             (false, true) => Mode::Quiet,
-            _ if std::io::stdout().is_terminal() => Mode::Terminal,
+            _ if stdout_is_terminal => Mode::Terminal,
             _ => Mode::Plain,
         }
     }
@@ -37,8 +35,11 @@ impl Mode {
 
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-#[derive(Debug)]
-pub struct Progress {
+/// Writes to `out` and `err` are best effort: a closed pipe must not stop the loop, whose
+/// state and event log say everything these lines do.
+pub struct Progress<'a> {
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
     mode: Mode,
     style: Style,
     started: Instant,
@@ -49,9 +50,16 @@ pub struct Progress {
     drawn: bool,
 }
 
-impl Progress {
-    pub fn new(mode: Mode, style: Style) -> Progress {
+impl<'a> Progress<'a> {
+    pub fn new(
+        mode: Mode,
+        style: Style,
+        out: &'a mut dyn Write,
+        err: &'a mut dyn Write,
+    ) -> Progress<'a> {
         Progress {
+            out,
+            err,
             mode,
             style,
             started: Instant::now(),
@@ -63,22 +71,38 @@ impl Progress {
         }
     }
 
-    fn emit(&self, event: LoopEvent) {
-        println!("{}", serde_json::to_string(&event).unwrap_or_default());
-        let _ = std::io::stdout().flush();
+    fn emit(&mut self, event: LoopEvent) {
+        let _ = writeln!(
+            self.out,
+            "{}",
+            serde_json::to_string(&event).unwrap_or_default()
+        );
+        let _ = self.out.flush();
     }
 
     /// A permanent line (clearing the status line first on a terminal).
     fn line(&mut self, text: &str) {
         self.clear();
-        println!("{text}");
+        let _ = writeln!(self.out, "{text}");
     }
 
     fn clear(&mut self) {
         if self.drawn {
-            print!("\r\x1b[2K");
+            let _ = write!(self.out, "\r\x1b[2K");
             self.drawn = false;
         }
+    }
+
+    /// A warning on stderr (clearing the status line first on a terminal).
+    pub fn warn(&mut self, message: &str) {
+        self.clear();
+        let _ = self.out.flush();
+        crate::cli::ui::warn(self.err, message);
+    }
+
+    /// Where warnings of the runner's callees go.
+    pub fn stderr(&mut self) -> &mut dyn Write {
+        self.err
     }
 
     pub fn started(&mut self, state: &State, agent: &str, root: &str, resumed: bool) {
@@ -180,8 +204,8 @@ impl Progress {
         if text.chars().count() > 100 {
             text = text.chars().take(99).collect::<String>() + "…";
         }
-        print!("\r\x1b[2K{}", self.style.dim(&text));
-        let _ = std::io::stdout().flush();
+        let _ = write!(self.out, "\r\x1b[2K{}", self.style.dim(&text));
+        let _ = self.out.flush();
         self.drawn = true;
     }
 
@@ -228,10 +252,13 @@ impl Progress {
                 max,
                 delay_secs: delay.as_secs(),
             }),
-            Mode::Quiet => eprintln!(
-                "pagent loop: {why}; retry {attempt} of {max} in {}",
-                format_duration(delay.as_secs())
-            ),
+            Mode::Quiet => {
+                let _ = writeln!(
+                    self.err,
+                    "pagent loop: {why}; retry {attempt} of {max} in {}",
+                    format_duration(delay.as_secs())
+                );
+            }
             _ => {
                 let text = format!(
                     "{} {why}; retry {attempt} of {max} in {} (not counted as an iteration)",

@@ -98,7 +98,8 @@ pub(super) fn run_with_retries(
             iteration,
             detail: format!("{why} (log: {})", log_path.display()),
         };
-        session::log(project, &Event::of(entry, now(), None).took(run.elapsed));
+        let event = Event::of(entry, now(), None).took(run.elapsed);
+        session::log(project, &event, progress.stderr());
         if attempt > options.retries {
             bail!(
                 "the agent failed {attempt} times in a row ({why}); the state is saved: fix the cause and run `pagent loop` to resume \

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::cli::env::Env;
 use crate::io::now;
+use crate::runner::progress::Progress;
 use crate::store::project::Project;
 use crate::{store::consent, world::fingerprint};
 
@@ -29,6 +30,7 @@ pub(super) fn stories_state(
     prd: &Path,
     max_iterations: Option<u32>,
     trust: bool,
+    progress: &mut Progress,
 ) -> anyhow::Result<State> {
     let cwd = env
         .current_dir
@@ -65,7 +67,7 @@ pub(super) fn stories_state(
         &mut notes,
     )?;
     for line in notes.lines() {
-        crate::cli::ui::warn(&line);
+        progress.warn(&line);
     }
     let workflow = Workflow::from_json(
         &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
@@ -93,7 +95,12 @@ pub(super) fn stories_state(
 }
 
 /// Appends a line to progress.md beside a stories PRD (the agent appends its own notes).
-pub(super) fn note_stories(project: &Project, state: &State, iteration: u32) {
+pub(super) fn note_stories(
+    project: &Project,
+    state: &State,
+    iteration: u32,
+    progress: &mut Progress,
+) {
     let Some(path) = state.current().exit_when.stories_path() else {
         return;
     };
@@ -125,6 +132,6 @@ pub(super) fn note_stories(project: &Project, state: &State, iteration: u32) {
         .dir()
         .append(&file, format!("{header}{line}").as_bytes())
     {
-        crate::cli::ui::warn(&format!("cannot append to {}: {err}", file.display()));
+        progress.warn(&format!("cannot append to {}: {err}", file.display()));
     }
 }

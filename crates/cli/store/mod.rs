@@ -8,6 +8,7 @@
 //! applied compare-and-swap, on the generation they were made on ([`apply_if_unchanged`]).
 //! Readers need no lock: a rename is atomic, so they see the old file or the new one.
 
+use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -110,6 +111,7 @@ pub fn write_state_atomic(
     config_dir: Option<&Path>,
     state: &State,
     secret: &[u8],
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<State> {
     let mut sealed = state.clone();
     let newest = user::newest_generation(config_dir, &project.root).unwrap_or(0);
@@ -122,9 +124,10 @@ pub fn write_state_atomic(
         .write_atomic(Path::new(STATE_FILE), text.as_bytes())
         .context("cannot write the loop state")?;
     if let Err(err) = user::record_generation(config_dir, &project.root, sealed.generation) {
-        crate::cli::ui::warn(&format!(
-            "cannot record the loop's generation in pagent's config folder: {err:#}"
-        ));
+        crate::cli::ui::warn(
+            stderr,
+            &format!("cannot record the loop's generation in pagent's config folder: {err:#}"),
+        );
     }
     Ok(sealed)
 }
@@ -146,13 +149,14 @@ pub fn apply_if_unchanged(
     decided_on: &State,
     next: &State,
     secret: &[u8],
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<Applied> {
     let _lock = lock_state(project)?;
     match read_state(project)? {
         Some(now)
             if now.loop_id == decided_on.loop_id && now.generation == decided_on.generation =>
         {
-            write_state_atomic(project, config_dir, next, secret)
+            write_state_atomic(project, config_dir, next, secret, stderr)
                 .map(|s| Applied::Written(Box::new(s)))
         }
         _ => Ok(Applied::Changed),
@@ -179,6 +183,7 @@ pub fn update_own_loop(
     project: &Project,
     config_dir: Option<&Path>,
     change: impl Fn(&State) -> Option<State>,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<Option<State>> {
     for _ in 0..4 {
         let Some(state) = read_state(project)?.filter(State::is_active) else {
@@ -193,7 +198,7 @@ pub fn update_own_loop(
         let secret = crate::store::secret::read_secret(config_dir)
             .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
         if let Applied::Written(written) =
-            apply_if_unchanged(project, config_dir, &state, &next, &secret)?
+            apply_if_unchanged(project, config_dir, &state, &next, &secret, stderr)?
         {
             return Ok(Some(*written));
         }
@@ -204,7 +209,7 @@ pub fn update_own_loop(
 /// Writes the current stage's full prompt to [`pagent_engine::PROMPT_FILE`], where a
 /// quiet re-prompt tells the model to find it. A failure is a warning: `pagent prompt`
 /// prints the same text from the state.
-pub fn write_prompt_file(project: &Project, state: &State) {
+pub fn write_prompt_file(project: &Project, state: &State, stderr: &mut dyn Write) {
     let mut text = state.current().prompt.clone();
     if !text.ends_with('\n') {
         text.push('\n');
@@ -213,9 +218,9 @@ pub fn write_prompt_file(project: &Project, state: &State) {
         .dir()
         .write_atomic(Path::new(pagent_engine::PROMPT_FILE), text.as_bytes())
     {
-        crate::cli::ui::warn(&format!(
-            "cannot write {}: {err}",
-            pagent_engine::PROMPT_FILE
-        ));
+        crate::cli::ui::warn(
+            stderr,
+            &format!("cannot write {}: {err}", pagent_engine::PROMPT_FILE),
+        );
     }
 }

@@ -11,14 +11,11 @@
 //! The tasks file is read in `tasks`, a child loop is started and heard from in `child`,
 //! and the rows it folds into, the live table and the summary are in `table`.
 
-#![allow(clippy::print_stdout)]
-
 mod child;
 mod table;
 mod tasks;
 
 use std::collections::VecDeque;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::process::Child;
 use std::sync::mpsc;
@@ -30,6 +27,7 @@ use crate::cli::args::ParallelArgs;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui::Style;
+use crate::io::Io;
 use crate::runner::signals;
 use crate::store::project::Project;
 
@@ -45,9 +43,11 @@ pub fn run_tasks(
     args: &ParallelArgs,
     tasks: Vec<Task>,
     exe: &Path,
+    io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
-    let style = Style::for_stdout(env.no_color);
-    let live = !args.json && std::io::stdout().is_terminal();
+    let style = Style::for_stdout(env.no_color, io.stdout_is_terminal);
+    let live = !args.json && io.stdout_is_terminal;
+    let out = &mut *io.stdout;
     let mut rows: Vec<Row> = tasks
         .into_iter()
         .map(|task| Row {
@@ -75,7 +75,8 @@ pub fn run_tasks(
             rows[i].started = Some(Instant::now());
             children.push((i, child));
             if !live && !args.json {
-                println!(
+                let _ = writeln!(
+                    out,
                     "[{}] started on branch pagent/{}",
                     rows[i].task.name, rows[i].task.name
                 );
@@ -94,10 +95,10 @@ pub fn run_tasks(
                     && let Ok(mut event) = serde_json::from_str::<Value>(&line)
                 {
                     event["task"] = json!(rows[i].task.name);
-                    println!("{event}");
+                    let _ = writeln!(out, "{event}");
                 }
                 let plain = !live && !args.json;
-                apply(&mut rows[i], &line, plain);
+                apply(&mut rows[i], &line, plain, out);
             }
             Ok(Msg::Stderr(i, line)) => {
                 let stderr = &mut rows[i].stderr;
@@ -130,7 +131,8 @@ pub fn run_tasks(
                 }
                 done += 1;
                 if !live && !args.json {
-                    println!(
+                    let _ = writeln!(
+                        out,
                         "[{}] {} after {} iteration(s): {}",
                         row.task.name,
                         row.state.as_str(),
@@ -142,13 +144,13 @@ pub fn run_tasks(
             Err(_) => {}
         }
         if live {
-            drawn = draw(&rows, drawn, style);
+            drawn = draw(&rows, drawn, style, out);
         }
     }
     if live {
-        draw(&rows, drawn, style);
+        draw(&rows, drawn, style, out);
     }
-    summary(&rows, style, args.json);
+    summary(&rows, style, args.json, out);
     let states: Vec<RowState> = rows.iter().map(|r| r.state).collect();
     Ok(if states.iter().all(|s| *s == RowState::Complete) {
         ExitStatus::Success

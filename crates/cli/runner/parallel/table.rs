@@ -63,7 +63,7 @@ pub(super) struct Row {
 }
 
 /// Folds one JSON event of a child loop into its row.
-pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
+pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write) {
     let Ok(event) = serde_json::from_str::<LoopEvent>(line) else {
         return;
     };
@@ -91,7 +91,8 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
             row.iterations += 1;
             row.detail = detail;
             if plain {
-                println!(
+                let _ = writeln!(
+                    out,
                     "[{}] iteration {iteration} ({outcome}): {}",
                     row.task.name, row.detail
                 );
@@ -108,10 +109,10 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool) {
 }
 
 /// Redraws the table in place; returns how many lines it drew.
-pub(super) fn draw(rows: &[Row], previous: usize, style: Style) -> usize {
-    let mut out = String::new();
+pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Write) -> usize {
+    let mut text = String::new();
     if previous > 0 {
-        out.push_str(&format!("\x1b[{previous}A"));
+        text.push_str(&format!("\x1b[{previous}A"));
     }
     let width = name_width(rows);
     for row in rows {
@@ -140,25 +141,26 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style) -> usize {
         if line.chars().count() > 110 {
             line = line.chars().take(109).collect::<String>() + "…";
         }
-        out.push_str(&format!("\r\x1b[2K{line}\n"));
+        text.push_str(&format!("\r\x1b[2K{line}\n"));
     }
-    print!("{out}");
-    let _ = std::io::stdout().flush();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
     rows.len()
 }
 
-pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
+pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Write) {
     if json {
         let tasks: Vec<Value> = rows
             .iter()
             .map(|r| json!({"task": r.task.name, "outcome": r.state.as_str(), "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail}))
             .collect();
-        println!("{}", json!({"event": "summary", "tasks": tasks}));
+        let _ = writeln!(out, "{}", json!({"event": "summary", "tasks": tasks}));
         return;
     }
     let width = name_width(rows);
-    println!();
-    println!(
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
         "{}",
         style.bold(&format!(
             "{:<width$}  {:<11} {:>10}  {:<w2$}  detail",
@@ -170,7 +172,8 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool) {
         ))
     );
     for row in rows {
-        println!(
+        let _ = writeln!(
+            out,
             "{:<width$}  {:<11} {:>10}  {:<w2$}  {}",
             row.task.name,
             row.state.as_str(),
@@ -235,12 +238,22 @@ mod tests {
             },
         ];
         for event in &events {
-            apply(&mut row, &serde_json::to_string(event).unwrap(), false);
+            apply(
+                &mut row,
+                &serde_json::to_string(event).unwrap(),
+                false,
+                &mut Vec::new(),
+            );
         }
         assert_eq!(row.stage_iteration, "ralph 2/5");
         assert_eq!(row.tool, "Edit src/a.rs");
-        apply(&mut row, "not json\n", false);
-        apply(&mut row, "{\"event\": \"from the future\"}", false);
+        apply(&mut row, "not json\n", false, &mut Vec::new());
+        apply(
+            &mut row,
+            "{\"event\": \"from the future\"}",
+            false,
+            &mut Vec::new(),
+        );
         let finished = LoopEvent::IterationFinished {
             stage: "ralph".into(),
             iteration: 2,
@@ -248,7 +261,12 @@ mod tests {
             detail: "no promise".into(),
             elapsed_secs: 1,
         };
-        apply(&mut row, &serde_json::to_string(&finished).unwrap(), false);
+        apply(
+            &mut row,
+            &serde_json::to_string(&finished).unwrap(),
+            false,
+            &mut Vec::new(),
+        );
         assert_eq!((row.iterations, row.detail.as_str()), (1, "no promise"));
         let end = LoopEvent::Finished {
             outcome: Ending::GaveUp,
@@ -257,7 +275,12 @@ mod tests {
             reason: "used all 5".into(),
             elapsed_secs: 9,
         };
-        apply(&mut row, &serde_json::to_string(&end).unwrap(), false);
+        apply(
+            &mut row,
+            &serde_json::to_string(&end).unwrap(),
+            false,
+            &mut Vec::new(),
+        );
         assert_eq!((row.iterations, row.detail.as_str()), (5, "used all 5"));
     }
 

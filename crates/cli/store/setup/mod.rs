@@ -6,6 +6,8 @@
 //! clobbered by accident. A slash command never replaces another session's loop at all,
 //! `--force` or not. "Whose loop" is the engine's one answer, `whose_loop`.
 
+use std::io::Write;
+
 use anyhow::{Context, bail};
 use pagent_engine::{Action, State, Whose, format_duration, whose_loop};
 
@@ -21,8 +23,9 @@ pub fn install_state(
     state: &State,
     force: bool,
     action: Action,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<State> {
-    install(project, config_dir, state, force, false, action)
+    install(project, config_dir, state, force, false, action, stderr)
 }
 
 /// [`install_state`] for a slash command: it never replaces a loop that another Claude
@@ -34,8 +37,9 @@ pub fn install_state_from_slash(
     state: &State,
     force: bool,
     action: Action,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<State> {
-    install(project, config_dir, state, force, true, action)
+    install(project, config_dir, state, force, true, action, stderr)
 }
 
 fn install(
@@ -45,6 +49,7 @@ fn install(
     force: bool,
     slash: bool,
     action: Action,
+    stderr: &mut dyn Write,
 ) -> anyhow::Result<State> {
     let secret = secret::read_or_create_secret(config_dir)?;
     let mut state = state.clone();
@@ -88,12 +93,13 @@ fn install(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    let state = store::write_state_atomic(project, config_dir, &state, &secret)?;
-    store::write_prompt_file(project, &state);
+    let state = store::write_state_atomic(project, config_dir, &state, &secret, stderr)?;
+    store::write_prompt_file(project, &state, stderr);
     if let Err(err) = exclude::exclude_pagent_files(project) {
-        ui::warn(&format!(
-            "could not add pagent's files to .git/info/exclude: {err:#}"
-        ));
+        ui::warn(
+            stderr,
+            &format!("could not add pagent's files to .git/info/exclude: {err:#}"),
+        );
     }
     let detail = format!(
         "{} started: {} stage{}, up to {} iterations each",
@@ -109,7 +115,7 @@ fn install(
         state.started_at,
         state.session_id.as_deref(),
     );
-    crate::session::log(project, &event);
+    crate::session::log(project, &event, stderr);
     Ok(state)
 }
 
@@ -135,11 +141,11 @@ impl Notes {
         out
     }
 
-    #[allow(clippy::print_stdout)]
-    pub fn print(&self) {
+    pub fn print(&self, stdout: &mut dyn Write) -> std::io::Result<()> {
         for line in self.lines() {
-            println!("{line}");
+            writeln!(stdout, "{line}")?;
         }
+        Ok(())
     }
 }
 

@@ -1,0 +1,352 @@
+//! One pagent command of a test, and what it did.
+//!
+//! A command runs in-process by default: [`pagent::run`] with the test's own environment
+//! map, working directory and stdin, its stdout and stderr captured, so a behaviour test
+//! costs no process start. Three kinds run the real binary instead: `pagent loop` and
+//! `pagent parallel` (they own child processes, which inherit the process environment,
+//! and install signal handlers), whatever [`TestEnv::bin`](super::TestEnv::bin) asks for
+//! (exit codes, signals, panics, the hooks' fast path: the binary's contract), and every
+//! command when `$PAGENT_TEST_BIN` names another build to test.
+
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use super::pagent_bin;
+
+pub struct TestCommand {
+    args: Vec<OsString>,
+    /// Set over the cleaned environment, in order (a later setting wins).
+    vars: Vec<(OsString, OsString)>,
+    cwd: PathBuf,
+    stdin: Option<Vec<u8>>,
+    env: String,
+    whole_binary: bool,
+}
+
+/// Inherited variables a test never sees: Claude Code's and pagent's own, and the config
+/// folder that would point at the real user's.
+fn cleared(key: &str) -> bool {
+    key.starts_with("CLAUDE") || key.starts_with("PAGENT") || key == "XDG_CONFIG_HOME"
+}
+
+impl TestCommand {
+    pub(super) fn new(args: &[&str], cwd: &Path, env: String, whole_binary: bool) -> Self {
+        let owns_processes = args.iter().any(|a| *a == "loop" || *a == "parallel");
+        TestCommand {
+            args: args.iter().map(OsString::from).collect(),
+            vars: Vec::new(),
+            cwd: cwd.to_path_buf(),
+            stdin: None,
+            env,
+            whole_binary: whole_binary
+                || owns_processes
+                || std::env::var_os("PAGENT_TEST_BIN").is_some(),
+        }
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        self.vars.push((key.into(), value.as_ref().to_os_string()));
+        self
+    }
+
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    pub fn current_dir(mut self, dir: &Path) -> Self {
+        self.cwd = dir.to_path_buf();
+        self
+    }
+
+    /// The variable as the command sees it: the test's setting, else the process's own
+    /// unless cleared.
+    fn var(&self, key: &str) -> Option<OsString> {
+        match self.vars.iter().rev().find(|(k, _)| k == key) {
+            Some((_, value)) => Some(value.clone()),
+            None if cleared(key) => None,
+            None => std::env::var_os(key),
+        }
+    }
+
+    /// The real binary with this command's arguments, directory and environment (stdio
+    /// left to the caller): for tests that signal, limit or time the process itself.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(pagent_bin());
+        command.args(&self.args).current_dir(&self.cwd);
+        for (key, _) in std::env::vars_os() {
+            if cleared(&key.to_string_lossy()) {
+                command.env_remove(&key);
+            }
+        }
+        command.envs(self.vars.iter().map(|(k, v)| (k, v)));
+        command
+    }
+
+    fn describe(&self) -> String {
+        let how = if self.whole_binary {
+            "binary"
+        } else {
+            "in-process"
+        };
+        let set: Vec<String> = self
+            .vars
+            .iter()
+            .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+            .collect();
+        format!(
+            "pagent {:?} ({how}; in {}; {}; {})",
+            self.args,
+            self.cwd.display(),
+            set.join(" "),
+            self.env
+        )
+    }
+
+    pub fn run(self) -> Run {
+        let run = if self.whole_binary {
+            self.run_binary()
+        } else {
+            self.run_in_process()
+        };
+        assert_ne!(
+            run.code,
+            Some(2),
+            "pagent exited 2, which blocks in Claude Code\n{run}"
+        );
+        run
+    }
+
+    fn run_in_process(self) -> Run {
+        let mut env = pagent::Env::from_vars(|key| self.var(key), Some(self.cwd.clone()));
+        env.exe = Some(pagent_bin());
+        let mut argv = vec![OsString::from("pagent")];
+        argv.extend(self.args.iter().cloned());
+        let mut stdin = std::io::Cursor::new(self.stdin.clone().unwrap_or_default());
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let status = pagent::run(
+            argv,
+            &env,
+            &mut pagent::Io {
+                stdin: &mut stdin,
+                stdout: &mut stdout,
+                stderr: &mut stderr,
+                stdout_is_terminal: false,
+            },
+        );
+        Run {
+            code: Some(i32::from(status.code())),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            command: self.describe(),
+        }
+    }
+
+    fn run_binary(mut self) -> Run {
+        let mut command = self.command();
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let stdin = self.stdin.take().unwrap_or_default();
+        // The binary may exit without reading stdin (the fast path): ignore EPIPE.
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&stdin);
+        });
+        let output = child.wait_with_output().unwrap();
+        let _ = writer.join();
+        Run {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            command: self.describe(),
+        }
+    }
+
+    /// Runs the binary with a time limit (the whole process group is killed past it) and
+    /// reports the elapsed time and the peak memory: for inputs that could hang or grow a
+    /// hook.
+    pub fn run_bounded(mut self, limit: std::time::Duration) -> Bounded {
+        use std::io::Read;
+        use std::os::unix::process::CommandExt;
+        // Peak memory through GNU time: a child forked from this (large, threaded) test
+        // process would count the test's own pages in its rusage.
+        let rss_file = tempfile::NamedTempFile::new().unwrap();
+        let inner = self.command();
+        let mut timed = Command::new("/usr/bin/time");
+        timed
+            .args(["-f", "%M", "-o"])
+            .arg(rss_file.path())
+            .arg(inner.get_program())
+            .args(inner.get_args());
+        if let Some(dir) = inner.get_current_dir() {
+            timed.current_dir(dir);
+        }
+        for (key, value) in inner.get_envs() {
+            match value {
+                Some(value) => timed.env(key, value),
+                None => timed.env_remove(key),
+            };
+        }
+        timed
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let started = std::time::Instant::now();
+        // Reaped below with wait4, which also reports how it ended.
+        #[allow(clippy::zombie_processes)]
+        let mut child = timed.spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let stdin = self.stdin.take().unwrap_or_default();
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&stdin);
+        });
+        let read_all = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = r.read_to_end(&mut bytes);
+                bytes
+            })
+        };
+        let out = read_all(Box::new(child.stdout.take().unwrap()));
+        let err = read_all(Box::new(child.stderr.take().unwrap()));
+        let pid = i32::try_from(child.id()).unwrap();
+        let mut status = 0;
+        // SAFETY: zeroed rusage filled by wait4 for our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let mut hung = false;
+        loop {
+            // SAFETY: wait4 on our own child with valid out-pointers.
+            let done = unsafe { libc::wait4(pid, &raw mut status, libc::WNOHANG, &raw mut usage) };
+            if done == pid {
+                break;
+            }
+            if started.elapsed() > limit {
+                hung = true;
+                // SAFETY: kill the child's own process group, then reap it.
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                    libc::wait4(pid, &raw mut status, 0, &raw mut usage);
+                }
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let elapsed = started.elapsed();
+        let _ = writer.join();
+        let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+        let run = Run {
+            code,
+            stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
+            stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
+            command: self.describe(),
+        };
+        assert!(!hung, "hung for {elapsed:?} (killed)\n{run}");
+        assert_ne!(
+            run.code,
+            Some(2),
+            "pagent exited 2, which blocks in Claude Code\n{run}"
+        );
+        let max_rss_kb = fs::read_to_string(rss_file.path())
+            .ok()
+            .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
+            .unwrap_or_else(|| panic!("no peak memory from /usr/bin/time\n{run}"));
+        Bounded { run, max_rss_kb }
+    }
+
+    pub fn success(self) -> Run {
+        let run = self.run();
+        assert_eq!(run.code, Some(0), "expected success\n{run}");
+        run
+    }
+
+    pub fn failure(self) -> Run {
+        let run = self.run();
+        assert_eq!(run.code, Some(1), "expected exit 1\n{run}");
+        run
+    }
+}
+
+/// A [`TestCommand::run_bounded`] result.
+#[derive(Debug)]
+pub struct Bounded {
+    pub run: Run,
+    /// Peak resident memory of the process, in KiB.
+    pub max_rss_kb: i64,
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    command: String,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "command: {}\nexit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.command, self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Run {
+    /// The hook's decision JSON; `None` when it printed nothing (allow).
+    pub fn decision(&self) -> Option<Value> {
+        let text = self.stdout.trim();
+        (!text.is_empty()).then(|| {
+            serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("hook stdout is not JSON: {e}\n{self}"))
+        })
+    }
+
+    /// Asserts a block and returns its reason.
+    pub fn blocked(&self) -> String {
+        let decision = self
+            .decision()
+            .unwrap_or_else(|| panic!("expected a block, got an allow\n{self}"));
+        assert_eq!(decision["decision"], "block", "{self}");
+        decision["reason"].as_str().unwrap().to_owned()
+    }
+
+    /// The PostToolUse additional context, or `None` when the hook said nothing.
+    pub fn context(&self) -> Option<String> {
+        assert_eq!(self.code, Some(0), "{self}");
+        let decision = self.decision()?;
+        assert_eq!(
+            decision["hookSpecificOutput"]["hookEventName"], "PostToolUse",
+            "{self}"
+        );
+        Some(
+            decision["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        )
+    }
+
+    /// Asserts the stop is allowed and returns the user message, if any.
+    pub fn allowed(&self) -> Option<String> {
+        match self.decision() {
+            None => None,
+            Some(decision) => {
+                assert!(
+                    decision.get("decision").is_none(),
+                    "expected an allow, got a block\n{self}"
+                );
+                decision["systemMessage"].as_str().map(str::to_owned)
+            }
+        }
+    }
+}
