@@ -4,9 +4,12 @@
 //! Decisions are made without the state lock (checks, the transcript, an agent run may
 //! take long), so a write is compare-and-swap: under the lock, the state is re-read, and
 //! the decision is written only if the state is still the generation it was made on. A
-//! writer that lost (a cancel, a new loop, a second hook of the same stop) is told
-//! [`Applied::Changed`] and writes and logs nothing: the winner already did. A failure to
-//! log never changes a decision: the log is for people, the state file is the truth.
+//! writer that lost (a cancel, a new loop, a second hook of the same stop) gets `None`
+//! and writes and logs nothing: the winner already did. A failure to log never changes a
+//! decision: the log is for people, the state file is the truth.
+//!
+//! [`hook_stands_aside`] is the other thing every hook shares: the short-cut taken before
+//! a hook reads its input.
 
 use std::io::Write;
 use std::path::Path;
