@@ -24,6 +24,7 @@ mod no_progress;
 mod own_texts;
 mod pipeline;
 mod ralph;
+mod review;
 mod safety;
 mod status;
 mod user_wins;

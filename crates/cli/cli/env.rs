@@ -30,6 +30,8 @@ pub const PAGENT_ITERATION: &str = "PAGENT_ITERATION";
 pub const PAGENT_PROJECT_DIR: &str = "PAGENT_PROJECT_DIR";
 /// For a PostToolUse check command: the edited file.
 pub const PAGENT_FILE: &str = "PAGENT_FILE";
+/// `1` in a reviewer agent's environment, so its own programs can tell it from a worker.
+pub const PAGENT_REVIEW: &str = "PAGENT_REVIEW";
 /// Where pagent keeps its per-user secret (default: `$XDG_CONFIG_HOME/pagent`, else
 /// `~/.config/pagent`).
 pub const PAGENT_CONFIG_DIR: &str = "PAGENT_CONFIG_DIR";
@@ -47,6 +49,9 @@ pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The plugin folder `pagent install` installs from; the npm package's launcher sets it to
 /// its own folder.
 pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
+/// The program a `review` condition's reviewer runs (default: `claude`, `codex` or
+/// `opencode` on `PATH`, as the review names).
+pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
 /// Any value turns colour off (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -60,6 +65,7 @@ pub struct Env {
     pub no_color: bool,
     pub current_dir: Option<PathBuf>,
     pub path: Option<OsString>,
+    pub reviewer_bin: Option<PathBuf>,
     /// The pagent binary that `pagent parallel` starts and `pagent install` copies: `None`
     /// means this process's own. A test running [`crate::run`] in-process names the built
     /// binary here (its own executable is the test harness).
@@ -97,6 +103,7 @@ impl Env {
             no_color: non_empty(NO_COLOR).is_some(),
             current_dir,
             path: var(PATH),
+            reviewer_bin: non_empty(PAGENT_REVIEWER_BIN).map(PathBuf::from),
             exe: None,
             install: InstallEnv {
                 home: non_empty(HOME).map(PathBuf::from),

@@ -26,6 +26,7 @@ pub mod parallel;
 mod prepare;
 pub mod progress;
 mod retry;
+pub mod review;
 pub mod signals;
 mod stories;
 mod watch;
@@ -42,7 +43,7 @@ use crate::cli::args::{Global, LoopArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
-use crate::runner::agent::{End, Limits};
+use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
 use crate::session;
@@ -146,7 +147,8 @@ pub fn drive(
             return Ok(ExitStatus::Interrupted);
         };
 
-        let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None);
+        let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None)
+            .with_review(review_setup(&agent, env));
         let mut step = decide_iteration(&state, &mut world, now());
         let stopped = match run.end {
             End::TimedOut => Some(format!(
@@ -184,6 +186,9 @@ pub fn drive(
                 .unwrap_or_else(|| "the state changed meanwhile".to_owned());
             return Ok(stopped_elsewhere(&state, &ended, progress));
         };
+        if let Some(verdict) = review::new_verdict(&state, &next) {
+            progress.note(&format!("review: {}", verdict.summary));
+        }
         note_stories(&project, &next, iteration, progress);
         if args.checkpoint {
             match worktree::checkpoint(
@@ -213,6 +218,21 @@ pub fn drive(
             progress.finished(&state, Ending::GaveUp, &reason);
             Ok(ExitStatus::GaveUp)
         }
+    }
+}
+
+/// How this runner starts a reviewer: the program the user named for reviewers, else the
+/// loop's own agent program when the review asks for the same agent, else `PATH`. No
+/// deadline: each iteration is its own process, not inside a hook's time limit.
+fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
+    review::ReviewSetup {
+        path: env.path.clone(),
+        program: env.reviewer_bin.clone(),
+        own_agent: match agent {
+            AgentSpec::Known { kind, program, .. } => Some((*kind, program.clone())),
+            AgentSpec::Command { .. } => None,
+        },
+        deadline: None,
     }
 }
 
