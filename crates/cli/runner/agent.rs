@@ -21,6 +21,7 @@ use pagent_protocol::stream::{
     AgentKind, RunSummary, StreamEvent, UsageRecord, parse_line, parse_usage,
 };
 
+use crate::cli::env;
 use crate::runner::signals;
 
 /// How long a stopped agent gets between SIGTERM and SIGKILL.
@@ -249,11 +250,11 @@ pub fn run_agent_with(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .env("PAGENT_DRIVER", "loop")
+        .env(env::PAGENT_DRIVER, "loop")
         // The launcher's loop guard is for a chain of launchers; this binary ends any
         // chain, so the agent's own hooks start afresh (and take the launcher's fast path).
-        .env_remove("PAGENT_LAUNCHER_SEEN")
-        .env("PAGENT_PROMPT_FILE", prompt_file)
+        .env_remove(env::PAGENT_LAUNCHER_SEEN)
+        .env(env::PAGENT_PROMPT_FILE, prompt_file)
         .process_group(0);
     for key in remove {
         command.env_remove(key);
