@@ -12,6 +12,7 @@
 
 mod backpressure;
 mod budgets;
+mod config_place;
 mod consent;
 mod faults;
 #[path = "../support/git.rs"]
