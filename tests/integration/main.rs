@@ -11,6 +11,8 @@
 )]
 
 mod backpressure;
+mod budgets;
+mod config_place;
 mod consent;
 mod faults;
 #[path = "../support/git.rs"]
@@ -21,6 +23,7 @@ mod launcher;
 mod loop_runner;
 mod never_hostage;
 mod no_progress;
+mod notify;
 mod own_texts;
 mod pipeline;
 mod ralph;

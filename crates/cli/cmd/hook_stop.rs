@@ -28,21 +28,20 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, now, read_hook_input};
 use crate::runner::review::ReviewSetup;
-use crate::session;
-use crate::store::door;
+use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
-use crate::store::project::{self, Project, STATE_FILE};
+use crate::store::project::{self, Project};
 use crate::store::{self, Ownership, user};
 use crate::world::FsWorld;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    if env.driven_by_loop() {
-        // `pagent loop` drives this state from outside; its agents' hooks stand aside.
-        return ExitStatus::Success;
-    }
-    if let Some(root) = project::root_from_flag_or_env(global, env)
-        && !door::exists_no_follow(&root.join(STATE_FILE))
-    {
+    let root = project::root_from_flag_or_env(global, env);
+    if session::hook_stands_aside(
+        Hook::Stop,
+        env.driver,
+        root.as_deref(),
+        env.config_dir.as_deref(),
+    ) {
         return ExitStatus::Success;
     }
     let started = Instant::now();
@@ -124,7 +123,17 @@ fn decide_on(
         input.transcript_path.clone(),
     )
     .with_review(ReviewSetup::for_stop_hook(env, started));
-    let outcome = decide_stop(&event, &state, &mut world);
+    // Decided on the state with this turn's tokens added; applied over the state read.
+    let metered = match ownership {
+        Ownership::Own => crate::world::usage::meter_stop(
+            &state,
+            session.as_deref(),
+            input.transcript_path.as_deref(),
+            config_dir,
+        ),
+        _ => state.clone(),
+    };
+    let outcome = decide_stop(&event, &metered, &mut world);
 
     if let Some(notice_key) = notice_key {
         // Never write in the project for a state pagent ignores.
@@ -147,9 +156,13 @@ fn decide_on(
     }
 
     let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
-    if session::apply(project, config_dir, &state, &outcome, logged, stderr)?.is_none() {
+    let Some(written) = session::apply(project, config_dir, &state, &outcome, logged, stderr)?
+    else {
         // Cancelled, replaced, removed or decided by another hook meanwhile.
         return Ok(HookOutput::default());
+    };
+    if outcome.write.is_some() {
+        crate::notify::loop_ended(env, &project.root, &written);
     }
     Ok(output_of(outcome.decision))
 }

@@ -17,8 +17,11 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use pagent_protocol::stream::{AgentKind, RunSummary, StreamEvent, parse_line};
+use pagent_protocol::stream::{
+    AgentKind, RunSummary, StreamEvent, UsageRecord, parse_line, parse_usage,
+};
 
+use crate::cli::env;
 use crate::runner::signals;
 
 /// How long a stopped agent gets between SIGTERM and SIGKILL.
@@ -136,6 +139,8 @@ pub enum End {
 pub struct AgentRun {
     pub end: End,
     pub summary: RunSummary,
+    /// The usage records the agent printed (for budgets and status).
+    pub usage: Vec<UsageRecord>,
     /// The last bytes of stdout (a custom command's final message).
     pub stdout_tail: String,
     pub elapsed: Duration,
@@ -228,6 +233,7 @@ pub fn run_agent_with(
     let not_started = |why: String| AgentRun {
         end: End::NotStarted(why),
         summary: RunSummary::default(),
+        usage: Vec::new(),
         stdout_tail: String::new(),
         elapsed: started.elapsed(),
     };
@@ -244,11 +250,11 @@ pub fn run_agent_with(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .env("PAGENT_DRIVER", "loop")
+        .env(env::PAGENT_DRIVER, "loop")
         // The launcher's loop guard is for a chain of launchers; this binary ends any
         // chain, so the agent's own hooks start afresh (and take the launcher's fast path).
-        .env_remove("PAGENT_LAUNCHER_SEEN")
-        .env("PAGENT_PROMPT_FILE", prompt_file)
+        .env_remove(env::PAGENT_LAUNCHER_SEEN)
+        .env(env::PAGENT_PROMPT_FILE, prompt_file)
         .process_group(0);
     for key in remove {
         command.env_remove(key);
@@ -272,6 +278,7 @@ pub fn run_agent_with(
 
     let kind = spec.kind();
     let mut summary = RunSummary::default();
+    let mut usage = Vec::new();
     let mut tail = String::new();
     let mut open = 2;
     let mut last_output = Instant::now();
@@ -296,6 +303,7 @@ pub fn run_agent_with(
                     let _ = f.write_all(line.as_bytes());
                 }
                 if let Some(kind) = kind {
+                    usage.extend(parse_usage(kind, line.trim_end()));
                     for event in parse_line(kind, line.trim_end()) {
                         // A tool reported again (Codex: started, then completed) is told once.
                         if summary.push(&event) && !on_event(Some(&event)) {
@@ -350,6 +358,7 @@ pub fn run_agent_with(
     AgentRun {
         end,
         summary,
+        usage,
         stdout_tail: tail[start..].to_owned(),
         elapsed: started.elapsed(),
     }

@@ -14,44 +14,49 @@
 //! after a crash or Ctrl-C, `pagent loop` picks up at the same stage, iteration and
 //! prompt.
 //!
-//! Two parts live beside this file: `retry` runs the agent for one iteration, again after
-//! a crash or an API error with a growing delay, and `stories` is `--prd`'s one-stage
+//! Beside this file: `prepare` finds the agent and sets up or takes over the state;
+//! `retry` runs the agent for one iteration, again after a crash or an API error with a
+//! growing delay; `watch` notices a loop ended elsewhere; `stories` is `--prd`'s one-stage
 //! workflow over a PRD's user stories, with the progress.md line after each iteration.
+//! Each decision is applied like the Stop hook's (`session::apply`).
 
 pub mod agent;
+pub mod loop_event;
 pub mod parallel;
+mod prepare;
 pub mod progress;
 mod retry;
 pub mod review;
 pub mod signals;
 mod stories;
+mod usage;
+mod watch;
 pub mod worktree;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use pagent_engine::prompt::first_prompt;
-use pagent_engine::{
-    Action, Decision, Driver, LogEntry, Outcome, State, Status, Whose, decide_iteration, whose_loop,
-};
+use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, decide_iteration};
 
-use crate::cli::args::{AgentArgs, AgentName, Global, LoopArgs, LoopStart};
+use crate::cli::args::{Global, LoopArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
 use crate::runner::agent::{AgentSpec, End, Limits};
+use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
 use crate::session;
 use crate::store::eventlog::Event;
-use crate::store::project::{Project, RUNNER_LOCK};
-use crate::store::{self, secret, setup};
-use crate::store::{Applied, door};
+use crate::store::project::Project;
+use crate::store::secret;
 use crate::world::FsWorld;
-use crate::world::backpressure::find_program;
 
+use prepare::{agent_spec, prepare_state};
 use retry::run_with_retries;
-use stories::{note_stories, stories_state};
+use stories::note_stories;
+use watch::{Watch, ended_elsewhere, stopped_elsewhere};
 
 /// Sets up or resumes the loop, then runs it to the end.
 pub fn drive(
@@ -87,7 +92,7 @@ pub fn drive(
         &project.root.display().to_string(),
         resumed,
     );
-    let limits = Limits {
+    let base_limits = Limits {
         iteration_timeout: args.agent.iteration_timeout,
         idle_timeout: args.agent.idle_timeout,
     };
@@ -97,6 +102,7 @@ pub fn drive(
         if let Some(ended) = ended_elsewhere(&project, &state) {
             return Ok(stopped_elsewhere(&state, &ended, progress));
         }
+        let limits = usage::within_time_budget(base_limits, &state, now());
         let mut watch = Watch::new(&project, &state.loop_id);
         let stage = state.current().name.clone();
         let iteration = state.iterations[state.stage];
@@ -137,7 +143,7 @@ pub fn drive(
             }
             progress.finished(
                 &state,
-                "interrupted",
+                Ending::Interrupted,
                 "stopped by a signal; the state is saved, run `pagent loop` to resume",
             );
             return Ok(ExitStatus::Interrupted);
@@ -145,7 +151,9 @@ pub fn drive(
 
         let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None)
             .with_review(review_setup(&agent, env));
-        let mut step = decide_iteration(&state, &mut world, now());
+        // Decided on the state with this run's usage added; applied over the state read.
+        let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
+        let mut step = decide_iteration(&metered, &mut world, now());
         let stopped = match run.end {
             End::TimedOut => Some(format!(
                 "Your previous run was stopped after {} (the iteration timeout).",
@@ -196,22 +204,23 @@ pub fn drive(
                 Err(err) => progress.note(&format!("checkpoint failed: {err:#}")),
             }
         }
-        progress.iteration_finished(&stage, iteration, action, &detail, run.elapsed);
+        progress.iteration_finished(&stage, iteration, action, &detail, run.elapsed, &next.usage);
         state = next;
         if !state.is_active() {
             break;
         }
     }
 
+    crate::notify::loop_ended(env, &project.root, &state);
     let reason = state.end_reason.clone().unwrap_or_default();
     match state.status {
         Status::Complete => {
-            progress.finished(&state, "complete", &reason);
+            progress.finished(&state, Ending::Complete, &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
             Ok(after_completion(&project, branch, &args, &state, progress))
         }
         _ => {
-            progress.finished(&state, "gave up", &reason);
+            progress.finished(&state, Ending::GaveUp, &reason);
             Ok(ExitStatus::GaveUp)
         }
     }
@@ -229,172 +238,6 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
             AgentSpec::Command { .. } => None,
         },
         deadline: None,
-    }
-}
-
-/// The agent to run, its program found now so a typo fails before any state is written.
-fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
-    if let Some(line) = &args.command {
-        return Ok(AgentSpec::Command { line: line.clone() });
-    }
-    let (kind, name) = match args.agent {
-        AgentName::Claude => (pagent_protocol::stream::AgentKind::Claude, "claude"),
-        AgentName::Codex => (pagent_protocol::stream::AgentKind::Codex, "codex"),
-        AgentName::Opencode => (pagent_protocol::stream::AgentKind::Opencode, "opencode"),
-    };
-    let program = match &args.agent_bin {
-        Some(path) => path.clone(),
-        None => find_program(name, env.path.as_deref())
-            .with_context(|| format!("{name} is not on PATH: install it, or name the program with --agent-bin (or use --command)"))?,
-    };
-    Ok(AgentSpec::Known {
-        kind,
-        program,
-        permission_mode: args.permission_mode.clone(),
-        extra_args: args.agent_args.clone(),
-    })
-}
-
-/// A new state from the subcommand or --prd, or the active one to resume; and the runner
-/// lock, held while this runner drives the state so that a second one cannot.
-fn prepare_state(
-    project: &Project,
-    env: &Env,
-    args: &LoopArgs,
-    secret: &[u8],
-    progress: &mut Progress,
-    stdin: &mut dyn std::io::Read,
-) -> anyhow::Result<(State, bool, door::Lock)> {
-    let (state, force, action) = match (&args.start, &args.prd) {
-        (Some(LoopStart::Ralph(ralph_args)), _) => {
-            let (ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
-            let (state, notes) =
-                setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
-            notes.lines().iter().for_each(|l| progress.note(l));
-            (state, ralph_args.force, Action::Ralph)
-        }
-        (Some(LoopStart::Run(run_args)), _) => {
-            let (state, notes) = setup::build::pipeline(project, env, run_args, Driver::Loop)?;
-            notes.lines().iter().for_each(|l| progress.note(l));
-            (state, run_args.force, Action::Run)
-        }
-        (None, prd) => match store::read_state(project)? {
-            Some(state) if state.is_active() => {
-                let runner = runner_lock(project, Duration::ZERO)?;
-                let (state, resumed) = resume(project, env, state, secret, progress)?;
-                return Ok((state, resumed, runner));
-            }
-            _ => match prd {
-                Some(prd) => (
-                    stories_state(project, env, prd, args.max_iterations, args.trust, progress)?,
-                    false,
-                    Action::Stories,
-                ),
-                None => bail!(
-                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD` or `pagent loop --prd prd.json`",
-                    project.root.display()
-                ),
-            },
-        },
-    };
-    // Without --force, set-up refuses while a loop is active; with it, the runner driving
-    // the old loop notices the new one within a moment and lets go of the runner lock.
-    let state = setup::install_state(
-        project,
-        env.config_dir.as_deref(),
-        &state,
-        force,
-        action,
-        progress.stderr(),
-    )?;
-    let runner = runner_lock(project, RUNNER_HANDOVER)?;
-    Ok((state, false, runner))
-}
-
-/// How long a new runner waits for a replaced one to stop.
-const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
-/// How often a running agent's runner looks whether its loop is still its own.
-const WATCH_EVERY: Duration = Duration::from_millis(250);
-
-fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> {
-    project
-        .dir()
-        .lock(Path::new(RUNNER_LOCK), wait)
-        .map_err(|err| match err {
-            door::DoorError::Busy(..) => anyhow::anyhow!(
-                "another `pagent loop` is driving this loop in {}; stop it first (Ctrl-C, or `pagent cancel`)",
-                project.root.display()
-            ),
-            other => anyhow::Error::new(other).context("cannot take the runner lock"),
-        })
-}
-
-/// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook).
-fn resume(
-    project: &Project,
-    env: &Env,
-    state: State,
-    secret: &[u8],
-    progress: &mut Progress,
-) -> anyhow::Result<(State, bool)> {
-    let config_dir = env.config_dir.as_deref();
-    anyhow::ensure!(
-        store::ownership(project, config_dir, &state) == store::Ownership::Own,
-        "the active loop in {} was not set up by you for this project (its seal does not verify, or it is an older copy); pagent will not run it",
-        project.root.display()
-    );
-    if state.driver == Driver::Loop {
-        return Ok((state, true));
-    }
-    let mut next = state.clone();
-    next.driver = Driver::Loop;
-    match store::apply_if_unchanged(
-        project,
-        config_dir,
-        &state,
-        &next,
-        secret,
-        progress.stderr(),
-    )? {
-        Applied::Written(written) => Ok((*written, true)),
-        Applied::Changed => {
-            bail!("the loop's state changed while taking it over; run `pagent loop` again")
-        }
-    }
-}
-
-/// Watches, while an agent runs, whether the loop is still this runner's: a cancel, a
-/// removal or a `--force` replacement stops the agent within [`WATCH_EVERY`].
-struct Watch<'a> {
-    project: &'a Project,
-    loop_id: String,
-    last: Instant,
-}
-
-impl<'a> Watch<'a> {
-    fn new(project: &'a Project, loop_id: &str) -> Watch<'a> {
-        Watch {
-            project,
-            loop_id: loop_id.to_owned(),
-            last: Instant::now(),
-        }
-    }
-
-    fn still_ours(&mut self) -> bool {
-        if self.last.elapsed() < WATCH_EVERY {
-            return true;
-        }
-        self.last = Instant::now();
-        match store::read_state(self.project) {
-            Ok(Some(state)) => {
-                state.is_active()
-                    && whose_loop(&state, None) == Whose::Runner
-                    && state.loop_id == self.loop_id
-            }
-            Ok(None) => false,
-            // Unreadable for a moment: keep going; the write after the run will tell.
-            Err(_) => true,
-        }
     }
 }
 
@@ -459,31 +302,6 @@ fn after_completion(
         }
     }
     ExitStatus::Success
-}
-
-/// Why the loop must stop, if something other than this runner ended it (`pagent
-/// cancel`), replaced it, handed it back to the Stop hook, or removed the state.
-fn ended_elsewhere(project: &Project, ours: &State) -> Option<String> {
-    match store::read_state(project) {
-        Ok(Some(state)) if state.loop_id != ours.loop_id => {
-            Some("another loop replaced this one".to_owned())
-        }
-        Ok(Some(state)) if state.is_active() && whose_loop(&state, None) == Whose::Runner => None,
-        Ok(Some(state)) if !state.is_active() => Some(
-            state
-                .end_reason
-                .unwrap_or_else(|| format!("the loop is {}", state.status.as_str())),
-        ),
-        Ok(Some(_)) => Some("another loop replaced this one".to_owned()),
-        Ok(None) => Some("the state file was removed".to_owned()),
-        // Unreadable (corrupt, permissions): keep going; the write will report it.
-        Err(_) => None,
-    }
-}
-
-fn stopped_elsewhere(state: &State, reason: &str, progress: &mut Progress) -> ExitStatus {
-    progress.finished(state, "stopped", reason);
-    ExitStatus::Interrupted
 }
 
 /// A limit in words ("5 min"), for the note a stopped run's next prompt carries.

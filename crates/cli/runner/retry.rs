@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use pagent_engine::{Action, LogEntry, State};
 
 use crate::cli::args::AgentArgs;
+use crate::cli::env;
 use crate::io::now;
 use crate::runner::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::runner::progress::Progress;
@@ -40,11 +41,13 @@ pub(super) fn run_with_retries(
     let stage = &state.current().name;
     let iteration = state.iterations[state.stage];
     let env = [
-        ("PAGENT_STAGE", stage.clone()),
-        ("PAGENT_ITERATION", iteration.to_string()),
-        ("PAGENT_PROJECT_DIR", project.root.display().to_string()),
+        (env::PAGENT_STAGE, stage.clone()),
+        (env::PAGENT_ITERATION, iteration.to_string()),
+        (env::PAGENT_PROJECT_DIR, project.root.display().to_string()),
     ];
     let mut attempt = 0;
+    // A failed attempt's tokens were spent too: they count with the run that follows.
+    let mut spent = Vec::new();
     loop {
         progress.iteration_started(state, attempt);
         let retry = if attempt == 0 {
@@ -88,8 +91,12 @@ pub(super) fn run_with_retries(
             _ => {}
         }
         let Some(why) = run.failure(agent) else {
+            let mut run = run;
+            spent.append(&mut run.usage);
+            run.usage = spent;
             return Ok(Some(run));
         };
+        spent.extend(run.usage.iter().cloned());
         attempt += 1;
         let entry = LogEntry {
             action: Action::Retry,

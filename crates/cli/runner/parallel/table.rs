@@ -1,4 +1,4 @@
-//! One row per task, folded from its child's JSON events, and the two ways rows are shown:
+//! One row per task, folded from its child's `LoopEvent`s, and the two ways rows are shown:
 //! the table redrawn in place while the loops run (on a terminal), and the summary at the
 //! end (a table, or one JSON object with `--json`).
 
@@ -6,15 +6,54 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use pagent_engine::format_duration;
+use pagent_engine::usage::{format_cost, format_count};
 use serde_json::{Value, json};
 
 use super::tasks::Task;
 use crate::cli::ui::Style;
+use crate::runner::loop_event::{LoopEvent, UsageFigures};
+
+/// Where a task's loop is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RowState {
+    Queued,
+    Running,
+    /// Never started: the run was interrupted first.
+    NotStarted,
+    Complete,
+    GaveUp,
+    Interrupted,
+    Failed,
+}
+
+impl RowState {
+    /// How a child loop's exit code ends its row (`pagent loop`'s exit statuses).
+    pub(super) fn from_exit(code: Option<i32>) -> RowState {
+        match code {
+            Some(0) => RowState::Complete,
+            Some(3) => RowState::GaveUp,
+            Some(130) => RowState::Interrupted,
+            _ => RowState::Failed,
+        }
+    }
+
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            RowState::Queued => "queued",
+            RowState::Running => "running",
+            RowState::NotStarted => "not started",
+            RowState::Complete => "complete",
+            RowState::GaveUp => "gave up",
+            RowState::Interrupted => "interrupted",
+            RowState::Failed => "failed",
+        }
+    }
+}
 
 #[derive(Debug)]
 pub(super) struct Row {
     pub(super) task: Task,
-    pub(super) state: &'static str,
+    pub(super) state: RowState,
     pub(super) stage_iteration: String,
     pub(super) tool: String,
     pub(super) iterations: u64,
@@ -22,46 +61,112 @@ pub(super) struct Row {
     pub(super) finished: Option<Duration>,
     pub(super) detail: String,
     pub(super) stderr: String,
+    pub(super) usage: RowUsage,
+}
+
+/// A task's tokens and cost so far, from its child's events.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct RowUsage {
+    pub(super) tokens: u64,
+    pub(super) cost_microusd: u64,
+    pub(super) cost_known: bool,
+    pub(super) reported: bool,
+}
+
+impl RowUsage {
+    fn from_event(usage: UsageFigures) -> RowUsage {
+        RowUsage {
+            tokens: usage.tokens,
+            cost_microusd: usage.cost_microusd,
+            cost_known: usage.cost_known,
+            reported: usage.reports > 0,
+        }
+    }
+
+    /// The sum of every task's figures: a cost is known only where each task's was.
+    fn total(rows: &[Row]) -> RowUsage {
+        rows.iter().fold(
+            RowUsage {
+                cost_known: true,
+                ..RowUsage::default()
+            },
+            |sum, row| RowUsage {
+                tokens: sum.tokens.saturating_add(row.usage.tokens),
+                cost_microusd: sum.cost_microusd.saturating_add(row.usage.cost_microusd),
+                cost_known: sum.cost_known && (row.usage.cost_known || !row.usage.reported),
+                reported: sum.reported || row.usage.reported,
+            },
+        )
+    }
+
+    /// `12.3k tok $0.04`, `-` before any usage was reported.
+    fn shown(&self) -> String {
+        if !self.reported {
+            return "-".to_owned();
+        }
+        let mut text = format!("{} tok", format_count(self.tokens));
+        if self.cost_known {
+            text.push_str(&format!(" {}", format_cost(self.cost_microusd)));
+        }
+        text
+    }
+
+    fn json(&self) -> Value {
+        json!({"tokens": self.tokens, "cost_microusd": self.cost_microusd, "cost_known": self.cost_known})
+    }
 }
 
 /// Folds one JSON event of a child loop into its row.
 pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write) {
-    let Ok(event) = serde_json::from_str::<Value>(line) else {
+    let Ok(event) = serde_json::from_str::<LoopEvent>(line) else {
         return;
     };
-    let text = |key: &str| event[key].as_str().unwrap_or("").to_owned();
-    match event["event"].as_str() {
-        Some("iteration_started") => {
-            row.stage_iteration = format!(
-                "{} {}/{}",
-                text("stage"),
-                event["iteration"],
-                event["max_iterations"]
-            );
+    match event {
+        LoopEvent::IterationStarted {
+            stage,
+            iteration,
+            max_iterations,
+            ..
+        } => {
+            row.stage_iteration = format!("{stage} {iteration}/{max_iterations}");
             row.tool.clear();
         }
-        Some("tool") => {
-            row.tool = format!("{} {}", text("name"), text("summary"))
+        LoopEvent::Tool { name, summary } => {
+            row.tool = format!("{name} {}", summary.unwrap_or_default())
                 .trim()
-                .to_owned()
+                .to_owned();
         }
-        Some("iteration_finished") => {
+        LoopEvent::IterationFinished {
+            iteration,
+            outcome,
+            detail,
+            usage,
+            ..
+        } => {
             row.iterations += 1;
-            row.detail = text("detail");
+            if let Some(usage) = usage {
+                row.usage = RowUsage::from_event(usage);
+            }
+            row.detail = detail;
             if plain {
                 let _ = writeln!(
                     out,
-                    "[{}] iteration {} ({}): {}",
-                    row.task.name,
-                    event["iteration"],
-                    text("outcome"),
-                    row.detail
+                    "[{}] iteration {iteration} ({outcome}): {}",
+                    row.task.name, row.detail
                 );
             }
         }
-        Some("finished") => {
-            row.iterations = event["iterations"].as_u64().unwrap_or(row.iterations);
-            row.detail = text("reason");
+        LoopEvent::Finished {
+            iterations,
+            reason,
+            usage,
+            ..
+        } => {
+            row.iterations = iterations.map_or(row.iterations, u64::from);
+            row.detail = reason;
+            if let Some(usage) = usage {
+                row.usage = RowUsage::from_event(usage);
+            }
         }
         _ => {}
     }
@@ -79,22 +184,23 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Wr
             .finished
             .or_else(|| row.started.map(|s| s.elapsed()))
             .map_or_else(String::new, |d| format_duration(d.as_secs()));
-        let state = format!("{:<11}", row.state);
+        let state = format!("{:<11}", row.state.as_str());
         let state = match row.state {
-            "complete" => style.green(&state),
-            "running" => style.yellow(&state),
-            "queued" => style.dim(&state),
+            RowState::Complete => style.green(&state),
+            RowState::Running => style.yellow(&state),
+            RowState::Queued => style.dim(&state),
             _ => style.red(&state),
         };
-        let now = if row.state == "running" {
+        let now = if row.state == RowState::Running {
             format!("{} {}", row.stage_iteration, row.tool)
         } else {
             row.detail.clone()
         };
         let mut line = format!(
-            "{:<width$}  {state} {:>7}  {}",
+            "{:<width$}  {state} {:>7}  {:<16}  {}",
             row.task.name,
             elapsed,
+            row.usage.shown(),
             now.trim()
         );
         if line.chars().count() > 110 {
@@ -111,9 +217,14 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Writ
     if json {
         let tasks: Vec<Value> = rows
             .iter()
-            .map(|r| json!({"task": r.task.name, "outcome": r.state, "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail}))
+            .map(|r| json!({"task": r.task.name, "outcome": r.state.as_str(), "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail, "usage": r.usage.json()}))
             .collect();
-        let _ = writeln!(out, "{}", json!({"event": "summary", "tasks": tasks}));
+        let total = RowUsage::total(rows);
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"event": "summary", "tasks": tasks, "total": total.json()})
+        );
         return;
     }
     let width = name_width(rows);
@@ -122,10 +233,11 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Writ
         out,
         "{}",
         style.bold(&format!(
-            "{:<width$}  {:<11} {:>10}  {:<w2$}  detail",
+            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  detail",
             "task",
             "outcome",
             "iterations",
+            "usage",
             "branch",
             w2 = width + 7
         ))
@@ -133,15 +245,25 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Writ
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<width$}  {:<11} {:>10}  {:<w2$}  {}",
+            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  {}",
             row.task.name,
-            row.state,
+            row.state.as_str(),
             row.iterations,
+            row.usage.shown(),
             format!("pagent/{}", row.task.name),
             row.detail,
             w2 = width + 7
         );
     }
+    let iterations: u64 = rows.iter().map(|r| r.iterations).sum();
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:<11} {:>10}  {:<16}",
+        "total",
+        "",
+        iterations,
+        RowUsage::total(rows).shown()
+    );
 }
 
 /// The width of the task-name column: the longest name, at least 4 ("task").
@@ -151,4 +273,119 @@ fn name_width(rows: &[Row]) -> usize {
         .max()
         .unwrap_or(4)
         .max(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use pagent_engine::{Action, Status};
+
+    use super::*;
+    use crate::runner::loop_event::Ending;
+
+    fn row() -> Row {
+        Row {
+            task: Task {
+                name: "t".into(),
+                task: "do it".into(),
+                promise: None,
+                max_iterations: None,
+            },
+            state: RowState::Running,
+            stage_iteration: String::new(),
+            tool: String::new(),
+            iterations: 0,
+            started: None,
+            finished: None,
+            detail: String::new(),
+            stderr: String::new(),
+            usage: RowUsage::default(),
+        }
+    }
+
+    /// A row is folded from the very events a child's progress writes (one type both
+    /// ways); lines that are not events are ignored.
+    #[test]
+    fn a_row_folds_the_events_a_child_writes() {
+        let mut row = row();
+        let events = [
+            LoopEvent::IterationStarted {
+                stage: "ralph".into(),
+                iteration: 2,
+                max_iterations: 5,
+                attempt: 0,
+            },
+            LoopEvent::Tool {
+                name: "Edit".into(),
+                summary: Some("src/a.rs".into()),
+            },
+        ];
+        for event in &events {
+            apply(
+                &mut row,
+                &serde_json::to_string(event).unwrap(),
+                false,
+                &mut Vec::new(),
+            );
+        }
+        assert_eq!(row.stage_iteration, "ralph 2/5");
+        assert_eq!(row.tool, "Edit src/a.rs");
+        apply(&mut row, "not json\n", false, &mut Vec::new());
+        apply(
+            &mut row,
+            "{\"event\": \"from the future\"}",
+            false,
+            &mut Vec::new(),
+        );
+        let finished = LoopEvent::IterationFinished {
+            stage: "ralph".into(),
+            iteration: 2,
+            outcome: Action::Block,
+            detail: "no promise".into(),
+            elapsed_secs: 1,
+            usage: Some(UsageFigures {
+                tokens: 600,
+                cost_microusd: 250_000,
+                cost_known: true,
+                reports: 1,
+            }),
+        };
+        apply(
+            &mut row,
+            &serde_json::to_string(&finished).unwrap(),
+            false,
+            &mut Vec::new(),
+        );
+        assert_eq!((row.iterations, row.detail.as_str()), (1, "no promise"));
+        assert_eq!(row.usage.shown(), "600 tok $0.25");
+        let end = LoopEvent::Finished {
+            outcome: Ending::GaveUp,
+            status: Some(Status::GaveUp),
+            iterations: Some(5),
+            reason: "used all 5".into(),
+            elapsed_secs: 9,
+            usage: None,
+        };
+        apply(
+            &mut row,
+            &serde_json::to_string(&end).unwrap(),
+            false,
+            &mut Vec::new(),
+        );
+        assert_eq!((row.iterations, row.detail.as_str()), (5, "used all 5"));
+        // An end without figures keeps the last ones known.
+        assert_eq!(row.usage.tokens, 600);
+    }
+
+    #[test]
+    fn a_childs_exit_code_names_its_end() {
+        for (code, state) in [
+            (Some(0), RowState::Complete),
+            (Some(3), RowState::GaveUp),
+            (Some(130), RowState::Interrupted),
+            (Some(1), RowState::Failed),
+            (None, RowState::Failed),
+        ] {
+            assert_eq!(RowState::from_exit(code), state, "{code:?}");
+        }
+    }
 }
