@@ -298,10 +298,14 @@ mod tests {
             let err = check_syntax(syntax, &"[".repeat(MAX_NESTING + 10)).unwrap_err();
             assert_eq!((err.line, err.column), (1, MAX_NESTING + 1), "{syntax:?}");
         }
-        // Block sequences are counted by pagent, not by the YAML scanner: `- ` is two
-        // characters a level.
-        let err = check_syntax(Syntax::Yaml, &"- ".repeat(MAX_NESTING + 10)).unwrap_err();
-        assert_eq!((err.line, err.column), (1, 2 * MAX_NESTING + 1));
+        // Block collections are counted by pagent, not by the YAML scanner: the mapping
+        // that opens level 256 is on line 256, indented 255 spaces (the event's mark is
+        // one past the indentation).
+        let mappings: String = (0..MAX_NESTING + 10)
+            .map(|i| format!("{}a:\n", " ".repeat(i)))
+            .collect();
+        let err = check_syntax(Syntax::Yaml, &mappings).unwrap_err();
+        assert_eq!((err.line, err.column), (MAX_NESTING + 1, MAX_NESTING + 2));
     }
 
     #[test]
