@@ -11,13 +11,16 @@
 )]
 
 mod backpressure;
+mod checkers;
 mod consent;
 mod faults;
 #[path = "../support/git.rs"]
 mod git;
 mod hook_input;
 mod hostile_repo;
+mod hostile_specials;
 mod launcher;
+mod loop_json;
 mod loop_runner;
 mod never_hostage;
 mod no_progress;
@@ -28,3 +31,4 @@ mod safety;
 mod status;
 mod user_wins;
 mod util;
+mod worktrees;
