@@ -14,15 +14,17 @@
 //! after a crash or Ctrl-C, `pagent loop` picks up at the same stage, iteration and
 //! prompt.
 //!
-//! Two parts live beside this file: `retry` runs the agent for one iteration, again after
-//! a crash or an API error with a growing delay, and `stories` is `--prd`'s one-stage
-//! workflow over a PRD's user stories, with the progress.md line after each iteration.
+//! Beside this file: `start` sets the loop up (the agent, a new or taken-over state, the
+//! runner lock), `retry` runs the agent for one iteration, again after a crash or an API
+//! error with a growing delay, and `stories` is `--prd`'s one-stage workflow over a PRD's
+//! user stories, with the progress.md line after each iteration.
 
 pub mod agent;
 pub mod parallel;
 pub mod progress;
 mod retry;
 pub mod signals;
+mod start;
 mod stories;
 pub mod worktree;
 
@@ -50,6 +52,7 @@ use crate::world::FsWorld;
 use crate::world::backpressure::find_program;
 
 use retry::run_with_retries;
+use start::{agent_spec, prepare_state, run_setup};
 use stories::{note_stories, stories_state};
 
 /// Sets up or resumes the loop, then runs it to the end.
@@ -212,136 +215,8 @@ pub fn drive(
     }
 }
 
-/// The agent to run, its program found now so a typo fails before any state is written.
-fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
-    if let Some(line) = &args.command {
-        return Ok(AgentSpec::Command { line: line.clone() });
-    }
-    let (kind, name) = match args.agent {
-        AgentName::Claude => (pagent_protocol::stream::AgentKind::Claude, "claude"),
-        AgentName::Codex => (pagent_protocol::stream::AgentKind::Codex, "codex"),
-        AgentName::Opencode => (pagent_protocol::stream::AgentKind::Opencode, "opencode"),
-    };
-    let program = match &args.agent_bin {
-        Some(path) => path.clone(),
-        None => find_program(name, env.path.as_deref())
-            .with_context(|| format!("{name} is not on PATH: install it, or name the program with --agent-bin (or use --command)"))?,
-    };
-    Ok(AgentSpec::Known {
-        kind,
-        program,
-        permission_mode: args.permission_mode.clone(),
-        extra_args: args.agent_args.clone(),
-    })
-}
-
-/// A new state from the subcommand or --prd, or the active one to resume; and the runner
-/// lock, held while this runner drives the state so that a second one cannot.
-fn prepare_state(
-    project: &Project,
-    env: &Env,
-    args: &LoopArgs,
-    secret: &[u8],
-    progress: &mut Progress,
-    stdin: &mut dyn std::io::Read,
-) -> anyhow::Result<(State, bool, door::Lock)> {
-    let (state, force, action) = match (&args.start, &args.prd) {
-        (Some(LoopStart::Ralph(ralph_args)), _) => {
-            let (ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
-            let (state, notes) =
-                setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
-            notes.lines().iter().for_each(|l| progress.note(l));
-            (state, ralph_args.force, Action::Ralph)
-        }
-        (Some(LoopStart::Run(run_args)), _) => {
-            let (state, notes) = setup::build::pipeline(project, env, run_args, Driver::Loop)?;
-            notes.lines().iter().for_each(|l| progress.note(l));
-            (state, run_args.force, Action::Run)
-        }
-        (None, prd) => match store::read_state(project)? {
-            Some(state) if state.is_active() => {
-                let runner = runner_lock(project, Duration::ZERO)?;
-                let (state, resumed) = resume(project, env, state, secret, progress)?;
-                return Ok((state, resumed, runner));
-            }
-            _ => match prd {
-                Some(prd) => (
-                    stories_state(project, env, prd, args.max_iterations, args.trust, progress)?,
-                    false,
-                    Action::Stories,
-                ),
-                None => bail!(
-                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD` or `pagent loop --prd prd.json`",
-                    project.root.display()
-                ),
-            },
-        },
-    };
-    // Without --force, set-up refuses while a loop is active; with it, the runner driving
-    // the old loop notices the new one within a moment and lets go of the runner lock.
-    let state = setup::install_state(
-        project,
-        env.config_dir.as_deref(),
-        &state,
-        force,
-        action,
-        progress.stderr(),
-    )?;
-    let runner = runner_lock(project, RUNNER_HANDOVER)?;
-    Ok((state, false, runner))
-}
-
-/// How long a new runner waits for a replaced one to stop.
-const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
 /// How often a running agent's runner looks whether its loop is still its own.
 const WATCH_EVERY: Duration = Duration::from_millis(250);
-
-fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> {
-    project
-        .dir()
-        .lock(Path::new(RUNNER_LOCK), wait)
-        .map_err(|err| match err {
-            door::DoorError::Busy(..) => anyhow::anyhow!(
-                "another `pagent loop` is driving this loop in {}; stop it first (Ctrl-C, or `pagent cancel`)",
-                project.root.display()
-            ),
-            other => anyhow::Error::new(other).context("cannot take the runner lock"),
-        })
-}
-
-/// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook).
-fn resume(
-    project: &Project,
-    env: &Env,
-    state: State,
-    secret: &[u8],
-    progress: &mut Progress,
-) -> anyhow::Result<(State, bool)> {
-    let config_dir = env.config_dir.as_deref();
-    anyhow::ensure!(
-        store::ownership(project, config_dir, &state) == store::Ownership::Own,
-        "the active loop in {} was not set up by you for this project (its seal does not verify, or it is an older copy); pagent will not run it",
-        project.root.display()
-    );
-    if state.driver == Driver::Loop {
-        return Ok((state, true));
-    }
-    let mut next = state.clone();
-    next.driver = Driver::Loop;
-    match store::apply_if_unchanged(
-        project,
-        config_dir,
-        &state,
-        &next,
-        secret,
-        progress.stderr(),
-    )? {
-        Applied::Written(written) => Ok((*written, true)),
-        Applied::Changed => {
-            bail!("the loop's state changed while taking it over; run `pagent loop` again")
-        }
-    }
-}
 
 /// Watches, while an agent runs, whether the loop is still this runner's: a cancel, a
 /// removal or a `--force` replacement stops the agent within [`WATCH_EVERY`].
@@ -376,21 +251,6 @@ impl<'a> Watch<'a> {
             Err(_) => true,
         }
     }
-}
-
-fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .current_dir(root)
-        .status()
-        .with_context(|| format!("cannot run the setup command `{line}`"))?;
-    anyhow::ensure!(
-        status.success(),
-        "the setup command `{line}` failed ({status}) in {}",
-        root.display()
-    );
-    Ok(())
 }
 
 /// Push and open a pull request, as asked; any failure is reported and makes the exit

@@ -1,0 +1,149 @@
+//! How a `pagent loop` gets its loop: the agent to run, a new state from the subcommand
+//! or --prd (or the active one taken over), the runner lock that makes it the only
+//! runner, and a new worktree's set-up command.
+
+use super::*;
+
+/// The agent to run, its program found now so a typo fails before any state is written.
+pub(super) fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
+    if let Some(line) = &args.command {
+        return Ok(AgentSpec::Command { line: line.clone() });
+    }
+    let (kind, name) = match args.agent {
+        AgentName::Claude => (pagent_protocol::stream::AgentKind::Claude, "claude"),
+        AgentName::Codex => (pagent_protocol::stream::AgentKind::Codex, "codex"),
+        AgentName::Opencode => (pagent_protocol::stream::AgentKind::Opencode, "opencode"),
+    };
+    let program = match &args.agent_bin {
+        Some(path) => path.clone(),
+        None => find_program(name, env.path.as_deref())
+            .with_context(|| format!("{name} is not on PATH: install it, or name the program with --agent-bin (or use --command)"))?,
+    };
+    Ok(AgentSpec::Known {
+        kind,
+        program,
+        permission_mode: args.permission_mode.clone(),
+        extra_args: args.agent_args.clone(),
+    })
+}
+
+/// A new state from the subcommand or --prd, or the active one to resume; and the runner
+/// lock, held while this runner drives the state so that a second one cannot.
+pub(super) fn prepare_state(
+    project: &Project,
+    env: &Env,
+    args: &LoopArgs,
+    secret: &[u8],
+    progress: &mut Progress,
+    stdin: &mut dyn std::io::Read,
+) -> anyhow::Result<(State, bool, door::Lock)> {
+    let (state, force, action) = match (&args.start, &args.prd) {
+        (Some(LoopStart::Ralph(ralph_args)), _) => {
+            let (ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
+            let (state, notes) =
+                setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
+            notes.lines().iter().for_each(|l| progress.note(l));
+            (state, ralph_args.force, Action::Ralph)
+        }
+        (Some(LoopStart::Run(run_args)), _) => {
+            let (state, notes) = setup::build::pipeline(project, env, run_args, Driver::Loop)?;
+            notes.lines().iter().for_each(|l| progress.note(l));
+            (state, run_args.force, Action::Run)
+        }
+        (None, prd) => match store::read_state(project)? {
+            Some(state) if state.is_active() => {
+                let runner = runner_lock(project, Duration::ZERO)?;
+                let (state, resumed) = resume(project, env, state, secret, progress)?;
+                return Ok((state, resumed, runner));
+            }
+            _ => match prd {
+                Some(prd) => (
+                    stories_state(project, env, prd, args.max_iterations, args.trust, progress)?,
+                    false,
+                    Action::Stories,
+                ),
+                None => bail!(
+                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD` or `pagent loop --prd prd.json`",
+                    project.root.display()
+                ),
+            },
+        },
+    };
+    // Without --force, set-up refuses while a loop is active; with it, the runner driving
+    // the old loop notices the new one within a moment and lets go of the runner lock.
+    let state = setup::install_state(
+        project,
+        env.config_dir.as_deref(),
+        &state,
+        force,
+        action,
+        progress.stderr(),
+    )?;
+    let runner = runner_lock(project, RUNNER_HANDOVER)?;
+    Ok((state, false, runner))
+}
+
+/// How long a new runner waits for a replaced one to stop.
+pub(super) const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
+
+pub(super) fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> {
+    project
+        .dir()
+        .lock(Path::new(RUNNER_LOCK), wait)
+        .map_err(|err| match err {
+            door::DoorError::Busy(..) => anyhow::anyhow!(
+                "another `pagent loop` is driving this loop in {}; stop it first (Ctrl-C, or `pagent cancel`)",
+                project.root.display()
+            ),
+            other => anyhow::Error::new(other).context("cannot take the runner lock"),
+        })
+}
+
+/// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook).
+pub(super) fn resume(
+    project: &Project,
+    env: &Env,
+    state: State,
+    secret: &[u8],
+    progress: &mut Progress,
+) -> anyhow::Result<(State, bool)> {
+    let config_dir = env.config_dir.as_deref();
+    anyhow::ensure!(
+        store::ownership(project, config_dir, &state) == store::Ownership::Own,
+        "the active loop in {} was not set up by you for this project (its seal does not verify, or it is an older copy); pagent will not run it",
+        project.root.display()
+    );
+    if state.driver == Driver::Loop {
+        return Ok((state, true));
+    }
+    let mut next = state.clone();
+    next.driver = Driver::Loop;
+    match store::apply_if_unchanged(
+        project,
+        config_dir,
+        &state,
+        &next,
+        secret,
+        progress.stderr(),
+    )? {
+        Applied::Written(written) => Ok((*written, true)),
+        Applied::Changed => {
+            bail!("the loop's state changed while taking it over; run `pagent loop` again")
+        }
+    }
+}
+
+pub(super) fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("cannot run the setup command `{line}`"))?;
+    anyhow::ensure!(
+        status.success(),
+        "the setup command `{line}` failed ({status}) in {}",
+        root.display()
+    );
+    Ok(())
+}
