@@ -56,7 +56,30 @@ impl Lcg {
 
 #[test]
 fn writers_killed_at_random_moments_leave_the_old_or_the_new_state() {
-    let rounds = if stress() { 3000 } else { 150 };
+    // Three projects killed in parallel, each with its own replayable sequence: the same
+    // number of kills as one project, in a third of the time (most of a round is waiting).
+    const PROJECTS: u64 = 3;
+    let rounds = if stress() { 1000 } else { 50 };
+    let tallies: Vec<(u32, u32)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..PROJECTS)
+            .map(|p| scope.spawn(move || kill_writers_at_random(0x5eed + p, rounds)))
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let (killed, completed) = tallies
+        .iter()
+        .fold((0, 0), |(k, c), (k2, c2)| (k + k2, c + c2));
+    eprintln!("crash test: {killed} writers killed mid-run, {completed} completed");
+    assert!(
+        killed > 0 && completed > 0,
+        "the kills never landed mid-run ({killed} killed, {completed} completed)"
+    );
+}
+
+/// `rounds` Stop hooks of one project, each killed at a random moment of its run (the
+/// generator seeded with `seed`); after each the state is the old or the new one, whole
+/// and sealed. Returns how many were killed and how many completed.
+fn kill_writers_at_random(seed: u64, rounds: u32) -> (u32, u32) {
     let env = TestEnv::new();
     // A large prompt makes each write long enough to be caught half way.
     let prompt = "Fix everything. ".repeat(4_000);
@@ -70,7 +93,7 @@ fn writers_killed_at_random_moments_leave_the_old_or_the_new_state() {
     .stdin(prompt)
     .success();
     let input = env.stop_input("working").to_string();
-    let mut rng = Lcg(0x5eed);
+    let mut rng = Lcg(seed);
     // Kill within 1.5 times what one whole hook takes on this machine (measured now, so a
     // loaded or slow machine still sees both kills mid-write and completed writers).
     let timed = Instant::now();
@@ -95,26 +118,25 @@ fn writers_killed_at_random_moments_leave_the_old_or_the_new_state() {
             killed += 1;
         }
         let text = env.read(".claude/pagent-pipeline.json");
-        let state: Value = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("round {round}: the state does not parse ({e})"));
+        let state: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!("seed {seed:#x}, round {round}: the state does not parse ({e})")
+        });
         let now = state["iterations"][0].as_u64().unwrap();
         assert!(
             now == before || now == before + 1,
-            "round {round}: iterations went from {before} to {now}"
+            "seed {seed:#x}, round {round}: iterations went from {before} to {now}"
         );
         if now == 1000 {
             break;
         }
         before = now;
-        if round % 50 == 0 {
-            assert!(sealed(&env), "round {round}: the seal no longer verifies");
+        if round % 25 == 0 {
+            assert!(
+                sealed(&env),
+                "seed {seed:#x}, round {round}: the seal no longer verifies"
+            );
         }
     }
-    eprintln!("crash test: {killed} writers killed mid-run, {completed} completed");
-    assert!(
-        killed > 0 && completed > 0,
-        "the kills never landed mid-run ({killed} killed, {completed} completed)"
-    );
     assert!(sealed(&env));
     // No lock is left held: an untouched hook finishes promptly and decides (a block,
     // or the give-up notice once the stress run used all 1000 iterations).
@@ -123,6 +145,7 @@ fn writers_killed_at_random_moments_leave_the_old_or_the_new_state() {
     assert_eq!(out.code, Some(0), "{out}");
     assert!(out.decision().is_some(), "{out}");
     assert!(started.elapsed() < Duration::from_secs(5));
+    (killed, completed)
 }
 
 #[test]
