@@ -15,7 +15,7 @@ cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(hook_input state_file workflow transcript_tail promise stream_line syntax)
+[ ${#targets[@]} -gt 0 ] || targets=(hook_input state_file workflow transcript_tail promise stream_line syntax verdict)
 
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
@@ -38,6 +38,9 @@ seed() {
         promise)
             printf 'Finished.\n<promise>DONE</promise>' > "$dir/plain"
             printf 'Say `<promise>DONE</promise>`\n```\n<promise>DONE</promise>\n```\n> <promise>X</promise>\0X' > "$dir/quoted" ;;
+        verdict)
+            printf 'Checked.\n{"met": false, "missing": ["no test for the empty input"], "files": ["src/parse.rs:12"]}' > "$dir/not-met"
+            printf 'The format is {"met": true}.\n```json\n{"met": true, "missing": []}\n```' > "$dir/met" ;;
         stream_line)
             # Real recordings live in one folder per client version: keep the names apart.
             for f in tests/fixtures/agents/*.jsonl tests/fixtures/agents/*/*.jsonl; do

@@ -28,7 +28,7 @@ pub fn apply(
     config_dir: Option<&Path>,
     decided_on: &State,
     outcome: &Outcome,
-    record: impl FnOnce(pagent_engine::LogEntry) -> Event,
+    record: impl Fn(pagent_engine::LogEntry) -> Event,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Option<State>> {
     let now_on_disk = match &outcome.write {
@@ -48,6 +48,27 @@ pub fn apply(
         }
         None => decided_on.clone(),
     };
+    if let Some(verdict) = crate::runner::review::new_verdict(decided_on, &now_on_disk) {
+        // A reviewer ran in this decision: its verdict is a line of its own, before the
+        // decision it led to.
+        let entry = pagent_engine::LogEntry {
+            action: pagent_engine::Action::Review,
+            stage: decided_on
+                .stages
+                .get(verdict.stage)
+                .map_or_else(String::new, |s| s.name.clone()),
+            iteration: verdict.iteration,
+            detail: verdict.detail.clone(),
+        };
+        log(
+            project,
+            &Event {
+                ms: None,
+                ..record(entry)
+            },
+            stderr,
+        );
+    }
     if let Some(entry) = &outcome.log {
         log(project, &record(entry.clone()), stderr);
     }

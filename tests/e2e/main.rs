@@ -25,5 +25,6 @@ mod harness;
 mod interactive;
 mod mock;
 mod npm;
+mod review;
 mod scenarios;
 mod tmux;

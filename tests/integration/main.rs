@@ -13,6 +13,7 @@
 mod backpressure;
 mod checkers;
 mod consent;
+mod crashes;
 mod faults;
 #[path = "../support/git.rs"]
 mod git;
@@ -27,6 +28,7 @@ mod no_progress;
 mod own_texts;
 mod pipeline;
 mod ralph;
+mod review;
 mod safety;
 mod status;
 mod user_wins;

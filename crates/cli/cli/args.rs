@@ -99,6 +99,9 @@ pub struct RunArgs {
     /// Read the arguments from stdin as typed after the slash command (no shell involved)
     #[arg(long, conflicts_with_all = ["prd", "workflow", "max_stages", "max_iterations", "no_progress_limit"])]
     pub stdin_args: bool,
+    /// The review is added to the verifier stage (else the last stage)
+    #[command(flatten)]
+    pub review: ReviewArgs,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -132,6 +135,33 @@ pub struct RalphArgs {
     /// is the task, byte for byte
     #[arg(long, conflicts_with = "prompt")]
     pub stdin_args: bool,
+    #[command(flatten)]
+    pub review: ReviewArgs,
+}
+
+/// A `review` exit condition asked for on the command line (the user's own words, so no
+/// trust is needed for it).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReviewArgs {
+    /// Also require a fresh reviewer agent to agree the work meets these criteria before
+    /// the loop may end (runs only when everything else holds, at most once per iteration)
+    #[arg(long, value_name = "CRITERIA")]
+    pub review: Option<String>,
+    /// The reviewer agent [default: claude]
+    #[arg(long, value_enum, value_name = "AGENT", requires = "review")]
+    pub reviewer: Option<AgentName>,
+    /// A command line that reviews instead: the prompt on stdin, a JSON verdict
+    /// ({"met": ..., "missing": [...]}) at the end of its output
+    #[arg(
+        long,
+        value_name = "LINE",
+        requires = "review",
+        conflicts_with = "reviewer"
+    )]
+    pub reviewer_command: Option<String>,
+    /// Seconds the reviewer may take [default: 240, 10 to 480]
+    #[arg(long, value_name = "SECS", requires = "review")]
+    pub review_timeout: Option<u64>,
 }
 
 #[derive(Debug, Args, Clone, Default)]

@@ -29,6 +29,9 @@ pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The plugin folder `pagent install` installs from; the npm package's launcher sets it to
 /// its own folder.
 pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
+/// The program a `review` condition's reviewer runs (default: `claude`, `codex` or
+/// `opencode` on `PATH`, as the review names).
+pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
 /// Any value turns colour off (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -41,6 +44,7 @@ pub struct Env {
     pub no_color: bool,
     pub current_dir: Option<PathBuf>,
     pub path: Option<OsString>,
+    pub reviewer_bin: Option<PathBuf>,
     /// The pagent binary that `pagent parallel` starts and `pagent install` copies: `None`
     /// means this process's own. A test running [`crate::run`] in-process names the built
     /// binary here (its own executable is the test harness).
@@ -78,6 +82,7 @@ impl Env {
             no_color: non_empty(NO_COLOR).is_some(),
             current_dir,
             path: var(PATH),
+            reviewer_bin: non_empty(PAGENT_REVIEWER_BIN).map(PathBuf::from),
             exe: None,
             install: InstallEnv {
                 home: non_empty(HOME).map(PathBuf::from),

@@ -75,8 +75,12 @@ pub struct RalphLine {
     pub flags: Vec<String>,
 }
 
-const NUMBER_FLAGS: &[&str] = &["--max-iterations", "--no-progress-limit"];
-const TEXT_FLAGS: &[&str] = &["--promise", "--completion-promise"];
+const NUMBER_FLAGS: &[&str] = &[
+    "--max-iterations",
+    "--no-progress-limit",
+    "--review-timeout",
+];
+const TEXT_FLAGS: &[&str] = &["--promise", "--completion-promise", "--review"];
 const SWITCHES: &[&str] = &["--force", "--trust"];
 
 /// Splits slash-command text into the task and its options. Options are recognised only

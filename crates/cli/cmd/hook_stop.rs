@@ -27,6 +27,7 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, now, read_hook_input};
+use crate::runner::review::ReviewSetup;
 use crate::session;
 use crate::store::door;
 use crate::store::eventlog::Event;
@@ -121,7 +122,8 @@ fn decide_on(
         &state,
         input.last_assistant_message.clone(),
         input.transcript_path.clone(),
-    );
+    )
+    .with_review(ReviewSetup::for_stop_hook(env, started));
     let outcome = decide_stop(&event, &state, &mut world);
 
     if let Some(notice_key) = notice_key {

@@ -45,6 +45,18 @@ struct Report {
     paused: bool,
     /// Edited files whose latest check fails: the loop does not complete meanwhile.
     failing_checks: Vec<String>,
+    /// The latest reviewer verdict of a `review` condition.
+    review: Option<ReviewReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct ReviewReport {
+    stage: String,
+    iteration: u32,
+    met: bool,
+    summary: String,
+    detail: String,
+    at: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -178,6 +190,17 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
         checks: recent_checks(project, state),
         paused: state.paused.is_some(),
         failing_checks: state.failing_checks.keys().cloned().collect(),
+        review: state.review.as_ref().map(|r| ReviewReport {
+            stage: state
+                .stages
+                .get(r.stage)
+                .map_or_else(String::new, |s| s.name.clone()),
+            iteration: r.iteration,
+            met: r.met,
+            summary: r.summary.clone(),
+            detail: r.detail.clone(),
+            at: r.at.to_string(),
+        }),
     }
 }
 
@@ -305,6 +328,21 @@ fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::R
                 false
             )
         )?,
+    }
+    if let Some(review) = &report.review {
+        let verdict = format!("review: {}", printable(&review.summary, false));
+        let verdict = if review.met {
+            style.green(&verdict)
+        } else {
+            style.red(&verdict)
+        };
+        writeln!(
+            out,
+            "{verdict} (stage {}, iteration {}, {})",
+            printable(&review.stage, false),
+            review.iteration,
+            review.at
+        )?;
     }
     for (i, check) in report.checks.iter().enumerate() {
         let label = if i == 0 { "checks:" } else { "       " };

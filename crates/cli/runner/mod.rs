@@ -23,6 +23,7 @@ pub mod agent;
 pub mod parallel;
 pub mod progress;
 mod retry;
+pub mod review;
 pub mod signals;
 mod start;
 mod stories;
@@ -145,7 +146,8 @@ pub fn drive(
             return Ok(ExitStatus::Interrupted);
         };
 
-        let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None);
+        let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None)
+            .with_review(review_setup(&agent, env));
         let mut step = decide_iteration(&state, &mut world, now());
         let stopped = match run.end {
             End::TimedOut => Some(format!(
@@ -183,6 +185,9 @@ pub fn drive(
                 .unwrap_or_else(|| "the state changed meanwhile".to_owned());
             return Ok(stopped_elsewhere(&state, &ended, progress));
         };
+        if let Some(verdict) = review::new_verdict(&state, &next) {
+            progress.note(&format!("review: {}", verdict.summary));
+        }
         note_stories(&project, &next, iteration, progress);
         if args.checkpoint {
             match worktree::checkpoint(
@@ -212,6 +217,21 @@ pub fn drive(
             progress.finished(&state, "gave up", &reason);
             Ok(ExitStatus::GaveUp)
         }
+    }
+}
+
+/// How this runner starts a reviewer: the program the user named for reviewers, else the
+/// loop's own agent program when the review asks for the same agent, else `PATH`. No
+/// deadline: each iteration is its own process, not inside a hook's time limit.
+fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
+    review::ReviewSetup {
+        path: env.path.clone(),
+        program: env.reviewer_bin.clone(),
+        own_agent: match agent {
+            AgentSpec::Known { kind, program, .. } => Some((*kind, program.clone())),
+            AgentSpec::Command { .. } => None,
+        },
+        deadline: None,
     }
 }
 

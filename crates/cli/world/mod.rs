@@ -9,8 +9,11 @@ pub mod transcript;
 
 use std::path::PathBuf;
 
-use pagent_engine::{Check, CheckOutcome, Probe, RelPath, State, World};
+use pagent_engine::{
+    Check, CheckOutcome, Probe, RelPath, ReviewOutcome, ReviewRequest, State, World,
+};
 
+use crate::runner::review::ReviewSetup;
 use crate::store::project::Project;
 
 /// Larger files are not read as text (a PRD's stories are small).
@@ -27,6 +30,8 @@ pub struct FsWorld<'a> {
     /// Status and other read-only callers must not run commands.
     run_commands: bool,
     cached_message: Option<Option<String>>,
+    /// How to start a reviewer; `None` where no reviewer may run.
+    review: Option<ReviewSetup>,
 }
 
 impl<'a> FsWorld<'a> {
@@ -45,7 +50,14 @@ impl<'a> FsWorld<'a> {
             transcript,
             run_commands: true,
             cached_message: None,
+            review: None,
         }
+    }
+
+    /// Lets this world start a reviewer (a `review` condition) as `setup` says.
+    pub fn with_review(mut self, setup: ReviewSetup) -> FsWorld<'a> {
+        self.review = Some(setup);
+        self
     }
 
     /// A world that only looks: no commands, no transcript.
@@ -58,6 +70,7 @@ impl<'a> FsWorld<'a> {
             transcript: None,
             run_commands: false,
             cached_message: None,
+            review: None,
         }
     }
 }
@@ -106,6 +119,24 @@ impl World for FsWorld<'_> {
             Err(_) => true,
         };
         check::run_check(&project.root, check, &self.stage, &mut keep_going)
+    }
+
+    fn run_review(&mut self, request: &ReviewRequest) -> ReviewOutcome {
+        if !self.run_commands {
+            return ReviewOutcome::NotRun;
+        }
+        let Some(setup) = &self.review else {
+            return ReviewOutcome::Failed("this caller cannot start a reviewer".into());
+        };
+        let project = self.project;
+        let loop_id = self.loop_id.clone();
+        let mut keep_going = || match crate::store::read_state(project) {
+            Ok(Some(state)) => state.is_active() && state.loop_id == loop_id,
+            Ok(None) => false,
+            Err(_) => true,
+        };
+        let label = format!("{}-{}", self.stage, crate::io::now().0);
+        crate::runner::review::run_review(project, request, setup, &label, &mut keep_going)
     }
 
     fn fingerprint(&mut self) -> Option<String> {

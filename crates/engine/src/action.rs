@@ -37,6 +37,8 @@ pub enum Action {
     Cancel,
     /// A PostToolUse check of an edited file ran.
     Check,
+    /// A reviewer (a `review` condition) gave its verdict.
+    Review,
     /// `pagent loop` was stopped by a signal; its state is saved.
     Interrupted,
     /// `pagent loop`'s agent crashed or hit an API error: run again (not an iteration).
@@ -61,6 +63,7 @@ impl Action {
             Action::Resume => "resume",
             Action::Cancel => "cancel",
             Action::Check => "check",
+            Action::Review => "review",
             Action::Interrupted => "interrupted",
             Action::Retry => "retry",
         }
@@ -94,6 +97,7 @@ mod tests {
             Action::Resume,
             Action::Cancel,
             Action::Check,
+            Action::Review,
             Action::Interrupted,
             Action::Retry,
         ] {

@@ -40,6 +40,9 @@ pub enum Condition {
     /// Every user story in this PRD file (`prd.json`) has `"passes": true`.
     StoriesPass(RelPath),
     Command(Check),
+    /// A fresh reviewer agent agrees the work meets the criteria (see `review.rs`). Only
+    /// the whole condition or an item of its top-level `all`, and once per stage.
+    Review(crate::review::Review),
     All(Vec<Condition>),
     Any(Vec<Condition>),
 }
@@ -81,7 +84,7 @@ impl Condition {
                 items.iter().flat_map(Condition::paths).collect()
             }
             Condition::StoriesPass(path) => vec![path],
-            Condition::Promise(_) | Condition::Command(_) => Vec::new(),
+            Condition::Promise(_) | Condition::Command(_) | Condition::Review(_) => Vec::new(),
         }
     }
 
@@ -89,8 +92,22 @@ impl Condition {
     pub fn commands(&self) -> Vec<String> {
         match self {
             Condition::Command(check) => vec![check.display()],
+            // Starting an agent in the project is running a command: it needs the same
+            // consent as a check when a project file asks for it.
+            Condition::Review(review) => vec![review.reviewer.display()],
             Condition::All(items) | Condition::Any(items) => {
                 items.iter().flat_map(Condition::commands).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The check commands of this condition: what a reviewer may run besides reading.
+    pub fn checks(&self) -> Vec<Check> {
+        match self {
+            Condition::Command(check) => vec![check.clone()],
+            Condition::All(items) | Condition::Any(items) => {
+                items.iter().flat_map(Condition::checks).collect()
             }
             _ => Vec::new(),
         }
@@ -99,7 +116,7 @@ impl Condition {
     /// True if evaluating this condition may start a process.
     pub fn runs_commands(&self) -> bool {
         match self {
-            Condition::Command(_) => true,
+            Condition::Command(_) | Condition::Review(_) => true,
             Condition::All(items) | Condition::Any(items) => {
                 items.iter().any(Condition::runs_commands)
             }

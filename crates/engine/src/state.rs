@@ -127,6 +127,11 @@ pub struct State {
     /// not advance (unless the workflow turns the gate off).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub failing_checks: BTreeMap<String, FailedCheck>,
+    /// The latest reviewer verdict (a `review` condition), with the stage and iteration
+    /// it belongs to: shown by `pagent status`, and reused if that iteration is decided
+    /// again, so a reviewer runs at most once per iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::review::ReviewRecord>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -284,6 +289,7 @@ impl State {
             paused: None,
             full_prompt_due: false,
             failing_checks: BTreeMap::new(),
+            review: None,
             seal: None,
         }
     }

@@ -2,6 +2,9 @@
 
 use std::collections::HashMap;
 
+use std::collections::VecDeque;
+
+use crate::review::{ReviewOutcome, ReviewRequest};
 use crate::{Check, CheckOutcome, Probe, RelPath, World};
 
 #[derive(Debug, Default, Clone)]
@@ -13,6 +16,9 @@ pub struct MemoryWorld {
     checks: HashMap<String, CheckOutcome>,
     pub fingerprint: Option<String>,
     pub checks_run: Vec<String>,
+    /// What the next reviewers answer, in order; none left is a failed start.
+    reviews: VecDeque<ReviewOutcome>,
+    pub reviews_run: Vec<ReviewRequest>,
 }
 
 impl MemoryWorld {
@@ -38,6 +44,18 @@ impl MemoryWorld {
 
     pub fn check(mut self, shown: &str, outcome: CheckOutcome) -> Self {
         self.checks.insert(shown.to_owned(), outcome);
+        self
+    }
+
+    /// A reviewer that ends with this final message.
+    pub fn review_says(mut self, text: &str) -> Self {
+        self.reviews
+            .push_back(ReviewOutcome::Answered(text.to_owned()));
+        self
+    }
+
+    pub fn review_ends(mut self, outcome: ReviewOutcome) -> Self {
+        self.reviews.push_back(outcome);
         self
     }
 
@@ -81,6 +99,13 @@ impl World for MemoryWorld {
             .unwrap_or(CheckOutcome::Error(
                 "no such command in the test world".into(),
             ))
+    }
+
+    fn run_review(&mut self, request: &ReviewRequest) -> ReviewOutcome {
+        self.reviews_run.push(request.clone());
+        self.reviews.pop_front().unwrap_or(ReviewOutcome::Failed(
+            "no reviewer in the test world".into(),
+        ))
     }
 
     fn fingerprint(&mut self) -> Option<String> {

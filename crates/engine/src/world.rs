@@ -2,6 +2,7 @@
 //! tests implement it in memory (`testing.rs`). Methods take `&mut self` so an
 //! implementation may cache (the transcript is read at most once per decision).
 
+use crate::review::{ReviewOutcome, ReviewRequest};
 use crate::{Check, RelPath};
 
 /// The answer to "how many lines / files are there at this path?".
@@ -47,6 +48,10 @@ pub trait World {
     fn last_assistant_message(&mut self) -> Option<String>;
     /// Runs a check command in the project root within its timeout.
     fn run_check(&mut self, check: &Check) -> CheckOutcome;
+    /// Starts the reviewer agent in the project with the request's prompt, read-only but
+    /// for the listed checks, its own hooks standing aside, within the request's timeout
+    /// (or less, when the caller's own time limit is nearer), and returns how it ended.
+    fn run_review(&mut self, request: &ReviewRequest) -> ReviewOutcome;
     /// A digest of the working tree, equal for equal trees; `None` when it cannot be taken.
     fn fingerprint(&mut self) -> Option<String>;
 }

@@ -13,8 +13,8 @@
 use std::cell::Cell;
 
 use pagent_engine::{
-    Check, CheckOutcome, Condition, Decision, Probe, REASON_CAP, RelPath, SetupOptions, State,
-    Status, StopEvent, Timestamp, Workflow, World, decide_stop,
+    Check, CheckOutcome, Condition, Decision, Probe, REASON_CAP, RelPath, ReviewOutcome,
+    ReviewRequest, SetupOptions, State, Status, StopEvent, Timestamp, Workflow, World, decide_stop,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -62,6 +62,11 @@ impl World for StepWorld<'_> {
                 tail: "x".repeat(20_000),
             }
         }
+    }
+    fn run_review(&mut self, _: &ReviewRequest) -> ReviewOutcome {
+        // A reviewer is a process too: counted with the checks.
+        self.checks_run.set(self.checks_run.get() + 1);
+        ReviewOutcome::Answered(format!("{{\"met\": {}, \"missing\": [\"x\"]}}", false))
     }
     fn fingerprint(&mut self) -> Option<String> {
         Some(format!("tree-{}", self.step.tree))

@@ -108,8 +108,35 @@ pub fn run_agent(
     cwd: &Path,
     prompt: &str,
     prompt_file: &Path,
+    log_file: Option<File>,
+    env: &[(&str, String)],
+    limits: Limits,
+    on_event: &mut dyn FnMut(Option<&StreamEvent>) -> bool,
+) -> AgentRun {
+    run_agent_with(
+        spec,
+        cwd,
+        prompt,
+        prompt_file,
+        log_file,
+        env,
+        &[],
+        limits,
+        on_event,
+    )
+}
+
+/// [`run_agent`], with these variables removed from the agent's environment (a reviewer
+/// started inside a Claude Code session must not look like part of it).
+#[allow(clippy::too_many_arguments)]
+pub fn run_agent_with(
+    spec: &AgentSpec,
+    cwd: &Path,
+    prompt: &str,
+    prompt_file: &Path,
     mut log_file: Option<File>,
     env: &[(&str, String)],
+    remove: &[&str],
     limits: Limits,
     on_event: &mut dyn FnMut(Option<&StreamEvent>) -> bool,
 ) -> AgentRun {
@@ -139,6 +166,9 @@ pub fn run_agent(
         .env_remove("PAGENT_LAUNCHER_SEEN")
         .env("PAGENT_PROMPT_FILE", prompt_file)
         .process_group(0);
+    for key in remove {
+        command.env_remove(key);
+    }
     for (key, value) in env {
         command.env(key, value);
     }

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use pagent_engine::{Condition, Driver, SetupOptions, State};
 
 use super::{Notes, consented_config};
-use crate::cli::args::{RalphArgs, RunArgs};
+use crate::cli::args::{AgentName, RalphArgs, ReviewArgs, RunArgs};
 use crate::cli::env::Env;
 use crate::io::now;
 use crate::store::project::Project;
@@ -69,13 +69,27 @@ pub fn pipeline(
         driver,
         backpressure,
     };
-    let state = State::new_pipeline(
+    let mut state = State::new_pipeline(
         &loaded.workflow,
         prompts,
         options,
         fingerprint::fingerprint(project),
         now(),
     );
+    if let Some(review) = review_condition(&args.review)? {
+        // The built-in pipeline's verifier, else the workflow's last stage.
+        let index = state
+            .stages
+            .iter()
+            .position(|s| s.name == "verifier")
+            .unwrap_or(state.stages.len() - 1);
+        let stage = &mut state.stages[index];
+        stage.exit_when = stage
+            .exit_when
+            .clone()
+            .with_review(review)
+            .map_err(|why| anyhow::anyhow!("--review: stage {}: {why}", stage.name))?;
+    }
     Ok((state, notes))
 }
 
@@ -114,14 +128,54 @@ pub fn ralph(
         driver,
         ..SetupOptions::default()
     };
-    let state = State::new_ralph(
+    let mut state = State::new_ralph(
         task,
         promise,
         options,
         fingerprint::fingerprint(project),
         now(),
     );
+    if let Some(review) = review_condition(&args.review)? {
+        let stage = &mut state.stages[0];
+        stage.exit_when = stage
+            .exit_when
+            .clone()
+            .with_review(review)
+            .map_err(|why| anyhow::anyhow!("--review: {why}"))?;
+    }
     Ok((state, notes))
+}
+
+/// The `review` condition the flags ask for, validated as a workflow's would be. The
+/// user typed it, so it needs no trust.
+fn review_condition(args: &ReviewArgs) -> anyhow::Result<Option<Condition>> {
+    let Some(criteria) = &args.review else {
+        return Ok(None);
+    };
+    let mut value = serde_json::json!({ "review": criteria });
+    if let Some(line) = &args.reviewer_command {
+        value["reviewer_command"] = line.clone().into();
+    }
+    if let Some(agent) = args.reviewer {
+        value["reviewer"] = match agent {
+            AgentName::Claude => "claude",
+            AgentName::Codex => "codex",
+            AgentName::Opencode => "opencode",
+        }
+        .into();
+    }
+    if let Some(secs) = args.review_timeout {
+        value["timeout"] = secs.into();
+    }
+    let condition = Condition::from_json(&value, "review").map_err(|e| {
+        let flag = match e.field.as_str() {
+            "review.timeout" => "--review-timeout",
+            "review.reviewer_command" => "--reviewer-command",
+            _ => "--review",
+        };
+        anyhow::anyhow!("{flag}: {}", e.reason)
+    })?;
+    Ok(Some(condition))
 }
 
 /// Checks the PRD is a non-empty text file; returns (as given, path for prompts).

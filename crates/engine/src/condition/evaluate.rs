@@ -11,11 +11,36 @@ use crate::world::{CheckOutcome, Probe, World};
 use crate::{RelPath, render::cap_tail};
 
 impl Condition {
-    /// Evaluates the condition against the world.
+    /// Evaluates the condition against the world. A review is never run here: it adds a
+    /// finding that does not hold, and `review_at` points at it for the engine's decision
+    /// (`review::conclude`), which runs the reviewer only when every other finding holds.
     pub fn evaluate(&self, world: &mut dyn World) -> Evaluation {
         let mut findings = Vec::new();
-        let met = self.evaluate_into(world, &mut findings);
-        Evaluation { met, findings }
+        let cheaper: Vec<&Condition> = match self {
+            Condition::Review(_) => Vec::new(),
+            Condition::All(items) if self.review().is_some() => items
+                .iter()
+                .filter(|c| !matches!(c, Condition::Review(_)))
+                .collect(),
+            _ => {
+                let met = self.evaluate_into(world, &mut findings);
+                return Evaluation {
+                    met,
+                    findings,
+                    review_at: None,
+                };
+            }
+        };
+        let mut ready = true;
+        for item in cheaper {
+            ready &= item.evaluate_into(world, &mut findings);
+        }
+        findings.push(crate::review::waiting_finding(ready));
+        Evaluation {
+            met: false,
+            review_at: Some(findings.len() - 1),
+            findings,
+        }
     }
 
     fn evaluate_into(&self, world: &mut dyn World, out: &mut Vec<Finding>) -> bool {
@@ -152,6 +177,12 @@ impl Condition {
                 });
                 met
             }
+            // Only reachable for a condition built by hand with a nested review (parsing
+            // refuses one): it waits, never holds.
+            Condition::Review(_) => {
+                out.push(crate::review::waiting_finding(false));
+                false
+            }
             Condition::All(items) => {
                 let mut met = true;
                 for item in items {
@@ -263,6 +294,8 @@ fn count_phrases(probe: &Probe, name: &str, min: u64, unit: &str) -> (bool, Stri
 pub struct Evaluation {
     pub met: bool,
     pub findings: Vec<Finding>,
+    /// The finding that stands for the stage's review, when it has one.
+    pub review_at: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

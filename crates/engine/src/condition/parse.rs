@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Check, CheckShape, Condition};
 use crate::RelPath;
+use crate::review::{Review, Reviewer};
 
 /// Default time budget of a check command, in seconds.
 pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 120;
@@ -29,11 +30,37 @@ fn error(field: &str, reason: impl Into<String>) -> ConditionError {
 }
 
 const FORMS: &str = "file_exists, directory_exists, all_files_exist, promise_in_output, \
-                     stories_pass, custom, command, all, any";
+                     stories_pass, custom, command, review, all, any";
+
+/// Where a condition sits: a review may be the whole condition or an item of its
+/// top-level `all`, so "everything else holds" has one plain meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Top,
+    TopAll,
+    Nested,
+}
 
 impl Condition {
     /// Parses a condition; `field` names it in errors (e.g. `stages[0].exit_when`).
     pub fn from_json(value: &Value, field: &str) -> Result<Condition, ConditionError> {
+        let condition = Condition::parse_at(value, field, Place::Top)?;
+        if let Condition::All(items) = &condition
+            && items
+                .iter()
+                .filter(|c| matches!(c, Condition::Review(_)))
+                .count()
+                > 1
+        {
+            return Err(error(
+                field,
+                "one review per stage: put every criterion in one review",
+            ));
+        }
+        Ok(condition)
+    }
+
+    fn parse_at(value: &Value, field: &str, place: Place) -> Result<Condition, ConditionError> {
         let Value::Object(map) = value else {
             return Err(error(
                 field,
@@ -141,6 +168,75 @@ impl Condition {
                 }
                 Ok(Condition::Promise(text.to_owned()))
             }
+            "review" => {
+                allow_only(&["review", "reviewer", "reviewer_command", "timeout"])?;
+                if place == Place::Nested {
+                    return Err(error(
+                        field,
+                        "a review must be the stage's whole exit_when or an item of its top-level \"all\"",
+                    ));
+                }
+                let criteria = map[kind].as_str().map(str::trim).unwrap_or_default();
+                if criteria.is_empty() {
+                    return Err(error(
+                        &sub(kind),
+                        "expected the criteria, e.g. \"every public function has a test\"",
+                    ));
+                }
+                if criteria.chars().count() > crate::review::MAX_CRITERIA_CHARS {
+                    return Err(error(
+                        &sub(kind),
+                        format!(
+                            "the criteria are longer than {} characters; point to a file instead",
+                            crate::review::MAX_CRITERIA_CHARS
+                        ),
+                    ));
+                }
+                let reviewer = match (map.get("reviewer"), map.get("reviewer_command")) {
+                    (Some(_), Some(_)) => {
+                        return Err(error(
+                            &sub("reviewer_command"),
+                            "name a reviewer or a reviewer command, not both",
+                        ));
+                    }
+                    (None, None) => Reviewer::Claude,
+                    (Some(name), None) => match name.as_str() {
+                        Some("claude") => Reviewer::Claude,
+                        Some("codex") => Reviewer::Codex,
+                        Some("opencode") => Reviewer::Opencode,
+                        _ => {
+                            return Err(error(
+                                &sub("reviewer"),
+                                "expected \"claude\", \"codex\" or \"opencode\" (or use reviewer_command)",
+                            ));
+                        }
+                    },
+                    (None, Some(line)) => match line.as_str().map(str::trim) {
+                        Some(line) if !line.is_empty() => Reviewer::Command(line.to_owned()),
+                        _ => {
+                            return Err(error(
+                                &sub("reviewer_command"),
+                                "expected a command line that reads the prompt on stdin",
+                            ));
+                        }
+                    },
+                };
+                let timeout_secs = count_at("timeout", crate::review::DEFAULT_REVIEW_TIMEOUT_SECS)?;
+                if !(10..=crate::review::MAX_REVIEW_TIMEOUT_SECS).contains(&timeout_secs) {
+                    return Err(error(
+                        &sub("timeout"),
+                        format!(
+                            "expected 10 to {} seconds (the reviewer runs inside the Stop hook's time limit)",
+                            crate::review::MAX_REVIEW_TIMEOUT_SECS
+                        ),
+                    ));
+                }
+                Ok(Condition::Review(Review {
+                    criteria: criteria.to_owned(),
+                    reviewer,
+                    timeout_secs,
+                }))
+            }
             "custom" | "command" => {
                 allow_only(&[kind, "timeout"])?;
                 let shape = if kind == "custom" {
@@ -193,10 +289,17 @@ impl Condition {
                 if items.is_empty() {
                     return Err(error(&sub(kind), "the list is empty"));
                 }
+                let child_place = if place == Place::Top && kind == "all" {
+                    Place::TopAll
+                } else {
+                    Place::Nested
+                };
                 let children = items
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| Condition::from_json(v, &format!("{}[{i}]", sub(kind))))
+                    .map(|(i, v)| {
+                        Condition::parse_at(v, &format!("{}[{i}]", sub(kind)), child_place)
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(if kind == "all" {
                     Condition::All(children)
@@ -228,6 +331,18 @@ impl Condition {
                 shape: CheckShape::Argv(argv),
                 timeout_secs,
             }) => json!({"command": argv, "timeout": timeout_secs}),
+            Condition::Review(Review {
+                criteria,
+                reviewer,
+                timeout_secs,
+            }) => match reviewer {
+                Reviewer::Command(line) => {
+                    json!({"review": criteria, "reviewer_command": line, "timeout": timeout_secs})
+                }
+                known => {
+                    json!({"review": criteria, "reviewer": known.name(), "timeout": timeout_secs})
+                }
+            },
             Condition::All(items) => {
                 json!({"all": items.iter().map(Condition::to_json).collect::<Vec<_>>()})
             }

@@ -23,6 +23,8 @@ pub(super) fn decide_unbounded(state: &State, world: &mut dyn World, now: Timest
     if state.checks_gate() {
         gate_on_failed_checks(&mut next, &mut evaluation, world);
     }
+    // Last, because it is the dearest: only when everything above holds.
+    crate::review::conclude(&mut next, &mut evaluation, world, now);
     if evaluation.met {
         advance(next, &evaluation, now, world)
     } else {
@@ -71,6 +73,10 @@ fn advance(
         let elapsed = format_duration(now.since(next.started_at));
         let total = next.total_iterations();
         let reason = match next.kind {
+            Kind::Ralph if next.current().exit_when.review().is_some() => format!(
+                "the promise was made and the reviewer agreed after {total} iteration{}",
+                plural(total)
+            ),
             Kind::Ralph => format!(
                 "the promise was made after {total} iteration{}",
                 plural(total)

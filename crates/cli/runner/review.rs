@@ -1,0 +1,236 @@
+//! The reviewer of a `review` condition: one fresh agent process, started through the
+//! same agent layer as `pagent loop`'s workers, that reads the work and answers with a
+//! verdict (the engine reads the verdict; this file only runs the process).
+//!
+//! It runs in the project with pagent's own hooks standing aside (`PAGENT_DRIVER=loop`,
+//! set by the agent layer, so its Stop hook never drives the loop a second time) and
+//! without the marks of the session it runs inside (`CLAUDECODE` and the session id),
+//! read-only: Claude Code in its default permission mode with the edit tools refused and
+//! only reading tools and the stage's check commands allowed; Codex in its read-only
+//! sandbox. OpenCode has no read-only switch for `run`: the prompt forbids changes, and
+//! the README says so. Its time is its own timeout, cut to what is left of the caller's
+//! limit (the Stop hook's), so a slow reviewer is stopped and counted "not met" before
+//! Claude Code would kill the hook.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pagent_engine::{CheckShape, ReviewOutcome, ReviewRecord, ReviewRequest, Reviewer, State};
+use pagent_protocol::stream::AgentKind;
+
+use crate::runner::agent::{self, AgentSpec, End, Limits};
+use crate::store::project::{Project, RUNS_DIR};
+use crate::world::backpressure::find_program;
+
+/// The Stop hook's `timeout` in `hooks/hooks.json` (a test keeps them equal).
+pub const STOP_HOOK_TIMEOUT_SECS: u64 = 600;
+/// What the Stop hook keeps for itself after a review (writing the state, the log).
+pub const STOP_HOOK_MARGIN: Duration = Duration::from_secs(30);
+/// Below this much time left, a reviewer is not started at all.
+const MIN_REVIEW_TIME: Duration = Duration::from_secs(10);
+/// Claude Code tools that only read.
+const READ_TOOLS: &[&str] = &["Read", "Grep", "Glob", "LS"];
+/// Claude Code tools that change files: refused outright.
+const EDIT_TOOLS: &str = "Write,Edit,MultiEdit,NotebookEdit";
+
+/// Where the reviewer's program comes from, and how long the caller can wait.
+#[derive(Debug, Clone, Default)]
+pub struct ReviewSetup {
+    /// `PATH`, to find `claude`, `codex` or `opencode`.
+    pub path: Option<OsString>,
+    /// The program the user named for reviewers (`PAGENT_REVIEWER_BIN`).
+    pub program: Option<PathBuf>,
+    /// `pagent loop`'s own agent and its program: used when the review asks for the
+    /// same agent, so `--agent-bin` serves the reviewer too.
+    pub own_agent: Option<(AgentKind, PathBuf)>,
+    /// The caller's own limit: the reviewer must end before it.
+    pub deadline: Option<Instant>,
+}
+
+impl ReviewSetup {
+    /// For the Stop hook started at `started`: the reviewer must end in time for the
+    /// hook to write its decision within Claude Code's limit.
+    pub fn for_stop_hook(env: &crate::cli::env::Env, started: Instant) -> ReviewSetup {
+        ReviewSetup {
+            path: env.path.clone(),
+            program: env.reviewer_bin.clone(),
+            own_agent: None,
+            deadline: Some(
+                started + Duration::from_secs(STOP_HOOK_TIMEOUT_SECS) - STOP_HOOK_MARGIN,
+            ),
+        }
+    }
+}
+
+/// The verdict `after` holds that `before` did not: a review ran in this decision.
+pub fn new_verdict<'s>(before: &State, after: &'s State) -> Option<&'s ReviewRecord> {
+    after
+        .review
+        .as_ref()
+        .filter(|r| before.review.as_ref() != Some(*r))
+}
+
+/// Starts the reviewer for `request` in the project and waits for it, stopping it when
+/// `keep_going` says no (the loop was cancelled meanwhile).
+pub fn run_review(
+    project: &Project,
+    request: &ReviewRequest,
+    setup: &ReviewSetup,
+    label: &str,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> ReviewOutcome {
+    let timeout = match review_time(request.timeout_secs, setup.deadline, Instant::now()) {
+        Ok(timeout) => timeout,
+        Err(why) => return ReviewOutcome::Failed(why),
+    };
+    let spec = match spec_of(&request.reviewer, request, setup) {
+        Ok(spec) => spec,
+        Err(why) => return ReviewOutcome::Failed(why),
+    };
+    let base = Path::new(RUNS_DIR).join(format!("review-{label}"));
+    let prompt_rel = base.with_extension("prompt.md");
+    if let Err(err) = project
+        .dir()
+        .write_atomic(&prompt_rel, request.prompt.as_bytes())
+    {
+        return ReviewOutcome::Failed(format!("cannot write its prompt file: {err}"));
+    }
+    let log = project.dir().create(&base.with_extension("log")).ok();
+    let run = agent::run_agent_with(
+        &spec,
+        &project.root,
+        &request.prompt,
+        &project.root.join(&prompt_rel),
+        log,
+        &[("PAGENT_REVIEW", "1".to_owned())],
+        &[
+            "CLAUDECODE",
+            "CLAUDE_CODE_SESSION_ID",
+            "CLAUDE_CODE_ENTRYPOINT",
+        ],
+        Limits {
+            iteration_timeout: timeout,
+            idle_timeout: timeout,
+        },
+        &mut |_| keep_going(),
+    );
+    match &run.end {
+        End::TimedOut | End::Stalled => {
+            return ReviewOutcome::TimedOut {
+                after_secs: timeout.as_secs(),
+            };
+        }
+        End::Interrupted | End::Stopped => {
+            return ReviewOutcome::Failed("stopped: the loop ended while it ran".into());
+        }
+        End::NotStarted(why) => return ReviewOutcome::Failed(why.clone()),
+        End::Exited(_) => {}
+    }
+    if let Some(why) = run.failure(&spec) {
+        return ReviewOutcome::Failed(why);
+    }
+    ReviewOutcome::Answered(run.final_message().unwrap_or_default())
+}
+
+/// How long the reviewer may run: its own timeout, cut to what is left before the
+/// caller's deadline; an error when too little is left to be worth starting it.
+fn review_time(
+    timeout_secs: u64,
+    deadline: Option<Instant>,
+    now: Instant,
+) -> Result<Duration, String> {
+    let own = Duration::from_secs(timeout_secs);
+    let Some(deadline) = deadline else {
+        return Ok(own);
+    };
+    let left = deadline.saturating_duration_since(now);
+    if left < MIN_REVIEW_TIME {
+        return Err(format!(
+            "no time was left for it within the Stop hook's limit of {STOP_HOOK_TIMEOUT_SECS} s (slow checks before it?)"
+        ));
+    }
+    Ok(own.min(left))
+}
+
+/// The agent to run: the program found now, with read-only permissions.
+fn spec_of(
+    reviewer: &Reviewer,
+    request: &ReviewRequest,
+    setup: &ReviewSetup,
+) -> Result<AgentSpec, String> {
+    let kind = match reviewer {
+        Reviewer::Command(line) => return Ok(AgentSpec::Command { line: line.clone() }),
+        Reviewer::Claude => AgentKind::Claude,
+        Reviewer::Codex => AgentKind::Codex,
+        Reviewer::Opencode => AgentKind::Opencode,
+    };
+    let name = kind.name();
+    let own = setup
+        .own_agent
+        .as_ref()
+        .filter(|(own, _)| *own == kind)
+        .map(|(_, program)| program);
+    let program = match setup.program.as_ref().or(own) {
+        Some(program) => program.clone(),
+        None => find_program(name, setup.path.as_deref()).ok_or_else(|| {
+            format!("{name} is not on PATH (set PAGENT_REVIEWER_BIN to the program to use)")
+        })?,
+    };
+    let extra_args = match kind {
+        AgentKind::Claude => {
+            let mut allowed: Vec<String> = READ_TOOLS.iter().map(|t| (*t).to_owned()).collect();
+            allowed.extend(request.checks.iter().map(|check| match &check.shape {
+                CheckShape::Shell(line) => format!("Bash({line})"),
+                CheckShape::Argv(argv) => format!("Bash({})", argv.join(" ")),
+            }));
+            vec![
+                "--allowedTools".to_owned(),
+                allowed.join(","),
+                "--disallowedTools".to_owned(),
+                EDIT_TOOLS.to_owned(),
+            ]
+        }
+        AgentKind::Codex => vec!["--sandbox".to_owned(), "read-only".to_owned()],
+        AgentKind::Opencode => Vec::new(),
+    };
+    Ok(AgentSpec::Known {
+        kind,
+        program,
+        permission_mode: "default".to_owned(),
+        extra_args,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_hook_limit_here_is_the_one_in_hooks_json() {
+        let hooks: serde_json::Value =
+            serde_json::from_str(include_str!("../../../hooks/hooks.json")).unwrap();
+        assert_eq!(
+            hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"],
+            STOP_HOOK_TIMEOUT_SECS
+        );
+        // The longest review a workflow may ask for fits inside it with the margin.
+        let longest = Duration::from_secs(pagent_engine::review::MAX_REVIEW_TIMEOUT_SECS);
+        assert!(longest + STOP_HOOK_MARGIN < Duration::from_secs(STOP_HOOK_TIMEOUT_SECS));
+    }
+
+    #[test]
+    fn a_review_gets_what_is_left_of_the_hooks_time_or_does_not_start() {
+        let now = Instant::now();
+        let secs = Duration::from_secs;
+        assert_eq!(review_time(240, None, now), Ok(secs(240)));
+        assert_eq!(review_time(240, Some(now + secs(600)), now), Ok(secs(240)));
+        assert_eq!(review_time(240, Some(now + secs(60)), now), Ok(secs(60)));
+        for left in [secs(9), secs(0)] {
+            let why = review_time(240, Some(now + left), now).unwrap_err();
+            assert!(why.contains("no time was left"), "{why}");
+        }
+        // A deadline already behind: no panic, no start.
+        assert!(review_time(240, Some(now), now + secs(5)).is_err());
+    }
+}

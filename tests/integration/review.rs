@@ -1,0 +1,377 @@
+//! The `review` exit condition with a fake reviewer: a script standing in for `claude`
+//! (through `PAGENT_REVIEWER_BIN`) or a reviewer command. It records how pagent started
+//! it, runs pagent's Stop hook the way a reviewer session would, and answers with the
+//! verdict the test wrote. Then the attacks: a reviewer that hangs, that answers nonsense,
+//! that is missing, a planted workflow that declares one, a cancel while it runs.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::*;
+
+const CRITERIA: &str = "the parser handles the empty input, with a test";
+
+/// A claude stream-json `result` line whose final message is `text`.
+fn result_line(text: &str) -> String {
+    json!({"type": "result", "subtype": "success", "is_error": false, "result": text}).to_string()
+}
+
+/// A fake `claude` that records its arguments, environment and prompt under HOME, runs
+/// pagent's Stop hook for the loop's own session (as a reviewer session with pagent
+/// installed would), then prints `$HOME/verdict` after waiting `$HOME/delay` seconds.
+fn fake_claude(env: &TestEnv) -> std::path::PathBuf {
+    let folder = env.fake_tool(
+        "bin",
+        "claude",
+        &format!(
+            "printf '%s\\n' \"$@\" > \"$HOME/reviewer-args\"\n\
+             echo \"driver=${{PAGENT_DRIVER:-}} claudecode=${{CLAUDECODE:-unset}} session=${{CLAUDE_CODE_SESSION_ID:-unset}}\" > \"$HOME/reviewer-env\"\n\
+             cat > \"$HOME/reviewer-prompt\"\n\
+             echo '{{\"session_id\":\"{SESSION}\",\"hook_event_name\":\"Stop\",\"last_assistant_message\":\"<promise>DONE</promise>\"}}' \
+               | \"$PAGENT_UNDER_TEST\" hook stop > \"$HOME/reviewer-hook\" 2>&1\n\
+             echo \"exit=$?\" >> \"$HOME/reviewer-hook\"\n\
+             sleep \"$(cat \"$HOME/delay\" 2>/dev/null || echo 0)\"\n\
+             cat \"$HOME/verdict\" 2>/dev/null\n"
+        ),
+    );
+    folder.join("claude")
+}
+
+fn verdict(env: &TestEnv, text: &str) {
+    std::fs::write(env.home.join("verdict"), result_line(text) + "\n").unwrap();
+}
+
+fn start_reviewed_ralph(env: &TestEnv, extra: &[&str]) {
+    let mut args = vec!["ralph", "Parse the input", "--review", CRITERIA];
+    args.extend_from_slice(extra);
+    env.cmd(&args)
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+}
+
+/// The Stop hook as Claude Code runs it, inside a session (`CLAUDECODE=1`), with the
+/// fake reviewer: the real binary, whose children inherit the environment given here.
+fn stop_with_reviewer(env: &TestEnv, message: &str) -> Run {
+    env.bin(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("CLAUDECODE", "1")
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .env("PAGENT_REVIEWER_BIN", fake_claude(env))
+        .env("PAGENT_UNDER_TEST", pagent_bin())
+        .stdin(env.stop_input(message).to_string())
+        .run()
+}
+
+fn review_events(env: &TestEnv) -> Vec<Value> {
+    env.read(".claude/pagent/events.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["action"] == "review")
+        .collect()
+}
+
+#[test]
+fn the_reviewer_starts_read_only_outside_the_session_with_its_hooks_standing_aside() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &[]);
+    verdict(
+        &env,
+        "{\"met\": false, \"missing\": [\"no test for the empty input\"], \"files\": [\"src/parse.rs:3\"]}",
+    );
+    let before = env.state();
+    let reason = stop_with_reviewer(&env, "Done.\n<promise>DONE</promise>").blocked();
+    assert!(reason.contains("no test for the empty input"), "{reason}");
+    assert!(reason.contains("src/parse.rs:3"), "{reason}");
+
+    let args = std::fs::read_to_string(env.home.join("reviewer-args")).unwrap();
+    let args: Vec<&str> = args.lines().collect();
+    let after = |flag: &str| args[args.iter().position(|a| *a == flag).unwrap() + 1];
+    assert_eq!(after("--permission-mode"), "default", "{args:?}");
+    assert_eq!(
+        after("--disallowedTools"),
+        "Write,Edit,MultiEdit,NotebookEdit"
+    );
+    assert_eq!(after("--allowedTools"), "Read,Grep,Glob,LS");
+    assert_eq!(
+        std::fs::read_to_string(env.home.join("reviewer-env")).unwrap(),
+        "driver=loop claudecode=unset session=unset\n"
+    );
+    let prompt = std::fs::read_to_string(env.home.join("reviewer-prompt")).unwrap();
+    assert!(prompt.contains(CRITERIA), "{prompt}");
+    assert!(prompt.contains("Parse the input"), "{prompt}");
+    // The reviewer's own Stop hook, for the very session that owns the loop, allowed
+    // silently and changed nothing.
+    assert_eq!(
+        std::fs::read_to_string(env.home.join("reviewer-hook")).unwrap(),
+        "exit=0\n"
+    );
+    let state = env.state();
+    assert_eq!(state["iterations"], json!([2]));
+    assert_eq!(
+        state["generation"],
+        before["generation"].as_u64().unwrap() + 1
+    );
+    assert_eq!(
+        state["review"]["summary"],
+        "not met: no test for the empty input"
+    );
+    let reviews = review_events(&env);
+    assert_eq!(reviews.len(), 1);
+    assert_eq!(reviews[0]["iteration"], 1);
+
+    let status = env.cmd(&["status"]).success();
+    assert!(
+        status
+            .stdout
+            .contains("review: not met: no test for the empty input (stage ralph, iteration 1"),
+        "{status}"
+    );
+
+    verdict(&env, "{\"met\": true, \"missing\": []}");
+    let done = stop_with_reviewer(&env, "Added it.\n<promise>DONE</promise>");
+    assert!(done.allowed().unwrap().contains("complete"), "{done}");
+    assert_eq!(env.state()["status"], "complete");
+    assert_eq!(review_events(&env).len(), 2);
+}
+
+#[test]
+fn no_promise_no_reviewer() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &[]);
+    verdict(&env, "{\"met\": true}");
+    let reason = stop_with_reviewer(&env, "Still working.").blocked();
+    assert!(reason.contains("once everything else holds"), "{reason}");
+    assert!(!env.home.join("reviewer-args").exists(), "the reviewer ran");
+}
+
+#[test]
+fn a_reviewer_that_answers_without_a_verdict_is_not_met() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &[]);
+    verdict(&env, "Looks great to me, ship it!");
+    let reason = stop_with_reviewer(&env, "<promise>DONE</promise>").blocked();
+    assert!(
+        reason.contains("could not be read as a verdict"),
+        "{reason}"
+    );
+    assert_eq!(env.state()["status"], "active");
+    assert_eq!(env.state()["review"]["met"], false);
+}
+
+#[test]
+fn a_hanging_reviewer_is_stopped_at_its_timeout_and_is_not_met() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &["--review-timeout", "10"]);
+    std::fs::write(env.home.join("delay"), "120").unwrap();
+    verdict(&env, "{\"met\": true}");
+    let started = Instant::now();
+    let reason = stop_with_reviewer(&env, "<promise>DONE</promise>").blocked();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert!(reason.contains("did not answer within 10 s"), "{reason}");
+    assert_eq!(env.state()["review"]["summary"], "timed out");
+}
+
+#[test]
+fn a_missing_reviewer_program_is_not_met_and_says_what_to_do() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &[]);
+    let reason = env
+        .bin(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("PATH", env.home.join("nothing-here"))
+        .stdin(env.stop_input("<promise>DONE</promise>").to_string())
+        .run()
+        .blocked();
+    assert!(reason.contains("claude is not on PATH"), "{reason}");
+    assert!(reason.contains("PAGENT_REVIEWER_BIN"), "{reason}");
+}
+
+#[test]
+fn bad_review_flags_are_refused_at_set_up() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd(&[
+            "ralph",
+            "x",
+            "--review",
+            CRITERIA,
+            "--review-timeout",
+            "5000",
+        ])
+        .failure();
+    assert!(
+        out.stderr
+            .contains("--review-timeout: expected 10 to 480 seconds"),
+        "{out}"
+    );
+    let out = env.cmd(&["ralph", "x", "--review", "  "]).failure();
+    assert!(
+        out.stderr.contains("--review: expected the criteria"),
+        "{out}"
+    );
+    let out = env.cmd(&["ralph", "x", "--reviewer", "codex"]).failure();
+    assert!(out.stderr.contains("--review"), "{out}");
+    assert!(!env.exists(".claude/pagent-pipeline.json"));
+}
+
+#[test]
+fn a_planted_workflow_review_runs_nothing_until_trusted() {
+    let env = TestEnv::new();
+    env.write("prd.md", "# PRD\n");
+    env.write(
+        ".claude/pagent/workflows/rev.json",
+        &json!({"stages": [{"name": "only", "prompt": "p",
+            "exit_when": {"review": "fine", "reviewer_command": "touch pwned; echo '{\"met\": true}'"}}]})
+        .to_string(),
+    );
+    let refused = env.cmd(&["run", "prd.md", "--workflow", "rev"]).failure();
+    assert!(refused.stderr.contains("not trusted"), "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains("reviewer command: touch pwned; echo '{\"met\": true}'"),
+        "{refused}"
+    );
+    assert!(!env.exists(".claude/pagent-pipeline.json"));
+    env.cmd(&["trust", ".claude/pagent/workflows/rev.json"])
+        .success();
+    env.cmd(&["run", "prd.md", "--workflow", "rev"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let done = env
+        .bin(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(env.stop_input("done").to_string())
+        .run();
+    assert!(
+        env.exists("pwned"),
+        "trusted: the reviewer command ran\n{done}"
+    );
+    assert_eq!(env.state()["status"], "complete", "{done}");
+}
+
+#[test]
+fn run_review_goes_to_the_verifier_stage() {
+    let env = TestEnv::new();
+    env.write("prd.md", "# PRD\n");
+    env.cmd(&["run", "prd.md", "--review", CRITERIA, "--reviewer", "codex"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let stages = env.state()["stages"].as_array().unwrap().clone();
+    let verifier = stages.iter().find(|s| s["name"] == "verifier").unwrap();
+    let review = &verifier["exit_when"]["all"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(review["review"], CRITERIA);
+    assert_eq!(review["reviewer"], "codex");
+    let others: Vec<&Value> = stages.iter().filter(|s| s["name"] != "verifier").collect();
+    assert!(
+        others
+            .iter()
+            .all(|s| !s["exit_when"].to_string().contains("review"))
+    );
+}
+
+#[test]
+fn pagent_loop_reviews_with_a_reviewer_command_and_re_prompts_with_its_finding() {
+    let env = TestEnv::new();
+    env.write(
+        "agent.sh",
+        "cat > /dev/null\nprintf 'Done.\\n<promise>DONE</promise>\\n'\n",
+    );
+    // The first review finds a gap, the second agrees.
+    env.write(
+        "review.sh",
+        "cat > \"$HOME/last-review-prompt\"\n\
+         if [ -e .reviewed ]; then echo '{\"met\": true}'; else touch .reviewed; \
+         echo '{\"met\": false, \"missing\": [\"no test for the empty input\"]}'; fi\n",
+    );
+    let out = env
+        .cmd(&[
+            "loop",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "--review",
+            CRITERIA,
+            "--reviewer-command",
+            "sh review.sh",
+            "Parse the input",
+        ])
+        .success();
+    assert!(
+        out.stdout
+            .contains("review: not met: no test for the empty input"),
+        "{out}"
+    );
+    let state = env.state();
+    assert_eq!(state["status"], "complete", "{out}");
+    assert_eq!(state["iterations"], json!([2]));
+    let runs = env.path(".claude/pagent/runs");
+    let second = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-ralph-002.prompt.md"))
+        .unwrap();
+    let second = std::fs::read_to_string(second).unwrap();
+    assert!(second.contains("no test for the empty input"), "{second}");
+    assert_eq!(review_events(&env).len(), 2);
+}
+
+#[test]
+fn cancel_while_the_reviewer_runs_stops_it_and_the_stop_goes_through() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &[]);
+    std::fs::write(env.home.join("delay"), "120").unwrap();
+    verdict(&env, "{\"met\": false, \"missing\": [\"x\"]}");
+    let hook = std::thread::scope(|scope| {
+        let hook = scope.spawn(|| {
+            let started = Instant::now();
+            (
+                stop_with_reviewer(&env, "<promise>DONE</promise>"),
+                started.elapsed(),
+            )
+        });
+        // The reviewer has started once it recorded its prompt.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !env.home.join("reviewer-hook").exists() {
+            assert!(
+                Instant::now() < deadline,
+                "the reviewer never started\n{}",
+                env.dump()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        env.cmd(&["cancel"]).success();
+        hook.join().unwrap()
+    });
+    let (run, took) = hook;
+    assert!(
+        took < Duration::from_secs(20),
+        "the hook waited {took:?} for a cancelled loop"
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.decision(), None, "a cancelled loop blocked: {run}");
+    assert_eq!(env.state()["status"], "cancelled");
+}
+
+#[test]
+fn a_planted_runs_folder_link_gets_no_reviewer_files_outside_the_project() {
+    let env = TestEnv::new();
+    start_reviewed_ralph(&env, &[]);
+    let outside = env.home.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(env.path(".claude/pagent")).unwrap();
+    std::os::unix::fs::symlink(&outside, env.path(".claude/pagent/runs")).unwrap();
+    verdict(&env, "{\"met\": true}");
+    let reason = stop_with_reviewer(&env, "<promise>DONE</promise>").blocked();
+    assert!(reason.contains("cannot write its prompt file"), "{reason}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(!env.home.join("reviewer-args").exists(), "the reviewer ran");
+    assert_eq!(env.state()["status"], "active");
+}
