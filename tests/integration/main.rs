@@ -31,6 +31,7 @@ mod ralph;
 mod review;
 mod safety;
 mod status;
+mod streams;
 mod user_wins;
 mod util;
 mod worktrees;
