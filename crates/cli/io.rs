@@ -10,7 +10,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use pagent_engine::Timestamp;
 
+use crate::cli::env::{self, Env};
 use crate::cli::exit::ExitStatus;
+use crate::session::{Hook, hook_stands_aside};
 
 /// A command's three streams. `main` wires the process's own; tests pass buffers. Nothing
 /// on a path a test drives reads or writes the process's streams directly.
@@ -68,31 +70,26 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
     if hook != "hook" {
         return None;
     }
-    let post_tool_use = match event.to_str() {
-        Some("stop" | "user-prompt-submit" | "compact") => false,
-        Some("post-tool-use") => true,
+    let hook = match event.to_str() {
+        Some("stop") => Hook::Stop,
+        Some("user-prompt-submit") => Hook::UserPrompt,
+        Some("compact") => Hook::Compact,
+        Some("post-tool-use") => Hook::PostToolUse,
         _ => return None,
     };
-    let driver = std::env::var_os(crate::cli::env::PAGENT_DRIVER);
-    if !post_tool_use && driver.as_deref() == Some(std::ffi::OsStr::new("loop")) {
-        return Some(ExitStatus::Success);
-    }
-    let root = std::env::var_os(crate::cli::env::CLAUDE_PROJECT_DIR).filter(|r| !r.is_empty())?;
-    if crate::store::door::exists_no_follow(
-        &std::path::Path::new(&root).join(crate::store::project::STATE_FILE),
-    ) {
-        return None;
-    }
-    if post_tool_use {
-        // The user's own config may turn checks on outside loops.
-        let env = crate::cli::env::Env::capture_config_dir();
-        if crate::store::config::user_config_path(env.as_deref())
-            .is_none_or(|p| crate::store::door::exists_no_follow(&p))
-        {
-            return None;
-        }
-    }
-    Some(ExitStatus::Success)
+    let driver = std::env::var(env::PAGENT_DRIVER).ok();
+    let root = std::env::var_os(env::CLAUDE_PROJECT_DIR).filter(|r| !r.is_empty());
+    // The config folder matters only to PostToolUse without a state file.
+    let config_dir = (hook == Hook::PostToolUse)
+        .then(Env::capture_config_dir)
+        .flatten();
+    hook_stands_aside(
+        hook,
+        driver.as_deref().and_then(env::parse_driver),
+        root.as_deref().map(std::path::Path::new),
+        config_dir.as_deref(),
+    )
+    .then_some(ExitStatus::Success)
 }
 
 /// Hook input larger than this is refused (and the stop allowed).

@@ -4,9 +4,12 @@
 //! Decisions are made without the state lock (checks, the transcript, an agent run may
 //! take long), so a write is compare-and-swap: under the lock, the state is re-read, and
 //! the decision is written only if the state is still the generation it was made on. A
-//! writer that lost (a cancel, a new loop, a second hook of the same stop) is told
-//! [`Applied::Changed`] and writes and logs nothing: the winner already did. A failure to
-//! log never changes a decision: the log is for people, the state file is the truth.
+//! writer that lost (a cancel, a new loop, a second hook of the same stop) gets `None`
+//! and writes and logs nothing: the winner already did. A failure to log never changes a
+//! decision: the log is for people, the state file is the truth.
+//!
+//! [`hook_stands_aside`] is the other thing every hook shares: the short-cut taken before
+//! a hook reads its input.
 
 use std::io::Write;
 use std::path::Path;
@@ -84,4 +87,42 @@ pub fn log(project: &Project, event: &Event, stderr: &mut dyn Write) -> bool {
             false
         }
     }
+}
+
+/// Which hook asks [`hook_stands_aside`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    Stop,
+    UserPrompt,
+    Compact,
+    PostToolUse,
+}
+
+/// The hooks' short-cut, decided before a hook reads its input, and in one place for the
+/// binary's fast path (`io::hook_fast_path`) and every hook's own run:
+/// - inside an agent `pagent loop` started (`driver`), the Stop, prompt and compaction
+///   hooks stand aside: the runner drives that loop from outside (edits are still
+///   checked, by the loop's own settings);
+/// - a named project (`root`) without a state file has no loop to act on; for
+///   PostToolUse, only if the user's own config (in `config_dir`) does not ask for checks
+///   everywhere.
+pub fn hook_stands_aside(
+    hook: Hook,
+    driver: Option<pagent_engine::Driver>,
+    root: Option<&Path>,
+    config_dir: Option<&Path>,
+) -> bool {
+    if hook != Hook::PostToolUse && driver == Some(pagent_engine::Driver::Loop) {
+        return true;
+    }
+    let Some(root) = root else {
+        return false;
+    };
+    if store::door::exists_no_follow(&root.join(store::project::STATE_FILE)) {
+        return false;
+    }
+    hook != Hook::PostToolUse
+        || !store::config::user_config_path(config_dir)
+            .as_deref()
+            .is_some_and(store::door::exists_no_follow)
 }

@@ -296,3 +296,44 @@ fn a_slash_command_never_replaces_another_sessions_loop() {
     );
     assert_eq!(state["stages"][0]["exit_when"]["promise_in_output"], "DONE");
 }
+
+/// Issue 12: set-up compared only session ids, so the session that started a loop could
+/// replace it without --force after `pagent loop` took it over, under a runner in the
+/// middle of an iteration. A loop a runner drives is no session's: replacing it takes
+/// --force, from any session or terminal.
+#[test]
+fn a_loop_pagent_loop_drives_is_replaced_only_with_force() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Theirs"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .success();
+    // `pagent loop` takes the loop over; its agent crashes, so the runner gives up for
+    // now and leaves the loop active, driven by a runner, still naming its session.
+    env.cmd(&[
+        "loop",
+        "--retries",
+        "0",
+        "--command",
+        "cat >/dev/null; exit 7",
+    ])
+    .failure();
+    let state = env.state();
+    assert_eq!(
+        (&state["driver"], &state["status"]),
+        (&"loop".into(), &"active".into())
+    );
+    assert_eq!(state["session_id"], "owner");
+    let out = env
+        .cmd(&["ralph", "Mine"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .failure();
+    assert!(
+        out.stderr.contains("driven by `pagent loop`") && out.stderr.contains("--force"),
+        "{out}"
+    );
+    assert_eq!(env.state()["stages"][0]["prompt"], "Theirs");
+    env.cmd(&["ralph", "--force", "Mine"])
+        .env("CLAUDE_CODE_SESSION_ID", "owner")
+        .success();
+    assert_eq!(env.state()["stages"][0]["prompt"], "Mine");
+}

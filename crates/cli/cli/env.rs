@@ -6,12 +6,32 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use pagent_engine::Driver;
+
 /// The project root Claude Code sets for hooks and `!` lines.
 pub const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
 /// The current Claude Code session, set for hooks and `!` lines.
 pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
 /// `loop` in agent processes started by `pagent loop`: their Stop hook stands aside.
 pub const PAGENT_DRIVER: &str = "PAGENT_DRIVER";
+/// The launcher script's loop guard (`scripts/pagent`), for a chain of launchers; removed
+/// for `pagent loop`'s agents, whose hooks start afresh.
+pub const PAGENT_LAUNCHER_SEEN: &str = "PAGENT_LAUNCHER_SEEN";
+
+// What pagent sets for the programs it starts (never read back here).
+
+/// For a `pagent loop --command` agent: the file holding the iteration's prompt.
+pub const PAGENT_PROMPT_FILE: &str = "PAGENT_PROMPT_FILE";
+/// For agents and check commands: the loop's current stage.
+pub const PAGENT_STAGE: &str = "PAGENT_STAGE";
+/// For agents: the stage's iteration.
+pub const PAGENT_ITERATION: &str = "PAGENT_ITERATION";
+/// For agents and check commands: the project root.
+pub const PAGENT_PROJECT_DIR: &str = "PAGENT_PROJECT_DIR";
+/// For a PostToolUse check command: the edited file.
+pub const PAGENT_FILE: &str = "PAGENT_FILE";
+/// `1` in a reviewer agent's environment, so its own programs can tell it from a worker.
+pub const PAGENT_REVIEW: &str = "PAGENT_REVIEW";
 /// Where pagent keeps its per-user secret (default: `$XDG_CONFIG_HOME/pagent`, else
 /// `~/.config/pagent`).
 pub const PAGENT_CONFIG_DIR: &str = "PAGENT_CONFIG_DIR";
@@ -39,7 +59,8 @@ pub const NO_COLOR: &str = "NO_COLOR";
 pub struct Env {
     pub project_dir: Option<PathBuf>,
     pub session_id: Option<String>,
-    pub driver: Option<String>,
+    /// Who drives this process's loop: `Some(Driver::Loop)` inside `pagent loop`'s agents.
+    pub driver: Option<Driver>,
     pub config_dir: Option<PathBuf>,
     pub no_color: bool,
     pub current_dir: Option<PathBuf>,
@@ -77,7 +98,7 @@ impl Env {
         Env {
             project_dir: non_empty(CLAUDE_PROJECT_DIR).map(PathBuf::from),
             session_id: string(CLAUDE_CODE_SESSION_ID),
-            driver: string(PAGENT_DRIVER),
+            driver: string(PAGENT_DRIVER).as_deref().and_then(parse_driver),
             config_dir,
             no_color: non_empty(NO_COLOR).is_some(),
             current_dir,
@@ -117,6 +138,29 @@ impl Env {
 
     /// True inside an agent process started by `pagent loop`.
     pub fn driven_by_loop(&self) -> bool {
-        self.driver.as_deref() == Some("loop")
+        self.driver == Some(Driver::Loop)
+    }
+}
+
+/// `PAGENT_DRIVER`'s value: `loop` or `hook`; anything else names no driver.
+pub fn parse_driver(value: &str) -> Option<Driver> {
+    match value {
+        "loop" => Some(Driver::Loop),
+        "hook" => Some(Driver::Hook),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_drivers_own_names_name_a_driver() {
+        assert_eq!(parse_driver("loop"), Some(Driver::Loop));
+        assert_eq!(parse_driver("hook"), Some(Driver::Hook));
+        for other in ["", "Loop", "loop ", "1"] {
+            assert_eq!(parse_driver(other), None, "{other:?}");
+        }
     }
 }

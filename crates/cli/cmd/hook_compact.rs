@@ -6,18 +6,25 @@
 //! Like the other hooks: no state file, no work; never blocks, never exits 2; writes only
 //! the user's own loop of this session, compare-and-swap.
 
+use pagent_engine::{Whose, whose_loop};
+
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, read_hook_input};
-use crate::store::project::{self, Project, STATE_FILE};
-use crate::store::{self, door};
+use crate::session::{self, Hook};
+use crate::store;
+use crate::store::project::{self, Project};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    if let Some(root) = project::root_from_flag_or_env(global, env)
-        && !door::exists_no_follow(&root.join(STATE_FILE))
-    {
+    let root = project::root_from_flag_or_env(global, env);
+    if session::hook_stands_aside(
+        Hook::Compact,
+        env.driver,
+        root.as_deref(),
+        env.config_dir.as_deref(),
+    ) {
         return ExitStatus::Success;
     }
     match mark(global, env, io) {
@@ -43,12 +50,13 @@ fn mark(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
         &project,
         env.config_dir.as_deref(),
         |state| {
-            (state.session_id.is_some() && state.session_id == session && !state.full_prompt_due)
-                .then(|| {
-                    let mut next = state.clone();
-                    next.full_prompt_due = true;
-                    next
-                })
+            // Only the session's own loop: `pagent loop` sends every agent the full prompt.
+            let mine = whose_loop(state, session.as_deref()) == Whose::This;
+            (mine && !state.full_prompt_due).then(|| {
+                let mut next = state.clone();
+                next.full_prompt_due = true;
+                next
+            })
         },
         io.stderr,
     )?;

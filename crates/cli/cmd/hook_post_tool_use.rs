@@ -23,9 +23,9 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::{Io, now, read_hook_input};
-use crate::session;
+use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
-use crate::store::project::{self, Project, STATE_FILE};
+use crate::store::project::{self, Project};
 use crate::store::{door, user};
 use crate::world::backpressure::run_checks;
 use crate::{cli::ui, store, store::config, store::consent};
@@ -38,11 +38,13 @@ struct Said {
 }
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let user_config = config::user_config_path(env.config_dir.as_deref());
-    if let Some(root) = project::root_from_flag_or_env(global, env)
-        && !door::exists_no_follow(&root.join(STATE_FILE))
-        && !user_config.as_deref().is_some_and(door::exists_no_follow)
-    {
+    let root = project::root_from_flag_or_env(global, env);
+    if session::hook_stands_aside(
+        Hook::PostToolUse,
+        env.driver,
+        root.as_deref(),
+        env.config_dir.as_deref(),
+    ) {
         return ExitStatus::Success;
     }
     match check_edit(global, env, io) {

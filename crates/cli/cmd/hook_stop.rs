@@ -28,21 +28,20 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, now, read_hook_input};
 use crate::runner::review::ReviewSetup;
-use crate::session;
-use crate::store::door;
+use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
-use crate::store::project::{self, Project, STATE_FILE};
+use crate::store::project::{self, Project};
 use crate::store::{self, Ownership, user};
 use crate::world::FsWorld;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    if env.driven_by_loop() {
-        // `pagent loop` drives this state from outside; its agents' hooks stand aside.
-        return ExitStatus::Success;
-    }
-    if let Some(root) = project::root_from_flag_or_env(global, env)
-        && !door::exists_no_follow(&root.join(STATE_FILE))
-    {
+    let root = project::root_from_flag_or_env(global, env);
+    if session::hook_stands_aside(
+        Hook::Stop,
+        env.driver,
+        root.as_deref(),
+        env.config_dir.as_deref(),
+    ) {
         return ExitStatus::Success;
     }
     let started = Instant::now();

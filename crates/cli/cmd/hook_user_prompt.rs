@@ -15,18 +15,19 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, now, read_hook_input};
-use crate::session;
+use crate::session::{self, Hook};
+use crate::store;
 use crate::store::eventlog::Event;
-use crate::store::project::{self, Project, STATE_FILE};
-use crate::store::{self, door};
+use crate::store::project::{self, Project};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    if env.driven_by_loop() {
-        return ExitStatus::Success;
-    }
-    if let Some(root) = project::root_from_flag_or_env(global, env)
-        && !door::exists_no_follow(&root.join(STATE_FILE))
-    {
+    let root = project::root_from_flag_or_env(global, env);
+    if session::hook_stands_aside(
+        Hook::UserPrompt,
+        env.driver,
+        root.as_deref(),
+        env.config_dir.as_deref(),
+    ) {
         return ExitStatus::Success;
     }
     match pause_if_typed(global, env, io) {

@@ -14,47 +14,48 @@
 //! after a crash or Ctrl-C, `pagent loop` picks up at the same stage, iteration and
 //! prompt.
 //!
-//! Beside this file: `start` sets the loop up (the agent, a new or taken-over state, the
-//! runner lock), `retry` runs the agent for one iteration, again after a crash or an API
-//! error with a growing delay, and `stories` is `--prd`'s one-stage workflow over a PRD's
-//! user stories, with the progress.md line after each iteration.
+//! Beside this file: `prepare` finds the agent and sets up or takes over the state;
+//! `retry` runs the agent for one iteration, again after a crash or an API error with a
+//! growing delay; `watch` notices a loop ended elsewhere; `stories` is `--prd`'s one-stage
+//! workflow over a PRD's user stories, with the progress.md line after each iteration.
+//! Each decision is applied like the Stop hook's (`session::apply`).
 
 pub mod agent;
+pub mod loop_event;
 pub mod parallel;
+mod prepare;
 pub mod progress;
 mod retry;
 pub mod review;
 pub mod signals;
-mod start;
 mod stories;
+mod watch;
 pub mod worktree;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use pagent_engine::prompt::first_prompt;
-use pagent_engine::{
-    Action, Decision, Driver, LogEntry, Outcome, State, Status, Whose, decide_iteration, whose_loop,
-};
+use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, decide_iteration};
 
-use crate::cli::args::{AgentArgs, AgentName, Global, LoopArgs, LoopStart};
+use crate::cli::args::{Global, LoopArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
 use crate::runner::agent::{AgentSpec, End, Limits};
+use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
 use crate::session;
 use crate::store::eventlog::Event;
-use crate::store::project::{Project, RUNNER_LOCK};
-use crate::store::{self, secret, setup};
-use crate::store::{Applied, door};
+use crate::store::project::Project;
+use crate::store::secret;
 use crate::world::FsWorld;
-use crate::world::backpressure::find_program;
 
+use prepare::{agent_spec, prepare_state};
 use retry::run_with_retries;
-use start::{agent_spec, prepare_state, run_setup};
-use stories::{note_stories, stories_state};
+use stories::note_stories;
+use watch::{Watch, ended_elsewhere, stopped_elsewhere};
 
 /// Sets up or resumes the loop, then runs it to the end.
 pub fn drive(
@@ -140,7 +141,7 @@ pub fn drive(
             }
             progress.finished(
                 &state,
-                "interrupted",
+                Ending::Interrupted,
                 "stopped by a signal; the state is saved, run `pagent loop` to resume",
             );
             return Ok(ExitStatus::Interrupted);
@@ -209,12 +210,12 @@ pub fn drive(
     let reason = state.end_reason.clone().unwrap_or_default();
     match state.status {
         Status::Complete => {
-            progress.finished(&state, "complete", &reason);
+            progress.finished(&state, Ending::Complete, &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
             Ok(after_completion(&project, branch, &args, &state, progress))
         }
         _ => {
-            progress.finished(&state, "gave up", &reason);
+            progress.finished(&state, Ending::GaveUp, &reason);
             Ok(ExitStatus::GaveUp)
         }
     }
@@ -235,42 +236,19 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
     }
 }
 
-/// How often a running agent's runner looks whether its loop is still its own.
-const WATCH_EVERY: Duration = Duration::from_millis(250);
-
-/// Watches, while an agent runs, whether the loop is still this runner's: a cancel, a
-/// removal or a `--force` replacement stops the agent within [`WATCH_EVERY`].
-struct Watch<'a> {
-    project: &'a Project,
-    loop_id: String,
-    last: Instant,
-}
-
-impl<'a> Watch<'a> {
-    fn new(project: &'a Project, loop_id: &str) -> Watch<'a> {
-        Watch {
-            project,
-            loop_id: loop_id.to_owned(),
-            last: Instant::now(),
-        }
-    }
-
-    fn still_ours(&mut self) -> bool {
-        if self.last.elapsed() < WATCH_EVERY {
-            return true;
-        }
-        self.last = Instant::now();
-        match store::read_state(self.project) {
-            Ok(Some(state)) => {
-                state.is_active()
-                    && whose_loop(&state, None) == Whose::Runner
-                    && state.loop_id == self.loop_id
-            }
-            Ok(None) => false,
-            // Unreadable for a moment: keep going; the write after the run will tell.
-            Err(_) => true,
-        }
-    }
+fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("cannot run the setup command `{line}`"))?;
+    anyhow::ensure!(
+        status.success(),
+        "the setup command `{line}` failed ({status}) in {}",
+        root.display()
+    );
+    Ok(())
 }
 
 /// Push and open a pull request, as asked; any failure is reported and makes the exit
@@ -319,31 +297,6 @@ fn after_completion(
         }
     }
     ExitStatus::Success
-}
-
-/// Why the loop must stop, if something other than this runner ended it (`pagent
-/// cancel`), replaced it, handed it back to the Stop hook, or removed the state.
-fn ended_elsewhere(project: &Project, ours: &State) -> Option<String> {
-    match store::read_state(project) {
-        Ok(Some(state)) if state.loop_id != ours.loop_id => {
-            Some("another loop replaced this one".to_owned())
-        }
-        Ok(Some(state)) if state.is_active() && whose_loop(&state, None) == Whose::Runner => None,
-        Ok(Some(state)) if !state.is_active() => Some(
-            state
-                .end_reason
-                .unwrap_or_else(|| format!("the loop is {}", state.status.as_str())),
-        ),
-        Ok(Some(_)) => Some("another loop replaced this one".to_owned()),
-        Ok(None) => Some("the state file was removed".to_owned()),
-        // Unreadable (corrupt, permissions): keep going; the write will report it.
-        Err(_) => None,
-    }
-}
-
-fn stopped_elsewhere(state: &State, reason: &str, progress: &mut Progress) -> ExitStatus {
-    progress.finished(state, "stopped", reason);
-    ExitStatus::Interrupted
 }
 
 /// A limit in words ("5 min"), for the note a stopped run's next prompt carries.

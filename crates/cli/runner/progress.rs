@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use pagent_engine::{Action, State, format_duration};
 use pagent_protocol::stream::StreamEvent;
-use serde_json::{Value, json};
 
 use crate::cli::ui::Style;
+use crate::runner::loop_event::{Ending, LoopEvent};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -71,8 +71,12 @@ impl<'a> Progress<'a> {
         }
     }
 
-    fn emit(&mut self, value: Value) {
-        let _ = writeln!(self.out, "{value}");
+    fn emit(&mut self, event: LoopEvent) {
+        let _ = writeln!(
+            self.out,
+            "{}",
+            serde_json::to_string(&event).unwrap_or_default()
+        );
         let _ = self.out.flush();
     }
 
@@ -104,11 +108,24 @@ impl<'a> Progress<'a> {
     pub fn started(&mut self, state: &State, agent: &str, root: &str, resumed: bool) {
         let what = if resumed { "resuming" } else { "starting" };
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "started", "resumed": resumed, "workflow": state.workflow, "kind": state.kind, "agent": agent, "root": root})),
+            Mode::Json => self.emit(LoopEvent::Started {
+                resumed,
+                workflow: state.workflow.clone(),
+                kind: state.kind,
+                agent: agent.to_owned(),
+                root: root.to_owned(),
+            }),
             Mode::Quiet => {}
             _ => {
-                let stages = state.stages[..state.max_stages].iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" → ");
-                let text = format!("pagent loop: {what} {} ({stages}) with {agent} in {root}", state.workflow);
+                let stages = state.stages[..state.max_stages]
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" → ");
+                let text = format!(
+                    "pagent loop: {what} {} ({stages}) with {agent} in {root}",
+                    state.workflow
+                );
                 self.line(&self.style.bold(&text));
             }
         }
@@ -132,7 +149,12 @@ impl<'a> Progress<'a> {
             self.label.push_str(&format!(" (retry {attempt})"));
         }
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "iteration_started", "stage": state.current().name, "iteration": iteration, "max_iterations": limit, "attempt": attempt})),
+            Mode::Json => self.emit(LoopEvent::IterationStarted {
+                stage: state.current().name.clone(),
+                iteration,
+                max_iterations: limit,
+                attempt,
+            }),
             Mode::Plain => self.line(&format!("▶ {}", self.label)),
             Mode::Terminal => self.draw(),
             Mode::Quiet => {}
@@ -141,7 +163,7 @@ impl<'a> Progress<'a> {
 
     pub fn agent_event(&mut self, event: &StreamEvent) {
         if let (StreamEvent::Warning(text), Mode::Json) = (event, self.mode) {
-            self.emit(json!({"event": "warning", "text": text}));
+            self.emit(LoopEvent::Warning { text: text.clone() });
         }
         let StreamEvent::Tool { name, summary, .. } = event else {
             return;
@@ -151,7 +173,10 @@ impl<'a> Progress<'a> {
             None => name.clone(),
         };
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "tool", "name": name, "summary": summary})),
+            Mode::Json => self.emit(LoopEvent::Tool {
+                name: name.clone(),
+                summary: summary.clone(),
+            }),
             Mode::Terminal => {
                 self.tool = Some(text);
                 self.draw();
@@ -195,7 +220,13 @@ impl<'a> Progress<'a> {
     ) {
         let secs = elapsed.as_secs();
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "iteration_finished", "stage": stage, "iteration": iteration, "outcome": outcome, "detail": detail, "elapsed_secs": secs})),
+            Mode::Json => self.emit(LoopEvent::IterationFinished {
+                stage: stage.to_owned(),
+                iteration,
+                outcome,
+                detail: detail.to_owned(),
+                elapsed_secs: secs,
+            }),
             Mode::Quiet => {}
             _ => {
                 let (mark, word) = match outcome {
@@ -204,7 +235,10 @@ impl<'a> Progress<'a> {
                     Action::GaveUp => (self.style.red("✗"), "gave up"),
                     _ => (self.style.yellow("↻"), "not done"),
                 };
-                let text = format!("{mark} {stage} · iteration {iteration} · {} · {word}: {detail}", format_duration(secs));
+                let text = format!(
+                    "{mark} {stage} · iteration {iteration} · {} · {word}: {detail}",
+                    format_duration(secs)
+                );
                 self.line(&text);
             }
         }
@@ -212,12 +246,25 @@ impl<'a> Progress<'a> {
 
     pub fn retrying(&mut self, why: &str, delay: Duration, attempt: u32, max: u32) {
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "retry", "reason": why, "attempt": attempt, "max": max, "delay_secs": delay.as_secs()})),
+            Mode::Json => self.emit(LoopEvent::Retry {
+                reason: why.to_owned(),
+                attempt,
+                max,
+                delay_secs: delay.as_secs(),
+            }),
             Mode::Quiet => {
-                let _ = writeln!(self.err, "pagent loop: {why}; retry {attempt} of {max} in {}", format_duration(delay.as_secs()));
+                let _ = writeln!(
+                    self.err,
+                    "pagent loop: {why}; retry {attempt} of {max} in {}",
+                    format_duration(delay.as_secs())
+                );
             }
             _ => {
-                let text = format!("{} {why}; retry {attempt} of {max} in {} (not counted as an iteration)", self.style.yellow("!"), format_duration(delay.as_secs()));
+                let text = format!(
+                    "{} {why}; retry {attempt} of {max} in {} (not counted as an iteration)",
+                    self.style.yellow("!"),
+                    format_duration(delay.as_secs())
+                );
                 self.line(&text);
             }
         }
@@ -225,7 +272,9 @@ impl<'a> Progress<'a> {
 
     pub fn note(&mut self, text: &str) {
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "note", "text": text})),
+            Mode::Json => self.emit(LoopEvent::Note {
+                text: text.to_owned(),
+            }),
             Mode::Quiet => {}
             _ => self.line(text),
         }
@@ -236,23 +285,40 @@ impl<'a> Progress<'a> {
     pub fn failed(&mut self, reason: &str) {
         if self.mode == Mode::Json {
             let elapsed = self.started.elapsed().as_secs();
-            self.emit(json!({"event": "finished", "outcome": "error", "status": null, "iterations": null, "reason": reason, "elapsed_secs": elapsed}));
+            self.emit(LoopEvent::Finished {
+                outcome: Ending::Error,
+                status: None,
+                iterations: None,
+                reason: reason.to_owned(),
+                elapsed_secs: elapsed,
+            });
         } else {
             self.clear();
         }
     }
 
     /// The last word: how the loop ended.
-    pub fn finished(&mut self, state: &State, outcome: &str, reason: &str) {
+    pub fn finished(&mut self, state: &State, outcome: Ending, reason: &str) {
         let total = state.total_iterations();
         let elapsed = self.started.elapsed().as_secs();
         match self.mode {
-            Mode::Json => self.emit(json!({"event": "finished", "outcome": outcome, "status": state.status.as_str(), "iterations": total, "reason": reason, "elapsed_secs": elapsed})),
+            Mode::Json => self.emit(LoopEvent::Finished {
+                outcome,
+                status: Some(state.status),
+                iterations: Some(total),
+                reason: reason.to_owned(),
+                elapsed_secs: elapsed,
+            }),
             _ => {
-                let text = format!("pagent loop: {outcome} after {total} iteration{} in {}: {reason}", if total == 1 { "" } else { "s" }, format_duration(elapsed));
+                let text = format!(
+                    "pagent loop: {} after {total} iteration{} in {}: {reason}",
+                    outcome.as_str(),
+                    if total == 1 { "" } else { "s" },
+                    format_duration(elapsed)
+                );
                 let text = match outcome {
-                    "complete" => self.style.green(&text),
-                    "interrupted" => self.style.yellow(&text),
+                    Ending::Complete => self.style.green(&text),
+                    Ending::Interrupted => self.style.yellow(&text),
                     _ => self.style.red(&text),
                 };
                 self.line(&text);

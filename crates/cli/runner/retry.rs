@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use pagent_engine::{Action, LogEntry, State};
 
 use crate::cli::args::AgentArgs;
+use crate::cli::env;
 use crate::io::now;
 use crate::runner::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::runner::progress::Progress;
@@ -40,9 +41,9 @@ pub(super) fn run_with_retries(
     let stage = &state.current().name;
     let iteration = state.iterations[state.stage];
     let env = [
-        ("PAGENT_STAGE", stage.clone()),
-        ("PAGENT_ITERATION", iteration.to_string()),
-        ("PAGENT_PROJECT_DIR", project.root.display().to_string()),
+        (env::PAGENT_STAGE, stage.clone()),
+        (env::PAGENT_ITERATION, iteration.to_string()),
+        (env::PAGENT_PROJECT_DIR, project.root.display().to_string()),
     ];
     let mut attempt = 0;
     loop {

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use pagent_engine::{CheckShape, ReviewOutcome, ReviewRecord, ReviewRequest, Reviewer, State};
 use pagent_protocol::stream::AgentKind;
 
+use crate::cli::env;
 use crate::runner::agent::{self, AgentSpec, End, Limits};
 use crate::store::project::{Project, RUNS_DIR};
 use crate::world::backpressure::find_program;
@@ -103,7 +104,7 @@ pub fn run_review(
         &request.prompt,
         &project.root.join(&prompt_rel),
         log,
-        &[("PAGENT_REVIEW", "1".to_owned())],
+        &[(env::PAGENT_REVIEW, "1".to_owned())],
         &[
             "CLAUDECODE",
             "CLAUDE_CODE_SESSION_ID",

@@ -17,9 +17,10 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pagent_engine::backpressure::{CheckResult, CheckSpec, Requirement};
-use pagent_engine::{Check, CheckShape, check_syntax};
+use pagent_engine::backpressure::{CheckResult, CheckRun, CheckSpec, Requirement};
+use pagent_engine::{Check, CheckShape, Syntax, check_syntax};
 
+use crate::cli::env;
 use crate::store::door;
 use crate::store::project::Project;
 use crate::store::trust::Verdict;
@@ -74,19 +75,10 @@ fn run_one(
     trusted: TrustFn<'_>,
 ) -> (CheckResult, Option<PathBuf>) {
     let root = project.root.as_path();
-    let shown = file.display().to_string();
-    if let Some(syntax) = spec.builtin {
-        let result = match read_text(project, file) {
-            Ok(text) => match check_syntax(syntax, &text) {
-                Ok(()) => CheckResult::Passed,
-                Err(err) => CheckResult::Failed(format!("{shown}: {err}")),
-            },
-            Err(why) => CheckResult::Failed(why),
-        };
-        return (result, None);
-    }
-    let Some(argv) = spec.command.as_ref().filter(|a| !a.is_empty()) else {
-        return (CheckResult::Skipped("no command".into()), None);
+    let argv = match &spec.run {
+        CheckRun::Builtin(syntax) => return (check_builtin(project, file, *syntax), None),
+        CheckRun::Command(argv) if !argv.is_empty() => argv,
+        CheckRun::Command(_) => return (CheckResult::Skipped("no command".into()), None),
     };
     let rel_dir = file.parent().unwrap_or(Path::new(""));
     let dir = root.join(rel_dir);
@@ -172,7 +164,7 @@ fn run_one(
             "PYTHONPYCACHEPREFIX",
             pycache.to_string_lossy().into_owned(),
         ),
-        ("PAGENT_FILE", file.to_string_lossy().into_owned()),
+        (env::PAGENT_FILE, file.to_string_lossy().into_owned()),
     ];
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let result = match run_command(&cwd, &check, &env) {
@@ -235,6 +227,18 @@ pub fn find_program(name: &str, path_env: Option<&OsStr>) -> Option<PathBuf> {
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(name))
         .find(|candidate| door::is_executable_file(candidate))
+}
+
+/// A built-in parser's verdict on `file`: no subprocess.
+fn check_builtin(project: &Project, file: &Path, syntax: Syntax) -> CheckResult {
+    let shown = file.display().to_string();
+    match read_text(project, file) {
+        Ok(text) => match check_syntax(syntax, &text) {
+            Ok(()) => CheckResult::Passed,
+            Err(err) => CheckResult::Failed(format!("{shown}: {err}")),
+        },
+        Err(why) => CheckResult::Failed(why),
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use pagent_engine::{Check, CheckOutcome, CheckShape};
 
 /// Bytes of output kept (the engine then keeps the last couple of thousand characters).
 const KEEP: usize = 64 * 1024;
+use crate::cli::env;
 /// How long to wait for the output pipe to close after the command ended.
 const DRAIN: Duration = Duration::from_secs(2);
 
@@ -37,7 +38,10 @@ pub fn run_check(
     match run_command_while(
         root,
         check,
-        &[("PAGENT_STAGE", stage), ("PAGENT_PROJECT_DIR", &root_text)],
+        &[
+            (env::PAGENT_STAGE, stage),
+            (env::PAGENT_PROJECT_DIR, &root_text),
+        ],
         keep_going,
     ) {
         Ran::Exited { code: Some(0), .. } => CheckOutcome::Passed,

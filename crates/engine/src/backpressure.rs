@@ -27,6 +27,10 @@ use serde::{Deserialize, Serialize};
 use crate::Syntax;
 use crate::render::cap_head;
 
+mod spec;
+
+pub use spec::{CheckRun, CheckSpec, Requirement};
+
 /// Longest output kept per failed check, in characters (the head: first errors first).
 pub const CHECK_OUTPUT_CAP: usize = 1_500;
 /// Longest additional context sent back for one edit.
@@ -59,7 +63,7 @@ impl Default for BackpressureConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum ExtensionChecks {
     /// `false`: no checks for this extension (`true` means "the defaults").
@@ -67,46 +71,47 @@ pub enum ExtensionChecks {
     List(Vec<CheckSpec>),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CheckSpec {
-    /// A name for messages and the log (default: the builtin, or the program).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// A built-in parser (`json`, `toml`, `yaml`): no subprocess.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub builtin: Option<Syntax>,
-    /// A program and its arguments; `{file}`, `{dir}` and `{root}` are substituted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<Vec<String>>,
-    /// Seconds before the command is killed and reported as timed out.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<u64>,
-    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
-    pub enabled: bool,
-    /// Treat any output as a failure, even with exit status 0 (`gofmt -l`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub fail_on_output: bool,
-    /// What must hold for a default check to apply; user checks need only their program.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requires: Option<Requirement>,
+/// By hand, not `untagged`: an untagged enum answers every mistake inside a check with
+/// "data did not match any variant"; this one says which check and what is wrong.
+impl<'de> Deserialize<'de> for ExtensionChecks {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Shape;
+        impl<'de> serde::de::Visitor<'de> for Shape {
+            type Value = ExtensionChecks;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("true, false or a list of checks")
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<ExtensionChecks, E> {
+                Ok(ExtensionChecks::Switch(on))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ExtensionChecks, A::Error> {
+                let mut list = Vec::new();
+                loop {
+                    match seq.next_element::<CheckSpec>() {
+                        Ok(Some(spec)) => list.push(spec),
+                        Ok(None) => return Ok(ExtensionChecks::List(list)),
+                        Err(err) => {
+                            return Err(serde::de::Error::custom(format!(
+                                "check [{}]: {err}",
+                                list.len()
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        deserializer.deserialize_any(Shape)
+    }
 }
 
 fn yes() -> bool {
     true
-}
-
-/// "The project looks like it uses this tool", decided by the binary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Requirement {
-    /// A `Cargo.toml` above the file (inside the project); runs in its folder.
-    CargoProject,
-    /// A `tsconfig.json` above the file and TypeScript installed in `node_modules`; runs
-    /// in the tsconfig's folder, with that `tsc`.
-    TypescriptProject,
-    /// A `go.mod` above the file; runs in the file's folder.
-    GoModule,
 }
 
 impl BackpressureConfig {
@@ -116,89 +121,13 @@ impl BackpressureConfig {
         for (ext, checks) in &self.checks {
             if let ExtensionChecks::List(list) = checks {
                 for spec in list.iter().filter(|c| c.enabled) {
-                    if let Some(argv) = &spec.command {
+                    if let CheckRun::Command(argv) = &spec.run {
                         out.push(format!(".{ext} files: {}", argv.join(" ")));
                     }
                 }
             }
         }
         out
-    }
-}
-
-impl CheckSpec {
-    fn builtin(syntax: Syntax) -> CheckSpec {
-        CheckSpec {
-            name: None,
-            builtin: Some(syntax),
-            command: None,
-            timeout: None,
-            enabled: true,
-            fail_on_output: false,
-            requires: None,
-        }
-    }
-
-    fn command(argv: &[&str], timeout: u64) -> CheckSpec {
-        CheckSpec {
-            name: None,
-            builtin: None,
-            command: Some(argv.iter().map(|s| (*s).to_owned()).collect()),
-            timeout: Some(timeout),
-            enabled: true,
-            fail_on_output: false,
-            requires: None,
-        }
-    }
-
-    fn requiring(mut self, requirement: Requirement) -> CheckSpec {
-        self.requires = Some(requirement);
-        self
-    }
-
-    /// How the check is named in messages and the log.
-    pub fn label(&self) -> String {
-        if let Some(name) = &self.name {
-            return name.clone();
-        }
-        match (&self.builtin, &self.command) {
-            (Some(syntax), _) => format!("{} syntax", syntax.name()),
-            (None, Some(argv)) => argv
-                .iter()
-                .filter(|a| !a.contains('{'))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" "),
-            (None, None) => "check".to_owned(),
-        }
-    }
-
-    pub fn timeout_secs(&self) -> u64 {
-        self.timeout.unwrap_or(DEFAULT_COMMAND_TIMEOUT)
-    }
-
-    /// Checks the spec is usable; `field` names it in the error.
-    pub fn validate(&self, field: &str) -> Result<(), ConfigError> {
-        let err = |suffix: &str, reason: &str| {
-            Err(ConfigError {
-                field: format!("{field}{suffix}"),
-                reason: reason.to_owned(),
-            })
-        };
-        match (&self.builtin, &self.command) {
-            (Some(_), Some(_)) => err("", "give either \"builtin\" or \"command\", not both"),
-            (None, None) => err(
-                "",
-                "give \"builtin\" (json, toml, yaml) or \"command\" ([program, args...])",
-            ),
-            (None, Some(argv)) if argv.first().is_none_or(|p| p.trim().is_empty()) => {
-                err(".command", "expected a non-empty list")
-            }
-            _ if self.timeout == Some(0) || self.timeout.is_some_and(|t| t > 3600) => {
-                err(".timeout", "expected 1 to 3600 seconds")
-            }
-            _ => Ok(()),
-        }
     }
 }
 

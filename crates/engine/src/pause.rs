@@ -68,10 +68,8 @@ pub fn decide_prompt(
     now: Timestamp,
 ) -> Option<State> {
     if !state.is_active()
-        || state.driver == crate::Driver::Loop
         || state.paused.is_some()
-        || session.is_none()
-        || state.session_id.as_deref() != session
+        || crate::whose_loop(state, session) != crate::Whose::This
     {
         return None;
     }

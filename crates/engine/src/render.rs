@@ -38,21 +38,23 @@ pub fn cap_tail(text: &str, max: usize) -> String {
     if let Some(newline) = tail.find('\n').filter(|n| *n < 200) {
         tail = &tail[newline + 1..];
     }
-    format!(
-        "[... {} earlier characters cut ...]\n{tail}",
-        text.len() - tail.len()
-    )
+    // Characters, as the marker says (it used to count bytes: 2x too many for "é").
+    let cut = text[..text.len() - tail.len()].chars().count();
+    format!("[... {cut} earlier characters cut ...]\n{tail}")
 }
 
-/// `text` in at most `max` characters, the marker included: its start and a marker when
-/// something was cut.
+/// `text` in at most `max` characters, the marker included: its start and a marker that
+/// says how many characters were cut.
 pub fn cap_message(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+    let count = text.chars().count();
+    if count <= max {
         return text.to_owned();
     }
-    let marker = format!(" [... {} characters cut ...]", text.chars().count());
-    let keep = max.saturating_sub(marker.chars().count());
+    // Room for the marker as if all were cut: the true count has no more digits.
+    let widest = format!(" [... {count} characters cut ...]").chars().count();
+    let keep = max.saturating_sub(widest);
     let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+    let marker = format!(" [... {} characters cut ...]", count - keep);
     let mut capped = format!("{}{marker}", &text[..end]);
     if capped.chars().count() > max {
         // Only when `max` is smaller than the marker itself.
@@ -114,8 +116,30 @@ mod tests {
             }
         }
         assert!(
-            cap_message(&"x".repeat(130_000), 100).ends_with(" [... 130000 characters cut ...]")
+            cap_message(&"x".repeat(130_000), 100).ends_with(" [... 129932 characters cut ...]")
         );
+    }
+
+    /// Issue 12: the markers said "characters" but one counted bytes and the other the
+    /// whole text; what is kept plus what the marker says is cut is the whole text.
+    #[test]
+    fn markers_count_the_characters_cut() {
+        let cut_count = |capped: &str| -> usize {
+            let start = capped.find("[... ").unwrap() + 5;
+            let digits: String = capped[start..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().unwrap()
+        };
+        let text = "é".repeat(3_000);
+        let capped = cap_message(&text, 500);
+        let kept = capped.split(" [...").next().unwrap().chars().count();
+        assert_eq!(kept + cut_count(&capped), 3_000, "{capped}");
+        let lines: String = (0..500).map(|i| format!("é line {i}\n")).collect();
+        let tail = cap_tail(&lines, 300);
+        let kept = tail.split_once('\n').unwrap().1.chars().count();
+        assert_eq!(kept + cut_count(&tail), lines.chars().count(), "{tail}");
     }
 
     #[test]

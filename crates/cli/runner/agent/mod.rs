@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use pagent_protocol::stream::{RunSummary, StreamEvent, parse_line};
 
+use crate::cli::env;
 use crate::runner::signals;
 
 use reader::{Msg, spawn_reader};
@@ -160,11 +161,11 @@ pub fn run_agent_with(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .env("PAGENT_DRIVER", "loop")
+        .env(env::PAGENT_DRIVER, "loop")
         // The launcher's loop guard is for a chain of launchers; this binary ends any
         // chain, so the agent's own hooks start afresh (and take the launcher's fast path).
-        .env_remove("PAGENT_LAUNCHER_SEEN")
-        .env("PAGENT_PROMPT_FILE", prompt_file)
+        .env_remove(env::PAGENT_LAUNCHER_SEEN)
+        .env(env::PAGENT_PROMPT_FILE, prompt_file)
         .process_group(0);
     for key in remove {
         command.env_remove(key);

@@ -33,7 +33,7 @@ use crate::store::project::Project;
 
 pub use child::agent_cli;
 use child::{Msg, spawn};
-use table::{Row, apply, draw, summary};
+use table::{Row, RowState, apply, draw, summary};
 pub use tasks::{Task, read_tasks};
 
 /// Runs `tasks` to the end: N child loops at a time, the live table, the summary.
@@ -52,7 +52,7 @@ pub fn run_tasks(
         .into_iter()
         .map(|task| Row {
             task,
-            state: "queued",
+            state: RowState::Queued,
             stage_iteration: String::new(),
             tool: String::new(),
             iterations: 0,
@@ -71,7 +71,7 @@ pub fn run_tasks(
         while children.len() < args.jobs as usize && !signals::interrupted() {
             let Some(i) = queue.pop_front() else { break };
             let child = spawn(exe, project, args, &rows[i].task, i, &tx)?;
-            rows[i].state = "running";
+            rows[i].state = RowState::Running;
             rows[i].started = Some(Instant::now());
             children.push((i, child));
             if !live && !args.json {
@@ -85,7 +85,7 @@ pub fn run_tasks(
         if signals::interrupted() {
             // Unstarted tasks stay unstarted; running ones got the signal themselves.
             for i in queue.drain(..) {
-                rows[i].state = "not started";
+                rows[i].state = RowState::NotStarted;
                 done += 1;
             }
         }
@@ -119,13 +119,8 @@ pub fn run_tasks(
                     .and_then(|s| s.code());
                 let row = &mut rows[i];
                 row.finished = row.started.map(|s| s.elapsed());
-                row.state = match code {
-                    Some(0) => "complete",
-                    Some(3) => "gave up",
-                    Some(130) => "interrupted",
-                    _ => "failed",
-                };
-                if row.state == "failed" && row.detail.is_empty() {
+                row.state = RowState::from_exit(code);
+                if row.state == RowState::Failed && row.detail.is_empty() {
                     row.detail = row
                         .stderr
                         .lines()
@@ -139,7 +134,10 @@ pub fn run_tasks(
                     let _ = writeln!(
                         out,
                         "[{}] {} after {} iteration(s): {}",
-                        row.task.name, row.state, row.iterations, row.detail
+                        row.task.name,
+                        row.state.as_str(),
+                        row.iterations,
+                        row.detail
                     );
                 }
             }
@@ -153,15 +151,15 @@ pub fn run_tasks(
         draw(&rows, drawn, style, out);
     }
     summary(&rows, style, args.json, out);
-    let states: Vec<&str> = rows.iter().map(|r| r.state).collect();
-    Ok(if states.iter().all(|s| *s == "complete") {
+    let states: Vec<RowState> = rows.iter().map(|r| r.state).collect();
+    Ok(if states.iter().all(|s| *s == RowState::Complete) {
         ExitStatus::Success
     } else if states
         .iter()
-        .any(|s| *s == "interrupted" || *s == "not started")
+        .any(|s| matches!(s, RowState::Interrupted | RowState::NotStarted))
     {
         ExitStatus::Interrupted
-    } else if states.contains(&"failed") {
+    } else if states.contains(&RowState::Failed) {
         ExitStatus::Failure
     } else {
         ExitStatus::GaveUp

@@ -1,4 +1,4 @@
-//! One row per task, folded from its child's JSON events, and the two ways rows are shown:
+//! One row per task, folded from its child's `LoopEvent`s, and the two ways rows are shown:
 //! the table redrawn in place while the loops run (on a terminal), and the summary at the
 //! end (a table, or one JSON object with `--json`).
 
@@ -10,11 +10,49 @@ use serde_json::{Value, json};
 
 use super::tasks::Task;
 use crate::cli::ui::Style;
+use crate::runner::loop_event::LoopEvent;
+
+/// Where a task's loop is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RowState {
+    Queued,
+    Running,
+    /// Never started: the run was interrupted first.
+    NotStarted,
+    Complete,
+    GaveUp,
+    Interrupted,
+    Failed,
+}
+
+impl RowState {
+    /// How a child loop's exit code ends its row (`pagent loop`'s exit statuses).
+    pub(super) fn from_exit(code: Option<i32>) -> RowState {
+        match code {
+            Some(0) => RowState::Complete,
+            Some(3) => RowState::GaveUp,
+            Some(130) => RowState::Interrupted,
+            _ => RowState::Failed,
+        }
+    }
+
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            RowState::Queued => "queued",
+            RowState::Running => "running",
+            RowState::NotStarted => "not started",
+            RowState::Complete => "complete",
+            RowState::GaveUp => "gave up",
+            RowState::Interrupted => "interrupted",
+            RowState::Failed => "failed",
+        }
+    }
+}
 
 #[derive(Debug)]
 pub(super) struct Row {
     pub(super) task: Task,
-    pub(super) state: &'static str,
+    pub(super) state: RowState,
     pub(super) stage_iteration: String,
     pub(super) tool: String,
     pub(super) iterations: u64,
@@ -26,42 +64,45 @@ pub(super) struct Row {
 
 /// Folds one JSON event of a child loop into its row.
 pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write) {
-    let Ok(event) = serde_json::from_str::<Value>(line) else {
+    let Ok(event) = serde_json::from_str::<LoopEvent>(line) else {
         return;
     };
-    let text = |key: &str| event[key].as_str().unwrap_or("").to_owned();
-    match event["event"].as_str() {
-        Some("iteration_started") => {
-            row.stage_iteration = format!(
-                "{} {}/{}",
-                text("stage"),
-                event["iteration"],
-                event["max_iterations"]
-            );
+    match event {
+        LoopEvent::IterationStarted {
+            stage,
+            iteration,
+            max_iterations,
+            ..
+        } => {
+            row.stage_iteration = format!("{stage} {iteration}/{max_iterations}");
             row.tool.clear();
         }
-        Some("tool") => {
-            row.tool = format!("{} {}", text("name"), text("summary"))
+        LoopEvent::Tool { name, summary } => {
+            row.tool = format!("{name} {}", summary.unwrap_or_default())
                 .trim()
-                .to_owned()
+                .to_owned();
         }
-        Some("iteration_finished") => {
+        LoopEvent::IterationFinished {
+            iteration,
+            outcome,
+            detail,
+            ..
+        } => {
             row.iterations += 1;
-            row.detail = text("detail");
+            row.detail = detail;
             if plain {
                 let _ = writeln!(
                     out,
-                    "[{}] iteration {} ({}): {}",
-                    row.task.name,
-                    event["iteration"],
-                    text("outcome"),
-                    row.detail
+                    "[{}] iteration {iteration} ({outcome}): {}",
+                    row.task.name, row.detail
                 );
             }
         }
-        Some("finished") => {
-            row.iterations = event["iterations"].as_u64().unwrap_or(row.iterations);
-            row.detail = text("reason");
+        LoopEvent::Finished {
+            iterations, reason, ..
+        } => {
+            row.iterations = iterations.map_or(row.iterations, u64::from);
+            row.detail = reason;
         }
         _ => {}
     }
@@ -79,14 +120,14 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Wr
             .finished
             .or_else(|| row.started.map(|s| s.elapsed()))
             .map_or_else(String::new, |d| format_duration(d.as_secs()));
-        let state = format!("{:<11}", row.state);
+        let state = format!("{:<11}", row.state.as_str());
         let state = match row.state {
-            "complete" => style.green(&state),
-            "running" => style.yellow(&state),
-            "queued" => style.dim(&state),
+            RowState::Complete => style.green(&state),
+            RowState::Running => style.yellow(&state),
+            RowState::Queued => style.dim(&state),
             _ => style.red(&state),
         };
-        let now = if row.state == "running" {
+        let now = if row.state == RowState::Running {
             format!("{} {}", row.stage_iteration, row.tool)
         } else {
             row.detail.clone()
@@ -111,7 +152,7 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Writ
     if json {
         let tasks: Vec<Value> = rows
             .iter()
-            .map(|r| json!({"task": r.task.name, "outcome": r.state, "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail}))
+            .map(|r| json!({"task": r.task.name, "outcome": r.state.as_str(), "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail}))
             .collect();
         let _ = writeln!(out, "{}", json!({"event": "summary", "tasks": tasks}));
         return;
@@ -135,7 +176,7 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Writ
             out,
             "{:<width$}  {:<11} {:>10}  {:<w2$}  {}",
             row.task.name,
-            row.state,
+            row.state.as_str(),
             row.iterations,
             format!("pagent/{}", row.task.name),
             row.detail,
@@ -151,4 +192,108 @@ fn name_width(rows: &[Row]) -> usize {
         .max()
         .unwrap_or(4)
         .max(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use pagent_engine::{Action, Status};
+
+    use super::*;
+    use crate::runner::loop_event::Ending;
+
+    fn row() -> Row {
+        Row {
+            task: Task {
+                name: "t".into(),
+                task: "do it".into(),
+                promise: None,
+                max_iterations: None,
+            },
+            state: RowState::Running,
+            stage_iteration: String::new(),
+            tool: String::new(),
+            iterations: 0,
+            started: None,
+            finished: None,
+            detail: String::new(),
+            stderr: String::new(),
+        }
+    }
+
+    /// A row is folded from the very events a child's progress writes (one type both
+    /// ways); lines that are not events are ignored.
+    #[test]
+    fn a_row_folds_the_events_a_child_writes() {
+        let mut row = row();
+        let events = [
+            LoopEvent::IterationStarted {
+                stage: "ralph".into(),
+                iteration: 2,
+                max_iterations: 5,
+                attempt: 0,
+            },
+            LoopEvent::Tool {
+                name: "Edit".into(),
+                summary: Some("src/a.rs".into()),
+            },
+        ];
+        for event in &events {
+            apply(
+                &mut row,
+                &serde_json::to_string(event).unwrap(),
+                false,
+                &mut Vec::new(),
+            );
+        }
+        assert_eq!(row.stage_iteration, "ralph 2/5");
+        assert_eq!(row.tool, "Edit src/a.rs");
+        apply(&mut row, "not json\n", false, &mut Vec::new());
+        apply(
+            &mut row,
+            "{\"event\": \"from the future\"}",
+            false,
+            &mut Vec::new(),
+        );
+        let finished = LoopEvent::IterationFinished {
+            stage: "ralph".into(),
+            iteration: 2,
+            outcome: Action::Block,
+            detail: "no promise".into(),
+            elapsed_secs: 1,
+        };
+        apply(
+            &mut row,
+            &serde_json::to_string(&finished).unwrap(),
+            false,
+            &mut Vec::new(),
+        );
+        assert_eq!((row.iterations, row.detail.as_str()), (1, "no promise"));
+        let end = LoopEvent::Finished {
+            outcome: Ending::GaveUp,
+            status: Some(Status::GaveUp),
+            iterations: Some(5),
+            reason: "used all 5".into(),
+            elapsed_secs: 9,
+        };
+        apply(
+            &mut row,
+            &serde_json::to_string(&end).unwrap(),
+            false,
+            &mut Vec::new(),
+        );
+        assert_eq!((row.iterations, row.detail.as_str()), (5, "used all 5"));
+    }
+
+    #[test]
+    fn a_childs_exit_code_names_its_end() {
+        for (code, state) in [
+            (Some(0), RowState::Complete),
+            (Some(3), RowState::GaveUp),
+            (Some(130), RowState::Interrupted),
+            (Some(1), RowState::Failed),
+            (None, RowState::Failed),
+        ] {
+            assert_eq!(RowState::from_exit(code), state, "{code:?}");
+        }
+    }
 }

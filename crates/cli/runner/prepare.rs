@@ -1,8 +1,21 @@
-//! How a `pagent loop` gets its loop: the agent to run, a new state from the subcommand
-//! or --prd (or the active one taken over), the runner lock that makes it the only
-//! runner, and a new worktree's set-up command.
+//! Before the first iteration: the agent to run, and the state to drive, new (set up and
+//! installed like any loop) or resumed (taken over from a crash, Ctrl-C or the Stop hook),
+//! with the runner lock that keeps a second runner off it.
 
-use super::*;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use pagent_engine::{Action, Driver, State};
+
+use super::stories::stories_state;
+use crate::cli::args::{AgentArgs, AgentName, LoopArgs, LoopStart};
+use crate::cli::env::Env;
+use crate::runner::agent::AgentSpec;
+use crate::runner::progress::Progress;
+use crate::store::project::{Project, RUNNER_LOCK};
+use crate::store::{self, Applied, door, setup};
+use crate::world::backpressure::find_program;
 
 /// The agent to run, its program found now so a typo fails before any state is written.
 pub(super) fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
@@ -84,9 +97,9 @@ pub(super) fn prepare_state(
 }
 
 /// How long a new runner waits for a replaced one to stop.
-pub(super) const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
+const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
 
-pub(super) fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> {
+fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> {
     project
         .dir()
         .lock(Path::new(RUNNER_LOCK), wait)
@@ -100,7 +113,7 @@ pub(super) fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<d
 }
 
 /// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook).
-pub(super) fn resume(
+fn resume(
     project: &Project,
     env: &Env,
     state: State,
@@ -131,19 +144,4 @@ pub(super) fn resume(
             bail!("the loop's state changed while taking it over; run `pagent loop` again")
         }
     }
-}
-
-pub(super) fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .current_dir(root)
-        .status()
-        .with_context(|| format!("cannot run the setup command `{line}`"))?;
-    anyhow::ensure!(
-        status.success(),
-        "the setup command `{line}` failed ({status}) in {}",
-        root.display()
-    );
-    Ok(())
 }
