@@ -28,6 +28,32 @@ pub fn open_outside(path: &Path) -> Result<File, DoorError> {
 pub fn create_new_private(path: &Path, bytes: &[u8]) -> Result<bool, DoorError> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display().to_string();
+    // Written whole under a name of its own, then linked into place: link(2) fails when
+    // the name exists (a symlink too), so whoever finds the file finds all of it. Creating
+    // it in place and then writing let a concurrent reader see it empty.
+    let tag: [u8; 8] = random_bytes().map_err(|e| DoorError::Io(shown.clone(), e))?;
+    let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
+    temp_name.push(format!(".tmp.{}", pagent_engine::seal::hex(&tag)));
+    let temp = path.with_file_name(temp_name);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&temp)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()));
+    let linked = written.and_then(|()| std::fs::hard_link(&temp, path));
+    let _ = std::fs::remove_file(&temp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        // A file system without hard links: create in place, as before.
+        Err(_) => create_in_place(path, bytes, shown),
+    }
+}
+
+fn create_in_place(path: &Path, bytes: &[u8], shown: String) -> Result<bool, DoorError> {
+    use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
