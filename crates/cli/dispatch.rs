@@ -57,6 +57,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
             return hook_user_prompt::run(&cli.global, env, io);
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
+        Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args),
         Command::Resume => resume::run(&cli.global, env, io),
         Command::Prompt => prompt::run(&cli.global, env, io),
         Command::Run(args) => {
@@ -72,7 +73,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
         Command::Status(args) => status::run(&cli.global, env, &args, io),
         Command::Cancel => cancel::run(&cli.global, env, io),
         Command::Log(args) => log::run(&cli.global, env, &args, io),
-        Command::Loop(args) => loop_cmd::run(&cli.global, env, args, io),
+        Command::Loop(args) => loop_cmd::run(&cli.global, env, *args, io),
         Command::Parallel(args) => {
             let result = parallel::run(&cli.global, env, &args, io);
             from_slash(args.stdin_args, result, io)

@@ -13,12 +13,13 @@ mod cmd;
 mod dispatch;
 mod install;
 mod io;
+mod notify;
 mod runner;
 mod session;
 mod store;
 mod world;
 
-pub use world::transcript;
+pub use world::{transcript, usage};
 
 pub use cli::env::Env;
 pub use cli::exit::ExitStatus;

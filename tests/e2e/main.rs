@@ -19,6 +19,7 @@
 )]
 
 mod agents;
+mod budgets;
 #[path = "../support/git.rs"]
 mod git;
 mod harness;

@@ -11,6 +11,7 @@
 )]
 
 mod backpressure;
+mod budgets;
 mod checkers;
 mod consent;
 mod crashes;
@@ -25,6 +26,7 @@ mod loop_json;
 mod loop_runner;
 mod never_hostage;
 mod no_progress;
+mod notify;
 mod own_texts;
 mod pipeline;
 mod ralph;

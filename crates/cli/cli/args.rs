@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::cli::budget_args::BudgetArgs;
+
 /// Keeps Claude Code (and other coding agents) working until the work is really done.
 ///
 /// pagent runs as Claude Code's Stop hook: when the model tries to stop, it checks the
@@ -52,7 +54,7 @@ pub enum Command {
     Log(LogArgs),
     /// Run the loop from outside: a fresh agent process (Claude Code, Codex, OpenCode or
     /// any command) per iteration, the same stages and conditions deciding in between.
-    Loop(LoopArgs),
+    Loop(Box<LoopArgs>),
     /// Run several ralph loops at once, each in its own git worktree and branch.
     Parallel(ParallelArgs),
     /// Trust the project's files that make pagent run commands (workflows with commands,
@@ -89,6 +91,8 @@ pub struct RunArgs {
     /// check off [default: the workflow's, else 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub no_progress_limit: Option<u32>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Replace a loop that is active in this project
     #[arg(long)]
     pub force: bool,
@@ -124,6 +128,8 @@ pub struct RalphArgs {
     /// check off [default: 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub no_progress_limit: Option<u32>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Replace a loop that is active in this project
     #[arg(long)]
     pub force: bool,
@@ -282,6 +288,8 @@ pub struct LoopArgs {
     /// trust` would
     #[arg(long, requires = "prd")]
     pub trust: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Iterations for --prd [default: the stories left, plus a margin]
     #[arg(long, value_name = "N", requires = "prd", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: Option<u32>,
@@ -325,6 +333,9 @@ pub struct ParallelArgs {
     pub jobs: u32,
     #[command(flatten)]
     pub agent: AgentArgs,
+    /// Limits for each task's loop
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Iterations per task unless the task sets its own
     #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: u32,
@@ -380,4 +391,18 @@ pub enum HookCommand {
     /// The PreCompact and SessionStart (compact) hooks: the next re-prompt carries the
     /// full stage prompt again.
     Compact,
+    /// The detached helper that runs a loop-end notifier with a timeout (started by
+    /// pagent itself).
+    #[command(hide = true)]
+    Notify(NotifyHelperArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct NotifyHelperArgs {
+    /// Seconds before the notifier's process group is killed
+    #[arg(long, default_value_t = 10)]
+    pub timeout: u64,
+    /// The notifier: program and arguments
+    #[arg(last = true, required = true)]
+    pub argv: Vec<String>,
 }

@@ -2,6 +2,7 @@
 //! environment pagent reads, exit codes, and what the user sees on the terminal.
 
 pub mod args;
+pub mod budget_args;
 pub mod env;
 pub mod exit;
 pub mod stdin_args;

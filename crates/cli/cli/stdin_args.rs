@@ -82,6 +82,8 @@ const NUMBER_FLAGS: &[&str] = &[
 ];
 const TEXT_FLAGS: &[&str] = &["--promise", "--completion-promise", "--review"];
 const SWITCHES: &[&str] = &["--force", "--trust"];
+/// Budgets: a value that looks like one (`2h`, `500k`, `$5`, `0.50`) is checked by clap.
+const BUDGET_FLAGS: &[&str] = &["--max-duration", "--max-tokens", "--max-cost"];
 
 /// Splits slash-command text into the task and its options. Options are recognised only
 /// as a run at the very end of the text (`Fix the parser --max-iterations 5`), or as a
@@ -144,7 +146,10 @@ fn option_run(text: &str, words: &[Word]) -> Option<Vec<String>> {
             i += 1;
             continue;
         }
-        if !NUMBER_FLAGS.contains(&name) && !TEXT_FLAGS.contains(&name) {
+        if !NUMBER_FLAGS.contains(&name)
+            && !TEXT_FLAGS.contains(&name)
+            && !BUDGET_FLAGS.contains(&name)
+        {
             return None;
         }
         let (value, quoted) = match inline {
@@ -157,6 +162,8 @@ fn option_run(text: &str, words: &[Word]) -> Option<Vec<String>> {
         };
         let plausible = if NUMBER_FLAGS.contains(&name) {
             !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())
+        } else if BUDGET_FLAGS.contains(&name) {
+            looks_like_a_budget(&value)
         } else {
             quoted || (!value.is_empty() && !value.chars().any(char::is_lowercase))
         };
@@ -167,6 +174,16 @@ fn option_run(text: &str, words: &[Word]) -> Option<Vec<String>> {
         i += 1;
     }
     Some(flags)
+}
+
+/// `2h`, `1h30m`, `500k`, `2M`, `$5`, `0.50`: starts with a digit (or `$`, `.`) and holds
+/// nothing but digits, `.`, `_`, `$` and unit letters.
+fn looks_like_a_budget(value: &str) -> bool {
+    value.starts_with(|c: char| c.is_ascii_digit() || c == '$' || c == '.')
+        && value.chars().any(|c| c.is_ascii_digit())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_digit() || "._$smhdkKMGB".contains(c))
 }
 
 /// `"Fix the tests"` → `Fix the tests`, only when the quotes wrap the whole text.
@@ -203,6 +220,29 @@ mod tests {
     fn ralph_lines_keep_the_task_byte_for_byte() {
         let cases: &[(&str, &str, &[&str])] = &[
             ("Fix the tests", "Fix the tests", &[]),
+            (
+                "Fix the tests --max-tokens 500k --max-duration 1h30m --max-cost $5",
+                "Fix the tests",
+                &[
+                    "--max-tokens",
+                    "500k",
+                    "--max-duration",
+                    "1h30m",
+                    "--max-cost",
+                    "$5",
+                ],
+            ),
+            // A budget flag without a budget-like value is the task's words.
+            (
+                "Document the --max-cost option",
+                "Document the --max-cost option",
+                &[],
+            ),
+            (
+                "Lower the --max-tokens default",
+                "Lower the --max-tokens default",
+                &[],
+            ),
             (
                 "\"Fix the tests\" --max-iterations 5",
                 "Fix the tests",

@@ -76,9 +76,12 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus
         let here = env.session_id.as_deref();
         let outcome = cancel(&state, here, now);
         let logged = |entry| Event::of(entry, now, here);
-        if session::apply(&project, config_dir, &state, &outcome, logged, io.stderr)?.is_none() {
+        let Some(written) =
+            session::apply(&project, config_dir, &state, &outcome, logged, io.stderr)?
+        else {
             continue;
-        }
+        };
+        crate::notify::loop_ended(env, &project.root, &written);
         writeln!(
             io.stdout,
             "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
@@ -102,6 +105,7 @@ fn cancel(state: &State, session: Option<&str>, now: pagent_engine::Timestamp) -
         || "cancelled by the user".to_owned(),
         |s| format!("cancelled by the user (session {s})"),
     );
+    pagent_engine::budget::tick(&mut cancelled, now);
     cancelled.finish(Status::Cancelled, by.clone(), now);
     Outcome {
         decision: Decision::Allow,

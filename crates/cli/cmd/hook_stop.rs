@@ -123,7 +123,17 @@ fn decide_on(
         input.transcript_path.clone(),
     )
     .with_review(ReviewSetup::for_stop_hook(env, started));
-    let outcome = decide_stop(&event, &state, &mut world);
+    // Decided on the state with this turn's tokens added; applied over the state read.
+    let metered = match ownership {
+        Ownership::Own => crate::world::usage::meter_stop(
+            &state,
+            session.as_deref(),
+            input.transcript_path.as_deref(),
+            config_dir,
+        ),
+        _ => state.clone(),
+    };
+    let outcome = decide_stop(&event, &metered, &mut world);
 
     if let Some(notice_key) = notice_key {
         // Never write in the project for a state pagent ignores.
@@ -146,9 +156,13 @@ fn decide_on(
     }
 
     let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
-    if session::apply(project, config_dir, &state, &outcome, logged, stderr)?.is_none() {
+    let Some(written) = session::apply(project, config_dir, &state, &outcome, logged, stderr)?
+    else {
         // Cancelled, replaced, removed or decided by another hook meanwhile.
         return Ok(HookOutput::default());
+    };
+    if outcome.write.is_some() {
+        crate::notify::loop_ended(env, &project.root, &written);
     }
     Ok(output_of(outcome.decision))
 }

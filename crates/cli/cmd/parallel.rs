@@ -118,6 +118,7 @@ fn print_plan(
     if args.trust {
         argv.push("--trust".into());
     }
+    argv.extend(crate::runner::parallel::budget_cli(&args.budget));
     argv.extend(agent_cli(&args.agent));
     writeln!(
         out,

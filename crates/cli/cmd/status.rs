@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use pagent_engine::pause::decide_prompt;
+use pagent_engine::usage::{format_cost, format_count};
 use pagent_engine::{Action, Driver, Kind, State, Status, Timestamp, format_duration};
 use serde::Serialize;
 
@@ -45,8 +46,24 @@ struct Report {
     paused: bool,
     /// Edited files whose latest check fails: the loop does not complete meanwhile.
     failing_checks: Vec<String>,
+    /// Tokens and cost so far, and where the figures came from.
+    usage: UsageReport,
+    /// The loop's time, token and cost limits (empty when none).
+    budget: pagent_engine::Budget,
     /// The latest reviewer verdict of a `review` condition.
     review: Option<ReviewReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct UsageReport {
+    tokens: pagent_engine::Tokens,
+    total_tokens: u64,
+    /// Whole micro-dollars, exact; `cost_usd` is the same for reading.
+    cost_microusd: u64,
+    cost_usd: f64,
+    cost_source: String,
+    /// How many usage records the agent gave (0: none, so tokens are unknown).
+    reports: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -168,6 +185,15 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
         })
         .collect();
     let end = state.ended_at.unwrap_or_else(now);
+    // The loop's own clock (forward steps only), or the wall clock if that says more (a
+    // cancel ends a loop without ticking its clock).
+    let elapsed = state
+        .usage
+        .elapsed_at(state.updated_at, end)
+        .max(end.since(state.started_at));
+    let usage = &state.usage;
+    #[allow(clippy::cast_precision_loss)]
+    let cost_usd = usage.cost_microusd as f64 / 1e6;
     Report {
         kind: state.kind,
         workflow: state.workflow.clone(),
@@ -176,7 +202,7 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
         stage_index: state.stage,
         stages,
         iterations: state.total_iterations(),
-        elapsed_secs: end.since(state.started_at),
+        elapsed_secs: elapsed,
         started_at: state.started_at.to_string(),
         updated_at: state.updated_at.to_string(),
         end_reason: state.end_reason.clone(),
@@ -190,6 +216,15 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
         checks: recent_checks(project, state),
         paused: state.paused.is_some(),
         failing_checks: state.failing_checks.keys().cloned().collect(),
+        usage: UsageReport {
+            tokens: usage.tokens,
+            total_tokens: usage.tokens.total(),
+            cost_microusd: usage.cost_microusd,
+            cost_usd,
+            cost_source: usage.cost_source(),
+            reports: usage.reports,
+        },
+        budget: state.budget,
         review: state.review.as_ref().map(|r| ReviewReport {
             stage: state
                 .stages
@@ -202,6 +237,31 @@ fn build(project: &Project, state: &State, sealed: bool) -> Report {
             at: r.at.to_string(),
         }),
     }
+}
+
+/// `usage: 12.3k tokens · $0.04 (estimated from pagent's list prices) · budget: 2h00m,
+/// 500k tokens`.
+fn usage_line(report: &Report) -> String {
+    let usage = &report.usage;
+    let mut line = if usage.reports == 0 {
+        "usage: no tokens reported by the agent yet".to_owned()
+    } else {
+        let t = &usage.tokens;
+        format!(
+            "usage: {} tokens (input {}, output {}, cache read {}, cache write {}) · {} ({})",
+            format_count(usage.total_tokens),
+            format_count(t.input),
+            format_count(t.output),
+            format_count(t.cache_read),
+            format_count(t.cache_write),
+            format_cost(usage.cost_microusd),
+            usage.cost_source
+        )
+    };
+    if !report.budget.is_empty() {
+        line.push_str(&format!(" · budget: {}", report.budget.describe()));
+    }
+    line
 }
 
 /// The loop's latest checks, from the event log (they are not worth a state write each).
@@ -250,6 +310,7 @@ fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::R
     if let Some(prd) = &report.prd_file {
         writeln!(out, "PRD: {}", printable(prd, false))?;
     }
+    writeln!(out, "{}", printable(&usage_line(report), false))?;
     let names: Vec<_> = report
         .stages
         .iter()

@@ -2,7 +2,7 @@
 //! progress writes these and `pagent parallel` reads its children's back, through the
 //! same type, so neither side spells a key the other does not know.
 
-use pagent_engine::{Action, Kind, Status};
+use pagent_engine::{Action, Kind, Status, Usage};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +36,9 @@ pub enum LoopEvent {
         outcome: Action,
         detail: String,
         elapsed_secs: u64,
+        /// The loop's figures so far.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<UsageFigures>,
     },
     Retry {
         reason: String,
@@ -54,7 +57,32 @@ pub enum LoopEvent {
         iterations: Option<u32>,
         reason: String,
         elapsed_secs: u64,
+        /// The loop's figures at its end (none when it ended outside its state).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<UsageFigures>,
     },
+}
+
+/// A loop's tokens and cost so far: what `pagent parallel` shows per task and in total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageFigures {
+    pub tokens: u64,
+    pub cost_microusd: u64,
+    /// False while no cost was reported or priced: `cost_microusd` means nothing then.
+    pub cost_known: bool,
+    /// How many usage records the agent gave (0: it reports none).
+    pub reports: u64,
+}
+
+impl UsageFigures {
+    pub fn of(usage: &Usage) -> UsageFigures {
+        UsageFigures {
+            tokens: usage.tokens.total(),
+            cost_microusd: usage.cost_microusd,
+            cost_known: usage.cost_known(),
+            reports: usage.reports,
+        }
+    }
 }
 
 /// How a `pagent loop` ended, in the words it prints.
@@ -104,6 +132,7 @@ mod tests {
                     outcome: Action::GaveUp,
                     detail: "d".into(),
                     elapsed_secs: 3,
+                    usage: None,
                 },
                 json!({"event": "iteration_finished", "stage": "ralph", "iteration": 2, "outcome": "gave_up", "detail": "d", "elapsed_secs": 3}),
             ),
@@ -121,6 +150,7 @@ mod tests {
                     iterations: Some(4),
                     reason: "r".into(),
                     elapsed_secs: 9,
+                    usage: None,
                 },
                 json!({"event": "finished", "outcome": "gave up", "status": "gave_up", "iterations": 4, "reason": "r", "elapsed_secs": 9}),
             ),
@@ -131,6 +161,7 @@ mod tests {
                     iterations: None,
                     reason: "r".into(),
                     elapsed_secs: 0,
+                    usage: None,
                 },
                 json!({"event": "finished", "outcome": "error", "status": null, "iterations": null, "reason": "r", "elapsed_secs": 0}),
             ),

@@ -29,6 +29,7 @@ mod retry;
 pub mod review;
 pub mod signals;
 mod stories;
+mod usage;
 mod watch;
 pub mod worktree;
 
@@ -91,7 +92,7 @@ pub fn drive(
         &project.root.display().to_string(),
         resumed,
     );
-    let limits = Limits {
+    let base_limits = Limits {
         iteration_timeout: args.agent.iteration_timeout,
         idle_timeout: args.agent.idle_timeout,
     };
@@ -101,6 +102,7 @@ pub fn drive(
         if let Some(ended) = ended_elsewhere(&project, &state) {
             return Ok(stopped_elsewhere(&state, &ended, progress));
         }
+        let limits = usage::within_time_budget(base_limits, &state, now());
         let mut watch = Watch::new(&project, &state.loop_id);
         let stage = state.current().name.clone();
         let iteration = state.iterations[state.stage];
@@ -149,7 +151,9 @@ pub fn drive(
 
         let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None)
             .with_review(review_setup(&agent, env));
-        let mut step = decide_iteration(&state, &mut world, now());
+        // Decided on the state with this run's usage added; applied over the state read.
+        let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
+        let mut step = decide_iteration(&metered, &mut world, now());
         let stopped = match run.end {
             End::TimedOut => Some(format!(
                 "Your previous run was stopped after {} (the iteration timeout).",
@@ -200,13 +204,14 @@ pub fn drive(
                 Err(err) => progress.note(&format!("checkpoint failed: {err:#}")),
             }
         }
-        progress.iteration_finished(&stage, iteration, action, &detail, run.elapsed);
+        progress.iteration_finished(&stage, iteration, action, &detail, run.elapsed, &next.usage);
         state = next;
         if !state.is_active() {
             break;
         }
     }
 
+    crate::notify::loop_ended(env, &project.root, &state);
     let reason = state.end_reason.clone().unwrap_or_default();
     match state.status {
         Status::Complete => {

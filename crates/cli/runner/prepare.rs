@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use pagent_engine::{Action, Driver, State};
 
 use super::stories::stories_state;
-use crate::cli::args::{AgentArgs, AgentName, LoopArgs, LoopStart};
+use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::runner::agent::AgentSpec;
 use crate::runner::progress::Progress;
@@ -52,14 +52,17 @@ pub(super) fn prepare_state(
 ) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match (&args.start, &args.prd) {
         (Some(LoopStart::Ralph(ralph_args)), _) => {
-            let (ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
+            let (mut ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
+            ralph_args.budget = merged_budget(args.budget, ralph_args.budget);
             let (state, notes) =
                 setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
             notes.lines().iter().for_each(|l| progress.note(l));
             (state, ralph_args.force, Action::Ralph)
         }
         (Some(LoopStart::Run(run_args)), _) => {
-            let (state, notes) = setup::build::pipeline(project, env, run_args, Driver::Loop)?;
+            let mut run_args = run_args.clone();
+            run_args.budget = merged_budget(args.budget, run_args.budget);
+            let (state, notes) = setup::build::pipeline(project, env, &run_args, Driver::Loop)?;
             notes.lines().iter().for_each(|l| progress.note(l));
             (state, run_args.force, Action::Run)
         }
@@ -71,7 +74,15 @@ pub(super) fn prepare_state(
             }
             _ => match prd {
                 Some(prd) => (
-                    stories_state(project, env, prd, args.max_iterations, args.trust, progress)?,
+                    stories_state(
+                        project,
+                        env,
+                        prd,
+                        args.max_iterations,
+                        args.budget.budget(),
+                        args.trust,
+                        progress,
+                    )?,
                     false,
                     Action::Stories,
                 ),
@@ -94,6 +105,16 @@ pub(super) fn prepare_state(
     )?;
     let runner = runner_lock(project, RUNNER_HANDOVER)?;
     Ok((state, false, runner))
+}
+
+/// `pagent loop --max-tokens N ralph ...` and `pagent loop ralph --max-tokens N ...` both
+/// work; a limit given after the subcommand wins.
+fn merged_budget(outer: BudgetArgs, inner: BudgetArgs) -> BudgetArgs {
+    BudgetArgs {
+        max_duration: inner.max_duration.or(outer.max_duration),
+        max_tokens: inner.max_tokens.or(outer.max_tokens),
+        max_cost: inner.max_cost.or(outer.max_cost),
+    }
 }
 
 /// How long a new runner waits for a replaced one to stop.

@@ -8,11 +8,11 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use pagent_engine::{Action, State, format_duration};
+use pagent_engine::{Action, State, Usage, format_duration};
 use pagent_protocol::stream::StreamEvent;
 
 use crate::cli::ui::Style;
-use crate::runner::loop_event::{Ending, LoopEvent};
+use crate::runner::loop_event::{Ending, LoopEvent, UsageFigures};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -217,6 +217,7 @@ impl<'a> Progress<'a> {
         outcome: Action,
         detail: &str,
         elapsed: Duration,
+        usage: &Usage,
     ) {
         let secs = elapsed.as_secs();
         match self.mode {
@@ -226,6 +227,7 @@ impl<'a> Progress<'a> {
                 outcome,
                 detail: detail.to_owned(),
                 elapsed_secs: secs,
+                usage: Some(UsageFigures::of(usage)),
             }),
             Mode::Quiet => {}
             _ => {
@@ -291,6 +293,7 @@ impl<'a> Progress<'a> {
                 iterations: None,
                 reason: reason.to_owned(),
                 elapsed_secs: elapsed,
+                usage: None,
             });
         } else {
             self.clear();
@@ -308,13 +311,15 @@ impl<'a> Progress<'a> {
                 iterations: Some(total),
                 reason: reason.to_owned(),
                 elapsed_secs: elapsed,
+                usage: Some(UsageFigures::of(&state.usage)),
             }),
             _ => {
                 let text = format!(
-                    "pagent loop: {} after {total} iteration{} in {}: {reason}",
+                    "pagent loop: {} after {total} iteration{} in {} ({}): {reason}",
                     outcome.as_str(),
                     if total == 1 { "" } else { "s" },
-                    format_duration(elapsed)
+                    format_duration(elapsed),
+                    state.usage.summary()
                 );
                 let text = match outcome {
                     Ending::Complete => self.style.green(&text),

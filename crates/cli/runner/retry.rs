@@ -46,6 +46,8 @@ pub(super) fn run_with_retries(
         (env::PAGENT_PROJECT_DIR, project.root.display().to_string()),
     ];
     let mut attempt = 0;
+    // A failed attempt's tokens were spent too: they count with the run that follows.
+    let mut spent = Vec::new();
     loop {
         progress.iteration_started(state, attempt);
         let retry = if attempt == 0 {
@@ -89,8 +91,12 @@ pub(super) fn run_with_retries(
             _ => {}
         }
         let Some(why) = run.failure(agent) else {
+            let mut run = run;
+            spent.append(&mut run.usage);
+            run.usage = spent;
             return Ok(Some(run));
         };
+        spent.extend(run.usage.iter().cloned());
         attempt += 1;
         let entry = LogEntry {
             action: Action::Retry,

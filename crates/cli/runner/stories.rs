@@ -29,6 +29,7 @@ pub(super) fn stories_state(
     env: &Env,
     prd: &Path,
     max_iterations: Option<u32>,
+    budget: pagent_engine::Budget,
     trust: bool,
     progress: &mut Progress,
 ) -> anyhow::Result<State> {
@@ -82,6 +83,7 @@ pub(super) fn stories_state(
         prd_path: Some(rel.clone()),
         driver: Driver::Loop,
         backpressure,
+        budget,
         ..SetupOptions::default()
     };
     let prompt = pagent_engine::render_template(STORIES_PROMPT, Some(&rel));

@@ -2,18 +2,24 @@
 //! secret) and the project's (`.claude/pagent/config.json`).
 //!
 //! ```json
-//! {"backpressure": {"always": false, "checks": {"py": [{"command": ["mypy", "{file}"]}]}}}
+//! {"backpressure": {"always": false, "checks": {"py": [{"command": ["mypy", "{file}"]}]}},
+//!  "prices": {"claude-sonnet-4": {"input": 3, "output": 15}},
+//!  "notify": {"desktop": true, "command": ["my-notifier", "{message}"]}}
 //! ```
 //!
 //! The project's file is read only when a loop is set up, and what it says is sealed into
 //! the state with the rest: a file committed to a repository cannot make pagent run
 //! commands on its own. `always` (check edits in every session, loop or not) is honoured
-//! only in the user's file, which no repository can write.
+//! only in the user's file, which no repository can write. So are `prices` (a project that
+//! priced tokens at zero would disarm the user's cost budget) and `notify` (a command run
+//! when any loop ends).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use pagent_engine::backpressure::BackpressureConfig;
+use pagent_engine::usage::{Price, PriceSource, Prices};
 use serde::Deserialize;
 
 use crate::store::project::{CONFIG_FILE, Project};
@@ -26,6 +32,42 @@ pub const FILE: &str = "config.json";
 pub struct ConfigFile {
     #[serde(default)]
     pub backpressure: Option<BackpressureConfig>,
+    /// Prices per model-name prefix, in US dollars per million tokens, over pagent's
+    /// built-in list prices.
+    #[serde(default)]
+    pub prices: Option<BTreeMap<String, PriceEntry>>,
+    /// What to do when a loop ends; off unless set.
+    #[serde(default)]
+    pub notify: Option<NotifyConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceEntry {
+    pub input: f64,
+    pub output: f64,
+    /// Default: a tenth of `input` (Anthropic's cache-read rate).
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+    /// Default: 1.25 times `input` (Anthropic's 5-minute cache-write rate).
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+}
+
+/// Notifications when a loop ends (complete, gave up, cancelled).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyConfig {
+    /// A desktop notification (`notify-send`, or `osascript` on macOS) when one is there.
+    #[serde(default)]
+    pub desktop: bool,
+    /// A program and its arguments; `{message}`, `{status}`, `{workflow}` and `{project}`
+    /// are replaced, and the same values are in `PAGENT_NOTIFY_*` variables.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    /// Seconds before the command is killed [default: 10, at most 300].
+    #[serde(default)]
+    pub timeout: Option<u64>,
 }
 
 pub fn user_config_path(config_dir: Option<&Path>) -> Option<PathBuf> {
@@ -50,7 +92,61 @@ fn parse_config(bytes: &[u8], shown: &str) -> anyhow::Result<ConfigFile> {
             .validate()
             .map_err(|e| anyhow::anyhow!("invalid pagent config {shown}: backpressure.{e}"))?;
     }
+    for (prefix, entry) in file.prices.iter().flatten() {
+        price_of(prefix, entry)
+            .with_context(|| format!("invalid pagent config {shown}: prices.{prefix}"))?;
+    }
+    if let Some(command) = file.notify.as_ref().and_then(|n| n.command.as_ref())
+        && command.first().is_none_or(|p| p.trim().is_empty())
+    {
+        bail!("invalid pagent config {shown}: notify.command needs a program");
+    }
     Ok(file)
+}
+
+fn price_of(prefix: &str, entry: &PriceEntry) -> anyhow::Result<Price> {
+    use pagent_engine::usage::per_million;
+    let money = |value: f64, what: &str| {
+        per_million(value).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{what} must be a number of dollars from 0 to 100000 per million tokens"
+            )
+        })
+    };
+    anyhow::ensure!(!prefix.trim().is_empty(), "a model prefix cannot be empty");
+    Ok(Price {
+        prefix: prefix.trim().to_owned(),
+        input: money(entry.input, "input")?,
+        output: money(entry.output, "output")?,
+        cache_read: money(entry.cache_read.unwrap_or(entry.input * 0.1), "cache_read")?,
+        cache_write: money(
+            entry.cache_write.unwrap_or(entry.input * 1.25),
+            "cache_write",
+        )?,
+        source: PriceSource::User,
+    })
+}
+
+/// The price table: the user's prices over the built-in ones. A config that cannot be
+/// read or is invalid gives the built-in table (status then names pagent's list prices
+/// as the source; set-up and the hooks report the broken config themselves).
+pub fn read_prices(config_dir: Option<&Path>) -> Prices {
+    let Some(path) = user_config_path(config_dir) else {
+        return Prices::built_in();
+    };
+    match read_config(&path) {
+        Ok(Some(file)) => {
+            let user = file
+                .prices
+                .iter()
+                .flatten()
+                .filter_map(|(prefix, entry)| price_of(prefix, entry).ok())
+                .collect();
+            Prices::with_user(user)
+        }
+        Ok(None) => Prices::built_in(),
+        Err(_) => Prices::built_in(),
+    }
 }
 
 /// The project's config file: its bytes (for trust) and its backpressure settings, for
@@ -66,6 +162,11 @@ pub fn project_backpressure(
         return Ok(None);
     };
     let file = parse_config(&bytes, CONFIG_FILE)?;
+    if file.prices.is_some() || file.notify.is_some() {
+        bail!(
+            "{CONFIG_FILE}: prices and notify are only honoured in your own {FILE} (in pagent's config folder), not in a project"
+        );
+    }
     if file.backpressure.as_ref().is_some_and(|b| b.always) {
         bail!(
             "{CONFIG_FILE}: backpressure.always is only honoured in your own {FILE} (in pagent's config folder), not in a project"

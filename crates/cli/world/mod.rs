@@ -6,6 +6,7 @@ pub mod check;
 pub mod fingerprint;
 pub mod probe;
 pub mod transcript;
+pub mod usage;
 
 use std::path::PathBuf;
 

@@ -15,6 +15,7 @@
 
 mod action;
 pub mod backpressure;
+pub mod budget;
 mod condition;
 mod decide;
 mod path;
@@ -28,6 +29,7 @@ mod state;
 pub mod stories;
 mod syntax;
 mod time;
+pub mod usage;
 mod workflow;
 mod world;
 
@@ -36,6 +38,7 @@ mod testing;
 
 pub use action::Action;
 pub use backpressure::FailedCheck;
+pub use budget::Budget;
 pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
 pub use decide::{
     CheckPlan, Decision, EditEvent, LogEntry, Outcome, Step, StopEvent, Whose, decide_iteration,
@@ -50,6 +53,7 @@ pub use review::{Review, ReviewOutcome, ReviewRecord, ReviewRequest, Reviewer};
 pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};
 pub use syntax::{Syntax, SyntaxError, check_syntax};
 pub use time::{Timestamp, format_duration};
+pub use usage::{Prices, Report, Tokens, Usage};
 pub use workflow::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, MAX_ITERATIONS_CEILING, PromptSource,
     StageSpec, Workflow, WorkflowError,

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::backpressure::{BackpressureConfig, FailedCheck};
+use crate::budget::Budget;
 use crate::pause::Pause;
+use crate::usage::Usage;
 use crate::{Condition, DEFAULT_MAX_ITERATIONS, DEFAULT_NO_PROGRESS_LIMIT, Timestamp, Workflow};
 
 pub const STATE_VERSION: u32 = 1;
@@ -132,6 +134,12 @@ pub struct State {
     /// again, so a reviewer runs at most once per iteration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<crate::review::ReviewRecord>,
+    /// Time, token and cost limits chosen at set-up (see `budget.rs`).
+    #[serde(default, skip_serializing_if = "Budget::is_empty")]
+    pub budget: Budget,
+    /// Time, tokens and cost used so far (see `usage.rs`).
+    #[serde(default)]
+    pub usage: Usage,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -157,6 +165,7 @@ pub struct SetupOptions {
     pub prd_path: Option<String>,
     pub driver: Driver,
     pub backpressure: Option<BackpressureConfig>,
+    pub budget: Budget,
 }
 
 impl State {
@@ -191,6 +200,7 @@ impl State {
             .unwrap_or(DEFAULT_NO_PROGRESS_LIMIT);
         // The workflow's own checks apply over the project's configuration.
         let mut options = options;
+        options.budget = options.budget.over(workflow.budget);
         if let Some(own) = &workflow.backpressure {
             options.backpressure = Some(
                 options
@@ -290,6 +300,8 @@ impl State {
             full_prompt_due: false,
             failing_checks: BTreeMap::new(),
             review: None,
+            budget: options.budget,
+            usage: Usage::default(),
             seal: None,
         }
     }
@@ -323,6 +335,9 @@ impl State {
             || state.max_stages > state.stages.len()
         {
             return inconsistent("max_iterations and max_stages must be at least 1 (and max_stages at most the number of stages)".into());
+        }
+        if !state.budget.is_valid() {
+            return inconsistent("a budget is 0 or beyond what set-up accepts".into());
         }
         Ok(state)
     }

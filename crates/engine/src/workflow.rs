@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::Condition;
 use crate::backpressure::BackpressureConfig;
+use crate::budget::{self, Budget};
 
 pub const DEFAULT_MAX_ITERATIONS: u32 = 25;
 pub const DEFAULT_NO_PROGRESS_LIMIT: u32 = 3;
@@ -22,6 +23,8 @@ pub struct Workflow {
     pub no_progress_limit: Option<u32>,
     /// PostToolUse checks for this workflow's loops (see `backpressure.rs`).
     pub backpressure: Option<BackpressureConfig>,
+    /// Time, token and cost limits (`max_duration`, `max_tokens`, `max_cost`).
+    pub budget: Budget,
     pub stages: Vec<StageSpec>,
 }
 
@@ -92,9 +95,23 @@ impl Workflow {
                 "max_iterations",
                 "no_progress_limit",
                 "backpressure",
+                "max_duration",
+                "max_tokens",
+                "max_cost",
                 "stages",
             ],
         )?;
+        let budget_field = |key: &str, parse: fn(&str) -> Result<u64, String>| match map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => budget::parse_json_field(value, parse)
+                .map(Some)
+                .map_err(|reason| error(key, reason)),
+        };
+        let budget = Budget {
+            max_duration_secs: budget_field("max_duration", budget::parse_duration)?,
+            max_tokens: budget_field("max_tokens", budget::parse_tokens)?,
+            max_cost_microusd: budget_field("max_cost", budget::parse_cost)?,
+        };
         let name =
             optional_string(map, "name", "name")?.unwrap_or_else(|| fallback_name.to_owned());
         check_name(&name, "name")?;
@@ -144,6 +161,7 @@ impl Workflow {
             max_iterations,
             no_progress_limit,
             backpressure,
+            budget,
             stages,
         })
     }

@@ -16,4 +16,7 @@ mod transcript;
 
 pub use hook::{Decision, HookInput, HookOutput, HookSpecificOutput};
 pub use stream::{AgentKind, RunSummary, StreamEvent, parse_line};
-pub use transcript::{ContentBlock, MessageContent, TranscriptLine, TranscriptMessage};
+pub use transcript::{
+    ContentBlock, MessageContent, TokenCounts, TranscriptLine, TranscriptMessage, UsageLine,
+    UsageMessage,
+};

@@ -93,9 +93,103 @@ impl TranscriptLine {
     }
 }
 
+/// The usage fields of one transcript line: Claude Code writes each assistant content
+/// block as a line carrying its message's `id`, `model` and `usage` (the same usage on
+/// every block of a message, as far as it was known when the block was written).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct UsageLine {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `2026-11-22T13:14:16.819Z`.
+    pub timestamp: Option<String>,
+    pub message: Option<UsageMessage>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct UsageMessage {
+    pub id: Option<String>,
+    pub model: Option<String>,
+    pub usage: Option<serde_json::Value>,
+}
+
+/// Token counts as the Messages API names them; a field that is missing, negative, a
+/// string or too large for `u64` counts as 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenCounts {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl TokenCounts {
+    /// Reads `{"input_tokens", "output_tokens", "cache_read_input_tokens",
+    /// "cache_creation_input_tokens"}` (Claude Code's transcript and `result` record).
+    pub fn from_anthropic(usage: &serde_json::Value) -> TokenCounts {
+        let n = |key: &str| {
+            usage
+                .get(key)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        TokenCounts {
+            input: n("input_tokens"),
+            output: n("output_tokens"),
+            cache_read: n("cache_read_input_tokens"),
+            cache_write: n("cache_creation_input_tokens"),
+        }
+    }
+}
+
+impl UsageLine {
+    pub fn from_json(line: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(line)
+    }
+
+    /// The message id, model and token counts of an assistant line that has a usage.
+    pub fn assistant_usage(&self) -> Option<(Option<&str>, Option<&str>, TokenCounts)> {
+        if self.kind != "assistant" {
+            return None;
+        }
+        let message = self.message.as_ref()?;
+        let usage = message.usage.as_ref()?;
+        Some((
+            message.id.as_deref(),
+            message.model.as_deref(),
+            TokenCounts::from_anthropic(usage),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_lines_read_the_counts_and_tolerate_odd_values() {
+        let line = br#"{"type":"assistant","timestamp":"2026-11-22T13:14:16.819Z","message":{"id":"m1","model":"claude-opus-5-5","usage":{"input_tokens":10,"cache_creation_input_tokens":3,"cache_read_input_tokens":2,"output_tokens":5}}}"#;
+        let parsed = UsageLine::from_json(line).unwrap();
+        assert_eq!(
+            parsed.assistant_usage(),
+            Some((
+                Some("m1"),
+                Some("claude-opus-5-5"),
+                TokenCounts {
+                    input: 10,
+                    output: 5,
+                    cache_read: 2,
+                    cache_write: 3
+                }
+            ))
+        );
+        let odd = br#"{"type":"assistant","message":{"usage":{"input_tokens":-10,"output_tokens":"9","cache_read_input_tokens":1e300}}}"#;
+        let parsed = UsageLine::from_json(odd).unwrap();
+        assert_eq!(parsed.assistant_usage().unwrap().2, TokenCounts::default());
+        let user = br#"{"type":"user","message":{"usage":{"input_tokens":10}}}"#;
+        assert_eq!(UsageLine::from_json(user).unwrap().assistant_usage(), None);
+    }
 
     const TRANSCRIPT: &str =
         include_str!("../../../tests/fixtures/claude-code-2.1.197/sample_transcript.jsonl");

@@ -23,7 +23,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use pagent_protocol::stream::{RunSummary, StreamEvent, parse_line};
+use pagent_protocol::stream::{RunSummary, StreamEvent, UsageRecord, parse_line, parse_usage};
 
 use crate::cli::env;
 use crate::runner::signals;
@@ -59,6 +59,8 @@ pub enum End {
 pub struct AgentRun {
     pub end: End,
     pub summary: RunSummary,
+    /// The usage records the agent printed (for budgets and status).
+    pub usage: Vec<UsageRecord>,
     /// The last bytes of stdout (a custom command's final message).
     pub stdout_tail: String,
     pub elapsed: Duration,
@@ -145,6 +147,7 @@ pub fn run_agent_with(
     let not_started = |why: String| AgentRun {
         end: End::NotStarted(why),
         summary: RunSummary::default(),
+        usage: Vec::new(),
         stdout_tail: String::new(),
         elapsed: started.elapsed(),
     };
@@ -189,6 +192,7 @@ pub fn run_agent_with(
 
     let kind = spec.kind();
     let mut summary = RunSummary::default();
+    let mut usage = Vec::new();
     let mut tail = String::new();
     let mut open = 2;
     let mut last_output = Instant::now();
@@ -213,6 +217,7 @@ pub fn run_agent_with(
                     let _ = f.write_all(line.as_bytes());
                 }
                 if let Some(kind) = kind {
+                    usage.extend(parse_usage(kind, line.trim_end()));
                     for event in parse_line(kind, line.trim_end()) {
                         // A tool reported again (Codex: started, then completed) is told once.
                         if summary.push(&event) && !on_event(Some(&event)) {
@@ -267,6 +272,7 @@ pub fn run_agent_with(
     AgentRun {
         end,
         summary,
+        usage,
         stdout_tail: tail[start..].to_owned(),
         elapsed: started.elapsed(),
     }

@@ -49,6 +49,7 @@ pub(super) fn spawn(
     if args.trust {
         command.arg("--trust");
     }
+    command.args(budget_cli(&args.budget));
     command.args([
         "--max-iterations",
         &max,
@@ -87,6 +88,22 @@ fn forward(
             let _ = tx.send(Msg::Exit(i));
         }
     });
+}
+
+/// The budget flags for a child's loop: each task gets the same limits.
+pub fn budget_cli(budget: &crate::cli::args::BudgetArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(secs) = budget.max_duration {
+        out.extend(["--max-duration".to_owned(), format!("{secs}s")]);
+    }
+    if let Some(tokens) = budget.max_tokens {
+        out.extend(["--max-tokens".to_owned(), tokens.to_string()]);
+    }
+    if let Some(micros) = budget.max_cost {
+        let cost = format!("{}.{:06}", micros / 1_000_000, micros % 1_000_000);
+        out.extend(["--max-cost".to_owned(), cost]);
+    }
+    out
 }
 
 /// The loop command line for `args`, so every child runs the same agent the same way.
@@ -154,5 +171,23 @@ mod tests {
             cli.contains("--iteration-timeout 60s --idle-timeout 30s --retries 1 --retry-delay 2s"),
             "{cli}"
         );
+    }
+
+    #[test]
+    fn the_budget_reaches_every_child_in_a_form_it_parses_back() {
+        let budget = crate::cli::args::BudgetArgs {
+            max_duration: Some(5_400),
+            max_tokens: Some(2_000_000),
+            max_cost: Some(2_500_001),
+        };
+        let cli = budget_cli(&budget);
+        assert_eq!(
+            cli.join(" "),
+            "--max-duration 5400s --max-tokens 2000000 --max-cost 2.500001"
+        );
+        assert_eq!(pagent_engine::budget::parse_duration(&cli[1]), Ok(5_400));
+        assert_eq!(pagent_engine::budget::parse_tokens(&cli[3]), Ok(2_000_000));
+        assert_eq!(pagent_engine::budget::parse_cost(&cli[5]), Ok(2_500_001));
+        assert!(budget_cli(&crate::cli::args::BudgetArgs::default()).is_empty());
     }
 }

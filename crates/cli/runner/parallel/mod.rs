@@ -31,8 +31,8 @@ use crate::io::Io;
 use crate::runner::signals;
 use crate::store::project::Project;
 
-pub use child::agent_cli;
 use child::{Msg, spawn};
+pub use child::{agent_cli, budget_cli};
 use table::{Row, RowState, apply, draw, summary};
 pub use tasks::{Task, read_tasks};
 
@@ -60,6 +60,7 @@ pub fn run_tasks(
             finished: None,
             detail: String::new(),
             stderr: String::new(),
+            usage: table::RowUsage::default(),
         })
         .collect();
     let mut queue: VecDeque<usize> = (0..rows.len()).collect();

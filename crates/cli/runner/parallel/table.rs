@@ -6,11 +6,12 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use pagent_engine::format_duration;
+use pagent_engine::usage::{format_cost, format_count};
 use serde_json::{Value, json};
 
 use super::tasks::Task;
 use crate::cli::ui::Style;
-use crate::runner::loop_event::LoopEvent;
+use crate::runner::loop_event::{LoopEvent, UsageFigures};
 
 /// Where a task's loop is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +61,59 @@ pub(super) struct Row {
     pub(super) finished: Option<Duration>,
     pub(super) detail: String,
     pub(super) stderr: String,
+    pub(super) usage: RowUsage,
+}
+
+/// A task's tokens and cost so far, from its child's events.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct RowUsage {
+    pub(super) tokens: u64,
+    pub(super) cost_microusd: u64,
+    pub(super) cost_known: bool,
+    pub(super) reported: bool,
+}
+
+impl RowUsage {
+    fn from_event(usage: UsageFigures) -> RowUsage {
+        RowUsage {
+            tokens: usage.tokens,
+            cost_microusd: usage.cost_microusd,
+            cost_known: usage.cost_known,
+            reported: usage.reports > 0,
+        }
+    }
+
+    /// The sum of every task's figures: a cost is known only where each task's was.
+    fn total(rows: &[Row]) -> RowUsage {
+        rows.iter().fold(
+            RowUsage {
+                cost_known: true,
+                ..RowUsage::default()
+            },
+            |sum, row| RowUsage {
+                tokens: sum.tokens.saturating_add(row.usage.tokens),
+                cost_microusd: sum.cost_microusd.saturating_add(row.usage.cost_microusd),
+                cost_known: sum.cost_known && (row.usage.cost_known || !row.usage.reported),
+                reported: sum.reported || row.usage.reported,
+            },
+        )
+    }
+
+    /// `12.3k tok $0.04`, `-` before any usage was reported.
+    fn shown(&self) -> String {
+        if !self.reported {
+            return "-".to_owned();
+        }
+        let mut text = format!("{} tok", format_count(self.tokens));
+        if self.cost_known {
+            text.push_str(&format!(" {}", format_cost(self.cost_microusd)));
+        }
+        text
+    }
+
+    fn json(&self) -> Value {
+        json!({"tokens": self.tokens, "cost_microusd": self.cost_microusd, "cost_known": self.cost_known})
+    }
 }
 
 /// Folds one JSON event of a child loop into its row.
@@ -86,9 +140,13 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
             iteration,
             outcome,
             detail,
+            usage,
             ..
         } => {
             row.iterations += 1;
+            if let Some(usage) = usage {
+                row.usage = RowUsage::from_event(usage);
+            }
             row.detail = detail;
             if plain {
                 let _ = writeln!(
@@ -99,10 +157,16 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
             }
         }
         LoopEvent::Finished {
-            iterations, reason, ..
+            iterations,
+            reason,
+            usage,
+            ..
         } => {
             row.iterations = iterations.map_or(row.iterations, u64::from);
             row.detail = reason;
+            if let Some(usage) = usage {
+                row.usage = RowUsage::from_event(usage);
+            }
         }
         _ => {}
     }
@@ -133,9 +197,10 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Wr
             row.detail.clone()
         };
         let mut line = format!(
-            "{:<width$}  {state} {:>7}  {}",
+            "{:<width$}  {state} {:>7}  {:<16}  {}",
             row.task.name,
             elapsed,
+            row.usage.shown(),
             now.trim()
         );
         if line.chars().count() > 110 {
@@ -152,9 +217,14 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Writ
     if json {
         let tasks: Vec<Value> = rows
             .iter()
-            .map(|r| json!({"task": r.task.name, "outcome": r.state.as_str(), "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail}))
+            .map(|r| json!({"task": r.task.name, "outcome": r.state.as_str(), "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail, "usage": r.usage.json()}))
             .collect();
-        let _ = writeln!(out, "{}", json!({"event": "summary", "tasks": tasks}));
+        let total = RowUsage::total(rows);
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"event": "summary", "tasks": tasks, "total": total.json()})
+        );
         return;
     }
     let width = name_width(rows);
@@ -163,10 +233,11 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Writ
         out,
         "{}",
         style.bold(&format!(
-            "{:<width$}  {:<11} {:>10}  {:<w2$}  detail",
+            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  detail",
             "task",
             "outcome",
             "iterations",
+            "usage",
             "branch",
             w2 = width + 7
         ))
@@ -174,15 +245,25 @@ pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Writ
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<width$}  {:<11} {:>10}  {:<w2$}  {}",
+            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  {}",
             row.task.name,
             row.state.as_str(),
             row.iterations,
+            row.usage.shown(),
             format!("pagent/{}", row.task.name),
             row.detail,
             w2 = width + 7
         );
     }
+    let iterations: u64 = rows.iter().map(|r| r.iterations).sum();
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:<11} {:>10}  {:<16}",
+        "total",
+        "",
+        iterations,
+        RowUsage::total(rows).shown()
+    );
 }
 
 /// The width of the task-name column: the longest name, at least 4 ("task").
@@ -217,6 +298,7 @@ mod tests {
             finished: None,
             detail: String::new(),
             stderr: String::new(),
+            usage: RowUsage::default(),
         }
     }
 
@@ -260,6 +342,12 @@ mod tests {
             outcome: Action::Block,
             detail: "no promise".into(),
             elapsed_secs: 1,
+            usage: Some(UsageFigures {
+                tokens: 600,
+                cost_microusd: 250_000,
+                cost_known: true,
+                reports: 1,
+            }),
         };
         apply(
             &mut row,
@@ -268,12 +356,14 @@ mod tests {
             &mut Vec::new(),
         );
         assert_eq!((row.iterations, row.detail.as_str()), (1, "no promise"));
+        assert_eq!(row.usage.shown(), "600 tok $0.25");
         let end = LoopEvent::Finished {
             outcome: Ending::GaveUp,
             status: Some(Status::GaveUp),
             iterations: Some(5),
             reason: "used all 5".into(),
             elapsed_secs: 9,
+            usage: None,
         };
         apply(
             &mut row,
@@ -282,6 +372,8 @@ mod tests {
             &mut Vec::new(),
         );
         assert_eq!((row.iterations, row.detail.as_str()), (5, "used all 5"));
+        // An end without figures keeps the last ones known.
+        assert_eq!(row.usage.tokens, 600);
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub fn pipeline(
         prd_path: Some(prd_path),
         driver,
         backpressure,
+        budget: args.budget.budget(),
     };
     let mut state = State::new_pipeline(
         &loaded.workflow,
@@ -126,6 +127,7 @@ pub fn ralph(
         },
         backpressure,
         driver,
+        budget: args.budget.budget(),
         ..SetupOptions::default()
     };
     let mut state = State::new_ralph(

@@ -187,11 +187,19 @@ pub fn consented_config(
 /// next message pauses the loop), then the cancel command ends it.
 pub const HOW_TO_STOP: &str = "To stop it: Esc, then /pagent:cancel.";
 
-/// The no-progress limit in words, for the start line (empty when it is off).
+/// The no-progress limit and the budget in words, for the start line (empty when
+/// neither is set).
 pub fn no_progress_words(state: &State) -> String {
-    match state.no_progress_limit {
+    let mut words = match state.no_progress_limit {
         0 => String::new(),
         1 => ", giving up at the first turn that changes no file".to_owned(),
         n => format!(", giving up after {n} turns in a row that change no file"),
+    };
+    if !state.budget.is_empty() {
+        words.push_str(&format!(
+            ", or once it reaches its budget of {}",
+            state.budget.describe()
+        ));
     }
+    words
 }

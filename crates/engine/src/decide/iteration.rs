@@ -18,13 +18,24 @@ pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) ->
 
 pub(super) fn decide_unbounded(state: &State, world: &mut dyn World, now: Timestamp) -> Step {
     let mut next = state.clone();
-    next.updated_at = now;
+    crate::budget::tick(&mut next, now);
     let mut evaluation = state.current().exit_when.evaluate(world);
     if state.checks_gate() {
         gate_on_failed_checks(&mut next, &mut evaluation, world);
     }
-    // Last, because it is the dearest: only when everything above holds.
-    crate::review::conclude(&mut next, &mut evaluation, world, now);
+    // Work that completes the loop completes it, budget or not; anything else stops at
+    // a reached budget. So over budget the reviewer (the dearest check) runs only where
+    // its verdict can complete the loop: at the last stage (and, as always, only when
+    // everything else holds).
+    let last_stage = next.stage + 1 >= next.max_stages;
+    if last_stage || crate::budget::reached(&next, now).is_none() {
+        // Last, because it is the dearest: only when everything above holds.
+        crate::review::conclude(&mut next, &mut evaluation, world, now);
+    }
+    let completes = evaluation.met && last_stage;
+    if !completes && let Some(gave_up) = crate::budget::give_up_if_reached(&next, now) {
+        return gave_up;
+    }
     if evaluation.met {
         advance(next, &evaluation, now, world)
     } else {

@@ -29,10 +29,12 @@ mod claude;
 mod codex;
 mod opencode;
 mod summary;
+mod usage;
 
 use serde_json::Value;
 
 pub use summary::RunSummary;
+pub use usage::{UsageRecord, parse_usage};
 
 /// The agent CLIs whose output streams pagent understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,0 +1,216 @@
+//! Telling the user a loop ended (complete, gave up, cancelled): a desktop notification,
+//! a command of their own, or both; off unless their config says otherwise.
+//!
+//! Only the user's own `config.json` (in pagent's config folder) can turn this on: a
+//! project's config that tries is refused at set-up, so a cloned repository can never
+//! make pagent run a command when a loop ends.
+//!
+//! Never blocking, never changing the outcome. The hook that ends a loop has to return
+//! at once, so the notifier is not its child to wait for: pagent starts itself as a small
+//! detached helper (`pagent hook notify`, in its own process group, with no stdin,
+//! stdout or stderr) which runs the notifier and kills its whole group after the timeout.
+//! Any failure (no notifier installed, a bad command, a crash) is silent for the loop;
+//! the helper's own failures are lost with its closed stderr.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pagent_engine::{State, Status};
+
+use crate::cli::args::NotifyHelperArgs;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::store::config::{NotifyConfig, read_config, user_config_path};
+use crate::world::backpressure::find_program;
+
+/// A notifier command is killed after this long unless the config says otherwise.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
+pub const MAX_TIMEOUT_SECS: u64 = 300;
+
+/// Notifies the user that `state`'s loop ended, as their config asks. Call once, where the
+/// loop's end was written.
+pub fn loop_ended(env: &Env, project_root: &Path, state: &State) {
+    if state.is_active() {
+        return;
+    }
+    let Some(config) = user_notify_config(env.config_dir.as_deref()) else {
+        return;
+    };
+    let status = match state.status {
+        Status::Complete => "complete",
+        Status::GaveUp => "gave up",
+        Status::Cancelled => "cancelled",
+        Status::Active => return,
+    };
+    let project = project_root.file_name().map_or_else(
+        || project_root.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let reason = state.end_reason.as_deref().unwrap_or("");
+    let message = cap(&format!(
+        "{} {status} in {project}: {reason} ({})",
+        state.workflow,
+        state.usage.summary()
+    ));
+    let values = [
+        ("message", message.clone()),
+        ("status", state.status.as_str().to_owned()),
+        ("workflow", state.workflow.clone()),
+        ("project", project_root.display().to_string()),
+    ];
+    let timeout = config
+        .timeout
+        .unwrap_or(DEFAULT_TIMEOUT_SECS)
+        .clamp(1, MAX_TIMEOUT_SECS);
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    if config.desktop
+        && let Some(desktop) = desktop_command(env.path.as_deref(), &message)
+    {
+        commands.push(desktop);
+    }
+    if let Some(command) = &config.command {
+        commands.push(
+            command
+                .iter()
+                .map(|word| substitute(word, &values))
+                .collect(),
+        );
+    }
+    for argv in commands {
+        spawn_detached(env, &argv, timeout, &values);
+    }
+}
+
+fn user_notify_config(config_dir: Option<&Path>) -> Option<NotifyConfig> {
+    let path = user_config_path(config_dir)?;
+    read_config(&path).ok().flatten()?.notify
+}
+
+/// `notify-send` where it is installed, else `osascript` (macOS); `None` on a machine with
+/// neither (a server, a container).
+fn desktop_command(path_env: Option<&std::ffi::OsStr>, message: &str) -> Option<Vec<String>> {
+    if let Some(program) = find_program("notify-send", path_env) {
+        return Some(vec![
+            program.display().to_string(),
+            "--app-name=pagent".to_owned(),
+            "pagent".to_owned(),
+            message.to_owned(),
+        ]);
+    }
+    let program = find_program("osascript", path_env)?;
+    // The message is an argument of the script, never part of its text.
+    Some(vec![
+        program.display().to_string(),
+        "-e".to_owned(),
+        "on run argv".to_owned(),
+        "-e".to_owned(),
+        "display notification (item 1 of argv) with title \"pagent\"".to_owned(),
+        "-e".to_owned(),
+        "end run".to_owned(),
+        message.to_owned(),
+    ])
+}
+
+fn substitute(word: &str, values: &[(&str, String)]) -> String {
+    values.iter().fold(word.to_owned(), |word, (key, value)| {
+        word.replace(&format!("{{{key}}}"), value)
+    })
+}
+
+/// A notification is a line, not a report.
+fn cap(text: &str) -> String {
+    const MAX: usize = 500;
+    if text.len() <= MAX {
+        return text.to_owned();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Starts `pagent hook notify --timeout N -- ARGV` detached: its own process group, no
+/// stdio, not waited for.
+fn spawn_detached(env: &Env, argv: &[String], timeout: u64, values: &[(&str, String)]) {
+    let Some(exe) = env.exe.clone().or_else(|| std::env::current_exe().ok()) else {
+        return;
+    };
+    let mut command = Command::new(exe);
+    if let Some(path) = &env.path {
+        // The notifier sees the PATH pagent searched for notify-send.
+        command.env("PATH", path);
+    }
+    command
+        .args(["hook", "notify", "--timeout", &timeout.to_string(), "--"])
+        .args(argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    for (key, value) in values {
+        command.env(format!("PAGENT_NOTIFY_{}", key.to_ascii_uppercase()), value);
+    }
+    // Not waited for: the helper outlives a hook that returns at once. `pagent loop` and
+    // `pagent cancel` exit right after a loop's end, so no zombie lingers.
+    let _ = command.spawn();
+}
+
+/// The detached helper: runs the notifier in its own process group and kills the group
+/// once the timeout passes. Exit status is for nobody: stdio is closed.
+pub fn run_helper(args: &NotifyHelperArgs) -> ExitStatus {
+    let Some((program, rest)) = args.argv.split_first() else {
+        return ExitStatus::Failure;
+    };
+    let Ok(mut child) = Command::new(PathBuf::from(program))
+        .args(rest.iter().map(OsString::from))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+    else {
+        return ExitStatus::Failure;
+    };
+    let deadline = Instant::now() + Duration::from_secs(args.timeout.clamp(1, MAX_TIMEOUT_SECS));
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return ExitStatus::Success,
+            Ok(Some(_)) | Err(_) => return ExitStatus::Failure,
+            Ok(None) if Instant::now() >= deadline => {
+                crate::runner::signals::signal_group(child.id(), libc::SIGKILL);
+                let _ = child.wait();
+                return ExitStatus::Failure;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_replaced_in_each_word() {
+        let values = [
+            ("message", "done \"quoted\" $(x)".to_owned()),
+            ("status", "complete".to_owned()),
+        ];
+        assert_eq!(
+            substitute("--text={message} [{status}] {other}", &values),
+            "--text=done \"quoted\" $(x) [complete] {other}"
+        );
+    }
+
+    #[test]
+    fn long_messages_are_cut_on_a_character_boundary() {
+        let long = "é".repeat(400);
+        let cut = cap(&long);
+        assert!(cut.len() <= 504);
+        assert!(cut.ends_with('…'));
+    }
+}

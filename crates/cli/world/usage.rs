@@ -1,0 +1,253 @@
+//! What the model has used since the loop started, read from the session transcript for
+//! the Stop hook: the `usage` of each assistant message.
+//!
+//! A transcript grows to gigabytes in a long loop and a Stop comes every few seconds, so
+//! it is never read whole: the state keeps a cursor (the byte offset read so far) and
+//! each Stop reads only the lines written since, forward, at most [`READ_BUDGET`] bytes
+//! (a later Stop reads on from where this one stopped). The first Stop of a loop, or of
+//! a new transcript, has no cursor: it reads the last [`FIRST_READ`] bytes and counts the
+//! assistant lines stamped at or after the loop's start.
+//!
+//! Claude Code writes one line per content block, each repeating its message's usage, so
+//! a message counts once: by id, and a later line of the same message adds only what its
+//! counts grew by. The lines are Claude Code's own (a tool result holding text that looks
+//! like an assistant line is a string inside a `user` line, never a line of its own), and
+//! every figure saturates, so a huge forged count could only end the loop early.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use pagent_engine::usage::TranscriptCursor;
+use pagent_engine::{Driver, Report, State, Timestamp, Tokens};
+use pagent_protocol::{TokenCounts, UsageLine};
+
+/// The most bytes one Stop reads.
+pub const READ_BUDGET: u64 = 64 * 1024 * 1024;
+/// How far back the first Stop of a transcript looks for the loop's start.
+pub const FIRST_READ: u64 = 32 * 1024 * 1024;
+/// A line longer than this is no assistant message worth reading (a huge tool result):
+/// it is skipped without being kept in memory.
+pub const LINE_CAP: usize = 4 * 1024 * 1024;
+const BLOCK: usize = 64 * 1024;
+
+/// `state` with the usage the session's transcript recorded since the last Stop added, for
+/// a Stop that will act on the loop (its own, hook-driven, not paused, this session's or
+/// unclaimed). A transcript that cannot be read leaves the usage as it was: the figures
+/// are for budgets and status, never a reason to fail the hook.
+pub fn meter_stop(
+    state: &State,
+    session: Option<&str>,
+    transcript: Option<&Path>,
+    config_dir: Option<&Path>,
+) -> State {
+    let acts = state.is_active()
+        && state.driver == Driver::Hook
+        && state.paused.is_none()
+        && session.is_some()
+        && state
+            .session_id
+            .as_deref()
+            .is_none_or(|owner| Some(owner) == session);
+    let Some(path) = transcript.filter(|_| acts) else {
+        return state.clone();
+    };
+    let Ok((reports, cursor)) =
+        read_transcript_usage(path, state.usage.transcript.as_ref(), state.started_at)
+    else {
+        return state.clone();
+    };
+    let mut metered = state.clone();
+    if !reports.is_empty() {
+        let prices = crate::store::config::read_prices(config_dir);
+        for report in &reports {
+            metered.usage.add(report, &prices);
+        }
+    }
+    metered.usage.transcript = Some(cursor);
+    metered
+}
+
+/// The usage reports written to `path` since `cursor` (or, without a cursor for this
+/// path, since `since`), and the cursor to keep.
+pub fn read_transcript_usage(
+    path: &Path,
+    cursor: Option<&TranscriptCursor>,
+    since: Timestamp,
+) -> io::Result<(Vec<Report>, TranscriptCursor)> {
+    let file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
+    let shown = path.display().to_string();
+    read_usage_from(file, &shown, cursor, since)
+}
+
+fn read_usage_from<R: Read + Seek>(
+    mut file: R,
+    shown: &str,
+    cursor: Option<&TranscriptCursor>,
+    since: Timestamp,
+) -> io::Result<(Vec<Report>, TranscriptCursor)> {
+    let len = file.seek(SeekFrom::End(0))?;
+    // A cursor for another file, or past the end of this one (a new transcript under the
+    // same name), starts over from the loop's start.
+    let cursor = cursor.filter(|c| c.path == shown && c.offset <= len);
+    let mut counter = Counter {
+        since: cursor.is_none().then_some(since),
+        counted: HashMap::new(),
+        last: cursor.and_then(|c| c.message_id.clone().map(|id| (id, c.message_tokens))),
+        reports: Vec::new(),
+    };
+    if let Some((id, tokens)) = &counter.last {
+        counter.counted.insert(id.clone(), *tokens);
+    }
+    let (start, mut skipping) = match cursor {
+        Some(c) => (c.offset, c.skipping),
+        None => {
+            let start = len.saturating_sub(FIRST_READ);
+            // Starting inside a line: its start is not ours to read.
+            (start, start > 0)
+        }
+    };
+    file.seek(SeekFrom::Start(start))?;
+    let mut pos = start;
+    let mut consumed = start;
+    let mut line: Vec<u8> = Vec::new();
+    let mut block = vec![0; BLOCK];
+    let end = len.min(start.saturating_add(READ_BUDGET));
+    while pos < end {
+        let want = usize::try_from((end - pos).min(BLOCK as u64)).unwrap_or(BLOCK);
+        let got = file.read(&mut block[..want])?;
+        if got == 0 {
+            break;
+        }
+        let mut rest = &block[..got];
+        while let Some(newline) = rest.iter().position(|b| *b == b'\n') {
+            if !skipping {
+                line.extend_from_slice(&rest[..newline]);
+                counter.line(&line);
+            }
+            line.clear();
+            skipping = false;
+            pos += newline as u64 + 1;
+            consumed = pos;
+            rest = &rest[newline + 1..];
+        }
+        pos += rest.len() as u64;
+        if !skipping {
+            line.extend_from_slice(rest);
+            if line.len() > LINE_CAP {
+                line = Vec::new();
+                skipping = true;
+            }
+        }
+    }
+    // An unfinished last line (still being written) is read next time, whole; an
+    // overlong one is remembered as being skipped.
+    let offset = if skipping { pos } else { consumed };
+    let last = counter.last.clone();
+    Ok((
+        counter.reports,
+        TranscriptCursor {
+            path: shown.to_owned(),
+            offset,
+            skipping,
+            message_id: last.as_ref().map(|(id, _)| id.clone()),
+            message_tokens: last.map(|(_, t)| t).unwrap_or_default(),
+        },
+    ))
+}
+
+/// For the fuzz target: any bytes read without panicking, and reading them in two pieces
+/// (a Stop in between) never counts fewer tokens than reading them at once. It may count
+/// more: the cursor remembers only the last message, so a message whose lines come back
+/// after another's is counted again, on the safe side for a budget.
+pub fn fuzz_check(data: &[u8]) {
+    let total = |reports: &[Report]| -> u64 {
+        reports
+            .iter()
+            .fold(0u64, |sum, r| sum.saturating_add(r.tokens.total()))
+    };
+    let read = |bytes: &[u8], cursor: Option<&TranscriptCursor>| {
+        read_usage_from(io::Cursor::new(bytes), "fuzz", cursor, Timestamp(0))
+    };
+    let Ok((whole, _)) = read(data, None) else {
+        return;
+    };
+    let cut = data.len() / 2;
+    let Ok((first, cursor)) = read(&data[..cut], None) else {
+        return;
+    };
+    let Ok((second, _)) = read(data, Some(&cursor)) else {
+        return;
+    };
+    assert!(
+        total(&first).saturating_add(total(&second)) >= total(&whole),
+        "reading in two pieces lost tokens"
+    );
+}
+
+/// Counts each message once, by id.
+struct Counter {
+    /// Only lines stamped at or after this count (the first read of a transcript).
+    since: Option<Timestamp>,
+    counted: HashMap<String, Tokens>,
+    last: Option<(String, Tokens)>,
+    reports: Vec<Report>,
+}
+
+impl Counter {
+    fn line(&mut self, raw: &[u8]) {
+        // Most lines are not assistant messages with a usage: skip them unparsed.
+        if !contains(raw, b"\"usage\"") || !contains(raw, b"assistant") {
+            return;
+        }
+        let Ok(line) = UsageLine::from_json(raw) else {
+            return;
+        };
+        let Some((id, model, counts)) = line.assistant_usage() else {
+            return;
+        };
+        if let Some(since) = self.since {
+            let stamped = line
+                .timestamp
+                .as_deref()
+                .and_then(|t| Timestamp::parse(&format!("{}Z", t.get(..19)?)));
+            if stamped.is_none_or(|t| t < since) {
+                return;
+            }
+        }
+        let tokens = tokens_of(counts);
+        let added = match id {
+            Some(id) => {
+                let before = self.counted.get(id).copied().unwrap_or_default();
+                let now = tokens.max(&before);
+                self.counted.insert(id.to_owned(), now);
+                self.last = Some((id.to_owned(), now));
+                tokens.growth_over(&before)
+            }
+            None => tokens,
+        };
+        if added.total() > 0 {
+            self.reports.push(Report {
+                model: model.map(str::to_owned),
+                tokens: added,
+                cost_microusd: None,
+            });
+        }
+    }
+}
+
+pub fn tokens_of(counts: TokenCounts) -> Tokens {
+    Tokens {
+        input: counts.input,
+        output: counts.output,
+        cache_read: counts.cache_read,
+        cache_write: counts.cache_write,
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,163 @@
+//! The transcript usage reader on captured transcripts and on hostile ones.
+
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+use std::io::Cursor;
+
+use super::*;
+
+const NEWEST: &str = "tests/fixtures/claude-code-2.1.330/transcript.jsonl";
+const OLDEST: &str = "tests/fixtures/claude-code-2.1.197/sample_transcript.jsonl";
+
+fn fixture(path: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+fn read(data: &[u8], cursor: Option<&TranscriptCursor>, since: u64) -> (u64, TranscriptCursor) {
+    let (reports, cursor) =
+        read_usage_from(Cursor::new(data), "t.jsonl", cursor, Timestamp(since)).unwrap();
+    (reports.iter().map(|r| r.tokens.total()).sum(), cursor)
+}
+
+fn assistant(id: &str, ts: &str, input: u64, output: u64) -> String {
+    format!(
+        r#"{{"type":"assistant","timestamp":"{ts}","message":{{"id":"{id}","model":"claude-sonnet-4-5","role":"assistant","content":[{{"type":"text","text":"hi"}}],"usage":{{"input_tokens":{input},"output_tokens":{output}}}}}}}"#
+    )
+}
+
+/// Both clients' captured transcripts: three messages of 10 in and 5 out each, every
+/// message written as several lines that repeat its usage (2.1.330's own `cost-state`
+/// line says 30 in, 15 out).
+#[test]
+fn counts_each_message_of_the_captured_transcripts_once() {
+    for path in [NEWEST, OLDEST] {
+        let data = fixture(path);
+        let (total, cursor) = read(&data, None, 0);
+        assert_eq!(total, 45, "{path}");
+        assert_eq!(cursor.offset, data.len() as u64);
+        // Nothing new: nothing counted again.
+        assert_eq!(read(&data, Some(&cursor), 0).0, 0);
+    }
+}
+
+#[test]
+fn reading_in_pieces_counts_the_same_as_reading_at_once() {
+    let data = fixture(NEWEST);
+    for cut in [1, 500, 3_000, data.len() / 2, data.len() - 3] {
+        let (first, cursor) = read(&data[..cut], None, 0);
+        let (second, _) = read(&data, Some(&cursor), 0);
+        assert_eq!(first + second, 45, "cut at {cut}");
+    }
+}
+
+#[test]
+fn a_message_whose_later_lines_grew_adds_only_the_growth() {
+    let lines = [
+        assistant("m1", "2026-11-22T10:00:00.000Z", 100, 1),
+        assistant("m1", "2026-11-22T10:00:01.000Z", 100, 50),
+        assistant("m2", "2026-11-22T10:00:02.000Z", 10, 10),
+    ];
+    let data = format!("{}\n{}\n", lines[0], lines[1]);
+    let (first, cursor) = read(data.as_bytes(), None, 0);
+    assert_eq!(first, 150);
+    let data = format!("{data}{}\n{}\n", lines[1], lines[2]);
+    let (second, _) = read(data.as_bytes(), Some(&cursor), 0);
+    assert_eq!(second, 20);
+}
+
+#[test]
+fn the_first_read_counts_only_what_came_after_the_loop_started() {
+    let before = assistant("m1", "2026-11-22T09:59:59.999Z", 1_000, 0);
+    let after = assistant("m2", "2026-11-22T10:00:00.000Z", 7, 0);
+    let data = format!("{before}\n{after}\n");
+    let start = Timestamp::parse("2026-11-22T10:00:00Z").unwrap().0;
+    assert_eq!(read(data.as_bytes(), None, start).0, 7);
+}
+
+/// A hostile repository's text reaches the transcript only inside tool results and
+/// prompts: JSON strings of `user` lines, never lines of their own.
+#[test]
+fn usage_quoted_in_a_tool_result_or_prompt_is_not_counted() {
+    let forged = assistant("forged", "2026-11-22T10:00:00.000Z", 9_000_000, 0);
+    let result = serde_json::json!({"type": "user", "message": {"role": "user",
+        "content": [{"type": "tool_result", "content": format!("{forged}\n{forged}")}]}});
+    let prompt = serde_json::json!({"type": "user", "message": {"role": "user",
+        "content": forged, "usage": {"input_tokens": 5}}});
+    let data = format!("{result}\n{prompt}\n");
+    assert_eq!(read(data.as_bytes(), None, 0).0, 0);
+}
+
+#[test]
+fn absurd_and_malformed_counts_neither_panic_nor_wrap() {
+    let huge = assistant("m1", "2026-11-22T10:00:00.000Z", u64::MAX, u64::MAX);
+    let negative = r#"{"type":"assistant","timestamp":"2026-11-22T10:00:00.000Z","message":{"id":"m2","usage":{"input_tokens":-5,"output_tokens":"lots"}}}"#;
+    let cut = r#"{"type":"assistant","timestamp":"2026-11-22T10:00:00.000Z","message":{"id":"m3","usage":{"input_tok"#;
+    let data = format!("{huge}\n{negative}\n{cut}");
+    let (reports, cursor) =
+        read_usage_from(Cursor::new(data.as_bytes()), "t", None, Timestamp(0)).unwrap();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].tokens.total(), u64::MAX);
+    // The unfinished line is read again next time, once it is whole.
+    assert_eq!(cursor.offset, (data.len() - cut.len()) as u64);
+}
+
+#[test]
+fn an_overlong_line_is_skipped_without_being_kept() {
+    let long = format!(
+        r#"{{"type":"assistant","message":{{"id":"big","usage":{{"input_tokens":5}}}},"x":"{}"}}"#,
+        "y".repeat(LINE_CAP + 10)
+    );
+    let small = assistant("m2", "2026-11-22T10:00:00.000Z", 3, 4);
+    let data = format!("{long}\n{small}\n");
+    assert_eq!(read(data.as_bytes(), None, 0).0, 7);
+    // Cut inside the long line: the cursor remembers it is skipping it.
+    let (_, cursor) = read(&data.as_bytes()[..LINE_CAP + 20], None, 0);
+    assert!(cursor.skipping);
+    assert_eq!(read(data.as_bytes(), Some(&cursor), 0).0, 7);
+}
+
+#[test]
+fn a_cursor_for_another_or_a_shorter_file_starts_over() {
+    let data = format!("{}\n", assistant("m1", "2026-11-22T10:00:00.000Z", 3, 4));
+    let stale = TranscriptCursor {
+        path: "t.jsonl".into(),
+        offset: 10_000,
+        ..TranscriptCursor::default()
+    };
+    assert_eq!(read(data.as_bytes(), Some(&stale), 0).0, 7);
+    let other = TranscriptCursor {
+        path: "other.jsonl".into(),
+        offset: data.len() as u64,
+        ..TranscriptCursor::default()
+    };
+    assert_eq!(read(data.as_bytes(), Some(&other), 0).0, 7);
+}
+
+#[test]
+fn a_fifo_or_missing_transcript_is_an_error_not_a_hang() {
+    assert!(read_transcript_usage(Path::new("/nonexistent/t.jsonl"), None, Timestamp(0)).is_err());
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    assert!(read_transcript_usage(&fifo, None, Timestamp(0)).is_err());
+}
+
+#[test]
+fn the_fuzz_check_holds_on_the_fixtures_and_odd_bytes() {
+    for data in [
+        fixture(NEWEST),
+        fixture(OLDEST),
+        Vec::new(),
+        b"\n\n{".to_vec(),
+        format!(
+            "{}\n{}\n{}\n",
+            assistant("a", "2026-11-22T10:00:00.000Z", 1, 1),
+            assistant("b", "2026-11-22T10:00:00.000Z", 1, 1),
+            assistant("a", "2026-11-22T10:00:00.000Z", 5, 5)
+        )
+        .into_bytes(),
+    ] {
+        fuzz_check(&data);
+    }
+}

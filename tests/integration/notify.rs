@@ -1,0 +1,184 @@
+//! Notifications when a loop ends, with fake notifiers: a command from the user's config,
+//! a desktop `notify-send` on PATH, one that hangs and one that fails. The commands that
+//! end a loop run as the real binary: the notifier is a detached process it starts.
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+fn user_config(env: &TestEnv, config: &str) {
+    fs::create_dir_all(&env.config).unwrap();
+    fs::write(env.config.join("config.json"), config).unwrap();
+}
+
+/// The notifier runs detached: wait (bounded) for the file it writes.
+fn wait_for(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(text) = fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `pagent hook stop` as the binary, as Claude Code runs it.
+fn stop(env: &TestEnv, message: &str) -> Run {
+    env.bin(&["hook", "stop"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(env.stop_input(message).to_string())
+        .run()
+}
+
+fn path_with(dir: &Path) -> String {
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn a_completed_loop_runs_the_users_command_with_the_outcome() {
+    let env = TestEnv::new();
+    let out_file = env.home.join("notified.txt");
+    let tools = env.fake_tool(
+        "bin",
+        "fake-notify",
+        &format!(
+            "printf '%s|%s|%s\\n' \"$1\" \"$2\" \"$PAGENT_NOTIFY_WORKFLOW\" > {}",
+            out_file.display()
+        ),
+    );
+    user_config(
+        &env,
+        &format!(
+            r#"{{"notify": {{"command": ["{}/fake-notify", "{{status}}", "{{message}}"]}}}}"#,
+            tools.display()
+        ),
+    );
+    env.cmd(&["ralph", "Fix it"]).success();
+    let message = stop(&env, "Done.\n<promise>DONE</promise>")
+        .allowed()
+        .unwrap();
+    assert!(message.contains("complete"), "{message}");
+    let text = wait_for(&out_file);
+    assert!(
+        text.starts_with("complete|ralph complete in project: the promise was made after 1 iteration (tokens not reported)|ralph"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_cancel_sends_a_desktop_notification_where_notify_send_exists() {
+    let env = TestEnv::new();
+    let out_file = env.home.join("desktop.txt");
+    let tools = env.fake_tool(
+        "bin",
+        "notify-send",
+        &format!("printf '%s\\n' \"$*\" > {}", out_file.display()),
+    );
+    user_config(&env, r#"{"notify": {"desktop": true}}"#);
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.bin(&["cancel"])
+        .env("PATH", path_with(&tools))
+        .success();
+    let text = wait_for(&out_file);
+    assert!(
+        text.starts_with(
+            "--app-name=pagent pagent ralph cancelled in project: cancelled by the user"
+        ),
+        "{text}"
+    );
+}
+
+/// Never blocking: a notifier that hangs neither holds the hook up nor outlives its
+/// timeout; one that fails or is missing changes nothing.
+#[test]
+fn a_hanging_or_failing_notifier_never_blocks_or_changes_the_outcome() {
+    let env = TestEnv::new();
+    let pid_file = env.home.join("pid");
+    let tools = env.fake_tool(
+        "bin",
+        "hang",
+        &format!("echo $$ > {}\nexec sleep 60", pid_file.display()),
+    );
+    user_config(
+        &env,
+        &format!(
+            r#"{{"notify": {{"command": ["{}/hang"], "timeout": 1}}}}"#,
+            tools.display()
+        ),
+    );
+    env.cmd(&["ralph", "--max-iterations", "1", "Fix it"])
+        .success();
+    let started = Instant::now();
+    let message = stop(&env, "Not yet.").allowed().unwrap();
+    assert!(message.contains("gave up"), "{message}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let pid: i32 = wait_for(&pid_file).trim().parse().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while unsafe { libc::kill(pid, 0) } == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the hanging notifier outlived its timeout"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for command in [r#"["/nonexistent/notifier"]"#, r#"["false"]"#] {
+        user_config(
+            &env,
+            &format!(r#"{{"notify": {{"command": {command}, "desktop": true}}}}"#),
+        );
+        env.cmd(&["ralph", "--force", "Fix it"]).success();
+        let message = stop(&env, "Done.\n<promise>DONE</promise>")
+            .allowed()
+            .unwrap();
+        assert!(message.contains("complete"), "{message}");
+        assert_eq!(env.state()["status"], "complete");
+    }
+}
+
+#[test]
+fn a_broken_config_or_none_notifies_nothing_and_fails_nothing() {
+    let env = TestEnv::new();
+    let out_file = env.home.join("desktop.txt");
+    let tools = env.fake_tool(
+        "bin",
+        "notify-send",
+        &format!("printf '%s\\n' \"$*\" > {}", out_file.display()),
+    );
+    let marker = env.home.join("marker.txt");
+    // Desktop off: the command runs, notify-send (spawned first when on) does not.
+    user_config(
+        &env,
+        &format!(
+            r#"{{"notify": {{"command": ["sh", "-c", "echo ran > {}"]}}}}"#,
+            marker.display()
+        ),
+    );
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.bin(&["cancel"])
+        .env("PATH", path_with(&tools))
+        .success();
+    wait_for(&marker);
+    assert!(!out_file.exists());
+    // A config that is not valid JSON: the cancel still works.
+    user_config(&env, "{not json");
+    env.cmd(&["ralph", "--force", "Fix it"]).success();
+    let out = env.bin(&["cancel"]).success();
+    assert!(out.stdout.contains("cancelled"), "{out}");
+}
