@@ -13,6 +13,7 @@
 mod backpressure;
 mod budgets;
 mod checkers;
+mod config_place;
 mod consent;
 mod crashes;
 mod faults;

@@ -55,7 +55,32 @@ impl Project {
             .or_else(|| hook_cwd.map(Path::to_path_buf))
             .or_else(|| env.current_dir.clone())
             .context("cannot tell which project to use: pass --project DIR")?;
-        Project::at(&chosen)
+        let project = Project::at(&chosen)?;
+        if let Some(config) = &env.config_dir {
+            project.refuse_config_inside(config, env.current_dir.as_deref())?;
+        }
+        Ok(project)
+    }
+
+    /// pagent's config folder holds the secret that seals states, the trust list and the
+    /// notification command: a project must not be able to hold it. A cloned repository's
+    /// `.claude/settings.json` can set environment variables for hooks (`"env"`), so
+    /// `PAGENT_CONFIG_DIR`, `XDG_CONFIG_HOME` or `HOME` pointing into the project would
+    /// let it forge a sealed state and trust its own commands. Refused, unless the project
+    /// is the user's home folder itself (or above it), whose `.config` is legitimately
+    /// inside; the home comes from the password database, which no setting can change.
+    fn refuse_config_inside(&self, config: &Path, cwd: Option<&Path>) -> anyhow::Result<()> {
+        let config = absolute_real(config, cwd.unwrap_or(&self.root));
+        if config_may_live_at(&self.root, &config, passwd_home().as_deref()) {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "pagent's config folder {} is inside the project {}: a project must not hold pagent's \
+             secret and trust files (is PAGENT_CONFIG_DIR, XDG_CONFIG_HOME or HOME set by the \
+             project's .claude/settings.json?). Nothing was done.",
+            config.display(),
+            self.root.display()
+        )
     }
 
     pub fn at(path: &Path) -> anyhow::Result<Project> {
@@ -86,5 +111,119 @@ impl Project {
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned()
+    }
+}
+
+/// `path` made absolute against `base`, with its longest existing ancestor's symlinks
+/// resolved and `.`/`..` folded, so neither a relative path nor a `..` hides where it is.
+fn absolute_real(path: &Path, base: &Path) -> PathBuf {
+    use std::path::Component;
+    let joined = base.join(path);
+    let mut folded = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::ParentDir => {
+                folded.pop();
+            }
+            Component::CurDir => {}
+            other => folded.push(other),
+        }
+    }
+    let mut existing = folded.clone();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = door::canonical(&existing) {
+            return rest.iter().rev().fold(real, |p: PathBuf, c| p.join(c));
+        }
+        match (
+            existing.file_name().map(ToOwned::to_owned),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return folded,
+        }
+    }
+}
+
+/// Whether pagent's config folder may be `config` for a project at `root`: anywhere
+/// outside the project, or inside it only when the project is the user's home (or an
+/// ancestor of it).
+fn config_may_live_at(root: &Path, config: &Path, home: Option<&Path>) -> bool {
+    !config.starts_with(root) || home.is_some_and(|home| home.starts_with(root))
+}
+
+/// The user's home folder from the password database (not `$HOME`, which a project's
+/// settings can set).
+fn passwd_home() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids).
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call and `buf` outlives `entry`'s use.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            libc::getuid(),
+            &raw mut entry,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &raw mut found,
+        )
+    };
+    if rc != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: on success `pw_dir` points at a NUL-terminated string inside `buf`.
+    let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
+    let dir = Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    Some(absolute_real(dir, Path::new("/")))
+}
+
+#[cfg(test)]
+mod config_place_tests {
+    use super::*;
+
+    #[test]
+    fn a_config_folder_inside_the_project_is_refused_unless_the_project_is_home() {
+        let home = Some(Path::new("/home/u"));
+        let cases = [
+            ("/work/p", "/work/p/.evil", home, false),
+            ("/work/p", "/work/p", home, false),
+            ("/work/p", "/work/pp/.config", home, true),
+            ("/work/p", "/home/u/.config/pagent", home, true),
+            ("/home/u/code/p", "/home/u/code/p/x", home, false),
+            ("/home/u", "/home/u/.config/pagent", home, true),
+            ("/", "/home/u/.config/pagent", home, true),
+            ("/work/p", "/work/p/.evil", None, false),
+        ];
+        for (root, config, home, allowed) in cases {
+            assert_eq!(
+                config_may_live_at(Path::new(root), Path::new(config), home),
+                allowed,
+                "{root} {config}"
+            );
+        }
+    }
+
+    #[test]
+    fn relative_and_dotted_config_paths_are_placed_where_they_really_are() {
+        let base = Path::new("/nonexistent-pagent-test/p");
+        assert_eq!(
+            absolute_real(Path::new(".evil"), base),
+            Path::new("/nonexistent-pagent-test/p/.evil")
+        );
+        assert_eq!(
+            absolute_real(Path::new("/nonexistent-pagent-test/q/../p/./x"), base),
+            Path::new("/nonexistent-pagent-test/p/x")
+        );
+    }
+
+    #[test]
+    fn the_password_database_names_a_home() {
+        assert!(passwd_home().is_some());
     }
 }
