@@ -1,5 +1,6 @@
 //! The real Claude Code terminal UI under tmux, as a person uses it: typed keys in,
-//! the screen (`capture-pane`) out.
+//! the screen (`capture-pane`) out, with pagent set up by `pagent install` (the plugin
+//! from a local marketplace, the binary in its data folder, the short command names).
 //!
 //! Each session gets its own tmux server (`-L <unique socket>`), so tests run in parallel
 //! and a dead test leaves nothing behind (the server is killed on drop). The CLI starts
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::harness::{E2e, claude_binary, repo_root};
+use crate::harness::{E2e, claude_binary, pagent_bin, repo_root};
 
 /// The API key the UI is started with; its last 20 characters are pre-approved.
 const API_KEY: &str = "sk-ant-api03-pagent-e2e-interactive-0123456789";
@@ -32,16 +33,11 @@ fn sh_quote(text: &str) -> String {
 }
 
 impl Tmux {
-    /// Starts `claude` in the project of `e2e`, in a 200x50 terminal, with pagent loaded
-    /// from this repository and the short command names installed in the test's HOME.
+    /// Starts `claude` in the project of `e2e`, in a 200x50 terminal, with pagent
+    /// installed from this repository into the test's HOME as a user installs it.
     pub fn start(e2e: &E2e) -> Tmux {
         seed_home(e2e);
-        let out = Command::new(repo_root().join("scripts/install-commands.sh"))
-            .arg("--dir")
-            .arg(e2e.home.join(".claude/commands"))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
+        install_pagent(e2e);
         let script = e2e.home.join("start-claude.sh");
         let vars = [
             ("HOME", e2e.home.display().to_string()),
@@ -61,9 +57,8 @@ impl Tmux {
             text.push_str(&format!(" {key}={}", sh_quote(&value)));
         }
         text.push_str(&format!(
-            " {} --plugin-dir {} --permission-mode acceptEdits --allowedTools 'Bash(sleep:*)'\n",
+            " {} --permission-mode acceptEdits --allowedTools 'Bash(sleep:*)'\n",
             sh_quote(&claude_binary().display().to_string()),
-            sh_quote(&repo_root().display().to_string())
         ));
         fs::write(&script, text).unwrap();
         let socket = format!("pagent-e2e-{}-{}", std::process::id(), e2e.mock.port);
@@ -161,6 +156,46 @@ impl Drop for Tmux {
         let _ = Command::new("tmux")
             .args(["-L", &self.socket, "kill-server"])
             .output();
+    }
+}
+
+/// `pagent install` into the test's HOME, with this checkout as the plugin and the binary
+/// under test: the one writer of the short command names the interactive tests type.
+fn install_pagent(e2e: &E2e) {
+    let mut command = Command::new(pagent_bin());
+    command
+        .args(["install", "--claude"])
+        .arg(claude_binary())
+        .arg("--from")
+        .arg(repo_root())
+        .arg("--binary")
+        .arg(pagent_bin())
+        .current_dir(&e2e.project)
+        .env("HOME", &e2e.home)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1");
+    for key in [
+        "CLAUDE_CONFIG_DIR",
+        "XDG_DATA_HOME",
+        "PAGENT_MARKETPLACE_DIR",
+        "PAGENT_PLUGIN_SOURCE",
+    ] {
+        command.env_remove(key);
+    }
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "pagent install: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for short in ["ralph", "ralph-cancel", "pagent-run", "pagent-status"] {
+        let file = e2e.home.join(format!(".claude/commands/{short}.md"));
+        assert!(
+            fs::read_to_string(&file).is_ok_and(|t| t.contains("pagent install")),
+            "pagent install wrote no /{short}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
     }
 }
 

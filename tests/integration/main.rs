@@ -12,14 +12,18 @@
 
 mod backpressure;
 mod budgets;
+mod checkers;
 mod config_place;
 mod consent;
+mod crashes;
 mod faults;
 #[path = "../support/git.rs"]
 mod git;
 mod hook_input;
 mod hostile_repo;
+mod hostile_specials;
 mod launcher;
+mod loop_json;
 mod loop_runner;
 mod never_hostage;
 mod no_progress;
@@ -30,5 +34,7 @@ mod ralph;
 mod review;
 mod safety;
 mod status;
+mod streams;
 mod user_wins;
 mod util;
+mod worktrees;

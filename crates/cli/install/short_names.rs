@@ -5,9 +5,9 @@
 //! have bare names. Each file is made from the plugin's own command file, with the
 //! launcher's absolute path in place of `${CLAUDE_PLUGIN_ROOT}/scripts/pagent` (which a
 //! user command does not get) and a marker line after the front matter. A file without
-//! the marker is the user's own and is never touched. The same contract as
-//! `scripts/install-commands.sh`: any line starting with [`MARKER_PREFIX`] marks a file
-//! either of them wrote.
+//! the marker is the user's own and is never touched. This is the one writer of these
+//! files; any line starting with [`MARKER_PREFIX`] marks a file as pagent's, including
+//! those the former `scripts/install-commands.sh` wrote, so an uninstall removes them too.
 //!
 //! The plugin's command files were renamed once (pagent-run.md became run.md); the short
 //! names come from whichever of them the staged plugin has.
@@ -154,7 +154,7 @@ mod tests {
     }
 
     #[test]
-    fn the_marker_of_install_commands_sh_counts_too() {
+    fn the_marker_of_the_former_install_commands_sh_counts_too() {
         assert!(is_marked(
             "---\n---\n<!-- pagent: short command name written by scripts/install-commands.sh; scripts/install-commands.sh --remove deletes it -->\n"
         ));

@@ -57,6 +57,29 @@ mod tests {
 
     use super::*;
 
+    /// Found when `pagent parallel` started two loops on a fresh config folder: the second
+    /// read the secret file between the first's create and its write, found it empty, and
+    /// failed its task ("exists but is not a valid pagent secret").
+    #[test]
+    fn loops_creating_the_secret_at_once_all_read_the_same_whole_secret() {
+        for _ in 0..40 {
+            let dir = tempfile::tempdir().unwrap();
+            let config = dir.path().join("pagent");
+            let secrets: Vec<Vec<u8>> = std::thread::scope(|scope| {
+                let racers: Vec<_> = (0..8)
+                    .map(|_| scope.spawn(|| read_or_create_secret(Some(&config))))
+                    .collect();
+                racers
+                    .into_iter()
+                    .map(|r| r.join().unwrap().unwrap())
+                    .collect()
+            });
+            assert!(secrets.iter().all(|s| *s == secrets[0] && s.len() == LEN));
+            let left: Vec<_> = fs::read_dir(&config).unwrap().flatten().collect();
+            assert_eq!(left.len(), 1, "temp files left behind: {left:?}");
+        }
+    }
+
     #[test]
     fn creates_once_and_reads_back() {
         let dir = tempfile::tempdir().unwrap();

@@ -4,8 +4,12 @@
 
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
+use super::reader::{Line, MAX_LINE, read_capped_line};
 use super::*;
 use std::fs;
+use std::io::BufReader;
+
+use pagent_protocol::stream::AgentKind;
 
 fn limits() -> Limits {
     Limits {

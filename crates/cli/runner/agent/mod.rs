@@ -7,114 +7,34 @@
 //! Two clocks guard it: the iteration timeout (the whole run) and the watchdog (no output
 //! at all for too long, the signature of a hung agent). Either stops the whole group:
 //! SIGTERM, a grace period, then SIGKILL.
+//!
+//! Which CLI and how to start it is [`spec`]; reading its two streams line by line,
+//! memory bounded, is [`reader`].
+
+mod reader;
+mod spec;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use pagent_protocol::stream::{
-    AgentKind, RunSummary, StreamEvent, UsageRecord, parse_line, parse_usage,
-};
+use pagent_protocol::stream::{RunSummary, StreamEvent, UsageRecord, parse_line, parse_usage};
 
 use crate::cli::env;
 use crate::runner::signals;
+
+use reader::{Msg, spawn_reader};
+pub use spec::AgentSpec;
 
 /// How long a stopped agent gets between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(3);
 /// How much of a custom command's stdout is kept as its final message.
 const KEEP_STDOUT: usize = 64 * 1024;
-/// The most of one output line kept in memory. An agent may print a line of any length (a
-/// tool result holding a whole file); past this the rest of the line is skipped while the
-/// reader looks for its end, so a 2 GB line costs 4 MiB, not 4 GB. Every stream record
-/// pagent needs is far shorter; a cut line is marked as such in the log.
-const MAX_LINE: usize = 4 << 20;
-
-/// Which agent CLI to run, and how.
-#[derive(Debug, Clone)]
-pub enum AgentSpec {
-    Known {
-        kind: AgentKind,
-        program: PathBuf,
-        permission_mode: String,
-        extra_args: Vec<String>,
-    },
-    /// Any command line, run by `sh -c`: the prompt on stdin and in `$PAGENT_PROMPT_FILE`
-    /// (`{prompt_file}` in the line is replaced by that path, quoted).
-    Command { line: String },
-}
-
-impl AgentSpec {
-    pub fn label(&self) -> String {
-        match self {
-            AgentSpec::Known { kind, .. } => kind.name().to_owned(),
-            AgentSpec::Command { line } => format!("`{line}`"),
-        }
-    }
-
-    fn kind(&self) -> Option<AgentKind> {
-        match self {
-            AgentSpec::Known { kind, .. } => Some(*kind),
-            AgentSpec::Command { .. } => None,
-        }
-    }
-
-    /// The command, and whether the prompt goes on stdin.
-    fn build(&self, prompt_file: &Path) -> (Command, bool) {
-        match self {
-            AgentSpec::Known {
-                kind: AgentKind::Claude,
-                program,
-                permission_mode,
-                extra_args,
-            } => {
-                let mut c = Command::new(program);
-                c.args([
-                    "-p",
-                    "--output-format",
-                    "stream-json",
-                    "--verbose",
-                    "--permission-mode",
-                    permission_mode,
-                ])
-                .args(extra_args);
-                (c, true)
-            }
-            AgentSpec::Known {
-                kind: AgentKind::Codex,
-                program,
-                extra_args,
-                ..
-            } => {
-                let mut c = Command::new(program);
-                c.args(["exec", "--json"]).args(extra_args).arg("-");
-                (c, true)
-            }
-            AgentSpec::Known {
-                kind: AgentKind::Opencode,
-                program,
-                extra_args,
-                ..
-            } => {
-                // No message argument: `opencode run` then reads it from stdin, which has
-                // no size limit (an argument is cut off by the OS at about 128 KiB).
-                let mut c = Command::new(program);
-                c.args(["run", "--format", "json"]).args(extra_args);
-                (c, true)
-            }
-            AgentSpec::Command { line } => {
-                let quoted = format!("'{}'", prompt_file.to_string_lossy().replace('\'', r"'\''"));
-                let mut c = Command::new("sh");
-                c.arg("-c").arg(line.replace("{prompt_file}", &quoted));
-                (c, true)
-            }
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -180,12 +100,6 @@ impl AgentRun {
             _ => None,
         }
     }
-}
-
-enum Msg {
-    Out(String),
-    Err(String),
-    Closed,
 }
 
 /// Runs the agent once in `cwd` with `prompt` (already written to `prompt_file`), logging
@@ -362,97 +276,6 @@ pub fn run_agent_with(
         stdout_tail: tail[start..].to_owned(),
         elapsed: started.elapsed(),
     }
-}
-
-fn spawn_reader(
-    pipe: Option<impl std::io::Read + Send + 'static>,
-    tx: mpsc::Sender<Msg>,
-    wrap: fn(String) -> Msg,
-) {
-    let Some(pipe) = pipe else {
-        let _ = tx.send(Msg::Closed);
-        return;
-    };
-    thread::spawn(move || {
-        let mut reader = BufReader::new(pipe);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match read_capped_line(&mut reader, &mut buf, MAX_LINE) {
-                Ok(Line::End) | Err(_) => break,
-                Ok(Line::Whole) => {}
-                Ok(Line::Cut { dropped }) => {
-                    buf.extend_from_slice(
-                        format!("…[pagent: {dropped} more bytes of this line skipped]\n")
-                            .as_bytes(),
-                    );
-                }
-            }
-            if tx
-                .send(wrap(String::from_utf8_lossy(&buf).into_owned()))
-                .is_err()
-            {
-                return;
-            }
-            // A long line's buffer is not kept for the next one.
-            if buf.capacity() > 64 * 1024 {
-                buf = Vec::new();
-            }
-        }
-        let _ = tx.send(Msg::Closed);
-    });
-}
-
-/// What [`read_capped_line`] read.
-#[derive(Debug, PartialEq, Eq)]
-enum Line {
-    /// A whole line (its newline included, unless the stream ended without one).
-    Whole,
-    /// The first `max` bytes of a longer line; `dropped` bytes up to and including its
-    /// newline (or the end of the stream) were read and thrown away.
-    Cut { dropped: u64 },
-    /// The stream ended; nothing was read.
-    End,
-}
-
-/// Reads one line into `buf`, keeping at most `max` bytes of it: the rest is consumed in
-/// the reader's own buffer-sized pieces and dropped, so memory stays bounded however long
-/// the line is.
-fn read_capped_line(
-    reader: &mut impl BufRead,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Line> {
-    let mut dropped: u64 = 0;
-    let mut any = false;
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(available) => available,
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
-        };
-        if available.is_empty() {
-            break;
-        }
-        any = true;
-        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
-            Some(newline) => (&available[..=newline], true),
-            None => (available, false),
-        };
-        let keep = chunk.len().min(max - buf.len().min(max));
-        buf.extend_from_slice(&chunk[..keep]);
-        dropped += (chunk.len() - keep) as u64;
-        let used = chunk.len();
-        reader.consume(used);
-        if done {
-            break;
-        }
-    }
-    Ok(match (any, dropped) {
-        (false, _) => Line::End,
-        (true, 0) => Line::Whole,
-        (true, dropped) => Line::Cut { dropped },
-    })
 }
 
 /// SIGTERM to the group, a grace period, then SIGKILL.

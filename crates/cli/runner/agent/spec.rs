@@ -1,0 +1,89 @@
+//! Which agent CLI a loop runs (Claude Code, Codex, OpenCode, or any command line) and
+//! the command that starts it with the prompt.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pagent_protocol::stream::AgentKind;
+
+/// Which agent CLI to run, and how.
+#[derive(Debug, Clone)]
+pub enum AgentSpec {
+    Known {
+        kind: AgentKind,
+        program: PathBuf,
+        permission_mode: String,
+        extra_args: Vec<String>,
+    },
+    /// Any command line, run by `sh -c`: the prompt on stdin and in `$PAGENT_PROMPT_FILE`
+    /// (`{prompt_file}` in the line is replaced by that path, quoted).
+    Command { line: String },
+}
+
+impl AgentSpec {
+    pub fn label(&self) -> String {
+        match self {
+            AgentSpec::Known { kind, .. } => kind.name().to_owned(),
+            AgentSpec::Command { line } => format!("`{line}`"),
+        }
+    }
+
+    pub(super) fn kind(&self) -> Option<AgentKind> {
+        match self {
+            AgentSpec::Known { kind, .. } => Some(*kind),
+            AgentSpec::Command { .. } => None,
+        }
+    }
+
+    /// The command, and whether the prompt goes on stdin.
+    pub(super) fn build(&self, prompt_file: &Path) -> (Command, bool) {
+        match self {
+            AgentSpec::Known {
+                kind: AgentKind::Claude,
+                program,
+                permission_mode,
+                extra_args,
+            } => {
+                let mut c = Command::new(program);
+                c.args([
+                    "-p",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--permission-mode",
+                    permission_mode,
+                ])
+                .args(extra_args);
+                (c, true)
+            }
+            AgentSpec::Known {
+                kind: AgentKind::Codex,
+                program,
+                extra_args,
+                ..
+            } => {
+                let mut c = Command::new(program);
+                c.args(["exec", "--json"]).args(extra_args).arg("-");
+                (c, true)
+            }
+            AgentSpec::Known {
+                kind: AgentKind::Opencode,
+                program,
+                extra_args,
+                ..
+            } => {
+                // No message argument: `opencode run` then reads it from stdin, which has
+                // no size limit (an argument is cut off by the OS at about 128 KiB).
+                let mut c = Command::new(program);
+                c.args(["run", "--format", "json"]).args(extra_args);
+                (c, true)
+            }
+            AgentSpec::Command { line } => {
+                let quoted = format!("'{}'", prompt_file.to_string_lossy().replace('\'', r"'\''"));
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(line.replace("{prompt_file}", &quoted));
+                (c, true)
+            }
+        }
+    }
+}

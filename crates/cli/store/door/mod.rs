@@ -1,0 +1,214 @@
+//! The one door to files pagent does not own the folder of: every read and write under a
+//! project (and under the user's own pagent folder) goes through [`Dir`], and nothing else
+//! in the binary opens a path (the root `clippy.toml` bans `std::fs` outside this file).
+//!
+//! A project is a stranger's until proven otherwise: a cloned repository can hold symlinks
+//! to the user's shell start-up files, FIFOs that block whoever opens them, device nodes
+//! and sparse files of any size. So the rules are:
+//!
+//! - **Writes never follow a symlink**, in the last component or in any folder between the
+//!   root and the file. Folders are walked with `openat(O_NOFOLLOW | O_DIRECTORY)` one
+//!   component at a time (never check-then-open), and only regular files are replaced.
+//!   Temp files are created with `O_EXCL`, removed when the write fails, and the stale
+//!   ones of killed writers are removed at the next write in the same folder.
+//! - **Reads accept only regular files**: the last component is looked at with
+//!   `fstatat(AT_SYMLINK_NOFOLLOW)`, opened `O_NONBLOCK` (a FIFO swapped in meanwhile
+//!   cannot block) and checked again with `fstat`. Every read has a size cap and says so
+//!   when a file is over it. A symlink is followed only while it stays inside the root:
+//!   targets are resolved here, component by component, never by the kernel.
+//!
+//! Paths given to a [`Dir`] are relative, with no `..`; anything else is refused before a
+//! system call is made. Files outside any root (a transcript Claude Code names, a PRD the
+//! user typed) are read with [`read_outside`] / [`open_outside`]: symlinks followed, as
+//! the user asked, but still regular files only, non-blocking and capped.
+//!
+//! The rooms: [`read`] (regular files only, capped), [`write`] (atomic replace, append,
+//! locks, no symlink followed), [`walk`] (listing and walking a tree without leaving it),
+//! [`resolve`] (paths taken apart and followed inside the root), [`outside`] (files the
+//! user named, outside any root) and [`sys`] (the system calls, one safe wrapper each).
+
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+mod outside;
+mod read;
+mod resolve;
+mod sys;
+mod walk;
+mod write;
+
+use std::collections::VecDeque;
+use std::ffi::{CString, OsStr, OsString};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub use outside::*;
+use read::*;
+use resolve::*;
+use sys::*;
+use walk::*;
+
+/// What kind of thing a path is, for refusals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Fifo,
+    Socket,
+    Device,
+    Other,
+}
+
+impl Kind {
+    fn of(mode: libc::mode_t) -> Kind {
+        match mode & libc::S_IFMT {
+            libc::S_IFREG => Kind::File,
+            libc::S_IFDIR => Kind::Dir,
+            libc::S_IFLNK => Kind::Symlink,
+            libc::S_IFIFO => Kind::Fifo,
+            libc::S_IFSOCK => Kind::Socket,
+            libc::S_IFCHR | libc::S_IFBLK => Kind::Device,
+            _ => Kind::Other,
+        }
+    }
+
+    fn article(self) -> &'static str {
+        match self {
+            Kind::File => "a file",
+            Kind::Dir => "a folder",
+            Kind::Symlink => "a symlink",
+            Kind::Fifo => "a FIFO",
+            Kind::Socket => "a socket",
+            Kind::Device => "a device",
+            Kind::Other => "not a regular file",
+        }
+    }
+}
+
+/// Why the door refused or failed. Each variant names the path as the caller gave it.
+#[derive(Debug)]
+pub enum DoorError {
+    /// The path is absolute, empty where a file is needed, or has a `..`.
+    BadPath(String),
+    /// Nothing there.
+    Missing(String),
+    /// There is something, but not a regular file (or not a folder where one is needed).
+    NotRegular(String, Kind),
+    /// There is something, but not a folder.
+    NotADir(String, Kind),
+    /// A symlink where pagent writes, or one that leads out of the root.
+    Symlink(String),
+    Outside(String),
+    TooLarge(String, u64),
+    /// The lock stayed taken for longer than the caller would wait.
+    Busy(String, Duration),
+    Io(String, io::Error),
+}
+
+impl DoorError {
+    pub fn is_missing(&self) -> bool {
+        matches!(self, DoorError::Missing(_))
+    }
+}
+
+impl fmt::Display for DoorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DoorError::BadPath(p) => write!(f, "{p}: not a path inside the folder"),
+            DoorError::Missing(p) => write!(f, "{p}: not found"),
+            DoorError::NotRegular(p, Kind::Dir) => write!(f, "{p} is a folder, not a file"),
+            DoorError::NotRegular(p, kind) => {
+                write!(f, "{p} is {}, not a regular file; not read", kind.article())
+            }
+            DoorError::NotADir(p, kind) => write!(f, "{p} is {}, not a folder", kind.article()),
+            DoorError::Symlink(p) => write!(
+                f,
+                "{p} is (or passes through) a symlink; pagent does not write through symlinks"
+            ),
+            DoorError::Outside(p) => write!(f, "{p} is a symlink that leads outside the folder"),
+            DoorError::TooLarge(p, cap) => write!(f, "{p} is larger than {}; not read", size(*cap)),
+            DoorError::Busy(p, waited) => write!(
+                f,
+                "{p} stayed locked by another pagent process for {} s",
+                waited.as_secs()
+            ),
+            DoorError::Io(p, err) => write!(f, "{p}: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for DoorError {}
+
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
+
+/// A folder pagent reads and writes inside, held open by descriptor: a project root or
+/// the user's pagent folder.
+#[derive(Debug)]
+pub struct Dir {
+    root: PathBuf,
+    fd: OwnedFd,
+}
+
+/// What `lstat` says of a path, for change detection (never for deciding what to open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub kind: Kind,
+    pub size: u64,
+    pub ino: u64,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+}
+
+/// Holds an exclusive `flock` until dropped.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// A walk set up by [`Dir::walk`].
+pub type WalkDir = walkdir::WalkDir;
+
+impl Dir {
+    /// Opens `root` (a canonical folder path) as the root of every later call.
+    pub fn open(root: &Path) -> Result<Dir, DoorError> {
+        let shown = root.display().to_string();
+        let fd = open_path(
+            root,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            &shown,
+        )?;
+        Ok(Dir {
+            root: root.to_path_buf(),
+            fd,
+        })
+    }
+
+    /// Opens `root`, creating it (mode 0700) when it does not exist: the user's folder.
+    pub fn open_or_create_private(root: &Path) -> Result<Dir, DoorError> {
+        match std::fs::create_dir_all(root) {
+            Ok(()) => {}
+            Err(err) => return Err(DoorError::Io(root.display().to_string(), err)),
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700));
+        Dir::open(root)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+#[cfg(test)]
+mod tests;

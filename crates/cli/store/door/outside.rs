@@ -1,0 +1,121 @@
+//! Files outside any root: a transcript Claude Code names, a PRD the user typed, the
+//! user's own folders. Symlinks followed, as the user asked, but still regular files only,
+//! non-blocking and capped; plus the small process-wide helpers (random bytes, SIGXFSZ).
+
+use super::*;
+
+/// Reads a regular file outside any root (symlinks followed: the user named it), capped
+/// and non-blocking.
+pub fn read_outside(path: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
+    let file = open_outside(path)?;
+    read_capped(file, cap, &path.display().to_string())
+}
+
+/// Opens a regular file outside any root for reading, non-blocking: never a FIFO or device.
+pub fn open_outside(path: &Path) -> Result<File, DoorError> {
+    let shown = path.display().to_string();
+    let fd = open_path(
+        path,
+        libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        &shown,
+    )?;
+    check_regular(&fd, &shown)?;
+    Ok(File::from(fd))
+}
+
+/// Writes a private file (0600) outside any project, creating it only if it does not
+/// exist: the per-user secret. `Ok(false)` when it existed already.
+pub fn create_new_private(path: &Path, bytes: &[u8]) -> Result<bool, DoorError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display().to_string();
+    // Written whole under a name of its own, then linked into place: link(2) fails when
+    // the name exists (a symlink too), so whoever finds the file finds all of it. Creating
+    // it in place and then writing let a concurrent reader see it empty.
+    let tag: [u8; 8] = random_bytes().map_err(|e| DoorError::Io(shown.clone(), e))?;
+    let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
+    temp_name.push(format!(".tmp.{}", pagent_engine::seal::hex(&tag)));
+    let temp = path.with_file_name(temp_name);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&temp)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()));
+    let linked = written.and_then(|()| std::fs::hard_link(&temp, path));
+    let _ = std::fs::remove_file(&temp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        // A file system without hard links: create in place, as before.
+        Err(_) => create_in_place(path, bytes, shown),
+    }
+}
+
+fn create_in_place(path: &Path, bytes: &[u8], shown: String) -> Result<bool, DoorError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Ok(mut file) => {
+            file.write_all(bytes)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| DoorError::Io(shown, e))?;
+            Ok(true)
+        }
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(DoorError::Io(shown, err)),
+    }
+}
+
+/// Whether a path outside the project names an executable regular file (program lookup).
+pub fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether anything exists at `path` (no symlink followed): for the hooks' fast path.
+pub fn exists_no_follow(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// Whether anything is at `path` (symlinks followed): for choosing among paths the user
+/// may have meant, never for deciding what to open.
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
+
+/// `path` with every symlink resolved.
+pub fn canonical(path: &Path) -> io::Result<PathBuf> {
+    path.canonicalize()
+}
+
+/// A canonical folder path, or why not.
+pub fn canonical_dir(path: &Path) -> io::Result<PathBuf> {
+    let real = path.canonicalize()?;
+    if real.is_dir() {
+        Ok(real)
+    } else {
+        Err(io::Error::new(io::ErrorKind::NotADirectory, "not a folder"))
+    }
+}
+
+/// Reads 32 bytes of randomness for secrets and loop ids.
+pub fn random_bytes<const N: usize>() -> io::Result<[u8; N]> {
+    let mut bytes = [0u8; N];
+    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Ignore SIGXFSZ: a write past `RLIMIT_FSIZE` then fails with `EFBIG`, which the door
+/// reports and cleans up after, instead of killing the process mid-write.
+pub fn ignore_sigxfsz() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}

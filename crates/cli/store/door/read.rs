@@ -1,0 +1,156 @@
+//! Reading under a root: only regular files, opened non-blocking, checked again after
+//! the open, and capped.
+
+use super::*;
+
+impl Dir {
+    /// Reads a whole regular file of at most `cap` bytes; symlinks followed only inside.
+    pub fn read(&self, rel: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
+        let file = self.open_read(rel)?;
+        read_capped(file, cap, &show(rel))
+    }
+
+    /// [`Dir::read`], `None` when the file does not exist.
+    pub fn read_if_exists(&self, rel: &Path, cap: u64) -> Result<Option<Vec<u8>>, DoorError> {
+        match self.read(rel, cap) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(DoorError::Missing(_)) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Opens a regular file for reading (streaming readers: line counts, hashes).
+    pub fn open_read(&self, rel: &Path) -> Result<File, DoorError> {
+        let shown = show(rel);
+        let (parent, name) = self.resolve(rel, &shown, true)?;
+        let Some(name) = name else {
+            return Err(DoorError::NotRegular(shown, Kind::Dir));
+        };
+        open_regular_at(&parent, &name, &shown)
+    }
+
+    /// What is at `rel` (symlinks inside followed), or `None` when nothing is.
+    pub fn kind(&self, rel: &Path) -> Result<Option<(Kind, u64)>, DoorError> {
+        let shown = show(rel);
+        let (parent, name) = match self.resolve(rel, &shown, true) {
+            Ok(found) => found,
+            Err(DoorError::Missing(_)) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let Some(name) = name else {
+            return Ok(Some((Kind::Dir, 0)));
+        };
+        match fstatat(parent.fd(), &name, libc::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some((
+                Kind::of(st.st_mode),
+                u64::try_from(st.st_size).unwrap_or(0),
+            ))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(DoorError::Io(shown, err)),
+        }
+    }
+
+    /// What is at `rel` itself, no symlink followed anywhere (the folders on the way are
+    /// created if missing, as for a write), or `None` when nothing is.
+    pub fn kind_no_follow(&self, rel: &Path) -> Result<Option<Kind>, DoorError> {
+        let shown = show(rel);
+        let (dir, name) = self.parent_for_write(rel, &shown)?;
+        match fstatat(dir.fd(), &name, libc::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(Kind::of(st.st_mode))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(DoorError::Io(shown, err)),
+        }
+    }
+
+    /// The real path of a folder inside the root, for walkers and child processes.
+    pub fn real_dir(&self, rel: &Path) -> Result<PathBuf, DoorError> {
+        let shown = show(rel);
+        let mut parts = self.resolve_components(rel, &shown)?;
+        let mut path = self.root.clone();
+        let Some(last) = parts.pop() else {
+            return Ok(path);
+        };
+        let parent = self.open_components(&parts, &shown)?;
+        let st = fstatat(
+            parent.fd(),
+            &cstring(&last, &shown)?,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+        .map_err(|e| read_error(e, &shown))?;
+        match Kind::of(st.st_mode) {
+            Kind::Dir => {
+                path.extend(parts);
+                path.push(last);
+                Ok(path)
+            }
+            kind => Err(DoorError::NotADir(shown, kind)),
+        }
+    }
+}
+
+pub(super) fn read_error(err: io::Error, shown: &str) -> DoorError {
+    match err.raw_os_error() {
+        Some(libc::ENOENT) => DoorError::Missing(shown.to_owned()),
+        Some(libc::ENOTDIR) => DoorError::Missing(shown.to_owned()),
+        _ => DoorError::Io(shown.to_owned(), err),
+    }
+}
+
+pub(super) fn refuse_non_regular(dir: &Fd, name: &CString, shown: &str) -> Result<(), DoorError> {
+    match fstatat(dir.fd(), name, libc::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) => match Kind::of(st.st_mode) {
+            Kind::File => Ok(()),
+            Kind::Symlink => Err(DoorError::Symlink(shown.to_owned())),
+            kind => Err(DoorError::NotRegular(shown.to_owned(), kind)),
+        },
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(DoorError::Io(shown.to_owned(), err)),
+    }
+}
+
+pub(super) fn open_regular_at(dir: &Fd, name: &CString, shown: &str) -> Result<File, DoorError> {
+    // Look before opening, so a device is never opened; then open non-blocking and look
+    // again, so whatever was swapped in meanwhile cannot block or be read.
+    let st =
+        fstatat(dir.fd(), name, libc::AT_SYMLINK_NOFOLLOW).map_err(|e| read_error(e, shown))?;
+    match Kind::of(st.st_mode) {
+        Kind::File => {}
+        kind => return Err(DoorError::NotRegular(shown.to_owned(), kind)),
+    }
+    let fd = openat(
+        dir.fd(),
+        name,
+        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        0,
+    )
+    .map_err(|e| read_error(e, shown))?;
+    check_regular(&fd, shown)?;
+    Ok(File::from(fd))
+}
+
+pub(super) fn check_regular(fd: &OwnedFd, shown: &str) -> Result<(), DoorError> {
+    // SAFETY: fstat on an owned, open descriptor into a zeroed stat buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } != 0 {
+        return Err(DoorError::Io(shown.to_owned(), io::Error::last_os_error()));
+    }
+    match Kind::of(st.st_mode) {
+        Kind::File => Ok(()),
+        kind => Err(DoorError::NotRegular(shown.to_owned(), kind)),
+    }
+}
+
+pub(super) fn read_capped(file: File, cap: u64, shown: &str) -> Result<Vec<u8>, DoorError> {
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > cap {
+        return Err(DoorError::TooLarge(shown.to_owned(), cap));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| DoorError::Io(shown.to_owned(), e))?;
+    if bytes.len() as u64 > cap {
+        return Err(DoorError::TooLarge(shown.to_owned(), cap));
+    }
+    Ok(bytes)
+}

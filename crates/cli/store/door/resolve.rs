@@ -1,0 +1,132 @@
+//! Paths taken apart and resolved under a root: relative, no `..`, symlinks followed
+//! only while they stay inside, resolved here component by component, never by the kernel.
+
+use super::*;
+
+/// Most symlinks followed while resolving one path for reading (Linux allows 40).
+pub(super) const MAX_HOPS: usize = 40;
+
+impl Dir {
+    pub(super) fn dup(&self) -> Result<Fd, DoorError> {
+        self.fd
+            .try_clone()
+            .map(Fd)
+            .map_err(|e| DoorError::Io(self.root.display().to_string(), e))
+    }
+
+    /// Resolves `rel` for reading: every folder opened without following links, symlinks
+    /// resolved here and only while they stay under the root. Returns the folder that
+    /// holds the last component and that component (`None`: `rel` is the root itself, or
+    /// resolves to a folder when `last_is_name` is false).
+    pub(super) fn resolve(
+        &self,
+        rel: &Path,
+        shown: &str,
+        last_is_name: bool,
+    ) -> Result<(Fd, Option<CString>), DoorError> {
+        let mut resolved = self.resolve_components(rel, shown)?;
+        let last = if last_is_name { resolved.pop() } else { None };
+        let dir = self.open_components(&resolved, shown)?;
+        match last {
+            Some(name) => Ok((dir, Some(cstring(&name, shown)?))),
+            None => Ok((dir, None)),
+        }
+    }
+
+    /// The real components of `rel` under the root: symlinks expanded (inside only).
+    pub(super) fn resolve_components(
+        &self,
+        rel: &Path,
+        shown: &str,
+    ) -> Result<Vec<OsString>, DoorError> {
+        let mut pending: VecDeque<OsString> = normal_components(rel, shown)?.into();
+        let mut done: Vec<OsString> = Vec::new();
+        let mut hops = 0;
+        while let Some(part) = pending.pop_front() {
+            if part == ".." {
+                if done.pop().is_none() {
+                    return Err(DoorError::Outside(shown.to_owned()));
+                }
+                continue;
+            }
+            if part == "." || part.is_empty() {
+                continue;
+            }
+            let parent = self.open_components(&done, shown)?;
+            let name = cstring(&part, shown)?;
+            let st = match fstatat(parent.fd(), &name, libc::AT_SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                Err(err) => return Err(read_error(err, shown)),
+            };
+            if Kind::of(st.st_mode) != Kind::Symlink {
+                done.push(part);
+                continue;
+            }
+            hops += 1;
+            if hops > MAX_HOPS {
+                return Err(DoorError::Io(
+                    shown.to_owned(),
+                    io::Error::other("too many levels of symlinks"),
+                ));
+            }
+            let target = readlinkat(parent.fd(), &name).map_err(|e| read_error(e, shown))?;
+            let target = PathBuf::from(target);
+            let mut spliced: VecDeque<OsString> = VecDeque::new();
+            if target.is_absolute() {
+                // Absolute targets count only when they point under the root.
+                let Ok(inside) = target.strip_prefix(&self.root) else {
+                    return Err(DoorError::Outside(shown.to_owned()));
+                };
+                done.clear();
+                spliced.extend(inside.components().map(|c| c.as_os_str().to_owned()));
+            } else {
+                spliced.extend(target.components().map(|c| match c {
+                    Component::ParentDir => OsString::from(".."),
+                    other => other.as_os_str().to_owned(),
+                }));
+            }
+            while let Some(item) = spliced.pop_back() {
+                pending.push_front(item);
+            }
+        }
+        Ok(done)
+    }
+
+    pub(super) fn open_components(&self, parts: &[OsString], shown: &str) -> Result<Fd, DoorError> {
+        let mut dir = self.dup()?;
+        for part in parts {
+            let name = cstring(part, shown)?;
+            dir = Fd(openat(
+                dir.fd(),
+                &name,
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0,
+            )
+            .map_err(|e| read_error(e, shown))?);
+        }
+        Ok(dir)
+    }
+}
+
+pub(super) fn show(rel: &Path) -> String {
+    rel.display().to_string()
+}
+
+/// The normal components of a relative path; `..`, roots and prefixes are refused.
+pub(super) fn normal_components(rel: &Path, shown: &str) -> Result<Vec<OsString>, DoorError> {
+    let mut parts = Vec::new();
+    for component in rel.components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_owned()),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(DoorError::BadPath(shown.to_owned()));
+            }
+        }
+    }
+    Ok(parts)
+}
+
+pub(super) fn cstring(part: &OsStr, shown: &str) -> Result<CString, DoorError> {
+    CString::new(part.as_bytes()).map_err(|_| DoorError::BadPath(shown.to_owned()))
+}

@@ -1,0 +1,146 @@
+//! Listing and walking a tree under a root without leaving it: no symlink is followed,
+//! the depth is bounded, and entries are read through the folder's own descriptor.
+
+use super::*;
+
+impl Dir {
+    /// `lstat` of `rel` (bytes, relative), for comparing with what git's index recorded.
+    /// Metadata only: the kernel follows links in the folders on the way, which can leak
+    /// a size or a time into a digest but never opens anything; `None` when it fails.
+    pub fn stat_rel(&self, rel: &[u8]) -> Option<Stat> {
+        let name = CString::new(rel).ok()?;
+        let st = fstatat(
+            std::os::fd::AsFd::as_fd(&self.fd),
+            &name,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+        .ok()?;
+        Some(stat_of(&st))
+    }
+
+    /// Walks the whole tree under the root by descriptor, never following a link: calls
+    /// `visit` with each entry's path (relative, `/`-separated bytes) and kind, and
+    /// descends into a folder only when `visit` returns true for it.
+    pub fn walk_tree(&self, visit: &mut dyn FnMut(&[u8], Kind) -> bool) {
+        if let Ok(root) = self.dup() {
+            walk_fd(&root, &mut Vec::new(), visit, 0);
+        }
+    }
+
+    /// The names in the folder `rel` (inside the root), unsorted, without `.` and `..`.
+    pub fn list(&self, rel: &Path) -> Result<Vec<OsString>, DoorError> {
+        let shown = show(rel);
+        let parts = self.resolve_components(rel, &shown)?;
+        let dir = self.open_components(&parts, &shown)?;
+        let mut names = Vec::new();
+        for_each_entry(&dir, |name| {
+            if name != b"." && name != b".." {
+                names.push(OsString::from_vec(name.to_vec()));
+            }
+        });
+        Ok(names)
+    }
+
+    /// A walk of the folder `rel` (inside the root), never following links.
+    pub fn walk(&self, rel: &Path) -> Result<WalkDir, DoorError> {
+        let real = self.real_dir(rel)?;
+        Ok(walkdir::WalkDir::new(real).follow_links(false))
+    }
+}
+
+pub(super) fn stat_of(st: &libc::stat) -> Stat {
+    Stat {
+        kind: Kind::of(st.st_mode),
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        ino: st.st_ino,
+        mtime: (st.st_mtime, st.st_mtime_nsec),
+        ctime: (st.st_ctime, st.st_ctime_nsec),
+    }
+}
+
+/// Folders deeper than this are not walked (a loop of bind mounts, a pathological tree).
+pub(super) const MAX_DEPTH: usize = 256;
+
+pub(super) fn walk_fd(
+    dir: &Fd,
+    prefix: &mut Vec<u8>,
+    visit: &mut dyn FnMut(&[u8], Kind) -> bool,
+    depth: usize,
+) {
+    let mut entries: Vec<(Vec<u8>, u8)> = Vec::new();
+    for_each_typed_entry(dir, |name, d_type| {
+        if name != b"." && name != b".." {
+            entries.push((name.to_vec(), d_type));
+        }
+    });
+    for (name, d_type) in entries {
+        let len = prefix.len();
+        if !prefix.is_empty() {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(&name);
+        let kind = match d_type {
+            libc::DT_DIR => Kind::Dir,
+            libc::DT_REG => Kind::File,
+            libc::DT_LNK => Kind::Symlink,
+            libc::DT_FIFO => Kind::Fifo,
+            libc::DT_SOCK => Kind::Socket,
+            libc::DT_CHR | libc::DT_BLK => Kind::Device,
+            _ => CString::new(name.clone())
+                .ok()
+                .and_then(|c| fstatat(dir.fd(), &c, libc::AT_SYMLINK_NOFOLLOW).ok())
+                .map_or(Kind::Other, |st| Kind::of(st.st_mode)),
+        };
+        if visit(prefix, kind) && kind == Kind::Dir && depth < MAX_DEPTH {
+            let opened = CString::new(name).ok().and_then(|c| {
+                openat(
+                    dir.fd(),
+                    &c,
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                    0,
+                )
+                .ok()
+            });
+            if let Some(child) = opened {
+                walk_fd(&Fd(child), prefix, visit, depth + 1);
+            }
+        }
+        prefix.truncate(len);
+    }
+}
+
+/// Calls `f` with each name in the folder `dir` (including `.` and `..`).
+pub(super) fn for_each_entry(dir: &Fd, mut f: impl FnMut(&[u8])) {
+    for_each_typed_entry(dir, |name, _| f(name));
+}
+
+/// Calls `f` with each name in the folder `dir` and its `d_type` (including `.` and `..`).
+pub(super) fn for_each_typed_entry(dir: &Fd, mut f: impl FnMut(&[u8], u8)) {
+    let Ok(listing) = dir.0.try_clone() else {
+        return;
+    };
+    // SAFETY: fdopendir takes ownership of the duplicated descriptor; closedir frees both.
+    let handle = unsafe { libc::fdopendir(std::os::fd::IntoRawFd::into_raw_fd(listing)) };
+    if handle.is_null() {
+        return;
+    }
+    loop {
+        // SAFETY: readdir on an open DIR*; the entry stays valid until the next call.
+        let entry = unsafe { libc::readdir(handle) };
+        if entry.is_null() {
+            break;
+        }
+        // SAFETY: d_name is NUL-terminated within the entry; d_type is a plain byte.
+        let (name, d_type) = unsafe {
+            (
+                std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()),
+                (*entry).d_type,
+            )
+        };
+        f(name.to_bytes(), d_type);
+    }
+    // SAFETY: closes the DIR* opened above (and its descriptor).
+    unsafe {
+        libc::closedir(handle);
+    }
+}

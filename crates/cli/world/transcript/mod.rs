@@ -1,0 +1,109 @@
+//! The model's last message, read from the end of a transcript, only when the hook input
+//! lacks `last_assistant_message` (clients before 2.1.47).
+//!
+//! Transcripts grow to gigabytes in long loops, so the file is read backwards in blocks
+//! and the scan stops at the first line that settles the answer: it never reads the whole
+//! file, and gives up after [`SCAN_BUDGET`] bytes. Only assistant lines of the main
+//! conversation count. A promise that appears in a prompt, in Stop hook feedback or in a
+//! tool result is on a `user` line and can never be mistaken for the model's words.
+//!
+//! Claude Code writes one line per content block, sharing `message.id`; the last message's
+//! text is the text of its lines, in order. If a `user` line comes after the last
+//! assistant line, the model has not answered since (or its answer was not flushed yet),
+//! and the honest answer is "unknown".
+
+//!
+//! The backward line reader is [`backward`]; its tests beside the reader's are in
+//! `tests.rs`.
+
+mod backward;
+#[cfg(test)]
+mod tests;
+
+use std::io;
+use std::path::Path;
+
+use pagent_protocol::TranscriptLine;
+
+use backward::BackwardLines;
+
+/// The most bytes read from the end before giving up.
+pub const SCAN_BUDGET: u64 = 32 * 1024 * 1024;
+
+/// The last assistant message of the transcript at `path`. Claude Code names the file;
+/// it is opened as a regular file only (never a FIFO or a device, which could block or
+/// never end), without blocking.
+pub fn read_last_assistant_text(path: &Path) -> io::Result<Option<String>> {
+    let file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
+    let mut lines = BackwardLines::new(file, SCAN_BUDGET)?;
+    last_assistant_text(std::iter::from_fn(|| lines.next_line().transpose()))
+}
+
+/// The last assistant message's text, from the transcript's lines given last first.
+fn last_assistant_text(
+    lines: impl Iterator<Item = io::Result<Vec<u8>>>,
+) -> io::Result<Option<String>> {
+    let mut message_id: Option<Option<String>> = None;
+    let mut texts = Vec::new();
+    for raw in lines {
+        let raw = raw?;
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        // A line cut short by a crash or a concurrent write is not evidence of anything.
+        let Ok(line) = TranscriptLine::from_json(&raw) else {
+            continue;
+        };
+        if line.is_main_user() {
+            break;
+        }
+        if !line.is_main_assistant() {
+            continue;
+        }
+        let id = line.message_id().map(str::to_owned);
+        match &message_id {
+            None => message_id = Some(id),
+            Some(current) if *current != id => break,
+            Some(_) => {}
+        }
+        if let Some(text) = line.text() {
+            texts.push(text);
+        }
+    }
+    if message_id.is_none() {
+        return Ok(None);
+    }
+    texts.reverse();
+    Ok(Some(texts.join("\n")))
+}
+
+/// For the fuzz target: reading `data` backwards in (small) blocks must give the same
+/// lines, and the same answer, as splitting it forwards; and nothing may panic.
+pub fn fuzz_check(data: &[u8]) {
+    let Ok(mut reader) = BackwardLines::with_block(io::Cursor::new(data), SCAN_BUDGET, 7) else {
+        return;
+    };
+    let backwards: Vec<Vec<u8>> = std::iter::from_fn(|| reader.next_line().ok().flatten())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let forwards: Vec<Vec<u8>> = data
+        .split(|b| *b == b'\n')
+        .rev()
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    assert_eq!(
+        backwards, forwards,
+        "backward reading disagrees with forward splitting"
+    );
+    let expected = last_assistant_text(forwards.into_iter().map(Ok))
+        .ok()
+        .flatten();
+    let Ok(mut reader) = BackwardLines::new(io::Cursor::new(data), SCAN_BUDGET) else {
+        return;
+    };
+    let read = last_assistant_text(std::iter::from_fn(|| reader.next_line().transpose()))
+        .ok()
+        .flatten();
+    assert_eq!(read, expected);
+}

@@ -1,0 +1,185 @@
+//! The user-facing flows of pagent, each driven to its end through the real CLI: Ralph
+//! loops in [`ralph`], pipelines and checks in [`pipeline`], `pagent loop` and the
+//! parallel plan in [`loops`]; here, the plugin itself (it validates and loads, its
+//! commands run the binary, a session without the binary ends normally, an install from
+//! a local marketplace works without --plugin-dir).
+
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::harness::{E2e, claude_binary, repo_root};
+use crate::mock::Reply;
+
+mod loops;
+mod pipeline;
+mod ralph;
+
+const STOP_FEEDBACK: &str = "Stop hook feedback:\n";
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn plugin_validates_and_loads_with_its_commands_and_agent() {
+    for target in [repo_root(), repo_root().join(".claude-plugin/plugin.json")] {
+        let out = Command::new(claude_binary())
+            .args(["plugin", "validate", "--strict"])
+            .arg(&target)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "validate {}: {}{}",
+            target.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let e2e = E2e::start(vec![Reply::text("Hello.")]);
+    let run = e2e.claude("Say hello").run();
+    assert_eq!(run.code, Some(0));
+    let init = run.init();
+    let plugins: Vec<&str> = init["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(plugins.contains(&"pagent"), "{plugins:?}");
+    let commands: Vec<&str> = init["slash_commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    for command in [
+        "pagent:run",
+        "pagent:status",
+        "pagent:cancel",
+        "pagent:ralph",
+        "pagent:ralph-cancel",
+        "pagent:parallel",
+        "pagent:resume",
+    ] {
+        assert!(
+            commands.contains(&command),
+            "{command} missing from {commands:?}"
+        );
+    }
+    let agents = init["agents"].to_string();
+    assert!(agents.contains("ralph-worker"), "{agents}");
+    // No loop: the Stop hook ran and allowed silently.
+    assert_eq!(run.stop_hook_outputs(), [serde_json::Value::Null]);
+    assert_eq!(e2e.mock.requests().len(), 1);
+}
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn the_cancel_and_status_commands_run_the_binary() {
+    // A loop of another session, inspected and cancelled from new sessions.
+    let e2e = E2e::start(vec![
+        Reply::text("Status relayed."),
+        Reply::text("Cancel relayed."),
+    ]);
+    let out = e2e.pagent_as(Some("first-session"), &["ralph", "Some task"]);
+    assert!(out.status.success(), "{out:?}");
+    let run = e2e.claude("/pagent:status").run();
+    assert_eq!(run.code, Some(0));
+    assert!(
+        e2e.mock
+            .all_text(0)
+            .contains("pagent ralph loop · active · 1 iteration"),
+        "{}",
+        e2e.mock.all_text(0)
+    );
+    let run = e2e.claude("/pagent:ralph-cancel").run();
+    assert_eq!(run.code, Some(0));
+    assert!(
+        e2e.mock
+            .all_text(1)
+            .contains("pagent: cancelled the ralph loop"),
+        "{}",
+        e2e.mock.all_text(1)
+    );
+    assert_eq!(e2e.status()["status"], "cancelled");
+}
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn without_the_binary_the_session_ends_normally_and_says_so() {
+    let e2e = E2e::start(vec![Reply::text("Nothing to do.")]);
+    let plugin = e2e.home.join("plugin-copy");
+    crate::harness::stage_plugin(&plugin);
+    let run = e2e
+        .claude("/pagent:ralph Some task")
+        .plugin_dir(Some(plugin))
+        .env_remove("PAGENT_BIN")
+        .env("PATH", "/usr/bin:/bin")
+        .run();
+    assert_eq!(run.code, Some(0));
+    assert_eq!(e2e.mock.requests().len(), 1);
+    let told = e2e.mock.all_text(0);
+    assert!(
+        told.contains("pagent: the pagent binary is not installed"),
+        "{told}"
+    );
+    let stop = run.hook_responses("Stop");
+    assert_eq!(stop.len(), 1);
+    let stderr = stop[0]["stderr"].as_str().unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("pagent: the pagent binary is not installed"),
+        "{stderr}"
+    );
+    assert_eq!(stop[0]["exit_code"], 0);
+    assert!(!e2e.path(".claude/pagent-pipeline.json").exists());
+}
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn installed_from_a_local_marketplace_the_hook_fires_without_plugin_dir() {
+    let e2e = E2e::start(vec![Reply::text("One."), Reply::text("Two.")]);
+    let market = e2e.home.join("market");
+    crate::harness::stage_plugin(&market);
+    for args in [
+        vec!["plugin", "marketplace", "add", market.to_str().unwrap()],
+        vec!["plugin", "install", "pagent@pagent"],
+    ] {
+        let out = Command::new(claude_binary())
+            .args(&args)
+            .env("HOME", &e2e.home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // As scripts/install.sh does: the binary in the plugin's data folder.
+    let data_bin = e2e
+        .home
+        .join(".claude/plugins/data/pagent-pagent/bin/pagent");
+    std::fs::create_dir_all(data_bin.parent().unwrap()).unwrap();
+    std::fs::copy(crate::harness::pagent_bin(), &data_bin).unwrap();
+
+    let run = e2e
+        .claude("/pagent:ralph Task --max-iterations 2")
+        .plugin_dir(None)
+        .env_remove("PAGENT_BIN")
+        .env("PATH", "/usr/bin:/bin")
+        .run();
+    assert_eq!(run.code, Some(0));
+    let plugins = run.init()["plugins"].to_string();
+    assert!(plugins.contains("pagent"), "{plugins}");
+    assert_eq!(e2e.mock.requests().len(), 2);
+    assert!(
+        e2e.mock
+            .stop_feedback(1)
+            .starts_with("pagent · ralph loop · iteration 2 of 2")
+    );
+    assert_eq!(e2e.status()["status"], "gave_up");
+}
