@@ -358,26 +358,9 @@ pub struct ParallelArgs {
     pub stdin_args: bool,
 }
 
-/// `90`, `90s`, `45m`, `2h`.
+/// `90`, `90s`, `45m`, `2h`, `1h30m`: the budgets' reading of a duration, as a `Duration`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 90s, 45m or 2h"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        _ => return Err(format!("{text:?}: the unit must be s, m or h")),
-    };
-    if secs == 0 {
-        return Err("the duration must be more than 0".into());
-    }
-    Ok(Duration::from_secs(secs))
+    pagent_engine::budget::parse_duration(text).map(Duration::from_secs)
 }
 
 #[derive(Debug, Subcommand)]

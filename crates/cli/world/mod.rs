@@ -5,6 +5,7 @@ pub mod backpressure;
 pub mod check;
 pub mod fingerprint;
 pub mod probe;
+pub mod report;
 pub mod transcript;
 pub mod usage;
 

@@ -1,0 +1,374 @@
+//! The report `pagent status` prints: the loop as it stands now, stage by stage, each
+//! condition's progress measured on the disk (files and folders; commands are not run,
+//! their last result comes from the event log), with usage, budget and the last review.
+
+use std::io::Write;
+
+use pagent_engine::usage::{format_cost, format_count};
+use pagent_engine::{Action, Driver, Kind, State, Status, Timestamp, format_duration};
+use serde::Serialize;
+
+use crate::cli::ui::{Style, printable};
+use crate::io::now;
+use crate::store::eventlog::read_events;
+use crate::store::project::Project;
+use crate::world::FsWorld;
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    kind: Kind,
+    workflow: String,
+    status: Status,
+    stage: String,
+    stage_index: usize,
+    stages: Vec<StageReport>,
+    iterations: u32,
+    elapsed_secs: u64,
+    started_at: String,
+    updated_at: String,
+    end_reason: Option<String>,
+    session_id: Option<String>,
+    /// `hook` (the Stop hook inside a session) or `loop` (`pagent loop`).
+    driver: Driver,
+    prd_file: Option<String>,
+    no_progress_count: u32,
+    no_progress_limit: u32,
+    last_feedback: Option<String>,
+    /// False when the state was not set up by this user for this project: pagent ignores it.
+    sealed: bool,
+    /// The loop's most recent backpressure checks (PostToolUse), oldest first.
+    checks: Vec<CheckReport>,
+    /// True while the user has taken the session over (`pagent resume` goes on).
+    paused: bool,
+    /// Edited files whose latest check fails: the loop does not complete meanwhile.
+    failing_checks: Vec<String>,
+    /// Tokens and cost so far, and where the figures came from.
+    usage: UsageReport,
+    /// The loop's time, token and cost limits (empty when none).
+    budget: pagent_engine::Budget,
+    /// The latest reviewer verdict of a `review` condition.
+    review: Option<ReviewReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct UsageReport {
+    tokens: pagent_engine::Tokens,
+    total_tokens: u64,
+    /// Whole micro-dollars, exact; `cost_usd` is the same for reading.
+    cost_microusd: u64,
+    cost_usd: f64,
+    cost_source: String,
+    /// How many usage records the agent gave (0: none, so tokens are unknown).
+    reports: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct ReviewReport {
+    stage: String,
+    iteration: u32,
+    met: bool,
+    summary: String,
+    detail: String,
+    at: String,
+}
+
+#[derive(Debug, Serialize)]
+struct CheckReport {
+    ts: Timestamp,
+    detail: String,
+    ms: Option<u64>,
+}
+
+/// How many of the latest backpressure checks status shows.
+const RECENT_CHECKS: usize = 5;
+
+#[derive(Debug, Serialize)]
+struct StageReport {
+    name: String,
+    /// done, current, waiting, skipped (past max_stages), or the loop's end status.
+    state: &'static str,
+    iterations: u32,
+    max_iterations: u32,
+    met: bool,
+    progress: String,
+}
+
+pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
+    let mut world = FsWorld::read_only(project);
+    let stages = state
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, stage)| {
+            let evaluation = stage.exit_when.evaluate(&mut world);
+            let label = match (i.cmp(&state.stage), state.status) {
+                _ if i >= state.max_stages => "skipped",
+                (std::cmp::Ordering::Less, _) | (std::cmp::Ordering::Equal, Status::Complete) => {
+                    "done"
+                }
+                (std::cmp::Ordering::Equal, Status::Active) => "current",
+                (std::cmp::Ordering::Equal, Status::GaveUp) => "gave_up",
+                (std::cmp::Ordering::Equal, Status::Cancelled) => "cancelled",
+                (std::cmp::Ordering::Greater, _) => "waiting",
+            };
+            // Status reads no transcript and runs no command: for those, say what is known.
+            let progress = match (label, stage.exit_when.promise()) {
+                ("done", Some(promise)) if !evaluation.met => format!("promise {promise} made"),
+                ("current", _) if stage.exit_when.runs_commands() => state
+                    .last_feedback
+                    .clone()
+                    .unwrap_or_else(|| evaluation.summary()),
+                _ => evaluation.summary(),
+            };
+            StageReport {
+                name: stage.name.clone(),
+                state: label,
+                iterations: state.iterations[i],
+                max_iterations: state.stage_limit(i),
+                met: evaluation.met,
+                progress,
+            }
+        })
+        .collect();
+    let end = state.ended_at.unwrap_or_else(now);
+    // The loop's own clock (forward steps only), or the wall clock if that says more (a
+    // cancel ends a loop without ticking its clock).
+    let elapsed = state
+        .usage
+        .elapsed_at(state.updated_at, end)
+        .max(end.since(state.started_at));
+    let usage = &state.usage;
+    #[allow(clippy::cast_precision_loss)]
+    let cost_usd = usage.cost_microusd as f64 / 1e6;
+    Report {
+        kind: state.kind,
+        workflow: state.workflow.clone(),
+        status: state.status,
+        stage: state.current().name.clone(),
+        stage_index: state.stage,
+        stages,
+        iterations: state.total_iterations(),
+        elapsed_secs: elapsed,
+        started_at: state.started_at.to_string(),
+        updated_at: state.updated_at.to_string(),
+        end_reason: state.end_reason.clone(),
+        session_id: state.session_id.clone(),
+        driver: state.driver,
+        prd_file: state.prd_file.clone(),
+        no_progress_count: state.no_progress_count,
+        no_progress_limit: state.no_progress_limit,
+        last_feedback: state.last_feedback.clone(),
+        sealed,
+        checks: recent_checks(project, state),
+        paused: state.paused.is_some(),
+        failing_checks: state.failing_checks.keys().cloned().collect(),
+        usage: UsageReport {
+            tokens: usage.tokens,
+            total_tokens: usage.tokens.total(),
+            cost_microusd: usage.cost_microusd,
+            cost_usd,
+            cost_source: usage.cost_source(),
+            reports: usage.reports,
+        },
+        budget: state.budget,
+        review: state.review.as_ref().map(|r| ReviewReport {
+            stage: state
+                .stages
+                .get(r.stage)
+                .map_or_else(String::new, |s| s.name.clone()),
+            iteration: r.iteration,
+            met: r.met,
+            summary: r.summary.clone(),
+            detail: r.detail.clone(),
+            at: r.at.to_string(),
+        }),
+    }
+}
+
+/// `usage: 12.3k tokens · $0.04 (estimated from pagent's list prices) · budget: 2h00m,
+/// 500k tokens`.
+fn usage_line(report: &Report) -> String {
+    let usage = &report.usage;
+    let mut line = if usage.reports == 0 {
+        "usage: no tokens reported by the agent yet".to_owned()
+    } else {
+        let t = &usage.tokens;
+        format!(
+            "usage: {} tokens (input {}, output {}, cache read {}, cache write {}) · {} ({})",
+            format_count(usage.total_tokens),
+            format_count(t.input),
+            format_count(t.output),
+            format_count(t.cache_read),
+            format_count(t.cache_write),
+            format_cost(usage.cost_microusd),
+            usage.cost_source
+        )
+    };
+    if !report.budget.is_empty() {
+        line.push_str(&format!(" · budget: {}", report.budget.describe()));
+    }
+    line
+}
+
+/// The loop's latest checks, from the event log (they are not worth a state write each).
+fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
+    let Ok((events, _)) = read_events(project) else {
+        return Vec::new();
+    };
+    let started = state.started_at;
+    let mut checks: Vec<CheckReport> = events
+        .into_iter()
+        .filter(|e| e.action == Action::Check && e.ts >= started)
+        .map(|e| CheckReport {
+            ts: e.ts,
+            detail: e.detail,
+            ms: e.ms,
+        })
+        .collect();
+    let skip = checks.len().saturating_sub(RECENT_CHECKS);
+    checks.drain(..skip);
+    checks
+}
+
+pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
+    let status = match report.status {
+        Status::Active if report.paused => style.yellow("paused"),
+        Status::Active => style.yellow("active"),
+        Status::Complete => style.green("complete"),
+        Status::GaveUp => style.red("gave up"),
+        Status::Cancelled => style.dim("cancelled"),
+    };
+    let shape = match report.kind {
+        Kind::Ralph => "ralph loop".to_owned(),
+        Kind::Pipeline => format!("pipeline {}", printable(&report.workflow, false)),
+    };
+    let iterations = format!(
+        "{} iteration{}",
+        report.iterations,
+        if report.iterations == 1 { "" } else { "s" }
+    );
+    writeln!(
+        out,
+        "{} · {status} · {iterations} · {}",
+        style.bold(&format!("pagent {shape}")),
+        format_duration(report.elapsed_secs)
+    )?;
+    if let Some(prd) = &report.prd_file {
+        writeln!(out, "PRD: {}", printable(prd, false))?;
+    }
+    writeln!(out, "{}", printable(&usage_line(report), false))?;
+    let names: Vec<_> = report
+        .stages
+        .iter()
+        .map(|s| printable(&s.name, false))
+        .collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    for (stage, name) in report.stages.iter().zip(&names) {
+        let label = format!("{:<9}", stage.state);
+        let label = match stage.state {
+            "done" => style.green(&label),
+            "current" => style.yellow(&label),
+            "gave_up" => style.red(&label),
+            _ => style.dim(&label),
+        };
+        let counts = if stage.iterations == 0 {
+            String::new()
+        } else {
+            format!("{} of {}", stage.iterations, stage.max_iterations)
+        };
+        writeln!(
+            out,
+            "  {label} {name:<width$}  {counts:<10}  {}",
+            printable(&stage.progress, false)
+        )?;
+    }
+    match report.status {
+        Status::Active => {
+            let owner = match (report.driver, report.session_id.as_deref()) {
+                (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
+                (Driver::Hook, Some(session)) => {
+                    format!("session: {}", printable(session, false))
+                }
+                (Driver::Hook, None) => {
+                    "session: not yet claimed (the next session that stops takes it)".to_owned()
+                }
+            };
+            let no_progress = if report.no_progress_limit == 0 {
+                "turns that change no file are not counted".to_owned()
+            } else {
+                format!(
+                    "turns in a row with no file changed: {} of {}",
+                    report.no_progress_count, report.no_progress_limit
+                )
+            };
+            writeln!(out, "{owner} · {no_progress}")?;
+            if report.paused {
+                writeln!(
+                    out,
+                    "paused because you wrote a message: /pagent:resume (or `pagent resume`) continues it, /pagent:cancel ends it"
+                )?;
+            }
+            if !report.failing_checks.is_empty() {
+                let files: Vec<_> = report
+                    .failing_checks
+                    .iter()
+                    .map(|f| printable(f, false))
+                    .collect();
+                writeln!(
+                    out,
+                    "{}",
+                    style.red(&format!(
+                        "held back until their checks pass: {}",
+                        files.join(", ")
+                    ))
+                )?;
+            }
+        }
+        _ => writeln!(
+            out,
+            "ended: {}",
+            printable(
+                report
+                    .end_reason
+                    .as_deref()
+                    .unwrap_or("(no reason recorded)"),
+                false
+            )
+        )?,
+    }
+    if let Some(review) = &report.review {
+        let verdict = format!("review: {}", printable(&review.summary, false));
+        let verdict = if review.met {
+            style.green(&verdict)
+        } else {
+            style.red(&verdict)
+        };
+        writeln!(
+            out,
+            "{verdict} (stage {}, iteration {}, {})",
+            printable(&review.stage, false),
+            review.iteration,
+            review.at
+        )?;
+    }
+    for (i, check) in report.checks.iter().enumerate() {
+        let label = if i == 0 { "checks:" } else { "       " };
+        let ms = check
+            .ms
+            .map_or_else(String::new, |ms| format!(" ({ms} ms)"));
+        let detail = printable(&check.detail, false);
+        let detail = if detail.contains(": failed") || detail.contains(": timed out") {
+            style.red(&detail)
+        } else {
+            detail.into_owned()
+        };
+        writeln!(out, "{label} {detail}{ms}")?;
+    }
+    if !report.sealed {
+        writeln!(out,
+            "{}",
+            style.red("warning: this state was not set up by you for this project (its seal does not verify); pagent ignores it.")
+        )?;
+    }
+    Ok(())
+}
