@@ -295,4 +295,6 @@ pub fn parse_json_field(
 }
 
 #[cfg(test)]
+mod edges;
+#[cfg(test)]
 mod tests;

@@ -263,23 +263,6 @@ fn a_clock_going_backwards_never_shrinks_elapsed_time() {
 }
 
 #[test]
-fn exact_token_figures_are_added_only_when_the_short_ones_round() {
-    let small = Reached::Tokens {
-        used: 45,
-        limit: 40,
-    };
-    assert_eq!(small.describe(), "the token budget (45 tokens used of 40)");
-    let large = Reached::Tokens {
-        used: 1_234,
-        limit: 1_000,
-    };
-    assert_eq!(
-        large.describe(),
-        "the token budget (1.2k tokens used of 1.0k; 1234 of 1000)"
-    );
-}
-
-#[test]
 fn flags_win_over_the_workflow_and_describe_reads_well() {
     let flags = Budget {
         max_tokens: Some(2_000_000),

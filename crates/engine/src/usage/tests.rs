@@ -149,3 +149,145 @@ fn figures_read_well() {
     assert_eq!(per_million(f64::NAN), None);
     assert_eq!(per_million(3.0), Some(3_000_000));
 }
+
+#[test]
+fn the_larger_of_each_field_is_kept() {
+    let a = Tokens {
+        input: 10,
+        output: 1,
+        cache_read: 30,
+        cache_write: 2,
+    };
+    let b = Tokens {
+        input: 5,
+        output: 20,
+        cache_read: 3,
+        cache_write: 40,
+    };
+    let larger = Tokens {
+        input: 10,
+        output: 20,
+        cache_read: 30,
+        cache_write: 40,
+    };
+    assert_eq!(a.max(&b), larger);
+    assert_eq!(b.max(&a), larger);
+}
+
+/// Each of the four counts is priced at its own rate and the parts are summed.
+#[test]
+fn a_price_sums_the_four_counts_each_at_its_rate() {
+    let price = Price {
+        prefix: "m".into(),
+        input: 1_000_000,
+        output: 2_000_000,
+        cache_read: 3_000_000,
+        cache_write: 4_000_000,
+        source: PriceSource::User,
+    };
+    for (input, output, cache_read, cache_write, micros) in [
+        (0, 0, 0, 0, 0),
+        (1_000_000, 0, 0, 0, 1_000_000),
+        (0, 1_000_000, 0, 0, 2_000_000),
+        (0, 0, 1_000_000, 0, 3_000_000),
+        (0, 0, 0, 1_000_000, 4_000_000),
+        (1_000_000, 1_000_000, 1_000_000, 1_000_000, 10_000_000),
+        (7, 5, 3, 2, 34),
+        (1, 0, 0, 0, 1),
+    ] {
+        let tokens = Tokens {
+            input,
+            output,
+            cache_read,
+            cache_write,
+        };
+        assert_eq!(price.cost_microusd(&tokens), micros, "{tokens:?}");
+    }
+}
+
+/// A report of no tokens and no cost costs nothing and is priced by no one: the cost stays
+/// unknown, so a cost budget is not judged on it.
+#[test]
+fn a_report_of_no_tokens_names_no_price() {
+    let mut usage = Usage::default();
+    usage.add(&report("claude-sonnet-4", 0, 0, None), &Prices::built_in());
+    assert_eq!(usage.reports, 1);
+    assert!(!usage.cost_known());
+    assert_eq!(usage.cost_sources, CostSources::default());
+    assert_eq!(usage.summary(), "0 tokens");
+}
+
+/// (reports) -> the status line: a cost only when one is known, and a `+` when some tokens
+/// had no price.
+#[test]
+fn the_summary_shows_a_cost_only_when_one_is_known() {
+    let cases: Vec<(Vec<Report>, &str)> = vec![
+        (vec![], "tokens not reported"),
+        (vec![report("mystery", 100, 0, None)], "100 tokens"),
+        (
+            vec![report("claude-sonnet-4", 1_000_000, 0, None)],
+            "1.00M tokens, $3.00",
+        ),
+        (
+            vec![
+                report("claude-sonnet-4", 1_000_000, 0, None),
+                report("mystery", 100, 0, None),
+            ],
+            "1.00M tokens, $3.00+",
+        ),
+        (
+            vec![report("mystery", 100, 0, Some(20_000))],
+            "100 tokens, $0.02",
+        ),
+    ];
+    for (reports, expected) in cases {
+        let mut usage = Usage::default();
+        for r in &reports {
+            usage.add(r, &Prices::built_in());
+        }
+        assert_eq!(usage.summary(), expected, "{reports:?}");
+        assert_eq!(usage.cost_known(), expected.contains('$'), "{reports:?}");
+    }
+}
+
+/// Under a cent the cost keeps four places; a cent and up, two.
+#[test]
+fn a_cent_is_where_the_short_form_starts() {
+    for (micros, text) in [
+        (9_999, "$0.0100"),
+        (10_000, "$0.01"),
+        (10_001, "$0.01"),
+        (14_999, "$0.01"),
+        (15_000, "$0.02"),
+        (1_000_000, "$1.00"),
+        (1_009_999, "$1.01"),
+    ] {
+        assert_eq!(format_cost(micros), text, "{micros}");
+    }
+}
+
+/// The state file leaves out cost sources and unpriced tokens when there are none, keeps
+/// them when there are, and reads back what it wrote.
+#[test]
+fn usage_is_written_without_its_empty_fields_and_read_back() {
+    let empty = serde_json::to_value(Usage::default()).unwrap();
+    assert_eq!(empty.get("cost_sources"), None);
+    assert_eq!(empty.get("unpriced_tokens"), None);
+    assert_eq!(empty.get("reports"), Some(&serde_json::json!(0)));
+    let mut usage = Usage::default();
+    usage.add(&report("claude-sonnet-4", 10, 0, None), &Prices::built_in());
+    usage.add(&report("mystery", 100, 0, None), &Prices::built_in());
+    let written = serde_json::to_value(&usage).unwrap();
+    assert_eq!(
+        written.get("cost_sources"),
+        Some(&serde_json::json!({"built_in_prices": true}))
+    );
+    assert_eq!(
+        written.get("unpriced_tokens"),
+        Some(&serde_json::json!(100))
+    );
+    let read: Usage = serde_json::from_value(written).unwrap();
+    assert_eq!(read, usage);
+    let read: Usage = serde_json::from_value(empty).unwrap();
+    assert_eq!(read, Usage::default());
+}
