@@ -240,14 +240,21 @@ pub fn format_count(n: u64) -> String {
     }
 }
 
-/// `$0.42`, `$12.50`, `$0.0031` (small sums keep two significant digits).
+/// `$0.42`, `$12.50`; under a cent, two significant digits (`$0.0031`, `$0.000051`), so a
+/// cost that is not zero never reads as `$0.0000`. Integer arithmetic throughout.
 pub fn format_cost(microusd: u64) -> String {
     let dollars = microusd / 1_000_000;
     let micros = microusd % 1_000_000;
     if dollars == 0 && micros > 0 && micros < 10_000 {
-        #[allow(clippy::cast_precision_loss)]
-        let f = micros as f64 / 1e6;
-        return format!("${f:.4}");
+        let mut scale = 1;
+        while micros / scale >= 100 {
+            scale *= 10;
+        }
+        let rounded = (micros + scale / 2) / scale * scale;
+        if rounded < 10_000 {
+            let digits = format!("{rounded:06}");
+            return format!("$0.{}", digits.trim_end_matches('0'));
+        }
     }
     let cents = (micros + 5_000) / 10_000;
     let (dollars, cents) = if cents == 100 {

@@ -250,11 +250,20 @@ fn the_summary_shows_a_cost_only_when_one_is_known() {
     }
 }
 
-/// Under a cent the cost keeps four places; a cent and up, two.
+/// Under a cent the cost keeps two significant digits (never `$0.0000` for a cost that is
+/// not zero); a cent and up, two places.
 #[test]
 fn a_cent_is_where_the_short_form_starts() {
     for (micros, text) in [
-        (9_999, "$0.0100"),
+        (1, "$0.000001"),
+        (50, "$0.00005"),
+        (51, "$0.000051"),
+        (149, "$0.00015"),
+        (3_149, "$0.0031"),
+        (3_150, "$0.0032"),
+        (9_949, "$0.0099"),
+        (9_950, "$0.01"),
+        (9_999, "$0.01"),
         (10_000, "$0.01"),
         (10_001, "$0.01"),
         (14_999, "$0.01"),
