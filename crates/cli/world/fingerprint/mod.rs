@@ -152,30 +152,20 @@ fn walk_fingerprint(dir: &Dir) -> Option<String> {
     Some(pagent_engine::seal::hex(&hash.finalize()))
 }
 
+/// The test suites' one `git` helper, shared with tests/integration and tests/e2e.
+#[cfg(test)]
+#[allow(clippy::disallowed_methods, clippy::unwrap_used)]
+#[path = "../../../../tests/support/git.rs"]
+mod support_git;
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
     use std::fs;
-    use std::process::Command;
 
     use super::*;
 
-    pub(super) fn git(dir: &Path, args: &[&str]) {
-        let status = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(status.status.success(), "{status:?}");
-    }
+    pub(super) use super::support_git::git;
 
     #[test]
     fn every_kind_of_progress_changes_the_fingerprint() {
