@@ -34,6 +34,7 @@ mod ralph;
 mod review;
 mod safety;
 mod status;
+mod stories;
 mod streams;
 mod user_wins;
 mod util;

@@ -76,8 +76,15 @@ pub enum Command {
 #[derive(Debug, Args, Clone, Default)]
 pub struct RunArgs {
     /// The PRD (product requirements) file the pipeline works from
-    #[arg(required_unless_present = "stdin_args")]
+    #[arg(required_unless_present_any = ["stdin_args", "stories"])]
     pub prd: Option<PathBuf>,
+    /// Instead of a pipeline: work through a plan's stories, one at a time, each checked
+    /// before the next (prd.json, Chief's prd.md, spec-kit's or Kiro's tasks.md, a
+    /// ralphex plan)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["prd", "workflow", "max_stages"])]
+    pub stories: Option<PathBuf>,
+    #[command(flatten)]
+    pub plan: PlanArgs,
     /// A workflow name (from .claude/pagent/workflows/NAME.json, or built in) or a JSON file
     #[arg(long, value_name = "NAME|PATH")]
     pub workflow: Option<String>,
@@ -101,7 +108,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub trust: bool,
     /// Read the arguments from stdin as typed after the slash command (no shell involved)
-    #[arg(long, conflicts_with_all = ["prd", "workflow", "max_stages", "max_iterations", "no_progress_limit"])]
+    #[arg(long, conflicts_with_all = ["prd", "stories", "workflow", "max_stages", "max_iterations", "no_progress_limit"])]
     pub stdin_args: bool,
     /// The review is added to the verifier stage (else the last stage)
     #[command(flatten)]
@@ -143,6 +150,24 @@ pub struct RalphArgs {
     pub stdin_args: bool,
     #[command(flatten)]
     pub review: ReviewArgs,
+}
+
+/// How a plan is read and checked (`--stories`, `--issues`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct PlanArgs {
+    /// The plan's format, when its content does not tell: prd-json, chief, spec-kit,
+    /// kiro or ralphex
+    #[arg(long, value_name = "NAME", value_parser = parse_format)]
+    pub format: Option<pagent_engine::stories::Format>,
+    /// A command that must pass before a story counts as done and before the loop ends
+    /// (repeatable; run with `sh -c` in the project, besides the plan's own)
+    #[arg(long = "check", value_name = "COMMAND")]
+    pub checks: Vec<String>,
+}
+
+fn parse_format(name: &str) -> Result<pagent_engine::stories::Format, String> {
+    pagent_engine::stories::Format::from_name(name)
+        .ok_or_else(|| "expected prd-json, chief, spec-kit, kiro or ralphex".to_owned())
 }
 
 /// A `review` exit condition asked for on the command line (the user's own words, so no
@@ -271,6 +296,7 @@ pub struct AgentArgs {
 }
 
 #[derive(Debug, Args, Clone)]
+#[command(group(clap::ArgGroup::new("plan_source").args(["stories", "issues"])))]
 pub struct LoopArgs {
     #[command(flatten)]
     pub agent: AgentArgs,
@@ -280,18 +306,33 @@ pub struct LoopArgs {
     /// Print one JSON object per line (events) for scripts
     #[arg(long, conflicts_with = "quiet")]
     pub json: bool,
-    /// Work through a PRD's user stories (prd.json with "userStories"), one per iteration,
-    /// until every story passes
-    #[arg(long, value_name = "PRD_JSON")]
-    pub prd: Option<PathBuf>,
-    /// Trust the project's config (.claude/pagent/config.json) for --prd, as `pagent
-    /// trust` would
-    #[arg(long, requires = "prd")]
+    /// Work through a plan's stories, one per iteration, until every one is done and the
+    /// checks pass: prd.json, Chief's prd.md, spec-kit's tasks.md, a Kiro tasks.md or a
+    /// ralphex plan (told by its content; --format names it)
+    #[arg(
+        long,
+        visible_alias = "prd",
+        value_name = "FILE",
+        conflicts_with = "issues"
+    )]
+    pub stories: Option<PathBuf>,
+    /// Work through GitHub issues, one per iteration, read with your own `gh`: a search
+    /// ("label:ready", "milestone:v2 is:open") or issue numbers ("12,15,18")
+    #[arg(long, value_name = "QUERY|NUMBERS")]
+    pub issues: Option<String>,
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Comment on each GitHub issue when its story is done (an --issues loop)
+    #[arg(long)]
+    pub comment_progress: bool,
+    /// Trust the plan's validation commands and the project's config
+    /// (.claude/pagent/config.json), as `pagent trust` would
+    #[arg(long, requires = "plan_source")]
     pub trust: bool,
     #[command(flatten)]
     pub budget: BudgetArgs,
-    /// Iterations for --prd [default: the stories left, plus a margin]
-    #[arg(long, value_name = "N", requires = "prd", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// Iterations for --stories or --issues [default: the stories left, plus a margin]
+    #[arg(long, value_name = "N", requires = "plan_source", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: Option<u32>,
     /// Run in the git worktree .claude/pagent/worktrees/NAME on branch pagent/NAME
     /// (created from HEAD, or reused to resume)
@@ -306,7 +347,8 @@ pub struct LoopArgs {
     /// When the loop completes, push its branch (git push -u origin BRANCH)
     #[arg(long)]
     pub push: bool,
-    /// When the loop completes, open a pull request with gh (implies --push)
+    /// When the loop completes, open a pull request with gh (implies --push); after
+    /// --issues, its body closes the issues done
     #[arg(long)]
     pub pr: bool,
     /// Start a new loop; without one, the active loop is resumed

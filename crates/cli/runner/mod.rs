@@ -16,11 +16,13 @@
 //!
 //! Beside this file: `prepare` finds the agent and sets up or takes over the state;
 //! `retry` runs the agent for one iteration, again after a crash or an API error with a
-//! growing delay; `watch` notices a loop ended elsewhere; `stories` is `--prd`'s one-stage
-//! workflow over a PRD's user stories, with the progress.md line after each iteration.
+//! growing delay; `watch` notices a loop ended elsewhere; `stories` is the runner's side of
+//! `--stories` and `--issues` (the progress.md line and the issue comments after each
+//! iteration, the pull request's `Closes #N`), `github` the one place `gh` starts.
 //! Each decision is applied like the Stop hook's (`session::apply`).
 
 pub mod agent;
+mod github;
 pub mod loop_event;
 pub mod parallel;
 mod prepare;
@@ -106,6 +108,8 @@ pub fn drive(
         let mut watch = Watch::new(&project, &state.loop_id);
         let stage = state.current().name.clone();
         let iteration = state.iterations[state.stage];
+        // The plan as it was before this iteration: which stories it finishes.
+        let plan_before = stories::current_plan(&project, &state).map(|(_, plan)| plan);
         let prompt = state
             .pending_prompt
             .clone()
@@ -193,7 +197,14 @@ pub fn drive(
         if let Some(verdict) = review::new_verdict(&state, &next) {
             progress.note(&format!("review: {}", verdict.summary));
         }
-        note_stories(&project, &next, iteration, progress);
+        note_stories(
+            &project,
+            &next,
+            iteration,
+            plan_before.as_ref(),
+            args.comment_progress,
+            progress,
+        );
         if args.checkpoint {
             match worktree::checkpoint(
                 &project.root,
@@ -287,13 +298,12 @@ fn after_completion(
     }
     progress.note(&format!("pushed {branch}"));
     if args.pr {
-        let title = format!("pagent: {}", state.workflow);
-        let body = format!(
-            "Opened by `pagent loop` after the {} loop completed: {}.",
-            state.workflow,
-            state.end_reason.as_deref().unwrap_or("")
-        );
-        match worktree::open_pr(&project.root, &branch, &title, &body) {
+        let title = match stories::current_plan(project, state) {
+            Some((rel, _)) => format!("pagent: the stories of {}", rel.display()),
+            None => format!("pagent: {}", state.workflow),
+        };
+        let body = stories::pr_body(project, state);
+        match github::open_pr(&project.root, &branch, &title, &body) {
             Ok(url) => progress.note(&format!("opened a pull request: {url}")),
             Err(err) => {
                 progress.note(&format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"));

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use pagent_engine::{Action, Driver, State};
 
-use super::stories::stories_state;
+use super::stories::stories_spec;
 use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::runner::agent::AgentSpec;
@@ -40,7 +40,7 @@ pub(super) fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpe
     })
 }
 
-/// A new state from the subcommand or --prd, or the active one to resume; and the runner
+/// A new state from the subcommand, --stories or --issues, or the active one to resume; and the runner
 /// lock, held while this runner drives the state so that a second one cannot.
 pub(super) fn prepare_state(
     project: &Project,
@@ -50,8 +50,8 @@ pub(super) fn prepare_state(
     progress: &mut Progress,
     stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<(State, bool, door::Lock)> {
-    let (state, force, action) = match (&args.start, &args.prd) {
-        (Some(LoopStart::Ralph(ralph_args)), _) => {
+    let (state, force, action) = match &args.start {
+        Some(LoopStart::Ralph(ralph_args)) => {
             let (mut ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
             ralph_args.budget = merged_budget(args.budget, ralph_args.budget);
             let (state, notes) =
@@ -59,35 +59,38 @@ pub(super) fn prepare_state(
             notes.lines().iter().for_each(|l| progress.note(l));
             (state, ralph_args.force, Action::Ralph)
         }
-        (Some(LoopStart::Run(run_args)), _) => {
+        Some(LoopStart::Run(run_args)) => {
             let mut run_args = run_args.clone();
             run_args.budget = merged_budget(args.budget, run_args.budget);
-            let (state, notes) = setup::build::pipeline(project, env, &run_args, Driver::Loop)?;
+            let (state, notes, action) =
+                match setup::build::stories_spec_of(&run_args, Driver::Loop)? {
+                    Some(spec) => {
+                        let (state, notes) = setup::stories::stories(project, env, &spec)?;
+                        (state, notes, Action::Stories)
+                    }
+                    None => {
+                        let (state, notes) =
+                            setup::build::pipeline(project, env, &run_args, Driver::Loop)?;
+                        (state, notes, Action::Run)
+                    }
+                };
             notes.lines().iter().for_each(|l| progress.note(l));
-            (state, run_args.force, Action::Run)
+            (state, run_args.force, action)
         }
-        (None, prd) => match store::read_state(project)? {
+        None => match store::read_state(project)? {
             Some(state) if state.is_active() => {
                 let runner = runner_lock(project, Duration::ZERO)?;
                 let (state, resumed) = resume(project, env, state, secret, progress)?;
                 return Ok((state, resumed, runner));
             }
-            _ => match prd {
-                Some(prd) => (
-                    stories_state(
-                        project,
-                        env,
-                        prd,
-                        args.max_iterations,
-                        args.budget.budget(),
-                        args.trust,
-                        progress,
-                    )?,
-                    false,
-                    Action::Stories,
-                ),
+            _ => match stories_spec(project, args, progress)? {
+                Some(spec) => {
+                    let (state, notes) = setup::stories::stories(project, env, &spec)?;
+                    notes.lines().iter().for_each(|l| progress.note(l));
+                    (state, false, Action::Stories)
+                }
                 None => bail!(
-                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD` or `pagent loop --prd prd.json`",
+                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD`, `pagent loop --stories tasks.md` or `pagent loop --issues label:ready`",
                     project.root.display()
                 ),
             },

@@ -1,130 +1,112 @@
-//! `pagent loop --prd prd.json`: a one-stage workflow over a PRD's user stories, one
-//! story per iteration until every story passes.
+//! `pagent loop --stories FILE` and `--issues QUERY`: the runner's side of a stories loop
+//! (the state itself is `store::setup::stories`, shared with the Stop hook's loop).
 //!
-//! The engine knows the PRD format and the `stories_pass` condition; this is the binary's
-//! side: reading the PRD to build the state, and after each iteration appending a line to
-//! the progress.md beside it, where the agent keeps its own notes too.
+//! - `--issues` asks `gh` for the issues once and writes them down as a plan of pagent's
+//!   own, `.claude/pagent/issues.md`; the loop then works through that file like any plan.
+//! - After each iteration a line goes to the `progress.md` beside the plan (where the
+//!   agent keeps its own notes too), and, with `--comment-progress`, each GitHub issue
+//!   whose story the iteration finished gets a comment.
+//! - At the end, `--pr` opens a pull request whose body closes every issue done.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-use pagent_engine::stories::Prd;
-use pagent_engine::{Driver, SetupOptions, State, Workflow};
-use serde_json::json;
+use pagent_engine::State;
+use pagent_engine::stories::{Format, Plan, issue_number, render_issues};
 
-use crate::cli::env::Env;
+use crate::cli::args::LoopArgs;
 use crate::io::now;
+use crate::runner::github;
 use crate::runner::progress::Progress;
 use crate::store::project::Project;
-use crate::{store::consent, world::fingerprint};
+use crate::store::setup::stories::{StoriesSpec, read_plan};
 
-/// PRDs larger than this are refused.
-const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
+/// Where an `--issues` loop writes its plan (ignored by git with the rest of
+/// `.claude/pagent/`).
+pub const ISSUES_PLAN: &str = ".claude/pagent/issues.md";
 
-const STORIES_PROMPT: &str = include_str!("../../../plugin/prompts/stories.md");
-
-/// A one-stage workflow over a PRD's stories: the next story each iteration.
-pub(super) fn stories_state(
+/// What `--stories` or `--issues` asks for, the issues fetched and written down first.
+pub(super) fn stories_spec(
     project: &Project,
-    env: &Env,
-    prd: &Path,
-    max_iterations: Option<u32>,
-    budget: pagent_engine::Budget,
-    trust: bool,
+    args: &LoopArgs,
     progress: &mut Progress,
-) -> anyhow::Result<State> {
-    let cwd = env
-        .current_dir
-        .clone()
-        .unwrap_or_else(|| project.root.clone());
-    let path = if prd.is_absolute() {
-        prd.to_path_buf()
-    } else {
-        cwd.join(prd)
+) -> anyhow::Result<Option<StoriesSpec>> {
+    let (file, format) = match (&args.stories, &args.issues) {
+        (Some(file), _) => (file.clone(), args.plan.format),
+        (None, Some(query)) => {
+            let (issues, note) = github::issues(&project.root, query)?;
+            anyhow::ensure!(!issues.is_empty(), "gh finds no open issue for {query:?}");
+            if let Some(note) = note {
+                progress.warn(&note);
+            }
+            project.dir().write_atomic(
+                Path::new(ISSUES_PLAN),
+                render_issues(query, &issues).as_bytes(),
+            )?;
+            progress.note(&format!(
+                "{} issue{} from gh, written to {ISSUES_PLAN}",
+                issues.len(),
+                if issues.len() == 1 { "" } else { "s" }
+            ));
+            (project.root.join(ISSUES_PLAN), Some(Format::Issues))
+        }
+        (None, None) => {
+            anyhow::ensure!(
+                args.plan.format.is_none() && args.plan.checks.is_empty(),
+                "--format and --check go with --stories or --issues"
+            );
+            return Ok(None);
+        }
     };
-    let rel_path = consent::rel_in_project(project, &cwd, &path)
-        .with_context(|| format!("the PRD {} must be inside the project", path.display()))?;
-    let bytes = project
-        .dir()
-        .read(&rel_path, MAX_PRD_BYTES)
-        .with_context(|| format!("cannot read the PRD {}", path.display()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("the PRD {} is not UTF-8 text", path.display()))?;
-    let parsed = Prd::parse(&text).map_err(|why| {
-        anyhow::anyhow!("{} is not a PRD with user stories: {why}", path.display())
-    })?;
-    let rel = rel_path.to_string_lossy().into_owned();
-    let remaining = u32::try_from(parsed.remaining()).unwrap_or(u32::MAX);
-    anyhow::ensure!(
-        remaining > 0,
-        "every story in {rel} already passes: nothing to do"
-    );
-    let mut notes = crate::store::setup::Notes::default();
-    let backpressure = crate::store::setup::consented_config(
-        project,
-        env.config_dir.as_deref(),
-        None,
-        trust,
-        &mut notes,
-    )?;
-    for line in notes.lines() {
-        progress.warn(&line);
-    }
-    let workflow = Workflow::from_json(
-        &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": {"stories_pass": rel}}]}),
-        "stories",
-    )?;
-    let options = SetupOptions {
-        // Each story should take one iteration; the margin covers retries of hard ones.
-        max_iterations: Some(max_iterations.unwrap_or(remaining + (remaining / 2).max(3))),
-        // A story's work often ends in prd.json alone: the fingerprint still sees it.
-        no_progress_limit: Some(3),
-        prd_file: Some(rel.clone()),
-        prd_path: Some(rel.clone()),
-        driver: Driver::Loop,
-        backpressure,
-        budget,
-        ..SetupOptions::default()
-    };
-    let prompt = pagent_engine::render_template(STORIES_PROMPT, Some(&rel));
-    Ok(State::new_pipeline(
-        &workflow,
-        vec![prompt],
-        options,
-        fingerprint::fingerprint(project),
-        now(),
-    ))
+    Ok(Some(StoriesSpec {
+        file,
+        format,
+        checks: args.plan.checks.clone(),
+        max_iterations: args.max_iterations,
+        no_progress_limit: None,
+        budget: args.budget.budget(),
+        trust: args.trust,
+        driver: pagent_engine::Driver::Loop,
+        review: None,
+    }))
 }
 
-/// Appends a line to progress.md beside a stories PRD (the agent appends its own notes).
+/// The plan a stories stage works through, as it is now (`None` for other loops).
+pub(super) fn current_plan(project: &Project, state: &State) -> Option<(PathBuf, Plan)> {
+    let (path, format) = state.current().exit_when.stories_source()?;
+    let rel = PathBuf::from(path.as_str());
+    let plan = read_plan(project, &rel, format).ok()?;
+    Some((rel, plan))
+}
+
+/// After an iteration: a line in progress.md beside the plan, and a comment on each
+/// issue whose story is done now and was not before (`before`), when asked.
 pub(super) fn note_stories(
     project: &Project,
     state: &State,
     iteration: u32,
+    before: Option<&Plan>,
+    comment: bool,
     progress: &mut Progress,
 ) {
-    let Some(path) = state.current().exit_when.stories_path() else {
+    let Some((rel, plan)) = current_plan(project, state) else {
         return;
     };
-    let prd_rel = Path::new(path.as_str());
-    let Ok(bytes) = project.dir().read(prd_rel, MAX_PRD_BYTES) else {
-        return;
-    };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return;
-    };
-    let Ok(prd) = Prd::parse(&text) else { return };
-    let next = prd.next_story().map_or_else(
+    let next = plan.next_story().map_or_else(
         || "none left".to_owned(),
         |s| format!("{}: {}", s.id, s.title),
     );
+    let verb = if plan.format == Format::PrdJson {
+        "pass"
+    } else {
+        "done"
+    };
     let line = format!(
-        "- {} iteration {iteration}: {} of {} stories pass; next: {next}\n",
+        "- {} iteration {iteration}: {} of {} stories {verb}; next: {next}\n",
         now(),
-        prd.passing(),
-        prd.user_stories.len()
+        plan.done_count(),
+        plan.required_count()
     );
-    let file = prd_rel.with_file_name("progress.md");
+    let file = rel.with_file_name("progress.md");
     let header = if project.dir().kind(&file).ok().flatten().is_some() {
         ""
     } else {
@@ -136,4 +118,48 @@ pub(super) fn note_stories(
     {
         progress.warn(&format!("cannot append to {}: {err}", file.display()));
     }
+    if !comment || plan.format != Format::Issues {
+        return;
+    }
+    for story in plan.stories.iter().filter(|s| s.done) {
+        let was_done = before
+            .and_then(|b| b.story(&story.id))
+            .is_none_or(|s| s.done);
+        let Some(number) = issue_number(&story.id).filter(|_| !was_done) else {
+            continue;
+        };
+        let body = format!(
+            "pagent: the story for this issue is done (iteration {iteration} of a `pagent loop --issues` loop); the pull request will close it."
+        );
+        match github::comment(&project.root, number, &body) {
+            Ok(()) => progress.note(&format!("commented on #{number}")),
+            Err(err) => progress.warn(&format!("cannot comment on #{number}: {err:#}")),
+        }
+    }
+}
+
+/// The pull request's body after a stories loop: what completed, and a `Closes #N` line
+/// per issue done.
+pub(super) fn pr_body(project: &Project, state: &State) -> String {
+    let mut body = format!(
+        "Opened by `pagent loop` after the {} loop completed: {}.",
+        state.workflow,
+        state.end_reason.as_deref().unwrap_or("")
+    );
+    if let Some((_, plan)) = current_plan(project, state)
+        && plan.format == Format::Issues
+    {
+        let closes: Vec<String> = plan
+            .stories
+            .iter()
+            .filter(|s| s.done)
+            .filter_map(|s| issue_number(&s.id))
+            .map(|n| format!("Closes #{n}"))
+            .collect();
+        if !closes.is_empty() {
+            body.push_str("\n\n");
+            body.push_str(&closes.join("\n"));
+        }
+    }
+    body
 }

@@ -1,9 +1,9 @@
-//! Git for `pagent loop`: a worktree per loop, checkpoint commits, and the actions after
-//! a loop completes (push the branch, open a pull request).
+//! Git for `pagent loop`: a worktree per loop, checkpoint commits, and pushing the branch
+//! after a loop completes (the pull request is `github`'s).
 //!
-//! Worktrees and commits use libgit2; pushing and pull requests need the user's
-//! credentials and hosting setup, so they go through `git push` and `gh`, and every
-//! failure is reported with the command's own words, never swallowed.
+//! Worktrees and commits use libgit2; pushing needs the user's credentials and hosting
+//! setup, so it goes through `git push`, and every failure is reported with the
+//! command's own words, never swallowed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -154,24 +154,6 @@ pub fn checkpoint(root: &Path, message: &str) -> anyhow::Result<Option<String>> 
 /// `git push -u origin BRANCH` in `root`.
 pub fn push(root: &Path, branch: &str) -> anyhow::Result<()> {
     run(root, "git", &["push", "-u", "origin", branch])
-}
-
-/// `gh pr create` for `branch`; returns what gh printed (the PR's address).
-pub fn open_pr(root: &Path, branch: &str, title: &str, body: &str) -> anyhow::Result<String> {
-    let out = Command::new("gh")
-        .args([
-            "pr", "create", "--head", branch, "--title", title, "--body", body,
-        ])
-        .current_dir(root)
-        .output()
-        .context("cannot run gh (the GitHub CLI); is it installed?")?;
-    if !out.status.success() {
-        bail!(
-            "gh pr create failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 fn run(root: &Path, program: &str, args: &[&str]) -> anyhow::Result<()> {

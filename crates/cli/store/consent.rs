@@ -2,7 +2,8 @@
 //! each one's exact content (the hashes are in `store::trust`).
 //!
 //! A command source is: a project workflow whose conditions or backpressure run commands,
-//! the project's `.claude/pagent/config.json` when it configures commands, and a program
+//! a plan's validation commands (a ralphex `## Validation Commands`), the project's
+//! `.claude/pagent/config.json` when it configures commands, and a program
 //! of the project's own that a built-in check would run (`node_modules/.bin/tsc`, and
 //! `cargo check`, which runs the crate's build scripts, through its `Cargo.toml`). Set-up
 //! refuses an untrusted source with the commands it would allow and the exact command that
@@ -136,6 +137,16 @@ pub fn config_source(
     })
 }
 
+/// A plan's validation commands as a command source: consent covers exactly the
+/// commands, not the whole file, so the ticks a stories loop makes do not revoke it.
+pub fn plan_source(rel: &Path, plan: &pagent_engine::stories::Plan) -> Option<Source> {
+    (!plan.checks.is_empty()).then(|| Source {
+        rel: rel.to_path_buf(),
+        bytes: format!("pagent plan checks\n{}\n", plan.checks.join("\n")).into_bytes(),
+        commands: plan.checks.clone(),
+    })
+}
+
 /// A project-local program (one of [`LOCAL_PROGRAMS`], at `rel`) as a source.
 pub fn program_source(project: &Project, rel: &Path) -> Option<Source> {
     let name = rel.file_name()?.to_str()?;
@@ -193,6 +204,12 @@ pub fn file_source(project: &Project, rel: &Path) -> anyhow::Result<Option<Sourc
     }
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", rel.display()))?;
+    // A plan other than prd.json (which runs nothing) is Markdown, never a workflow.
+    if rel.extension().is_none_or(|e| e != "json")
+        && let Ok(plan) = pagent_engine::stories::Plan::read(text, None)
+    {
+        return Ok(plan_source(rel, &plan));
+    }
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| anyhow::anyhow!("{} is not a workflow: {e}", rel.display()))?;
     let workflow = pagent_engine::Workflow::from_json(&value, "workflow")

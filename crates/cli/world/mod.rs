@@ -29,7 +29,7 @@ pub struct FsWorld<'a> {
     /// `last_assistant_message` from the hook input, the first source to trust.
     hook_message: Option<String>,
     transcript: Option<PathBuf>,
-    /// Status and other read-only callers must not run commands.
+    /// Status and other read-only callers must not run commands, nor tick a plan.
     run_commands: bool,
     cached_message: Option<Option<String>>,
     /// How to start a reviewer; `None` where no reviewer may run.
@@ -93,6 +93,25 @@ impl World for FsWorld<'_> {
             .read(std::path::Path::new(path.as_str()), MAX_TEXT_BYTES)
             .map_err(probe::probe_of)?;
         String::from_utf8(bytes).map_err(|_| Probe::Error("not UTF-8 text".into()))
+    }
+
+    fn replace_text(&mut self, path: &RelPath, old: &str, new: &str) -> Result<(), String> {
+        if !self.run_commands {
+            return Err("this caller only looks".into());
+        }
+        let rel = std::path::Path::new(path.as_str());
+        let now = self
+            .project
+            .dir()
+            .read(rel, MAX_TEXT_BYTES)
+            .map_err(|e| e.to_string())?;
+        if now != old.as_bytes() {
+            return Err("the file changed meanwhile".into());
+        }
+        self.project
+            .dir()
+            .write_atomic(rel, new.as_bytes())
+            .map_err(|e| e.to_string())
     }
 
     fn last_assistant_message(&mut self) -> Option<String> {

@@ -37,8 +37,12 @@ pub enum Condition {
         min_lines: u64,
     },
     Promise(String),
-    /// Every user story in this PRD file (`prd.json`) has `"passes": true`.
-    StoriesPass(RelPath),
+    /// Every required story of this plan is done (`{"stories_pass": "tasks.md"}`, with
+    /// `"format"` to name the plan's kind instead of telling it by content).
+    StoriesPass {
+        path: RelPath,
+        format: Option<crate::stories::Format>,
+    },
     Command(Check),
     /// A fresh reviewer agent agrees the work meets the criteria (see `review.rs`). Only
     /// the whole condition or an item of its top-level `all`, and once per stage.
@@ -83,7 +87,7 @@ impl Condition {
             Condition::All(items) | Condition::Any(items) => {
                 items.iter().flat_map(Condition::paths).collect()
             }
-            Condition::StoriesPass(path) => vec![path],
+            Condition::StoriesPass { path, .. } => vec![path],
             Condition::Promise(_) | Condition::Command(_) | Condition::Review(_) => Vec::new(),
         }
     }

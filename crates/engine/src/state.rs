@@ -134,6 +134,10 @@ pub struct State {
     /// again, so a reviewer runs at most once per iteration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<crate::review::ReviewRecord>,
+    /// The story the pending prompt names (a stories stage): the one a `STORY DONE`
+    /// promise claims, so a claim can never tick another (see `stories/stage.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub story: Option<String>,
     /// Time, token and cost limits chosen at set-up (see `budget.rs`).
     #[serde(default, skip_serializing_if = "Budget::is_empty")]
     pub budget: Budget,
@@ -300,6 +304,7 @@ impl State {
             full_prompt_due: false,
             failing_checks: BTreeMap::new(),
             review: None,
+            story: None,
             budget: options.budget,
             usage: Usage::default(),
             seal: None,

@@ -34,6 +34,11 @@ impl MemoryWorld {
         self
     }
 
+    /// A text file's content as it is now (after a tick).
+    pub fn text_of(&self, path: &str) -> Option<&str> {
+        self.texts.get(path).map(String::as_str)
+    }
+
     pub fn text(mut self, path: &str, content: &str) -> Self {
         self.texts.insert(path.to_owned(), content.to_owned());
         self
@@ -101,6 +106,17 @@ impl World for MemoryWorld {
             return Err(probe.clone());
         }
         self.texts.get(path.as_str()).cloned().ok_or(Probe::Missing)
+    }
+
+    fn replace_text(&mut self, path: &RelPath, old: &str, new: &str) -> Result<(), String> {
+        match self.texts.get_mut(path.as_str()) {
+            Some(text) if text == old => {
+                *text = new.to_owned();
+                Ok(())
+            }
+            Some(_) => Err("the file changed meanwhile".into()),
+            None => Err("no such file in the test world".into()),
+        }
     }
 
     fn last_assistant_message(&mut self) -> Option<String> {

@@ -44,6 +44,9 @@ pub trait World {
     fn count_files(&mut self, path: &RelPath, enough: u64) -> Probe;
     /// A small text file's content (a PRD's stories), or why it cannot be read.
     fn read_text(&mut self, path: &RelPath) -> Result<String, Probe>;
+    /// Replaces a small text file's content with `new` when it still is `old` (a story
+    /// ticked in its plan); an error says why not. Read-only callers always refuse.
+    fn replace_text(&mut self, path: &RelPath, old: &str, new: &str) -> Result<(), String>;
     /// The model's last message in the main conversation, if it can be known.
     fn last_assistant_message(&mut self) -> Option<String>;
     /// Runs a check command in the project root within its timeout.

@@ -94,6 +94,32 @@ pub fn pipeline(
     Ok((state, notes))
 }
 
+/// What `pagent run --stories FILE` asks for, or `None` for a pipeline (where the plan
+/// flags make no sense).
+pub fn stories_spec_of(
+    args: &RunArgs,
+    driver: Driver,
+) -> anyhow::Result<Option<super::stories::StoriesSpec>> {
+    let Some(file) = &args.stories else {
+        anyhow::ensure!(
+            args.plan.format.is_none() && args.plan.checks.is_empty(),
+            "--format and --check go with --stories"
+        );
+        return Ok(None);
+    };
+    Ok(Some(super::stories::StoriesSpec {
+        file: file.clone(),
+        format: args.plan.format,
+        checks: args.plan.checks.clone(),
+        max_iterations: args.max_iterations,
+        no_progress_limit: args.no_progress_limit,
+        budget: args.budget.budget(),
+        trust: args.trust,
+        driver,
+        review: review_condition(&args.review)?,
+    }))
+}
+
 /// A new ralph state for `task`, validated, not yet written.
 pub fn ralph(
     project: &Project,

@@ -59,46 +59,8 @@ impl Condition {
                     count_phrases(&probe, &format!("{path}/"), *min_files, "file");
                 record(out, met, detail, short)
             }
-            Condition::StoriesPass(path) => {
-                let (met, detail, short) = match world
-                    .read_text(path)
-                    .map(|t| crate::stories::Prd::parse(&t))
-                {
-                    Ok(Ok(prd)) => {
-                        let total = prd.user_stories.len();
-                        let passing = prd.passing();
-                        match prd.next_story() {
-                            None => (
-                                true,
-                                format!("all {total} stories in {path} pass"),
-                                format!("stories {total}/{total}"),
-                            ),
-                            Some(next) => (
-                                false,
-                                format!(
-                                    "{passing} of {total} stories in {path} pass; next: {}: {}",
-                                    next.id, next.title
-                                ),
-                                format!("stories {passing}/{total}"),
-                            ),
-                        }
-                    }
-                    Ok(Err(why)) => (
-                        false,
-                        format!("{path} is not a valid PRD: {why}"),
-                        format!("{path} invalid"),
-                    ),
-                    Err(Probe::Missing) => (
-                        false,
-                        format!("{path} does not exist"),
-                        format!("{path} missing"),
-                    ),
-                    Err(_) => (
-                        false,
-                        format!("{path} cannot be read"),
-                        format!("{path} unreadable"),
-                    ),
-                };
+            Condition::StoriesPass { path, format } => {
+                let (met, detail, short) = crate::stories::stories_finding(path, *format, world);
                 record(out, met, detail, short)
             }
             Condition::Promise(text) => {

@@ -151,8 +151,25 @@ impl Condition {
                 })
             }
             "stories_pass" => {
-                allow_only(&["stories_pass"])?;
-                Ok(Condition::StoriesPass(path_at(&map[kind], &sub(kind))?))
+                allow_only(&["stories_pass", "format"])?;
+                let format = match map.get("format") {
+                    None => None,
+                    Some(value) => Some(
+                        value
+                            .as_str()
+                            .and_then(crate::stories::Format::from_name)
+                            .ok_or_else(|| {
+                                error(
+                                    &sub("format"),
+                                    "expected one of: prd-json, chief, spec-kit, kiro, ralphex, issues",
+                                )
+                            })?,
+                    ),
+                };
+                Ok(Condition::StoriesPass {
+                    path: path_at(&map[kind], &sub(kind))?,
+                    format,
+                })
             }
             "promise_in_output" => {
                 allow_only(&["promise_in_output"])?;
@@ -322,7 +339,10 @@ impl Condition {
                 json!({"all_files_exist": paths.iter().map(RelPath::as_str).collect::<Vec<_>>(), "min_lines": min_lines})
             }
             Condition::Promise(text) => json!({"promise_in_output": text}),
-            Condition::StoriesPass(path) => json!({"stories_pass": path.as_str()}),
+            Condition::StoriesPass { path, format } => match format {
+                None => json!({"stories_pass": path.as_str()}),
+                Some(format) => json!({"stories_pass": path.as_str(), "format": format.name()}),
+            },
             Condition::Command(Check {
                 shape: CheckShape::Shell(line),
                 timeout_secs,

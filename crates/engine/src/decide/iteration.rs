@@ -19,7 +19,7 @@ pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) ->
 pub(super) fn decide_unbounded(state: &State, world: &mut dyn World, now: Timestamp) -> Step {
     let mut next = state.clone();
     crate::budget::tick(&mut next, now);
-    let mut evaluation = state.current().exit_when.evaluate(world);
+    let mut evaluation = crate::stories::evaluate_stage(&mut next, world);
     if state.checks_gate() {
         gate_on_failed_checks(&mut next, &mut evaluation, world);
     }
@@ -92,6 +92,16 @@ fn advance(
                 "the promise was made after {total} iteration{}",
                 plural(total)
             ),
+            // A stories loop's one stage: what completed it is its plan.
+            Kind::Pipeline
+                if next.stages.len() == 1 && next.current().exit_when.stories_path().is_some() =>
+            {
+                format!(
+                    "every story is done and every check holds ({}) after {total} iteration{}",
+                    evaluation.summary(),
+                    plural(total)
+                )
+            }
             Kind::Pipeline if next.max_stages < next.stages.len() => {
                 format!(
                     "{} of {} stages done (max_stages {}) in {total} iterations",
@@ -123,6 +133,7 @@ fn advance(
     next.no_progress_count = 0;
     next.fingerprint = world.fingerprint();
     let reason = advance_prompt(&next, &done_name, evaluation, world);
+    next.story = crate::stories::story_in_prompt(&next, world);
     next.full_prompt_due = false;
     let message = format!(
         "pagent: {done_name} done → {} (stage {} of {})",
@@ -190,6 +201,7 @@ fn retry(mut next: State, evaluation: &Evaluation, now: Timestamp, world: &mut d
     let iteration = used + 1;
     next.iterations[index] = iteration;
     let reason = reprompt(&mut next, evaluation, iteration, limit, world);
+    next.story = crate::stories::story_in_prompt(&next, world);
     let message = reprompt_message(&next, evaluation, iteration, limit);
     Step {
         decision: Decision::Block { reason, message },
