@@ -36,6 +36,7 @@ mod review;
 mod safety;
 mod status;
 mod stories;
+mod story_prompts;
 mod streams;
 mod user_wins;
 mod util;
