@@ -229,3 +229,36 @@ fn what_cannot_be_worked_is_refused_before_any_agent_runs() {
     );
     assert!(!env.exists("done.log"));
 }
+
+#[test]
+fn the_run_subcommand_of_loop_takes_a_plan_too() {
+    let env = TestEnv::new();
+    env.write("tasks.md", SPECKIT)
+        .write("agent.sh", AGENT)
+        .write("checks.sh", CHECKS);
+    let out = env
+        .cmd(&[
+            "loop",
+            "--command",
+            "sh agent.sh",
+            "run",
+            "--stories",
+            "tasks.md",
+            "--check",
+            "sh checks.sh",
+        ])
+        .success();
+    assert!(out.stdout.contains("complete after 4 iterations"), "{out}");
+    assert_eq!(
+        env.read("tasks.md"),
+        SPECKIT.replace("- [ ] T00", "- [X] T00")
+    );
+    let out = env
+        .cmd(&["run", "prd.md", "--check", "sh checks.sh"])
+        .failure();
+    assert!(
+        out.stderr
+            .contains("--format and --check go with --stories"),
+        "{out}"
+    );
+}

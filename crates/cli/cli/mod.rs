@@ -5,6 +5,7 @@ pub mod args;
 pub mod budget_args;
 pub mod env;
 pub mod exit;
+pub mod loop_args;
 pub mod stdin_args;
 pub mod task;
 pub mod ui;
