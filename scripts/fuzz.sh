@@ -15,7 +15,8 @@ cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(hook_input state_file workflow transcript_tail promise stream_line syntax verdict)
+[ ${#targets[@]} -gt 0 ] || targets=(hook_input state_file workflow transcript_tail promise stream_line syntax verdict
+    plan_prd_json plan_chief plan_spec_kit plan_kiro plan_ralphex plan_issues)
 
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
@@ -38,6 +39,10 @@ seed() {
         promise)
             printf 'Finished.\n<promise>DONE</promise>' > "$dir/plain"
             printf 'Say `<promise>DONE</promise>`\n```\n<promise>DONE</promise>\n```\n> <promise>X</promise>\0X' > "$dir/quoted" ;;
+        plan_*)
+            # Every reader starts from every format's fixture: each is another's stranger.
+            cp tests/fixtures/plans/* "$dir/"
+            printf '<!-- pagent: GitHub issues -->\n# GitHub issues: x\n\n- [ ] #1 A\n  body\n- [x] #2 B\n' > "$dir/issues.md" ;;
         verdict)
             printf 'Checked.\n{"met": false, "missing": ["no test for the empty input"], "files": ["src/parse.rs:12"]}' > "$dir/not-met"
             printf 'The format is {"met": true}.\n```json\n{"met": true, "missing": []}\n```' > "$dir/met" ;;
