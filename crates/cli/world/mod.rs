@@ -164,3 +164,48 @@ impl World for FsWorld<'_> {
         fingerprint::fingerprint(self.project)
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tick_is_written_only_by_a_deciding_world_over_the_text_it_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project::at(dir.path()).unwrap();
+        let plan = project.root.join("tasks.md");
+        std::fs::write(&plan, "- [ ] T001 a\n").unwrap();
+        let rel = RelPath::new("tasks.md").unwrap();
+        let ticked = "- [X] T001 a\n";
+
+        let mut looking = FsWorld::read_only(&project);
+        assert!(
+            looking
+                .replace_text(&rel, "- [ ] T001 a\n", ticked)
+                .is_err()
+        );
+        let state = pagent_engine::State::new_ralph(
+            "task".into(),
+            "DONE".into(),
+            pagent_engine::SetupOptions::default(),
+            None,
+            pagent_engine::Timestamp(0),
+        );
+        let mut deciding = FsWorld::for_hook(&project, &state, None, None);
+        // The file changed since it was read: nothing is written.
+        assert_eq!(
+            deciding.replace_text(&rel, "- [ ] T001 old\n", ticked),
+            Err("the file changed meanwhile".to_owned())
+        );
+        assert_eq!(std::fs::read_to_string(&plan).unwrap(), "- [ ] T001 a\n");
+        deciding
+            .replace_text(&rel, "- [ ] T001 a\n", ticked)
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&plan).unwrap(), ticked);
+        // Never through a symlink.
+        std::fs::remove_file(&plan).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &plan).unwrap();
+        assert!(deciding.replace_text(&rel, "", ticked).is_err());
+    }
+}
