@@ -40,8 +40,9 @@ pub(super) fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpe
     })
 }
 
-/// A new state from the subcommand, --stories or --issues, or the active one to resume; and the runner
-/// lock, held while this runner drives the state so that a second one cannot.
+/// A new state from the subcommand, --stories or --issues, or the active one to resume;
+/// and the runner lock, held while this runner drives the state so that a second one
+/// cannot.
 pub(super) fn prepare_state(
     project: &Project,
     env: &Env,

@@ -13,7 +13,7 @@ pub enum Action {
     Run,
     /// A Ralph loop was set up.
     Ralph,
-    /// `pagent loop --prd`'s stories loop was set up.
+    /// A stories loop was set up (`--stories FILE`, `--issues QUERY`).
     Stories,
     /// The stage is not done: the model was prompted again.
     Block,
