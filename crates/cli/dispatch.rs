@@ -14,7 +14,7 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::cmd::{
     cancel, hook_compact, hook_post_tool_use, hook_stop, hook_user_prompt, install, log, loop_cmd,
-    parallel, prompt, ralph, resume, run, status, trust,
+    parallel, pause, prompt, ralph, resume, run, status, trust,
 };
 use crate::io::Io;
 
@@ -58,6 +58,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
         Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args),
+        Command::Pause => pause::run(&cli.global, env, io),
         Command::Resume => resume::run(&cli.global, env, io),
         Command::Prompt => prompt::run(&cli.global, env, io),
         Command::Run(args) => {

@@ -10,6 +10,7 @@
     clippy::panic
 )]
 
+mod all_loops;
 mod backpressure;
 mod budgets;
 mod checkers;
@@ -29,6 +30,7 @@ mod never_hostage;
 mod no_progress;
 mod notify;
 mod own_texts;
+mod pause;
 mod pipeline;
 mod ralph;
 mod review;

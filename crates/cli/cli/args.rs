@@ -46,7 +46,10 @@ pub enum Command {
     Status(StatusArgs),
     /// End the active loop: Claude may stop again.
     Cancel,
-    /// Continue a loop that is paused because you wrote a message in its session.
+    /// Pause the active loop, whoever drives it: its session may stop without counting an
+    /// iteration, and `pagent loop` waits after the iteration it is in.
+    Pause,
+    /// Continue a loop that is paused (you wrote a message in its session, or paused it).
     Resume,
     /// Print the current stage's full instructions (the ralph task, or the stage prompt).
     Prompt,
@@ -214,8 +217,11 @@ pub struct StatusArgs {
     pub json: bool,
     /// Pause the loop first when it belongs to this Claude Code session (what
     /// /pagent:status does: you are at the keyboard, so the loop waits for you)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all")]
     pub pause: bool,
+    /// Every loop on this machine (the register in pagent's config folder), one line each
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args, Clone, Default)]

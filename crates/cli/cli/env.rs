@@ -14,6 +14,9 @@ pub const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
 pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
 /// `loop` in agent processes started by `pagent loop`: their Stop hook stands aside.
 pub const PAGENT_DRIVER: &str = "PAGENT_DRIVER";
+/// `1` for the `pagent loop`s that `pagent parallel` starts: the register of loops calls
+/// them parallel.
+pub const PAGENT_PARALLEL: &str = "PAGENT_PARALLEL";
 /// The launcher script's loop guard (`scripts/pagent`), for a chain of launchers; removed
 /// for `pagent loop`'s agents, whose hooks start afresh.
 pub const PAGENT_LAUNCHER_SEEN: &str = "PAGENT_LAUNCHER_SEEN";
@@ -61,6 +64,8 @@ pub struct Env {
     pub session_id: Option<String>,
     /// Who drives this process's loop: `Some(Driver::Loop)` inside `pagent loop`'s agents.
     pub driver: Option<Driver>,
+    /// True in a `pagent loop` that `pagent parallel` started.
+    pub parallel: bool,
     pub config_dir: Option<PathBuf>,
     pub no_color: bool,
     pub current_dir: Option<PathBuf>,
@@ -99,6 +104,7 @@ impl Env {
             project_dir: non_empty(CLAUDE_PROJECT_DIR).map(PathBuf::from),
             session_id: string(CLAUDE_CODE_SESSION_ID),
             driver: string(PAGENT_DRIVER).as_deref().and_then(parse_driver),
+            parallel: string(PAGENT_PARALLEL).as_deref() == Some("1"),
             config_dir,
             no_color: non_empty(NO_COLOR).is_some(),
             current_dir,

@@ -10,6 +10,7 @@ pub mod install;
 pub mod log;
 pub mod loop_cmd;
 pub mod parallel;
+pub mod pause;
 pub mod prompt;
 pub mod ralph;
 pub mod resume;
