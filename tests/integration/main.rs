@@ -17,6 +17,7 @@ mod checkers;
 mod config_place;
 mod consent;
 mod crashes;
+mod dashboard;
 mod faults;
 #[path = "../support/git.rs"]
 mod git;

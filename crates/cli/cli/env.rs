@@ -55,6 +55,11 @@ pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
 /// The program a `review` condition's reviewer runs (default: `claude`, `codex` or
 /// `opencode` on `PATH`, as the review names).
 pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
+/// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback).
+pub const PAGENT_DASHBOARD_TOKEN: &str = "PAGENT_DASHBOARD_TOKEN";
+/// A graphical session to open the dashboard in (X11 or Wayland).
+pub const DISPLAY: &str = "DISPLAY";
+pub const WAYLAND_DISPLAY: &str = "WAYLAND_DISPLAY";
 /// Any value turns colour off (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -71,6 +76,11 @@ pub struct Env {
     pub current_dir: Option<PathBuf>,
     pub path: Option<OsString>,
     pub reviewer_bin: Option<PathBuf>,
+    /// `PAGENT_DASHBOARD_TOKEN`: the user's own dashboard token.
+    pub dashboard_token: Option<String>,
+    /// Whether a graphical session is there to open a browser in (`DISPLAY` or
+    /// `WAYLAND_DISPLAY` set; always on macOS).
+    pub has_display: bool,
     /// The pagent binary that `pagent parallel` starts and `pagent install` copies: `None`
     /// means this process's own. A test running [`crate::run`] in-process names the built
     /// binary here (its own executable is the test harness).
@@ -110,6 +120,10 @@ impl Env {
             current_dir,
             path: var(PATH),
             reviewer_bin: non_empty(PAGENT_REVIEWER_BIN).map(PathBuf::from),
+            dashboard_token: string(PAGENT_DASHBOARD_TOKEN),
+            has_display: cfg!(target_os = "macos")
+                || non_empty(DISPLAY).is_some()
+                || non_empty(WAYLAND_DISPLAY).is_some(),
             exe: None,
             install: InstallEnv {
                 home: non_empty(HOME).map(PathBuf::from),

@@ -105,7 +105,7 @@ pub fn drive(
         iteration_timeout: args.agent.iteration_timeout,
         idle_timeout: args.agent.idle_timeout,
     };
-    let run_id = state.started_at.to_string().replace([':', '-'], "");
+    let run_id = crate::store::runs::run_id(&state);
 
     loop {
         if let Some(ended) = ended_elsewhere(&project, &state) {

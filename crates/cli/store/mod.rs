@@ -25,6 +25,7 @@ pub mod exclude;
 pub mod git;
 pub mod project;
 pub mod register;
+pub mod runs;
 pub mod secret;
 pub mod setup;
 pub mod trust;

@@ -118,7 +118,6 @@ pub fn list(config_dir: Option<&Path>) -> Vec<Registered> {
 }
 
 /// The entry `key`, if it is registered and holds.
-#[allow(dead_code)] // the dashboard finds a loop by its id
 pub fn find(config_dir: Option<&Path>, key: &str) -> Option<Registered> {
     if !is_key(key) {
         return None;

@@ -72,6 +72,12 @@ pub struct Figures {
     pub cost_microusd: u64,
     /// Whether any cost figure is known (else `cost_microusd` means nothing).
     pub cost_known: bool,
+    /// The figures above as people read them (`4m10s`, `12.3k`, `$0.04`), so the page
+    /// and the terminal format them one way.
+    pub elapsed_text: String,
+    pub waiting_text: Option<String>,
+    pub tokens_text: String,
+    pub cost_text: Option<String>,
     pub budget: Budget,
     /// What is left of each budget, in words (`1h20m, 300k tokens`), if any is set.
     pub budget_left: Option<String>,
@@ -206,6 +212,13 @@ pub fn figures(state: &State, now: Timestamp) -> Figures {
         tokens: state.usage.tokens.total(),
         cost_microusd: state.usage.cost_microusd,
         cost_known: state.usage.cost_known(),
+        elapsed_text: format_duration(elapsed),
+        waiting_text: waiting.map(format_duration),
+        tokens_text: format_count(state.usage.tokens.total()),
+        cost_text: state
+            .usage
+            .cost_known()
+            .then(|| format_cost(state.usage.cost_microusd)),
         budget: state.budget,
         budget_left: budget_left(state, elapsed),
         last_feedback: state.last_feedback.as_deref().map(|f| cap(f, TEXT_CAP)),
@@ -240,7 +253,7 @@ fn budget_left(state: &State, elapsed: u64) -> Option<String> {
         parts.push(if usage.cost_known() {
             format_cost(limit.saturating_sub(usage.cost_microusd))
         } else {
-            format!("{} (no cost reported yet)", format_cost(limit))
+            format!("{} (no cost yet)", format_cost(limit))
         });
     }
     (!parts.is_empty()).then(|| parts.join(", "))
