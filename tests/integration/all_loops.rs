@@ -175,3 +175,55 @@ fn a_strangers_state_in_a_registered_project_shows_nothing_of_its_own() {
         "{human}"
     );
 }
+
+#[test]
+fn each_loop_of_parallel_and_loop_is_listed_as_such() {
+    let env = TestEnv::new();
+    crate::git::git(&env.root, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    env.write(
+        "agent.sh",
+        "cat > /dev/null\necho '<promise>DONE</promise>'\n",
+    );
+    env.write("tasks.txt", "alpha: first task\nbeta: second task\n");
+    let agent = format!("sh {}", env.path("agent.sh").display());
+    env.cmd(&["parallel", "tasks.txt", "--json", "--command", &agent])
+        .success();
+    let other = sibling(&env, "other");
+    std::fs::write(
+        other.join("agent.sh"),
+        "cat > /dev/null\necho '<promise>DONE</promise>'\n",
+    )
+    .unwrap();
+    let other_arg = other.display().to_string();
+    env.cmd(&[
+        "--project",
+        &other_arg,
+        "loop",
+        "--command",
+        "sh agent.sh",
+        "ralph",
+        "Task",
+    ])
+    .current_dir(&other)
+    .success();
+    let seen: Vec<(String, String, String)> = all(&env)
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_owned(),
+                r["origin"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expect =
+        |name: &str, origin: &str| (name.to_owned(), origin.to_owned(), "complete".to_owned());
+    assert_eq!(
+        seen,
+        [
+            expect("other", "loop"),
+            expect("project/alpha", "parallel"),
+            expect("project/beta", "parallel"),
+        ]
+    );
+}

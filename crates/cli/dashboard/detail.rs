@@ -158,7 +158,9 @@ pub fn readable_lines(text: &str) -> Vec<String> {
     let mut lines = Vec::new();
     for line in text.lines() {
         let trimmed = line.trim_end();
-        if trimmed.starts_with('{') {
+        let record = trimmed.starts_with('{')
+            && serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok();
+        if record {
             let events = [AgentKind::Claude, AgentKind::Codex, AgentKind::Opencode]
                 .into_iter()
                 .map(|kind| parse_line(kind, trimmed))
@@ -205,6 +207,55 @@ fn said(event: &StreamEvent) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::eventlog::Event;
+
+    fn event(ts: u64, action: Action, usage: Option<(u64, u64)>) -> Event {
+        Event {
+            ts: Timestamp(ts),
+            action,
+            session_id: None,
+            stage: None,
+            iteration: None,
+            detail: String::new(),
+            ms: None,
+            tokens: usage.map(|u| u.0),
+            cost_microusd: usage.map(|u| u.1),
+        }
+    }
+
+    #[test]
+    fn points_step_at_each_iteration_and_carry_the_usage() {
+        let state = State::new_ralph(
+            "t".into(),
+            "DONE".into(),
+            pagent_engine::SetupOptions::default(),
+            None,
+            Timestamp(100),
+        );
+        let events = [
+            event(100, Action::Ralph, None),
+            event(110, Action::Block, Some((500, 20))),
+            event(115, Action::Check, None),
+            event(120, Action::Pause, Some((500, 20))),
+            // A line from before pagent logged usage keeps the last figures.
+            event(130, Action::Block, None),
+            event(125, Action::Complete, Some((900, 40))),
+        ];
+        let got: Vec<(u64, u32, u64, u64)> = points(&state, &events)
+            .iter()
+            .map(|p| (p.t, p.iterations, p.tokens, p.cost_microusd))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (100, 0, 0, 0),
+                (110, 1, 500, 20),
+                (120, 1, 500, 20),
+                (130, 2, 500, 20),
+                (130, 3, 900, 40),
+            ]
+        );
+    }
 
     #[test]
     fn agent_streams_read_as_what_they_say() {

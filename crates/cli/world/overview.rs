@@ -304,6 +304,71 @@ mod tests {
         assert_eq!(short_name(Path::new("/")), "/");
     }
 
+    fn ralph(task: &str) -> State {
+        State::new_ralph(
+            task.into(),
+            "DONE".into(),
+            pagent_engine::SetupOptions::default(),
+            None,
+            Timestamp(1_000),
+        )
+    }
+
+    #[test]
+    fn figures_say_what_is_left_and_what_may_be_done() {
+        let mut state = ralph("First line of the task\nsecond line");
+        state.budget = Budget {
+            max_duration_secs: Some(3_600),
+            max_tokens: Some(100_000),
+            max_cost_microusd: Some(5_000_000),
+        };
+        state.updated_at = Timestamp(1_300);
+        let f = figures(&state, Timestamp(1_400));
+        assert_eq!(f.title, "First line of the task");
+        assert_eq!((f.elapsed_secs, f.waiting_secs), (400, Some(100)));
+        assert_eq!(
+            f.budget_left.as_deref(),
+            Some("53m20s, 100.0k tokens, $5.00 (no cost yet)")
+        );
+        assert_eq!(f.actions, ["pause", "cancel"]);
+        state.usage.add(
+            &pagent_engine::Report {
+                model: None,
+                tokens: pagent_engine::Tokens {
+                    input: 30_000,
+                    ..Default::default()
+                },
+                cost_microusd: Some(1_250_000),
+            },
+            &pagent_engine::Prices::built_in(),
+        );
+        state.paused = pagent_engine::pause::pause(&state, "you paused it", Timestamp(1_350))
+            .and_then(|s| s.paused);
+        let f = figures(&state, Timestamp(1_400));
+        assert_eq!(
+            f.budget_left.as_deref(),
+            Some("53m20s, 70.0k tokens, $3.75")
+        );
+        assert_eq!(
+            (f.tokens_text.as_str(), f.cost_text.as_deref()),
+            ("30.0k", Some("$1.25"))
+        );
+        assert_eq!(f.waiting_secs, Some(50));
+        assert_eq!(f.actions, ["resume", "cancel"]);
+        state.finish(Status::Cancelled, "by you".into(), Timestamp(1_500));
+        let f = figures(&state, Timestamp(9_999));
+        assert_eq!((f.elapsed_secs, f.waiting_secs), (500, None));
+        assert!(f.actions.is_empty());
+        // Spent past the budget: nothing left, never a negative figure.
+        state.usage.cost_microusd = 9_000_000;
+        assert!(
+            figures(&state, Timestamp(9_999))
+                .budget_left
+                .unwrap()
+                .ends_with("$0.00")
+        );
+    }
+
     #[test]
     fn texts_are_cut_at_a_character_boundary() {
         assert_eq!(cap("abc", 3), "abc");
