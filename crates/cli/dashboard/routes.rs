@@ -12,7 +12,6 @@
 //! `<id>` is a register key (32 hex digits) and nothing else: a loop is found through the
 //! register, never through a path in the request, and no project file is ever served.
 
-use pagent_engine::State;
 use serde::Serialize;
 use serde_json::json;
 
@@ -22,7 +21,7 @@ use super::http::{Request, Response};
 use crate::cli::env::Env;
 use crate::io::now;
 use crate::session::control;
-use crate::store::{self, register};
+use crate::store::register;
 use crate::world::overview;
 
 const INDEX: &str = include_str!("assets/index.html");
@@ -97,22 +96,18 @@ fn asset(body: &str, content_type: &'static str) -> Response {
 }
 
 /// The registered loop `id` with its project, row and (when the user's own) state.
-fn find(site: &Site, id: &str) -> Option<(store::project::Project, overview::LoopRow)> {
+fn find(site: &Site, id: &str) -> Option<overview::Found> {
     let config_dir = site.env.config_dir.as_deref();
     let entry = register::find(config_dir, id)?;
     overview::row(config_dir, &entry, now())
 }
 
 fn loop_page(site: &Site, id: &str) -> Response {
-    let Some((project, row)) = find(site, id) else {
+    let Some(found) = find(site, id) else {
         return Response::text(404, "pagent dashboard: no such loop\n");
     };
-    let state: Option<State> = row
-        .figures
-        .is_some()
-        .then(|| store::read_state(&project).ok().flatten())
-        .flatten();
-    Response::json(200, &detail::build(&project, row, state.as_ref()))
+    let page = detail::build(&found.project, found.row, found.state.as_ref());
+    Response::json(200, &page)
 }
 
 #[derive(Debug, Serialize)]
@@ -126,7 +121,7 @@ struct Acted {
 }
 
 fn act(site: &Site, id: &str, action: &str) -> Response {
-    let Some((project, _)) = find(site, id) else {
+    let Some(overview::Found { project, .. }) = find(site, id) else {
         return Response::text(404, "pagent dashboard: no such loop\n");
     };
     let env = &site.env;
@@ -152,6 +147,6 @@ fn act(site: &Site, id: &str, action: &str) -> Response {
         Ok(done) => done,
         Err(err) => (false, format!("pagent: error: {err:#}")),
     };
-    let row = find(site, id).map(|(_, row)| row);
+    let row = find(site, id).map(|found| found.row);
     Response::json(200, &Acted { ok, message, row })
 }

@@ -106,11 +106,11 @@ pub fn gather(config_dir: Option<&Path>, now: Timestamp) -> Vec<LoopRow> {
     let mut rows: Vec<LoopRow> = register::list(config_dir)
         .into_iter()
         .filter_map(|entry| {
-            let row = row(config_dir, &entry, now);
-            if row.is_none() {
+            let found = row(config_dir, &entry, now);
+            if found.is_none() {
                 let _ = register::forget(config_dir, &entry.key);
             }
-            row.map(|(_, row)| row)
+            found.map(|found| found.row)
         })
         .collect();
     // Stable places, so a live page does not shuffle: running loops first, then by folder.
@@ -123,14 +123,18 @@ pub fn gather(config_dir: Option<&Path>, now: Timestamp) -> Vec<LoopRow> {
     rows
 }
 
-/// The row of one registered loop, with its project and state (`None` for a state that
-/// is not the user's own), or `None` when it has left: folder or state gone, or ended
-/// more than [`KEEP_ENDED`] ago.
-pub fn row(
-    config_dir: Option<&Path>,
-    entry: &Registered,
-    now: Timestamp,
-) -> Option<(Project, LoopRow)> {
+/// One registered loop as it is now: its project, its row, and its state when it is the
+/// user's own (the one read for the row).
+#[derive(Debug)]
+pub struct Found {
+    pub project: Project,
+    pub row: LoopRow,
+    pub state: Option<State>,
+}
+
+/// The registered loop `entry` at `now`, or `None` when it has left: folder or state
+/// gone, or ended more than [`KEEP_ENDED`] ago.
+pub fn row(config_dir: Option<&Path>, entry: &Registered, now: Timestamp) -> Option<Found> {
     let project = Project::at(&entry.root).ok()?;
     // A folder that now resolves elsewhere is not the project that was registered.
     if project.root != entry.root {
@@ -150,7 +154,11 @@ pub fn row(
         Ok(None) => return None,
         Err(err) => {
             row.problem = Some(cap(&format!("{err:#}"), TEXT_CAP));
-            return Some((project, row));
+            return Some(Found {
+                project,
+                row,
+                state: None,
+            });
         }
     };
     if state
@@ -161,11 +169,19 @@ pub fn row(
     }
     if store::ownership(&project, config_dir, &state) != Ownership::Own {
         row.status = "not_yours";
-        return Some((project, row));
+        return Some(Found {
+            project,
+            row,
+            state: None,
+        });
     }
     row.status = status(&state);
     row.figures = Some(figures(&state, now));
-    Some((project, row))
+    Some(Found {
+        project,
+        row,
+        state: Some(state),
+    })
 }
 
 fn status(state: &State) -> &'static str {

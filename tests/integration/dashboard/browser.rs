@@ -135,9 +135,9 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
     env.stop(&env.stop_input("Done.\n<promise>DONE</promise>"))
         .blocked();
     // A `pagent loop` in another project, its agent at work.
-    let other = sibling(&env, "other");
+    let other = sibling(&env, "parser");
     let mut runner = start_runner(&env, &other);
-    let (session_loop, runner_loop) = (id_of(&env, "project"), id_of(&env, "other"));
+    let (session_loop, runner_loop) = (id_of(&env, "project"), id_of(&env, "parser"));
     let dash = Dashboard::start(&env, &[]);
     let browser = Browser::start(WIDE.0, WIDE.1);
     browser.goto(&dash.url);
@@ -163,7 +163,10 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         browser.text(&field(&session_loop, "name")).unwrap(),
         "project"
     );
-    assert_eq!(browser.text(&field(&runner_loop, "name")).unwrap(), "other");
+    assert_eq!(
+        browser.text(&field(&runner_loop, "name")).unwrap(),
+        "parser"
+    );
     assert_eq!(
         browser.text(&field(&session_loop, "kind")).unwrap(),
         "ralph loop · Claude Code session"

@@ -7,6 +7,7 @@
 
 mod attacks;
 mod browser;
+mod hostile;
 mod webdriver;
 
 use std::io::{BufRead, BufReader, Read, Write};
