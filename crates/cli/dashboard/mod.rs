@@ -50,6 +50,13 @@ pub struct Options {
 /// Serves the dashboard until the process is stopped. Prints the page's address (with
 /// its token) on `stdout` first, and opens it in a browser when asked and possible.
 pub fn serve(env: &Env, options: &Options, stdout: &mut dyn Write) -> anyhow::Result<()> {
+    if options.bind.is_unspecified() {
+        bail!(
+            "name the one address to listen on ({} means every address of this machine, \
+             whose names the page could not check requests against)",
+            options.bind
+        );
+    }
     let token = choose_token(env, options.bind)?;
     let listener = TcpListener::bind((options.bind, options.port)).with_context(|| {
         format!(

@@ -322,11 +322,26 @@ fn it_is_reachable_on_127_0_0_1_only() {
         listening.contains(&ours),
         "not listening on 127.0.0.1:{port}"
     );
-    // Beyond loopback only with a token the user chose.
+}
+
+#[test]
+fn beyond_loopback_only_on_a_named_address_and_with_a_token_of_your_own() {
+    let env = TestEnv::new();
+    let token = "my-own-token-0123456789-abcdefghijk";
     let out = env
-        .bin(&["dashboard", "--no-open", "--bind", "0.0.0.0"])
+        .bin(&["dashboard", "--no-open", "--bind", "192.0.2.123"])
         .failure();
     assert!(out.stderr.contains("only with a token you chose"), "{out}");
+    for every in ["0.0.0.0", "::"] {
+        let out = env
+            .bin(&["dashboard", "--no-open", "--bind", every])
+            .env("PAGENT_DASHBOARD_TOKEN", token)
+            .failure();
+        assert!(
+            out.stderr.contains("name the one address to listen on"),
+            "{out}"
+        );
+    }
     let out = env
         .bin(&["dashboard", "--no-open"])
         .env("PAGENT_DASHBOARD_TOKEN", "short")
@@ -335,4 +350,21 @@ fn it_is_reachable_on_127_0_0_1_only() {
         out.stderr.contains("PAGENT_DASHBOARD_TOKEN must be"),
         "{out}"
     );
+    // On the machine's own address, with the user's token: that address is the only Host.
+    let ip = network_address().expect("this machine has no network address to test with");
+    let ip_text = ip.to_string();
+    let dash = Dashboard::start_with(
+        &env,
+        &["dashboard", "--no-open", "--bind", &ip_text],
+        &[("PAGENT_DASHBOARD_TOKEN", token)],
+    );
+    assert_eq!((dash.addr.ip(), dash.token.as_str()), (ip, token));
+    assert_eq!(dash.api("/api/loops").0, 200);
+    let localhost = format!(
+        "GET /api/loops HTTP/1.1\r\nHost: localhost:{}\r\nX-Pagent-Token: {token}\r\n\r\n",
+        dash.addr.port()
+    );
+    assert_eq!(http(dash.addr, localhost.as_bytes()).0, 403);
+    let loopback = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), dash.addr.port());
+    assert!(TcpStream::connect_timeout(&loopback, Duration::from_secs(2)).is_err());
 }

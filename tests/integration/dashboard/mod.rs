@@ -34,8 +34,16 @@ impl Dashboard {
     pub fn start(env: &TestEnv, extra: &[&str]) -> Dashboard {
         let mut args = vec!["dashboard", "--no-open"];
         args.extend_from_slice(extra);
-        let mut child = env
-            .cmd(&args)
+        Dashboard::start_with(env, &args, &[])
+    }
+
+    /// `pagent ARGS` (a dashboard command line) with extra environment variables.
+    pub fn start_with(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Dashboard {
+        let mut command = env.cmd(args);
+        for (key, value) in vars {
+            command = command.env(key, value);
+        }
+        let mut child = command
             .command()
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
