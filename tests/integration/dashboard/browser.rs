@@ -272,11 +272,23 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         |t| t == "active",
     );
     save(&browser, "dashboard-narrow.png");
-    let overflow = browser.eval(
-        "return document.documentElement.scrollWidth > document.documentElement.clientWidth",
-        &[],
+    let sideways =
+        "return document.documentElement.scrollWidth > document.documentElement.clientWidth";
+    assert_eq!(
+        browser.eval(sideways, &[]),
+        false,
+        "the narrow list scrolls sideways"
     );
-    assert_eq!(overflow, false, "the narrow page scrolls sideways");
+    browser.goto(&format!("{}#/loop/{session_loop}", dash.url));
+    browser.wait_text("[data-field=\"timeline\"]", Duration::from_secs(5), |t| {
+        t.contains("review")
+    });
+    save(&browser, "dashboard-loop-narrow.png");
+    assert_eq!(
+        browser.eval(sideways, &[]),
+        false,
+        "the narrow loop page scrolls sideways"
+    );
 }
 
 #[test]

@@ -137,7 +137,7 @@ function update(card, row) {
   if (g.review) {
     // The list says what the reviewer found first; a loop's page, all of it.
     f.reviewBox.className = `note ${g.review.met ? "met" : "unmet"}`;
-    setText(f.review, card.full && g.review.detail ? `${g.review.summary}. ${g.review.detail}` : g.review.summary);
+    setText(f.review, card.full && g.review.detail ? `${g.review.summary} — ${g.review.detail}` : g.review.summary);
     f.review.title = g.review.detail;
   }
   for (const a of ["pause", "resume", "cancel"]) {
