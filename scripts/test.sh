@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (the README's, and what .ci/run runs):
-#   1. every crate's unit tests and the binary's integration tests;
+#   1. every crate's unit tests and the binary's integration tests, among them the
+#      dashboard's in a real headless Chromium (Debian: apt-get install chromium
+#      chromium-driver; without them those tests fail and say so, never skip);
 #   2. the end-to-end suite against each Claude Code version of the matrix in
 #      scripts/clients.sh (the oldest supported and the newest proven), each installed into
 #      target/clients/ by scripts/install-client.sh, talking to the project's mock API;

@@ -13,8 +13,8 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::cmd::{
-    cancel, hook_compact, hook_post_tool_use, hook_stop, hook_user_prompt, install, log, loop_cmd,
-    parallel, prompt, ralph, resume, run, status, trust,
+    cancel, dashboard, hook_compact, hook_post_tool_use, hook_stop, hook_user_prompt, install, log,
+    loop_cmd, parallel, pause, prompt, ralph, resume, run, status, trust,
 };
 use crate::io::Io;
 
@@ -58,6 +58,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
         Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args),
+        Command::Pause => pause::run(&cli.global, env, io),
         Command::Resume => resume::run(&cli.global, env, io),
         Command::Prompt => prompt::run(&cli.global, env, io),
         Command::Run(args) => {
@@ -78,6 +79,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
             let result = parallel::run(&cli.global, env, &args, io);
             from_slash(args.stdin_args, result, io)
         }
+        Command::Dashboard(args) => dashboard::run(env, &args, io),
         Command::Trust(args) => trust::run(&cli.global, env, &args, io),
         Command::Install(args) => install::install(env, &args, io),
         Command::Uninstall(args) => install::uninstall(env, &args, io),

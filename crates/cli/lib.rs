@@ -10,6 +10,7 @@
 
 mod cli;
 mod cmd;
+mod dashboard;
 mod dispatch;
 mod install;
 mod io;

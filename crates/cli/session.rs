@@ -9,7 +9,10 @@
 //! decision: the log is for people, the state file is the truth.
 //!
 //! [`hook_stands_aside`] is the other thing every hook shares: the short-cut taken before
-//! a hook reads its input.
+//! a hook reads its input. The user's levers (cancel, pause, resume), applied the same
+//! way for the commands and the dashboard, are in [`control`].
+
+pub mod control;
 
 use std::io::Write;
 use std::path::Path;
@@ -73,7 +76,14 @@ pub fn apply(
         );
     }
     if let Some(entry) = &outcome.log {
-        log(project, &record(entry.clone()), stderr);
+        let event = record(entry.clone());
+        // A decision that wrote the state carries the loop's usage, for charts over time.
+        let event = if outcome.write.is_some() {
+            event.with_usage(&now_on_disk)
+        } else {
+            event
+        };
+        log(project, &event, stderr);
     }
     Ok(Some(now_on_disk))
 }

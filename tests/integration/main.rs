@@ -10,12 +10,14 @@
     clippy::panic
 )]
 
+mod all_loops;
 mod backpressure;
 mod budgets;
 mod checkers;
 mod config_place;
 mod consent;
 mod crashes;
+mod dashboard;
 mod faults;
 #[path = "../support/git.rs"]
 mod git;
@@ -30,6 +32,7 @@ mod never_hostage;
 mod no_progress;
 mod notify;
 mod own_texts;
+mod pause;
 mod pipeline;
 mod ralph;
 mod review;

@@ -47,7 +47,10 @@ pub enum Command {
     Status(StatusArgs),
     /// End the active loop: Claude may stop again.
     Cancel,
-    /// Continue a loop that is paused because you wrote a message in its session.
+    /// Pause the active loop, whoever drives it: its session may stop without counting an
+    /// iteration, and `pagent loop` waits after the iteration it is in.
+    Pause,
+    /// Continue a loop that is paused (you wrote a message in its session, or paused it).
     Resume,
     /// Print the current stage's full instructions (the ralph task, or the stage prompt).
     Prompt,
@@ -69,6 +72,9 @@ pub enum Command {
     /// Undo `pagent install`: the short command names pagent wrote, the plugin, its
     /// marketplace, the staged files and the binary copy; says what it removed.
     Uninstall(UninstallArgs),
+    /// A live web page of every loop on this machine, with pause, resume and cancel:
+    /// served on 127.0.0.1 with a secret token in its address, until Ctrl-C.
+    Dashboard(DashboardArgs),
     /// Entry points for Claude Code's hooks (called by the plugin, not by people).
     #[command(subcommand)]
     Hook(HookCommand),
@@ -222,8 +228,25 @@ pub struct StatusArgs {
     pub json: bool,
     /// Pause the loop first when it belongs to this Claude Code session (what
     /// /pagent:status does: you are at the keyboard, so the loop waits for you)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all")]
     pub pause: bool,
+    /// Every loop on this machine (the register in pagent's config folder), one line each
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DashboardArgs {
+    /// The port to listen on [default: a free one]
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+    /// The address to listen on; anything but a loopback address also needs your own
+    /// token in $PAGENT_DASHBOARD_TOKEN (at least 32 letters, digits, - or _)
+    #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Do not open the page in a browser; only print its address
+    #[arg(long)]
+    pub no_open: bool,
 }
 
 #[derive(Debug, Args, Clone, Default)]

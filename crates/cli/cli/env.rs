@@ -14,6 +14,9 @@ pub const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
 pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
 /// `loop` in agent processes started by `pagent loop`: their Stop hook stands aside.
 pub const PAGENT_DRIVER: &str = "PAGENT_DRIVER";
+/// `1` for the `pagent loop`s that `pagent parallel` starts: the register of loops calls
+/// them parallel.
+pub const PAGENT_PARALLEL: &str = "PAGENT_PARALLEL";
 /// The launcher script's loop guard (`scripts/pagent`), for a chain of launchers; removed
 /// for `pagent loop`'s agents, whose hooks start afresh.
 pub const PAGENT_LAUNCHER_SEEN: &str = "PAGENT_LAUNCHER_SEEN";
@@ -52,6 +55,11 @@ pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
 /// The program a `review` condition's reviewer runs (default: `claude`, `codex` or
 /// `opencode` on `PATH`, as the review names).
 pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
+/// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback).
+pub const PAGENT_DASHBOARD_TOKEN: &str = "PAGENT_DASHBOARD_TOKEN";
+/// A graphical session to open the dashboard in (X11 or Wayland).
+pub const DISPLAY: &str = "DISPLAY";
+pub const WAYLAND_DISPLAY: &str = "WAYLAND_DISPLAY";
 /// Any value turns colour off (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 
@@ -61,11 +69,18 @@ pub struct Env {
     pub session_id: Option<String>,
     /// Who drives this process's loop: `Some(Driver::Loop)` inside `pagent loop`'s agents.
     pub driver: Option<Driver>,
+    /// True in a `pagent loop` that `pagent parallel` started.
+    pub parallel: bool,
     pub config_dir: Option<PathBuf>,
     pub no_color: bool,
     pub current_dir: Option<PathBuf>,
     pub path: Option<OsString>,
     pub reviewer_bin: Option<PathBuf>,
+    /// `PAGENT_DASHBOARD_TOKEN`: the user's own dashboard token.
+    pub dashboard_token: Option<String>,
+    /// Whether a graphical session is there to open a browser in (`DISPLAY` or
+    /// `WAYLAND_DISPLAY` set; always on macOS).
+    pub has_display: bool,
     /// The pagent binary that `pagent parallel` starts and `pagent install` copies: `None`
     /// means this process's own. A test running [`crate::run`] in-process names the built
     /// binary here (its own executable is the test harness).
@@ -99,11 +114,16 @@ impl Env {
             project_dir: non_empty(CLAUDE_PROJECT_DIR).map(PathBuf::from),
             session_id: string(CLAUDE_CODE_SESSION_ID),
             driver: string(PAGENT_DRIVER).as_deref().and_then(parse_driver),
+            parallel: string(PAGENT_PARALLEL).as_deref() == Some("1"),
             config_dir,
             no_color: non_empty(NO_COLOR).is_some(),
             current_dir,
             path: var(PATH),
             reviewer_bin: non_empty(PAGENT_REVIEWER_BIN).map(PathBuf::from),
+            dashboard_token: string(PAGENT_DASHBOARD_TOKEN),
+            has_display: cfg!(target_os = "macos")
+                || non_empty(DISPLAY).is_some()
+                || non_empty(WAYLAND_DISPLAY).is_some(),
             exe: None,
             install: InstallEnv {
                 home: non_empty(HOME).map(PathBuf::from),

@@ -2,6 +2,7 @@
 //! work (`store`, `world`, `runner`, `install`), print. No subcommand imports another.
 
 pub mod cancel;
+pub mod dashboard;
 pub mod hook_compact;
 pub mod hook_post_tool_use;
 pub mod hook_stop;
@@ -10,6 +11,7 @@ pub mod install;
 pub mod log;
 pub mod loop_cmd;
 pub mod parallel;
+pub mod pause;
 pub mod prompt;
 pub mod ralph;
 pub mod resume;

@@ -1,6 +1,8 @@
 //! `pagent status`: where the loop is, stage by stage, with each condition's progress
 //! measured now (files and folders; commands are not run, their last result is shown).
-//! The report itself is built in [`crate::world::report`].
+//! The report itself is built in [`crate::world::report`]. `--all` lists every loop on
+//! the machine instead (the register of loops, [`crate::world::overview`]), as the
+//! dashboard does.
 
 use pagent_engine::pause::decide_prompt;
 
@@ -11,6 +13,7 @@ use crate::cli::ui::{Style, printable, printable_json};
 use crate::io::{Io, now};
 use crate::store;
 use crate::store::project::Project;
+use crate::world::overview;
 use crate::world::report::{build, print_human};
 
 pub fn run(
@@ -19,6 +22,17 @@ pub fn run(
     args: &StatusArgs,
     io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
+    if args.all {
+        let rows = overview::gather(env.config_dir.as_deref(), now());
+        if args.json {
+            let text = serde_json::to_string_pretty(&rows)?;
+            writeln!(io.stdout, "{}", printable_json(&text))?;
+        } else {
+            let style = Style::for_stdout(env.no_color, io.stdout_is_terminal);
+            overview::print_all(&rows, style, io.stdout)?;
+        }
+        return Ok(ExitStatus::Success);
+    }
     let project = Project::resolve(global, env, None)?;
     if args.pause {
         // Claude Code may run the command's `!` line before the UserPromptSubmit hook

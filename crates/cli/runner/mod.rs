@@ -25,6 +25,7 @@ pub mod agent;
 mod github;
 pub mod loop_event;
 pub mod parallel;
+mod pause;
 mod prepare;
 pub mod progress;
 mod retry;
@@ -49,12 +50,13 @@ use crate::io::now;
 use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
-use crate::session;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
-use crate::store::secret;
+use crate::store::register::Origin;
+use crate::store::{secret, setup};
 use crate::world::FsWorld;
 
+use pause::{Waited, apply_over_pause, wait_if_paused};
 use prepare::{agent_spec, prepare_state};
 use retry::run_with_retries;
 use stories::note_stories;
@@ -88,6 +90,13 @@ pub fn drive(
     let secret = secret::read_or_create_secret(config_dir)?;
     let (mut state, resumed, _runner) =
         prepare_state(&project, env, &args, &secret, progress, stdin)?;
+    // Set up here, taken over from the Stop hook or resumed: the register says who drives.
+    let origin = if env.parallel {
+        Origin::Parallel
+    } else {
+        Origin::Loop
+    };
+    setup::register_loop(&project, config_dir, &state, origin, progress.stderr());
     progress.started(
         &state,
         &agent.label(),
@@ -98,12 +107,24 @@ pub fn drive(
         iteration_timeout: args.agent.iteration_timeout,
         idle_timeout: args.agent.idle_timeout,
     };
-    let run_id = state.started_at.to_string().replace([':', '-'], "");
+    let run_id = crate::store::runs::run_id(&state);
 
     loop {
         if let Some(ended) = ended_elsewhere(&project, &state) {
             return Ok(stopped_elsewhere(&state, &ended, progress));
         }
+        state = match wait_if_paused(&project, state.clone(), progress) {
+            Waited::Go(now) => *now,
+            Waited::Ended(why) => return Ok(stopped_elsewhere(&state, &why, progress)),
+            Waited::Interrupted => {
+                progress.finished(
+                    &state,
+                    Ending::Interrupted,
+                    "stopped by a signal while paused; the state is saved, run `pagent loop` to resume",
+                );
+                return Ok(ExitStatus::Interrupted);
+            }
+        };
         let limits = usage::within_time_budget(base_limits, &state, now());
         let mut watch = Watch::new(&project, &state.loop_id);
         let stage = state.current().name.clone();
@@ -140,7 +161,7 @@ pub fn drive(
             };
             let logged = |entry| Event::of(entry, now(), None);
             let stderr = progress.stderr();
-            if session::apply(&project, config_dir, &state, &outcome, logged, stderr)?.is_none() {
+            if apply_over_pause(&project, config_dir, &state, outcome, logged, stderr)?.is_none() {
                 let ended = ended_elsewhere(&project, &state)
                     .unwrap_or_else(|| "the state changed meanwhile".to_owned());
                 return Ok(stopped_elsewhere(&state, &ended, progress));
@@ -188,7 +209,7 @@ pub fn drive(
         // `pagent cancel` may have ended the loop while the agent ran: that wins.
         let outcome = step.into();
         let stderr = progress.stderr();
-        let Some(next) = session::apply(&project, config_dir, &state, &outcome, logged, stderr)?
+        let Some(next) = apply_over_pause(&project, config_dir, &state, outcome, logged, stderr)?
         else {
             let ended = ended_elsewhere(&project, &state)
                 .unwrap_or_else(|| "the state changed meanwhile".to_owned());

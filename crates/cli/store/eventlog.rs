@@ -37,6 +37,12 @@ pub struct Event {
     /// Time the hook took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms: Option<u64>,
+    /// The loop's tokens and cost (micro-dollars) so far, after this decision: what the
+    /// dashboard's charts draw over time. Only on lines of decisions that wrote the state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_microusd: Option<u64>,
 }
 
 impl Event {
@@ -50,6 +56,8 @@ impl Event {
             iteration: Some(entry.iteration),
             detail: entry.detail,
             ms: None,
+            tokens: None,
+            cost_microusd: None,
         }
     }
 
@@ -75,6 +83,13 @@ impl Event {
         self.ms = Some(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
         self
     }
+
+    /// The same record, with the loop's usage as `state` has it.
+    pub fn with_usage(mut self, state: &State) -> Event {
+        self.tokens = Some(state.usage.tokens.total());
+        self.cost_microusd = Some(state.usage.cost_microusd);
+        self
+    }
 }
 
 pub fn append_event(project: &Project, event: &Event) -> anyhow::Result<()> {
@@ -89,16 +104,22 @@ pub fn append_event(project: &Project, event: &Event) -> anyhow::Result<()> {
 /// Every event that parses (of the log's newest [`READ_CAP`] bytes); unparsable lines are
 /// skipped and counted.
 pub fn read_events(project: &Project) -> anyhow::Result<(Vec<Event>, usize)> {
+    read_recent_events(project, READ_CAP)
+}
+
+/// Every event that parses in the log's newest `cap` bytes (a line cut by the cap is
+/// dropped); unparsable lines are skipped and counted.
+pub fn read_recent_events(project: &Project, cap: u64) -> anyhow::Result<(Vec<Event>, usize)> {
     let mut file = match project.dir().open_read(Path::new(EVENTS_FILE)) {
         Ok(file) => file,
         Err(DoorError::Missing(_)) => return Ok((Vec::new(), 0)),
         Err(err) => return Err(err.into()),
     };
     let len = file.metadata()?.len();
-    let start = len.saturating_sub(READ_CAP);
+    let start = len.saturating_sub(cap);
     file.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::new();
-    file.take(READ_CAP).read_to_end(&mut bytes)?;
+    file.take(cap).read_to_end(&mut bytes)?;
     if start > 0 {
         // The first line was cut: drop it.
         let cut = bytes

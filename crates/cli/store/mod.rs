@@ -24,6 +24,8 @@ pub mod eventlog;
 pub mod exclude;
 pub mod git;
 pub mod project;
+pub mod register;
+pub mod runs;
 pub mod secret;
 pub mod setup;
 pub mod trust;

@@ -5,6 +5,7 @@
 //! ```text
 //! <config dir>/projects/<key>/generation   newest state generation written here
 //! <config dir>/projects/<key>/notices      notices already given, one per line
+//! <config dir>/projects/<key>/loop.json    the register of loops (see `register.rs`)
 //! ```
 //!
 //! `<key>` is a SHA-256 of the project root's raw bytes, so a folder name needs no
@@ -21,12 +22,20 @@ use crate::store::door::Dir;
 const CAP: u64 = 64 * 1024;
 
 /// The folder for `root` inside the user's folder, relative to it.
-fn project_folder(root: &Path) -> PathBuf {
-    let digest = Sha256::digest(root.as_os_str().as_bytes());
-    Path::new("projects").join(&pagent_engine::seal::hex(&digest)[..32])
+pub(super) fn project_folder(root: &Path) -> PathBuf {
+    Path::new(PROJECTS).join(project_key(root))
 }
 
-fn open(config_dir: Option<&Path>) -> anyhow::Result<Dir> {
+/// The folder that holds one folder per project.
+pub(super) const PROJECTS: &str = "projects";
+
+/// `root`'s key: the first 32 hex digits of the SHA-256 of its raw bytes.
+pub fn project_key(root: &Path) -> String {
+    let digest = Sha256::digest(root.as_os_str().as_bytes());
+    pagent_engine::seal::hex(&digest)[..32].to_owned()
+}
+
+pub(super) fn open(config_dir: Option<&Path>) -> anyhow::Result<Dir> {
     let dir = config_dir.context("no config folder for pagent: set HOME or PAGENT_CONFIG_DIR")?;
     Dir::open_or_create_private(dir)
         .with_context(|| format!("cannot open pagent's config folder {}", dir.display()))

@@ -4,6 +4,7 @@
 pub mod backpressure;
 pub mod check;
 pub mod fingerprint;
+pub mod overview;
 pub mod probe;
 pub mod report;
 pub mod transcript;

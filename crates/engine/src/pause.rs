@@ -107,6 +107,49 @@ pub fn pause_notice(state: &State) -> String {
     )
 }
 
+/// The state after the user paused the loop from outside its session (`pagent pause`, the
+/// dashboard): any active loop of theirs, whoever drives it. The Stop hook then allows
+/// the session's stops; `pagent loop` finishes the iteration it is in and waits.
+/// `None` when there is nothing to pause (ended, or paused already).
+pub fn pause(state: &State, why: &str, now: Timestamp) -> Option<State> {
+    if !state.is_active() || state.paused.is_some() {
+        return None;
+    }
+    let mut next = state.clone();
+    next.paused = Some(Pause {
+        since: now,
+        why: why.to_owned(),
+        told: false,
+    });
+    next.updated_at = now;
+    Some(next)
+}
+
+/// `next`, decided on `decided_on`, made to apply over `on_disk` when the only writes
+/// between the two were the user's pause or resume: the decision stands and the user's
+/// pause is kept. `None` when anything else changed (a cancel, another decision, a new
+/// loop): then the decision is void, as for any writer that lost.
+pub fn carry_pause(decided_on: &State, on_disk: &State, next: &State) -> Option<State> {
+    let mut before = decided_on.clone();
+    let mut after = on_disk.clone();
+    for state in [&mut before, &mut after] {
+        // What a pause and a resume write (and every write's bookkeeping).
+        state.paused = None;
+        state.updated_at = Timestamp(0);
+        state.generation = 0;
+        state.seal = None;
+        state.no_progress_count = 0;
+        state.fingerprint = None;
+        state.full_prompt_due = false;
+    }
+    if before != after || !on_disk.is_active() {
+        return None;
+    }
+    let mut carried = next.clone();
+    carried.paused.clone_from(&on_disk.paused);
+    Some(carried)
+}
+
 /// The state after `pagent resume`: not paused, the no-progress count started afresh
 /// (the pause was the user's time, not the loop's).
 pub fn resume(state: &State, now: Timestamp) -> State {
@@ -197,6 +240,45 @@ mod tests {
         let paused = decide_prompt(&ralph(Some("s1")), Some("s1"), "hi", Timestamp(5)).unwrap();
         assert_eq!(paused.updated_at, Timestamp(5));
         assert_eq!(paused.paused.unwrap().why, "you wrote a message");
+    }
+
+    #[test]
+    fn the_user_pauses_any_active_loop_once() {
+        let mut driven = ralph(None);
+        driven.driver = crate::Driver::Loop;
+        let paused = pause(&driven, "you paused it", Timestamp(7)).unwrap();
+        assert_eq!(paused.paused.as_ref().unwrap().why, "you paused it");
+        assert_eq!(paused.updated_at, Timestamp(7));
+        assert_eq!(pause(&paused, "again", Timestamp(8)), None);
+        let mut done = ralph(None);
+        done.finish(crate::Status::Cancelled, "x".into(), Timestamp(3));
+        assert_eq!(pause(&done, "late", Timestamp(8)), None);
+    }
+
+    /// A runner's iteration that ends while the user paused (or paused and resumed) still
+    /// counts; anything else written meanwhile voids the decision.
+    #[test]
+    fn a_decision_is_carried_over_a_pause_and_nothing_else() {
+        let mut decided_on = ralph(None);
+        decided_on.generation = 4;
+        let mut next = decided_on.clone();
+        next.iterations[0] = 2;
+        let mut paused = pause(&decided_on, "you paused it", Timestamp(9)).unwrap();
+        paused.generation = 5;
+        let carried = carry_pause(&decided_on, &paused, &next).unwrap();
+        assert_eq!(carried.iterations[0], 2);
+        assert_eq!(carried.paused, paused.paused);
+        let resumed = resume(&paused, Timestamp(10));
+        assert_eq!(
+            carry_pause(&decided_on, &resumed, &next).unwrap().paused,
+            None
+        );
+        let mut cancelled = paused.clone();
+        cancelled.finish(crate::Status::Cancelled, "by you".into(), Timestamp(11));
+        assert_eq!(carry_pause(&decided_on, &cancelled, &next), None);
+        let mut advanced = paused;
+        advanced.iterations[0] = 3;
+        assert_eq!(carry_pause(&decided_on, &advanced, &next), None);
     }
 
     #[test]

@@ -59,6 +59,7 @@ pub(super) fn spawn(
         &task.task,
     ]);
     let mut child = command
+        .env(crate::cli::env::PAGENT_PARALLEL, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -241,3 +241,34 @@ fn lists_a_folder_and_refuses_one_outside() {
         Err(DoorError::Outside(_))
     ));
 }
+
+#[test]
+fn removes_only_regular_files_and_never_through_a_symlink() {
+    let (project, outside, dir) = setup();
+    fs::create_dir(project.path().join("w")).unwrap();
+    fs::write(project.path().join("w/a"), "x").unwrap();
+    assert!(dir.remove_file(Path::new("w/a")).unwrap());
+    assert!(!project.path().join("w/a").exists());
+    assert!(!dir.remove_file(Path::new("w/a")).unwrap());
+    assert!(!dir.remove_file(Path::new("none/a")).unwrap());
+    // A symlinked folder on the way, or a symlink as the file: nothing outside is touched.
+    fs::write(outside.path().join("a"), "keep").unwrap();
+    symlink(outside.path(), project.path().join("x")).unwrap();
+    assert!(matches!(
+        dir.remove_file(Path::new("x/a")),
+        Err(DoorError::Symlink(_))
+    ));
+    symlink(outside.path().join("a"), project.path().join("w/l")).unwrap();
+    assert!(matches!(
+        dir.remove_file(Path::new("w/l")),
+        Err(DoorError::NotRegular(_, Kind::Symlink))
+    ));
+    assert_eq!(
+        fs::read_to_string(outside.path().join("a")).unwrap(),
+        "keep"
+    );
+    assert!(matches!(
+        dir.remove_file(Path::new("w")),
+        Err(DoorError::NotRegular(_, Kind::Dir))
+    ));
+}

@@ -121,6 +121,50 @@ impl Dir {
         renameat(dir.fd(), &name, dir.fd(), &to).map_err(|e| write_error(e, &shown))
     }
 
+    /// Removes the regular file `rel` (a symlink is refused, never followed or removed);
+    /// `Ok(false)` when nothing was there.
+    pub fn remove_file(&self, rel: &Path) -> Result<bool, DoorError> {
+        let shown = show(rel);
+        let (dir, name) = match self.parent_for_existing(rel, &shown) {
+            Ok(found) => found,
+            Err(DoorError::Missing(_)) => return Ok(false),
+            Err(err) => return Err(err),
+        };
+        match fstatat(dir.fd(), &name, libc::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) if Kind::of(st.st_mode) == Kind::File => {}
+            Ok(st) => return Err(DoorError::NotRegular(shown, Kind::of(st.st_mode))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(err) => return Err(DoorError::Io(shown, err)),
+        }
+        match unlinkat(dir.fd(), &name, 0) {
+            Ok(()) => Ok(true),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(err) => Err(DoorError::Io(shown, err)),
+        }
+    }
+
+    /// The folder holding `rel`, opened without following a symlink anywhere and without
+    /// creating anything, and the last name.
+    fn parent_for_existing(&self, rel: &Path, shown: &str) -> Result<(Fd, CString), DoorError> {
+        let mut parts = normal_components(rel, shown)?;
+        let Some(last) = parts.pop() else {
+            return Err(DoorError::BadPath(shown.to_owned()));
+        };
+        let mut dir = self.dup()?;
+        for part in &parts {
+            let name = cstring(part, shown)?;
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            dir = match openat(dir.fd(), &name, flags, 0) {
+                Ok(fd) => Fd(fd),
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                    return Err(DoorError::Missing(shown.to_owned()));
+                }
+                Err(err) => return Err(write_error(err, shown)),
+            };
+        }
+        Ok((dir, cstring(&last, shown)?))
+    }
+
     /// Creates the folder `rel` and its parents, never through a symlink.
     pub fn create_dir_all(&self, rel: &Path) -> Result<PathBuf, DoorError> {
         let shown = show(rel);

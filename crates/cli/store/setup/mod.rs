@@ -13,7 +13,7 @@ use pagent_engine::{Action, State, Whose, format_duration, whose_loop};
 
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
-use crate::{cli::ui, store, store::exclude, store::secret};
+use crate::{cli::ui, store, store::exclude, store::register, store::secret};
 
 pub mod build;
 pub mod stories;
@@ -95,6 +95,11 @@ fn install(
         );
     }
     let state = store::write_state_atomic(project, config_dir, &state, &secret, stderr)?;
+    let origin = match state.driver {
+        pagent_engine::Driver::Hook => register::Origin::Session,
+        pagent_engine::Driver::Loop => register::Origin::Loop,
+    };
+    register_loop(project, config_dir, &state, origin, stderr);
     store::write_prompt_file(project, &state, stderr);
     if let Err(err) = exclude::exclude_pagent_files(project) {
         ui::warn(
@@ -118,6 +123,23 @@ fn install(
     );
     crate::session::log(project, &event, stderr);
     Ok(state)
+}
+
+/// Records the loop in the register of loops (`pagent status --all`, the dashboard); a
+/// failure is a warning: the loop runs the same without it.
+pub fn register_loop(
+    project: &Project,
+    config_dir: Option<&std::path::Path>,
+    state: &State,
+    origin: register::Origin,
+    stderr: &mut dyn Write,
+) {
+    if let Err(err) = register::record(config_dir, &project.root, origin, state.started_at) {
+        ui::warn(
+            stderr,
+            &format!("cannot record the loop in pagent's register of loops: {err:#}"),
+        );
+    }
 }
 
 /// What set-up says about the project files it used, beside the loop's first prompt.

@@ -1,0 +1,21 @@
+//! `pagent pause`: pause the active loop from a terminal, whoever drives it. A loop in a
+//! Claude Code session lets its session stop without counting an iteration; a `pagent
+//! loop` finishes the iteration it is in and waits. `pagent resume` continues it. The
+//! pause itself is [`control::pause`], which the dashboard's button calls too.
+
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::io::Io;
+use crate::session::control;
+use crate::store::project::Project;
+
+/// What the Stop hook's notice and `pagent status` say the loop is paused because of.
+pub const WHY: &str = "you paused it (`pagent pause`)";
+
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
+    let project = Project::resolve(global, env, None)?;
+    let done = control::pause(&project, env, WHY, io.stderr)?;
+    writeln!(io.stdout, "{}", done.message())?;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,152 @@
+//! What the dashboard answers, once [`guard`](super::guard) has admitted a request:
+//!
+//! ```text
+//! GET  /?token=T                     the page (embedded, the token written into it)
+//! GET  /app.js?token=T, /app.css     its script and style (embedded)
+//! GET  /api/loops                    every loop: world::overview's rows
+//! GET  /api/loops/<id>               one loop's page: stages, timeline, charts, output
+//! POST /api/loops/<id>/pause|resume|cancel
+//!                                    session::control, as the commands do
+//! ```
+//!
+//! `<id>` is a register key (32 hex digits) and nothing else: a loop is found through the
+//! register, never through a path in the request, and no project file is ever served.
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::detail;
+use super::guard::TokenIn;
+use super::http::{Request, Response};
+use crate::cli::env::Env;
+use crate::io::now;
+use crate::session::control;
+use crate::store::register;
+use crate::world::overview;
+
+const INDEX: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/app.js");
+const STYLE: &str = include_str!("assets/app.css");
+
+/// What the pause button says the loop is paused because of.
+pub const PAUSED_WHY: &str = "you paused it from the dashboard";
+
+/// Everything a worker needs to answer.
+#[derive(Debug)]
+pub struct Site {
+    pub env: Env,
+    pub guard: super::guard::Guard,
+    /// The page, with the token written into its asset addresses.
+    pub index: String,
+}
+
+impl Site {
+    pub fn new(env: Env, guard: super::guard::Guard, token: &str) -> Site {
+        Site {
+            env,
+            guard,
+            index: INDEX.replace("{{TOKEN}}", token),
+        }
+    }
+}
+
+/// The answer to an admitted-or-not request.
+pub fn answer(site: &Site, request: &Request) -> Response {
+    let token_in = if request.path.starts_with("/api/") {
+        TokenIn::Header
+    } else if request.path == "/" {
+        TokenIn::Page
+    } else {
+        TokenIn::Query
+    };
+    if let Err(why) = site.guard.admit(request, token_in) {
+        return Response::text(403, &format!("pagent dashboard: forbidden: {why}\n"));
+    }
+    let method = request.method.as_str();
+    let parts: Vec<&str> = request.path.split('/').collect();
+    match (method, parts.as_slice()) {
+        ("GET", ["", ""]) => asset(&site.index, "text/html; charset=utf-8"),
+        ("GET", ["", "app.js"]) => asset(SCRIPT, "text/javascript; charset=utf-8"),
+        ("GET", ["", "app.css"]) => asset(STYLE, "text/css; charset=utf-8"),
+        ("GET", ["", "api", "loops"]) => {
+            let now = now();
+            let rows = overview::gather(site.env.config_dir.as_deref(), now);
+            Response::json(200, &json!({ "now": now, "loops": rows }))
+        }
+        ("GET", ["", "api", "loops", id]) => loop_page(site, id),
+        ("POST", ["", "api", "loops", id, action]) => act(site, id, action),
+        (
+            _,
+            ["", ""]
+            | ["", "app.js" | "app.css"]
+            | ["", "api", "loops"]
+            | ["", "api", "loops", _]
+            | ["", "api", "loops", _, _],
+        ) => Response::text(405, "pagent dashboard: method not allowed\n"),
+        _ => Response::text(404, "pagent dashboard: not found\n"),
+    }
+}
+
+fn asset(body: &str, content_type: &'static str) -> Response {
+    Response {
+        status: 200,
+        content_type,
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+/// The registered loop `id` with its project, row and (when the user's own) state.
+fn find(site: &Site, id: &str) -> Option<overview::Found> {
+    let config_dir = site.env.config_dir.as_deref();
+    let entry = register::find(config_dir, id)?;
+    overview::row(config_dir, &entry, now())
+}
+
+fn loop_page(site: &Site, id: &str) -> Response {
+    let Some(found) = find(site, id) else {
+        return Response::text(404, "pagent dashboard: no such loop\n");
+    };
+    let page = detail::build(&found.project, found.row, found.state.as_ref());
+    Response::json(200, &page)
+}
+
+#[derive(Debug, Serialize)]
+struct Acted {
+    /// Whether the operation changed the loop.
+    ok: bool,
+    /// What the command would have printed.
+    message: String,
+    /// The loop's row after it.
+    row: Option<overview::LoopRow>,
+}
+
+fn act(site: &Site, id: &str, action: &str) -> Response {
+    let Some(overview::Found { project, .. }) = find(site, id) else {
+        return Response::text(404, "pagent dashboard: no such loop\n");
+    };
+    let env = &site.env;
+    // Warnings (a log line that could not be written) are the command's stderr; the page
+    // shows the outcome, which the state decides.
+    let mut stderr = Vec::new();
+    let done = match action {
+        "cancel" => control::cancel(&project, env, None, &mut stderr).map(|done| {
+            let ok = matches!(done, control::Cancelled::Done { .. });
+            (ok, done.message(&project.root))
+        }),
+        "pause" => control::pause(&project, env, PAUSED_WHY, &mut stderr)
+            .map(|done| (matches!(done, control::Paused::Done(_)), done.message())),
+        "resume" => control::resume(&project, env, None, &mut stderr).map(|done| {
+            (
+                matches!(done, control::Resumed::Done { .. }),
+                done.message(),
+            )
+        }),
+        _ => return Response::text(404, "pagent dashboard: not found\n"),
+    };
+    let (ok, message) = match done {
+        Ok(done) => done,
+        Err(err) => (false, format!("pagent: error: {err:#}")),
+    };
+    let row = find(site, id).map(|found| found.row);
+    Response::json(200, &Acted { ok, message, row })
+}

@@ -1,0 +1,380 @@
+//! The dashboard in a real browser (headless Chromium through WebDriver): both loops of
+//! two projects on one page, a cancel clicked on one while the other goes on, pause and
+//! resume, an iteration appearing without a reload, and a task full of markup shown as
+//! text. Screenshots go to `target/dashboard/`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::webdriver::Browser;
+use super::*;
+use crate::all_loops::sibling;
+
+/// One browser at a time: each test starts a Chromium, and CI machines are small.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const WIDE: (u32, u32) = (1280, 900);
+const NARROW: (u32, u32) = (420, 900);
+
+fn shots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("dashboard");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn save(browser: &Browser, name: &str) -> PathBuf {
+    let path = shots().join(name);
+    let png = browser.screenshot();
+    assert_eq!(&png[1..4], b"PNG", "not a PNG");
+    std::fs::write(&path, png).unwrap();
+    path
+}
+
+fn field(id: &str, name: &str) -> String {
+    format!("[data-loop=\"{id}\"] [data-field=\"{name}\"]")
+}
+
+fn id_of(env: &TestEnv, name: &str) -> String {
+    loop_ids(env)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no loop in {name}"))
+        .1
+}
+
+/// A fake `claude -p` speaking Claude Code's stream-json: each run reads, runs the
+/// parser's tests, reports 20.4k tokens and $0.42, and makes no promise; the third run
+/// works until it is stopped.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+cat > /dev/null
+n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs
+echo '{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-5"}'
+echo '{"type":"assistant","message":{"id":"m'$n'a","content":[{"type":"tool_use","id":"r'$n'","name":"Read","input":{"file_path":"src/parser.rs"}}]}}'
+echo '{"type":"assistant","message":{"id":"m'$n'b","content":[{"type":"tool_use","id":"t'$n'","name":"Bash","input":{"command":"cargo test -p parser"}}]}}'
+echo '{"type":"assistant","message":{"id":"m'$n'c","content":[{"type":"text","text":"Run '$n': the nested-quote case still fails; trying a smaller tokenizer."}]}}'
+if [ "$n" -ge 3 ]; then while :; do sleep 0.2; done; fi
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":3,"result":"Not done yet.","session_id":"s","total_cost_usd":0.42,"usage":{"input_tokens":18000,"output_tokens":2400}}'
+"#;
+
+/// `pagent loop` in `root` with [`FAKE_CLAUDE`], once its third run is under way.
+fn start_runner(env: &TestEnv, root: &Path) -> Child {
+    use std::os::unix::fs::PermissionsExt;
+    let claude = root.join("fake-claude");
+    std::fs::write(&claude, FAKE_CLAUDE).unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (root_arg, claude_arg) = (root.display().to_string(), claude.display().to_string());
+    let child = env
+        .cmd(&[
+            "--project",
+            &root_arg,
+            "loop",
+            "--agent-bin",
+            &claude_arg,
+            "--max-cost",
+            "5",
+            "ralph",
+            "--max-iterations",
+            "8",
+            "--no-progress-limit",
+            "0",
+            "Make the parser accept nested quotes",
+        ])
+        .current_dir(root)
+        .command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = root.join(".claude/pagent/runs");
+    wait_until(
+        Duration::from_secs(30),
+        "the runner's third run starts",
+        || {
+            std::fs::read_dir(&runs).is_ok_and(|dir| {
+                dir.flatten()
+                    .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("Run 3:")))
+            })
+        },
+    );
+    child
+}
+
+#[test]
+fn two_projects_on_one_page_and_a_cancel_ends_one_while_the_other_goes_on() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    // A loop in a Claude Code session, whose reviewer found two gaps.
+    env.write(
+        "review.sh",
+        "cat > /dev/null
+echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no test for an expired token\"]}'\n",
+    );
+    env.cmd(&[
+        "ralph",
+        "--max-duration",
+        "2h",
+        "--no-progress-limit",
+        "0",
+        "--review",
+        "the login tests are fast and cover expiry",
+        "--reviewer-command",
+        "sh review.sh",
+        "Fix the flaky login test",
+    ])
+    .env("CLAUDE_CODE_SESSION_ID", SESSION)
+    .success();
+    env.stop(&env.stop_input("Not yet.")).blocked();
+    env.stop(&env.stop_input("Done.\n<promise>DONE</promise>"))
+        .blocked();
+    // A `pagent loop` in another project, its agent at work.
+    let other = sibling(&env, "parser");
+    let mut runner = start_runner(&env, &other);
+    let (session_loop, runner_loop) = (id_of(&env, "project"), id_of(&env, "parser"));
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    browser.goto(&dash.url);
+
+    browser.wait_text(
+        &field(&session_loop, "status"),
+        Duration::from_secs(10),
+        |t| t == "active",
+    );
+    browser.wait_text(
+        &field(&runner_loop, "status"),
+        Duration::from_secs(10),
+        |t| t == "active",
+    );
+    assert_eq!(
+        browser.eval(
+            "return document.querySelectorAll('[data-loop]').length",
+            &[]
+        ),
+        2
+    );
+    assert_eq!(
+        browser.text(&field(&session_loop, "name")).unwrap(),
+        "project"
+    );
+    assert_eq!(
+        browser.text(&field(&runner_loop, "name")).unwrap(),
+        "parser"
+    );
+    assert_eq!(
+        browser.text(&field(&session_loop, "kind")).unwrap(),
+        "ralph loop · Claude Code session"
+    );
+    assert_eq!(
+        browser.text(&field(&runner_loop, "kind")).unwrap(),
+        "ralph loop · pagent loop"
+    );
+    assert_eq!(
+        browser.text(&field(&session_loop, "iteration")).unwrap(),
+        "3 of 25"
+    );
+    let review = browser.text(&field(&session_loop, "review")).unwrap();
+    assert!(
+        review.contains("the login test still sleeps 2 s"),
+        "{review}"
+    );
+    assert_eq!(
+        browser.text(&field(&runner_loop, "iteration")).unwrap(),
+        "3 of 8"
+    );
+    assert_eq!(
+        browser.text(&field(&runner_loop, "tokens")).unwrap(),
+        "40.8k"
+    );
+    assert_eq!(browser.text(&field(&runner_loop, "cost")).unwrap(), "$0.84");
+    assert_eq!(
+        browser.text(&field(&runner_loop, "budget")).unwrap(),
+        "$4.16"
+    );
+    save(&browser, "dashboard-list.png");
+
+    // The runner's loop on its own page: the agent's output, live, and its charts.
+    browser.goto(&format!("{}#/loop/{runner_loop}", dash.url));
+    browser.wait_text("[data-field=\"output\"]", Duration::from_secs(10), |t| {
+        t.contains("▸ Bash cargo test -p parser") && t.contains("Run 3: the nested-quote case")
+    });
+    browser.wait_text("[data-field=\"timeline\"]", Duration::from_secs(5), |t| {
+        t.contains("ralph started")
+    });
+    assert_eq!(
+        browser.eval(
+            "return document.querySelectorAll('.chart svg path.line').length",
+            &[]
+        ),
+        3
+    );
+    save(&browser, "dashboard-loop.png");
+    browser.goto(&dash.url);
+    browser.wait_text(
+        &field(&runner_loop, "status"),
+        Duration::from_secs(10),
+        |t| t == "active",
+    );
+
+    // Cancel takes a second click.
+    let cancel = format!("[data-loop=\"{runner_loop}\"] [data-action=\"cancel\"]");
+    browser.click(&cancel);
+    assert_eq!(browser.text(&cancel).unwrap(), "Confirm cancel");
+    browser.click(&cancel);
+    browser.wait_text(
+        &field(&runner_loop, "status"),
+        Duration::from_secs(5),
+        |t| t == "cancelled",
+    );
+    let result = browser.text(&field(&runner_loop, "result")).unwrap();
+    assert!(
+        result.starts_with("pagent: cancelled the ralph loop at stage ralph"),
+        "{result}"
+    );
+    assert_eq!(
+        browser.text(&field(&session_loop, "status")).unwrap(),
+        "active"
+    );
+
+    // The state files agree, and the runner stopped its agent and itself.
+    let state = |root: &Path| -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(root.join(".claude/pagent-pipeline.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(state(&other)["status"], "cancelled");
+    assert_eq!(state(&other)["end_reason"], "cancelled by the user");
+    assert_eq!(state(&env.root)["status"], "active");
+    wait_until(Duration::from_secs(15), "the runner exits", || {
+        runner.try_wait().unwrap().is_some()
+    });
+    assert_eq!(runner.wait().unwrap().code(), Some(130));
+
+    // The other loop goes on: its next iteration shows up.
+    env.stop(&env.stop_input("Still not.")).blocked();
+    browser.wait_text(
+        &field(&session_loop, "iteration"),
+        Duration::from_secs(2),
+        |t| t == "4 of 25",
+    );
+    save(&browser, "dashboard-after-cancel.png");
+    browser.resize(NARROW.0, NARROW.1);
+    browser.wait_text(
+        &field(&session_loop, "status"),
+        Duration::from_secs(5),
+        |t| t == "active",
+    );
+    save(&browser, "dashboard-narrow.png");
+    let sideways =
+        "return document.documentElement.scrollWidth > document.documentElement.clientWidth";
+    assert_eq!(
+        browser.eval(sideways, &[]),
+        false,
+        "the narrow list scrolls sideways"
+    );
+    browser.goto(&format!("{}#/loop/{session_loop}", dash.url));
+    browser.wait_text("[data-field=\"timeline\"]", Duration::from_secs(5), |t| {
+        t.contains("review")
+    });
+    save(&browser, "dashboard-loop-narrow.png");
+    assert_eq!(
+        browser.eval(sideways, &[]),
+        false,
+        "the narrow loop page scrolls sideways"
+    );
+}
+
+#[test]
+fn an_iteration_that_ends_appears_within_two_seconds_without_a_reload() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let id = id_of(&env, "project");
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    browser.goto(&dash.url);
+    browser.wait_text(&field(&id, "iteration"), Duration::from_secs(10), |t| {
+        t == "1 of 25"
+    });
+    // Survives anything but a reload.
+    browser.eval("window.__sameDocument = 'yes';", &[]);
+    env.stop(&env.stop_input("Not yet.")).blocked();
+    let took = browser.wait_text(&field(&id, "iteration"), Duration::from_secs(2), |t| {
+        t == "2 of 25"
+    });
+    browser.wait_text(&field(&id, "feedback"), Duration::from_secs(2), |t| {
+        t == "waiting for <promise>DONE</promise>"
+    });
+    assert_eq!(browser.eval("return window.__sameDocument", &[]), "yes");
+    eprintln!("the iteration appeared {took:?} after the hook returned");
+}
+
+#[test]
+fn a_task_full_of_markup_is_shown_as_text() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    let task = "Fix <script>window.pwned = 1</script> and <img src=x onerror=\"window.pwned = 2\"> <b>now</b>";
+    env.cmd(&["ralph", task]).success();
+    env.stop(&env.stop_input("<img src=y onerror=\"window.pwned = 3\">"))
+        .blocked();
+    let id = id_of(&env, "project");
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    for page in [dash.url.clone(), format!("{}#/loop/{id}", dash.url)] {
+        browser.goto(&page);
+        browser.wait_text(&field(&id, "title"), Duration::from_secs(10), |t| t == task);
+        let found = browser.eval(
+            "return [document.querySelectorAll('img').length, \
+             [...document.querySelectorAll('b')].filter((b) => b.textContent === 'now').length, \
+             typeof window.pwned, document.scripts.length]",
+            &[],
+        );
+        assert_eq!(found, json!([0, 0, "undefined", 1]), "{page}");
+    }
+    browser.wait_text("[data-field=\"timeline\"]", Duration::from_secs(5), |t| {
+        t.contains("ralph started")
+    });
+}
+
+#[test]
+fn pause_and_resume_from_the_page_are_the_commands() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let id = id_of(&env, "project");
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    browser.goto(&dash.url);
+    browser.wait_text(&field(&id, "status"), Duration::from_secs(10), |t| {
+        t == "active"
+    });
+    browser.click(&format!("[data-loop=\"{id}\"] [data-action=\"pause\"]"));
+    browser.wait_text(&field(&id, "status"), Duration::from_secs(5), |t| {
+        t == "paused"
+    });
+    let said = browser.text(&field(&id, "result")).unwrap();
+    assert!(said.starts_with("pagent: paused the Ralph loop"), "{said}");
+    assert_eq!(
+        env.state()["paused"]["why"],
+        "you paused it from the dashboard"
+    );
+    // The session's stop is let through, as after `pagent pause`.
+    assert!(env.stop(&env.stop_input("Hm.")).allowed().is_some());
+    browser.click(&format!("[data-loop=\"{id}\"] [data-action=\"resume\"]"));
+    browser.wait_text(&field(&id, "status"), Duration::from_secs(5), |t| {
+        t == "active"
+    });
+    assert_eq!(env.state()["paused"], Value::Null);
+    env.stop(&env.stop_input("Not yet.")).blocked();
+}
