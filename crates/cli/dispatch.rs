@@ -57,7 +57,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
             return hook_user_prompt::run(&cli.global, env, io);
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
-        Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args),
+        Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args, env),
         Command::Resume => resume::run(&cli.global, env, io),
         Command::Prompt => prompt::run(&cli.global, env, io),
         Command::Run(args) => {

@@ -122,6 +122,7 @@ fn decide_on(
         input.last_assistant_message.clone(),
         input.transcript_path.clone(),
     )
+    .with_path(env.path.clone())
     .with_review(ReviewSetup::for_stop_hook(env, started));
     // Decided on the state with this turn's tokens added; applied over the state read.
     let metered = match ownership {

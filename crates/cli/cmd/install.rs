@@ -20,6 +20,7 @@ use crate::install::claude::{self, Claude};
 use crate::install::short_names::{self, Outcome};
 use crate::install::{Layout, Record, files, plugin_source, stage_plugin};
 use crate::io::Io;
+use crate::process::{Program, SearchPath};
 
 /// `pagent VERB: MESSAGE` on stdout, as a closure the steps below can share.
 fn sayer<'a>(verb: &'a str, stdout: &'a RefCell<&mut dyn Write>) -> impl Fn(&str) + 'a {
@@ -29,10 +30,17 @@ fn sayer<'a>(verb: &'a str, stdout: &'a RefCell<&mut dyn Write>) -> impl Fn(&str
 }
 
 fn find_claude(explicit: Option<&Path>, env: &Env) -> Option<Claude> {
+    // No empty or relative PATH entry: the folder `pagent install` runs in may be a
+    // cloned repository.
+    let search = SearchPath::new(env.path.as_deref(), &[]);
     explicit
-        .map(Path::to_path_buf)
-        .or_else(|| claude::find_on_path(env.path.as_deref()))
-        .map(Claude::new)
+        .map(|p| {
+            Program::named_by_user(p, env.current_dir.as_deref())
+                .path()
+                .to_path_buf()
+        })
+        .or_else(|| claude::find_on_path(&search))
+        .map(|bin| Claude::new(bin, search))
 }
 
 pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {

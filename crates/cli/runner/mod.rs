@@ -44,6 +44,7 @@ use crate::cli::args::{Global, LoopArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
+use crate::process::{Launch, SearchPath};
 use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
@@ -67,6 +68,7 @@ pub fn drive(
     stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<ExitStatus> {
     let base = Project::resolve(global, env, None)?;
+    let base_root = base.root.clone();
     let tree = args
         .worktree
         .as_deref()
@@ -76,12 +78,15 @@ pub fn drive(
         Some(tree) => Project::at(&tree.path)?,
         None => base,
     };
+    // Programs are found, and children look them up, outside the project and the
+    // repository a worktree belongs to.
+    let search = SearchPath::new(env.path.as_deref(), &[&base_root, &project.root]);
     if let (Some(tree), Some(setup_line)) = (&tree, &args.setup)
         && tree.created
     {
-        run_setup(&project.root, setup_line)?;
+        run_setup(&project.root, setup_line, &search)?;
     }
-    let agent = agent_spec(&args.agent, env)?;
+    let agent = agent_spec(&args.agent, env, &search)?;
     let config_dir = env.config_dir.as_deref();
     let secret = secret::read_or_create_secret(config_dir)?;
     let (mut state, resumed, _runner) =
@@ -112,6 +117,7 @@ pub fn drive(
             .unwrap_or_else(|| first_prompt(&state, &mut FsWorld::read_only(&project)));
         let Some(run) = run_with_retries(
             &agent,
+            &search,
             &args.agent,
             &project,
             &state,
@@ -150,6 +156,7 @@ pub fn drive(
         };
 
         let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None)
+            .with_path(env.path.clone())
             .with_review(review_setup(&agent, env));
         // Decided on the state with this run's usage added; applied over the state read.
         let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
@@ -217,7 +224,14 @@ pub fn drive(
         Status::Complete => {
             progress.finished(&state, Ending::Complete, &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
-            Ok(after_completion(&project, branch, &args, &state, progress))
+            Ok(after_completion(
+                &project,
+                env.path.as_deref(),
+                branch,
+                &args,
+                &state,
+                progress,
+            ))
         }
         _ => {
             progress.finished(&state, Ending::GaveUp, &reason);
@@ -241,16 +255,18 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
     }
 }
 
-fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .current_dir(root)
+fn run_setup(root: &Path, line: &str, search: &SearchPath) -> anyhow::Result<()> {
+    let code = Launch::shell(line, root, search)
+        .in_callers_group()
         .status()
         .with_context(|| format!("cannot run the setup command `{line}`"))?;
     anyhow::ensure!(
-        status.success(),
-        "the setup command `{line}` failed ({status}) in {}",
+        code == Some(0),
+        "the setup command `{line}` failed ({}) in {}",
+        code.map_or_else(
+            || "killed by a signal".to_owned(),
+            |c| format!("exit code {c}")
+        ),
         root.display()
     );
     Ok(())
@@ -260,6 +276,7 @@ fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
 /// status a failure, though the loop itself completed.
 fn after_completion(
     project: &Project,
+    path_env: Option<&std::ffi::OsStr>,
     branch: Option<String>,
     args: &LoopArgs,
     state: &State,
@@ -279,7 +296,8 @@ fn after_completion(
         progress.note("cannot push: the project is not on a branch");
         return ExitStatus::Failure;
     };
-    if let Err(err) = worktree::push(&project.root, &branch) {
+    let search = SearchPath::new(path_env, &[&project.root]);
+    if let Err(err) = worktree::push(&project.root, &branch, &search) {
         progress.note(&format!(
             "the loop completed, but pushing {branch} failed: {err:#}"
         ));
@@ -293,7 +311,7 @@ fn after_completion(
             state.workflow,
             state.end_reason.as_deref().unwrap_or("")
         );
-        match worktree::open_pr(&project.root, &branch, &title, &body) {
+        match worktree::open_pr(&project.root, &branch, &title, &body, &search) {
             Ok(url) => progress.note(&format!("opened a pull request: {url}")),
             Err(err) => {
                 progress.note(&format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"));

@@ -19,6 +19,7 @@ use crate::store::project::{LOCK_FILE, Project, STATE_FILE};
 
 pub mod config;
 pub mod consent;
+pub mod covers;
 pub mod door;
 pub mod eventlog;
 pub mod exclude;

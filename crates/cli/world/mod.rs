@@ -9,6 +9,7 @@ pub mod report;
 pub mod transcript;
 pub mod usage;
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use pagent_engine::{
@@ -34,6 +35,8 @@ pub struct FsWorld<'a> {
     cached_message: Option<Option<String>>,
     /// How to start a reviewer; `None` where no reviewer may run.
     review: Option<ReviewSetup>,
+    /// `PATH` as pagent got it: the process door cleans it before a check runs.
+    path_env: Option<OsString>,
 }
 
 impl<'a> FsWorld<'a> {
@@ -53,7 +56,14 @@ impl<'a> FsWorld<'a> {
             run_commands: true,
             cached_message: None,
             review: None,
+            path_env: None,
         }
+    }
+
+    /// Lets this world's checks find their programs on `path_env` (cleaned first).
+    pub fn with_path(mut self, path_env: Option<OsString>) -> FsWorld<'a> {
+        self.path_env = path_env;
+        self
     }
 
     /// Lets this world start a reviewer (a `review` condition) as `setup` says.
@@ -73,6 +83,7 @@ impl<'a> FsWorld<'a> {
             run_commands: false,
             cached_message: None,
             review: None,
+            path_env: None,
         }
     }
 }
@@ -120,7 +131,13 @@ impl World for FsWorld<'_> {
             Ok(None) => false,
             Err(_) => true,
         };
-        check::run_check(&project.root, check, &self.stage, &mut keep_going)
+        check::run_check(
+            &project.root,
+            check,
+            &self.stage,
+            self.path_env.as_deref(),
+            &mut keep_going,
+        )
     }
 
     fn run_review(&mut self, request: &ReviewRequest) -> ReviewOutcome {
