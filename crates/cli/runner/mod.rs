@@ -40,7 +40,7 @@ use anyhow::Context;
 use pagent_engine::prompt::first_prompt;
 use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, decide_iteration};
 
-use crate::cli::args::{Global, LoopArgs};
+use crate::cli::args::{Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
@@ -49,6 +49,7 @@ use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
 use crate::session;
+use crate::store::consent;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::store::secret;
@@ -88,6 +89,20 @@ pub fn drive(
     }
     let agent = agent_spec(&args.agent, env, &search)?;
     let config_dir = env.config_dir.as_deref();
+    // The agent reads the project's own configuration: what can run commands needs trust
+    // before the first worker starts, like a workflow's commands.
+    if let AgentSpec::Known { kind, .. } = &agent {
+        let sources = crate::store::agent_config::sources(&project, *kind);
+        for line in consent::require(
+            &project,
+            config_dir,
+            &sources,
+            trust_flag(&args),
+            &now().to_string(),
+        )? {
+            progress.note(&line);
+        }
+    }
     let secret = secret::read_or_create_secret(config_dir)?;
     let (mut state, resumed, _runner) =
         prepare_state(&project, env, &args, &secret, progress, stdin)?;
@@ -240,11 +255,22 @@ pub fn drive(
     }
 }
 
+/// `--trust`, wherever this start has it (`ralph --trust`, `run --trust`, `--prd ...
+/// --trust`).
+fn trust_flag(args: &LoopArgs) -> bool {
+    match &args.start {
+        Some(LoopStart::Ralph(ralph)) => ralph.trust,
+        Some(LoopStart::Run(run)) => run.trust,
+        None => args.trust,
+    }
+}
+
 /// How this runner starts a reviewer: the program the user named for reviewers, else the
 /// loop's own agent program when the review asks for the same agent, else `PATH`. No
 /// deadline: each iteration is its own process, not inside a hook's time limit.
 fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
     review::ReviewSetup {
+        config_dir: env.config_dir.clone(),
         path: env.path.clone(),
         program: env.reviewer_bin.clone(),
         own_agent: match agent {

@@ -19,8 +19,12 @@
 //! settings: no project hooks, permissions or plugins), `--strict-mcp-config` (no
 //! `.mcp.json` servers) and `--disable-slash-commands` (no project commands or skills
 //! with tools of their own), verified on 2.1.197 and 2.1.330 by the end-to-end suite;
-//! Codex gets the project marked untrusted for the run (its project `.codex/` layer,
-//! hooks and rules are then not loaded); OpenCode gets `OPENCODE_DISABLE_PROJECT_CONFIG`.
+//! Codex gets the project marked untrusted for the run, whatever the user's own Codex
+//! config says (its project `.codex/` layer, MCP servers and hooks are then not loaded)
+//! and `--ignore-rules`; OpenCode gets `OPENCODE_DISABLE_PROJECT_CONFIG`, and since
+//! OpenCode 1.18.33 loads a project's `.opencode/` plugins even so, an OpenCode reviewer is
+//! not started at all in a project whose OpenCode configuration the user has not trusted.
+//! Each is proven against the real CLI by the end-to-end suite.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -57,6 +61,8 @@ pub struct ReviewSetup {
     pub own_agent: Option<(AgentKind, Program)>,
     /// The caller's own limit: the reviewer must end before it.
     pub deadline: Option<Instant>,
+    /// pagent's config folder, where the user's trust is kept.
+    pub config_dir: Option<PathBuf>,
 }
 
 impl ReviewSetup {
@@ -70,6 +76,7 @@ impl ReviewSetup {
             deadline: Some(
                 started + Duration::from_secs(STOP_HOOK_TIMEOUT_SECS) - STOP_HOOK_MARGIN,
             ),
+            config_dir: env.config_dir.clone(),
         }
     }
 }
@@ -95,6 +102,11 @@ pub fn run_review(
         Ok(timeout) => timeout,
         Err(why) => return ReviewOutcome::Failed(why),
     };
+    if matches!(request.reviewer, Reviewer::Opencode)
+        && let Some(why) = untrusted_opencode_config(project, setup.config_dir.as_deref())
+    {
+        return ReviewOutcome::Failed(why);
+    }
     let search = SearchPath::new(setup.path.as_deref(), &[&project.root]);
     let spec = match spec_of(&request.reviewer, request, setup, &search, &project.root) {
         Ok(spec) => spec,
@@ -170,8 +182,31 @@ fn review_time(
     Ok(own.min(left))
 }
 
-/// OpenCode's switch that leaves the project's `opencode.json` and `.opencode/` unread.
+/// OpenCode's switch that leaves the project's `opencode.json` and `.opencode/` config
+/// unread.
 const OPENCODE_NO_PROJECT: &str = "OPENCODE_DISABLE_PROJECT_CONFIG";
+
+/// Why an OpenCode reviewer cannot start: OpenCode 1.18.33 loads the plugins in a
+/// project's `.opencode/` even with [`OPENCODE_NO_PROJECT`] set (proven by the end-to-end
+/// suite), so a project with OpenCode configuration the user has not trusted gets no
+/// OpenCode reviewer at all.
+fn untrusted_opencode_config(project: &Project, config_dir: Option<&Path>) -> Option<String> {
+    let untrusted: Vec<String> = crate::store::agent_config::sources(project, AgentKind::Opencode)
+        .into_iter()
+        .filter(|source| {
+            crate::store::consent::verdict(project, config_dir, source)
+                != crate::store::trust::Verdict::Trusted
+        })
+        .map(|source| crate::store::consent::shell_word(&source.rel.display().to_string()))
+        .collect();
+    (!untrusted.is_empty()).then(|| {
+        format!(
+            "the project has OpenCode configuration you have not trusted ({}), which an OpenCode reviewer would load; trust it with `pagent trust {}`, or choose another reviewer",
+            untrusted.join(", "),
+            untrusted.join(" ")
+        )
+    })
+}
 
 /// The agent to run: the program found now, with read-only permissions and the user's
 /// configuration only.
@@ -235,8 +270,10 @@ fn reviewer_args(kind: AgentKind, request: &ReviewRequest, root: &Path) -> Vec<S
             "read-only".to_owned(),
             "--ignore-rules".to_owned(),
             "-c".to_owned(),
+            // A dotted `projects."<path>".trust_level` is split at the path's own dots
+            // and slashes by Codex 0.169; an inline table is read as meant.
             format!(
-                "projects.{}.trust_level=\"untrusted\"",
+                "projects={{{}={{trust_level=\"untrusted\"}}}}",
                 toml_key(&root.to_string_lossy())
             ),
         ],

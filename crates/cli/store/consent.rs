@@ -7,7 +7,9 @@
 //! that a built-in check would run: the TypeScript package (`node_modules/typescript`,
 //! also named by its `node_modules/.bin/tsc` stub) and `cargo check` of a crate (named by
 //! its `Cargo.toml`). For those two, trust covers the files `store::covers` lists, not
-//! just the file named. Set-up refuses an untrusted source with the commands it would
+//! just the file named. And an agent's project configuration that can run commands
+//! (`store::agent_config`), which `pagent loop` needs trusted before a worker starts.
+//! Set-up refuses an untrusted source with the commands it would
 //! allow and the exact command that trusts it; the hooks skip an untrusted program and
 //! say so once.
 
@@ -156,8 +158,8 @@ pub fn program_source(project: &Project, rel: &Path) -> Option<Source> {
     })
 }
 
-/// Every command source the project has now: its workflows, its config, and the
-/// programs of [`LOCAL_PROGRAMS`] at its root.
+/// Every command source the project has now: its workflows, its config, the programs of
+/// [`LOCAL_PROGRAMS`] at its root, and every agent's project configuration.
 pub fn project_sources(project: &Project) -> anyhow::Result<Vec<Source>> {
     let mut sources = Vec::new();
     for name in project
@@ -181,12 +183,17 @@ pub fn project_sources(project: &Project) -> anyhow::Result<Vec<Source>> {
             sources.push(source);
         }
     }
+    sources.extend(crate::store::agent_config::all_sources(project));
     Ok(sources)
 }
 
-/// `rel` as a command source: a workflow, the config, or a local program.
+/// `rel` as a command source: a workflow, the config, a local program, or an agent's
+/// project configuration.
 pub fn file_source(project: &Project, rel: &Path) -> anyhow::Result<Option<Source>> {
     if let Some(source) = program_source(project, rel) {
+        return Ok(Some(source));
+    }
+    if let Some(source) = crate::store::agent_config::named_source(project, rel) {
         return Ok(Some(source));
     }
     let Some(bytes) = project.dir().read_if_exists(rel, SMALL_FILE_CAP)? else {
