@@ -22,6 +22,7 @@ mod git;
 mod hook_input;
 mod hostile_repo;
 mod hostile_specials;
+mod install;
 mod launcher;
 mod loop_json;
 mod loop_runner;

@@ -18,7 +18,7 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::install::claude::{self, Claude};
 use crate::install::short_names::{self, Outcome};
-use crate::install::{Layout, Record, files, plugin_source, stage_plugin};
+use crate::install::{Layout, MARKER, Record, files, mark, owned, plugin_source, stage_plugin};
 use crate::io::Io;
 use crate::process::{Program, SearchPath};
 
@@ -131,7 +131,31 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
     Ok(ExitStatus::Success)
 }
 
+/// Claude Code's copy of the pagent marketplace (`plugins/cache/pagent`): each plugin
+/// version in it is a copy of what pagent staged, so each carries pagent's marker.
+fn cache_is_pagents(cache: &Path) -> bool {
+    let Ok(files) = files::list_tree(cache) else {
+        return false;
+    };
+    files::only_files_and_folders(cache)
+        && !files.is_empty()
+        && files
+            .iter()
+            .filter(|rel| rel.ends_with(".claude-plugin/plugin.json"))
+            .all(|rel| {
+                let version_dir =
+                    cache.join(rel.parent().and_then(Path::parent).unwrap_or(Path::new("")));
+                owned(&version_dir)
+            })
+}
+
 fn copy_binary(binary: &Path, layout: &Layout, say: impl Fn(&str)) -> anyhow::Result<()> {
+    if files::exists(&layout.data_dir) && !owned(&layout.data_dir) {
+        anyhow::bail!(
+            "{} holds files pagent did not put there (it has no {MARKER} marker); pagent will not write its binary into it",
+            layout.data_dir.display()
+        );
+    }
     if files::same_bytes(binary, &layout.data_bin) {
         say(&format!(
             "the binary in {} is up to date",
@@ -145,7 +169,7 @@ fn copy_binary(binary: &Path, layout: &Layout, say: impl Fn(&str)) -> anyhow::Re
             layout.data_bin.display()
         ));
     }
-    Ok(())
+    mark(&layout.data_dir)
 }
 
 fn install_short_names(layout: &Layout, say: impl Fn(&str)) -> anyhow::Result<()> {
@@ -233,8 +257,18 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
         ("Claude Code's copy of the plugin", &layout.plugin_cache),
         ("the staged plugin files", &layout.staging),
     ] {
-        if files::remove_tree(path)? {
-            removed.push(format!("{what} ({})", path.display()));
+        if !files::exists(path) {
+            continue;
+        }
+        if owned(path) || (path == &layout.plugin_cache && cache_is_pagents(path)) {
+            if files::remove_tree(path)? {
+                removed.push(format!("{what} ({})", path.display()));
+            }
+        } else {
+            say(&format!(
+                "left {} alone: it holds files pagent did not put there (no {MARKER} marker)",
+                path.display()
+            ));
         }
     }
     let record = Record::read(&layout);
