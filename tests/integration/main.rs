@@ -20,6 +20,8 @@ mod faults;
 #[path = "../support/git.rs"]
 mod git;
 mod hook_input;
+mod hostile_configs;
+mod hostile_processes;
 mod hostile_repo;
 mod hostile_specials;
 mod install;

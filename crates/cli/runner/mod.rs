@@ -176,6 +176,12 @@ pub fn drive(
         // Decided on the state with this run's usage added; applied over the state read.
         let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
         let mut step = decide_iteration(&metered, &mut world, now());
+        if let Some((key, notice)) = world.take_notice()
+            && !crate::store::user::notice_given(config_dir, &project.root, &key)
+        {
+            let _ = crate::store::user::remember_notice(config_dir, &project.root, &key);
+            progress.note(&notice);
+        }
         let stopped = match run.end {
             End::TimedOut => Some(format!(
                 "Your previous run was stopped after {} (the iteration timeout).",

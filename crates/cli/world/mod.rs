@@ -37,6 +37,9 @@ pub struct FsWorld<'a> {
     review: Option<ReviewSetup>,
     /// `PATH` as pagent got it: the process door cleans it before a check runs.
     path_env: Option<OsString>,
+    /// What the user should hear once about this decision's world (a repository too
+    /// large for a content fingerprint).
+    notice: Option<String>,
 }
 
 impl<'a> FsWorld<'a> {
@@ -57,6 +60,7 @@ impl<'a> FsWorld<'a> {
             cached_message: None,
             review: None,
             path_env: None,
+            notice: None,
         }
     }
 
@@ -64,6 +68,14 @@ impl<'a> FsWorld<'a> {
     pub fn with_path(mut self, path_env: Option<OsString>) -> FsWorld<'a> {
         self.path_env = path_env;
         self
+    }
+
+    /// The notice for the user this world gathered while deciding, if any: the key it is
+    /// remembered by (said once per project) and its text.
+    pub fn take_notice(&mut self) -> Option<(String, String)> {
+        self.notice
+            .take()
+            .map(|text| ("repository too large for a fingerprint".to_owned(), text))
     }
 
     /// Lets this world start a reviewer (a `review` condition) as `setup` says.
@@ -84,6 +96,7 @@ impl<'a> FsWorld<'a> {
             cached_message: None,
             review: None,
             path_env: None,
+            notice: None,
         }
     }
 }
@@ -159,6 +172,8 @@ impl World for FsWorld<'_> {
     }
 
     fn fingerprint(&mut self) -> Option<String> {
-        fingerprint::fingerprint(self.project)
+        let (digest, notice) = fingerprint::fingerprint_noting(self.project);
+        self.notice = self.notice.take().or(notice);
+        digest
     }
 }

@@ -22,11 +22,8 @@ use sha2::{Digest, Sha256};
 
 use super::cache::Cache;
 use super::index::{self, Entry};
-use super::is_pagent_file;
+use super::{INDEX_CAP, is_pagent_file};
 use crate::store::door::{Dir, Kind, Stat};
-
-/// The largest index read here (about 600,000 files); a larger one takes libgit2's path.
-const INDEX_CAP: u64 = 64 * 1024 * 1024;
 
 /// Mode bits of a gitlink (submodule) entry: nothing to stat.
 const GITLINK: u32 = 0o160000;
