@@ -16,6 +16,7 @@ mod checkers;
 mod config_place;
 mod consent;
 mod crashes;
+mod escapes;
 mod faults;
 #[path = "../support/git.rs"]
 mod git;

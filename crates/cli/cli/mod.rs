@@ -7,4 +7,5 @@ pub mod env;
 pub mod exit;
 pub mod stdin_args;
 pub mod task;
+pub mod terminal;
 pub mod ui;
