@@ -144,7 +144,7 @@ fn finding_10_a_setsid_child_holding_the_pipe_keeps_the_checks_output() {
     env.write(
         ".claude/pagent/workflows/w.json",
         &json!({"stages": [{"name": "s", "prompt": "p", "exit_when": {
-            "custom": "echo started; echo the failing test is test_parse >&2; setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' & sleep 30",
+            "custom": "echo started; printf 'the failing test is %s\\n' test_parse >&2; setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' & sleep 30",
             "timeout": 1}}]})
         .to_string(),
     );
@@ -158,6 +158,8 @@ fn finding_10_a_setsid_child_holding_the_pipe_keeps_the_checks_output() {
         // SAFETY: kill(2) of the test's own escaped grandchild.
         unsafe { libc::kill(pid.trim().parse().unwrap(), libc::SIGKILL) };
     }
+    // The reason quotes the command too, whose `%s` keeps it from holding this line:
+    // only the check's own output can.
     let reason = stop.blocked();
     assert!(
         reason.contains("the failing test is test_parse"),
