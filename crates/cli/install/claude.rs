@@ -24,8 +24,8 @@ pub const PLUGIN_ID: &str = "pagent@pagent";
 
 /// How long one `claude plugin` call may take.
 const TIMEOUT: Duration = Duration::from_secs(300);
-/// Bytes of its output kept.
-const KEEP: usize = 1024 * 1024;
+/// Bytes of its output kept (a JSON listing must arrive whole).
+const KEEP: usize = 16 * 1024 * 1024;
 
 #[derive(Debug)]
 pub struct Claude {

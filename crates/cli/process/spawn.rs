@@ -82,11 +82,8 @@ impl Running {
     fn signal(&mut self, signal: libc::c_int) {
         if self.own_group {
             sys::signal_group(self.child.id(), signal);
-        } else if let Ok(pid) = i32::try_from(self.child.id()) {
-            // SAFETY: kill(2) of our own child's pid; no memory-safety preconditions.
-            unsafe {
-                libc::kill(pid, signal);
-            }
+        } else {
+            sys::signal_process(self.child.id(), signal);
         }
     }
 }

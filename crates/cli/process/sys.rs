@@ -33,6 +33,18 @@ pub fn signal_group(pgid: u32, signal: libc::c_int) {
     }
 }
 
+/// Sends `signal` to the one process `pid` (a child left in the caller's group).
+pub(super) fn signal_process(pid: u32, signal: libc::c_int) {
+    if let Ok(pid) = i32::try_from(pid)
+        && pid > 0
+    {
+        // SAFETY: kill(2) of our own child's pid; no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
 /// What `poll` said of one pipe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Ready {

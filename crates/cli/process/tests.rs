@@ -41,12 +41,15 @@ fn empty_relative_and_in_project_path_entries_are_dropped() {
     executable(&project.join("sh"), "touch pwned");
     executable(&project.join("bin/git"), "touch pwned");
     executable(&root.join("tools/git"), "exit 0");
+    // A folder outside that is a symlink into the project is inside it too.
+    std::os::unix::fs::symlink(project.join("bin"), root.join("looks-outside")).unwrap();
     let path = std::env::join_paths([
         Path::new(""),
         Path::new("."),
         Path::new("bin"),
         &project,
         &project.join("bin"),
+        &root.join("looks-outside"),
         &root.join("tools"),
         Path::new("/bin"),
     ])
