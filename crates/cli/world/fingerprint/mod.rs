@@ -35,10 +35,12 @@ mod index;
 
 /// Files beyond this many are not walked in the non-git fallback.
 const WALK_LIMIT: usize = 200_000;
-/// The largest git index read, in bytes: about 200,000 files with short paths.
+/// The largest git index read, in bytes.
 pub const INDEX_CAP: u64 = 16 * 1024 * 1024;
-/// The most index entries fingerprinted (each is `lstat`ed at every Stop).
-pub const ENTRIES_CAP: u32 = 250_000;
+/// The most index entries fingerprinted (each is `lstat`ed at every Stop). At the cap,
+/// with every tracked file deleted (the most the digest has to hold), a Stop peaks under
+/// 64 MiB (BENCHMARKS.md).
+pub const ENTRIES_CAP: u32 = 100_000;
 
 /// The fingerprint of the project's working tree, `None` when it has none (a repository
 /// too large for one, or one nothing can be read of).
@@ -296,7 +298,7 @@ mod tests {
         fs::write(root.join(".git/index"), &header).unwrap();
         let (digest, notice) = fingerprint_noting(&Project::at(root).unwrap());
         assert_eq!(digest, None);
-        assert!(notice.unwrap().contains("250001 entries"));
+        assert!(notice.unwrap().contains("100001 entries"));
         // A file over the size cap, whatever it says.
         let index = fs::File::create(root.join(".git/index")).unwrap();
         index.set_len(INDEX_CAP + 1).unwrap();
