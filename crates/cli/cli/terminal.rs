@@ -6,7 +6,8 @@
 //! forget to make it safe.
 //!
 //! The edge neutralises what a terminal would act on: C0 controls other than newline and
-//! tab (so ESC, BEL and a carriage return that would overwrite a line), DEL, the C1
+//! tab (so ESC, BEL and a carriage return that would overwrite a line; one that ends a
+//! line, CRLF, passes), DEL, the C1
 //! controls and the bidi embeddings, overrides and isolates. C0 is written as `\x1b`,
 //! the others as `\u009b`, an escape that is also valid inside a JSON string (a hook's
 //! output stays the same JSON value). The only terminal controls that pass are pagent's
@@ -166,6 +167,18 @@ impl<'a> Edge<'a> {
                     _ => {}
                 }
             }
+            // A carriage return that ends a line (CRLF) only does what the newline does.
+            if rest[0] == b'\r' {
+                match rest.get(1) {
+                    Some(b'\n') => {
+                        out.extend_from_slice(b"\r\n");
+                        at += 2;
+                        continue;
+                    }
+                    None if !last => break,
+                    _ => {}
+                }
+            }
             let len = utf8_len(rest[0]);
             if rest.len() < len && !last {
                 break;
@@ -318,6 +331,9 @@ mod tests {
             "\\x00000000000000000000000000000000mK\\x00"
         );
         // A character split across two writes arrives whole; a lone bad byte does not.
+        // CRLF line ends pass, even split between writes; a lone CR does not.
+        assert_eq!(through(&[b"a\r\nb\r"]), "a\r\nb\\r");
+        assert_eq!(through(&[b"a\r", b"\nb"]), "a\r\nb");
         let e = "é".as_bytes();
         assert_eq!(through(&[&e[..1], &e[1..]]), "é");
         assert_eq!(through(&[b"a\xffb"]), "a\u{fffd}b");
