@@ -7,10 +7,12 @@
 use clap::Parser;
 use clap::error::ErrorKind;
 use std::ffi::OsString;
+use std::io::Write;
 
 use crate::cli::args::{Cli, Command, HookCommand};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::terminal::Edge;
 use crate::cli::ui;
 use crate::cmd::{
     cancel, dashboard, hook_compact, hook_post_tool_use, hook_stop, hook_user_prompt, install, log,
@@ -22,32 +24,69 @@ use crate::io::Io;
 /// `env` as [`Env::capture`] read it, the streams in `io`. Tests call this in-process.
 pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
     crate::store::door::ignore_sigxfsz();
-    let cli = match Cli::try_parse_from(args) {
+    let stdout_is_terminal = io.stdout_is_terminal;
+    let stdin = &mut *io.stdin;
+    // Help, version and usage errors are clap's own text, coloured by clap: written
+    // before the edge. Everything after passes through it (`cli::terminal`).
+    let cli = match parse(
+        args,
+        env,
+        stdout_is_terminal,
+        &mut *io.stdout,
+        &mut *io.stderr,
+    ) {
         Ok(cli) => cli,
+        Err(status) => return status,
+    };
+    let mut stdout = Edge::new(&mut *io.stdout);
+    let mut stderr = Edge::new(&mut *io.stderr);
+    let mut io = Io {
+        stdin,
+        stdout: &mut stdout,
+        stderr: &mut stderr,
+        stdout_is_terminal,
+    };
+    let status = dispatch(cli, env, &mut io);
+    let _ = io.stdout.flush();
+    let _ = io.stderr.flush();
+    status
+}
+
+/// The arguments, parsed; or clap's help, version or usage error printed and the status.
+fn parse(
+    args: Vec<OsString>,
+    env: &Env,
+    stdout_is_terminal: bool,
+    stdout: &mut dyn std::io::Write,
+    stderr: &mut dyn std::io::Write,
+) -> Result<Cli, ExitStatus> {
+    match Cli::try_parse_from(args) {
+        Ok(cli) => Ok(cli),
         Err(err) => {
             // Help and version go to stdout, usage errors to stderr (as clap's own print).
             let help = matches!(
                 err.kind(),
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
             );
-            let text = if io.stdout_is_terminal && help && !env.no_color {
+            let text = if stdout_is_terminal && help && !env.no_color {
                 err.render().ansi().to_string()
             } else {
                 err.render().to_string()
             };
-            let stream = if help {
-                &mut *io.stdout
+            if help {
+                let _ = stdout.write_all(text.as_bytes());
+                Err(ExitStatus::Success)
             } else {
-                &mut *io.stderr
-            };
-            let _ = stream.write_all(text.as_bytes());
-            return if help {
-                ExitStatus::Success
-            } else {
-                ExitStatus::Failure
-            };
+                // A usage error may quote what was typed: through the edge too.
+                let _ = Edge::new(stderr).write_all(text.as_bytes());
+                Err(ExitStatus::Failure)
+            }
         }
-    };
+    }
+}
+
+/// Runs the parsed command with the streams behind the edge.
+fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
     let result = match cli.command {
         Command::Hook(HookCommand::Stop) => return hook_stop::run(&cli.global, env, io),
         Command::Hook(HookCommand::PostToolUse) => {
@@ -57,7 +96,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
             return hook_user_prompt::run(&cli.global, env, io);
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
-        Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args),
+        Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args, env),
         Command::Pause => pause::run(&cli.global, env, io),
         Command::Resume => resume::run(&cli.global, env, io),
         Command::Prompt => prompt::run(&cli.global, env, io),

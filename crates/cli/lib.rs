@@ -15,6 +15,7 @@ mod dispatch;
 mod install;
 mod io;
 mod notify;
+mod process;
 mod runner;
 mod session;
 mod store;

@@ -10,12 +10,11 @@
 //! detached helper (`pagent hook notify`, in its own process group, with no stdin,
 //! stdout or stderr) which runs the notifier and kills its whole group after the timeout.
 //! Any failure (no notifier installed, a bad command, a crash) is silent for the loop;
-//! the helper's own failures are lost with its closed stderr.
+//! the helper's own failures are lost with its closed stderr. Both the helper and the
+//! notifier start through the process door, from a folder outside the project, with the
+//! cleaned `PATH`: a project's `./notify-send` is never the one found.
 
-use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pagent_engine::{State, Status};
@@ -23,8 +22,8 @@ use pagent_engine::{State, Status};
 use crate::cli::args::NotifyHelperArgs;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::process::{Input, Launch, NEUTRAL_DIR, Program, SearchPath, Streams};
 use crate::store::config::{NotifyConfig, read_config, user_config_path};
-use crate::world::backpressure::find_program;
 
 /// A notifier command is killed after this long unless the config says otherwise.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
@@ -65,9 +64,10 @@ pub fn loop_ended(env: &Env, project_root: &Path, state: &State) {
         .timeout
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
         .clamp(1, MAX_TIMEOUT_SECS);
+    let search = SearchPath::new(env.path.as_deref(), &[project_root]);
     let mut commands: Vec<Vec<String>> = Vec::new();
     if config.desktop
-        && let Some(desktop) = desktop_command(env.path.as_deref(), &message)
+        && let Some(desktop) = desktop_command(&search, &message)
     {
         commands.push(desktop);
     }
@@ -80,7 +80,7 @@ pub fn loop_ended(env: &Env, project_root: &Path, state: &State) {
         );
     }
     for argv in commands {
-        spawn_detached(env, &argv, timeout, &values);
+        spawn_detached(env, &search, &argv, timeout, &values);
     }
 }
 
@@ -91,8 +91,8 @@ fn user_notify_config(config_dir: Option<&Path>) -> Option<NotifyConfig> {
 
 /// `notify-send` where it is installed, else `osascript` (macOS); `None` on a machine with
 /// neither (a server, a container).
-fn desktop_command(path_env: Option<&std::ffi::OsStr>, message: &str) -> Option<Vec<String>> {
-    if let Some(program) = find_program("notify-send", path_env) {
+fn desktop_command(search: &SearchPath, message: &str) -> Option<Vec<String>> {
+    if let Some(program) = search.find("notify-send") {
         return Some(vec![
             program.display().to_string(),
             "--app-name=pagent".to_owned(),
@@ -100,7 +100,7 @@ fn desktop_command(path_env: Option<&std::ffi::OsStr>, message: &str) -> Option<
             message.to_owned(),
         ]);
     }
-    let program = find_program("osascript", path_env)?;
+    let program = search.find("osascript")?;
     // The message is an argument of the script, never part of its text.
     Some(vec![
         program.display().to_string(),
@@ -135,57 +135,64 @@ fn cap(text: &str) -> String {
 
 /// Starts `pagent hook notify --timeout N -- ARGV` detached: its own process group, no
 /// stdio, not waited for.
-fn spawn_detached(env: &Env, argv: &[String], timeout: u64, values: &[(&str, String)]) {
-    let Some(exe) = env.exe.clone().or_else(|| std::env::current_exe().ok()) else {
+fn spawn_detached(
+    env: &Env,
+    search: &SearchPath,
+    argv: &[String],
+    timeout: u64,
+    values: &[(&str, String)],
+) {
+    let Ok(exe) = env.pagent_exe() else {
         return;
     };
-    let mut command = Command::new(exe);
-    if let Some(path) = &env.path {
-        // The notifier sees the PATH pagent searched for notify-send.
-        command.env("PATH", path);
-    }
-    command
+    let mut launch = Launch::new(Program::at(exe), Path::new(NEUTRAL_DIR), search)
         .args(["hook", "notify", "--timeout", &timeout.to_string(), "--"])
-        .args(argv)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
+        .args(argv);
     for (key, value) in values {
-        command.env(format!("PAGENT_NOTIFY_{}", key.to_ascii_uppercase()), value);
+        launch = launch.env(format!("PAGENT_NOTIFY_{}", key.to_ascii_uppercase()), value);
     }
     // Not waited for: the helper outlives a hook that returns at once. `pagent loop` and
     // `pagent cancel` exit right after a loop's end, so no zombie lingers.
-    let _ = command.spawn();
+    let _ = launch.spawn_detached();
 }
 
 /// The detached helper: runs the notifier in its own process group and kills the group
-/// once the timeout passes. Exit status is for nobody: stdio is closed.
-pub fn run_helper(args: &NotifyHelperArgs) -> ExitStatus {
+/// once the timeout passes. Exit status is for nobody: stdio is closed. A program named
+/// by a bare name is found on the `PATH` the helper was given (already cleaned); any
+/// other must be an absolute path.
+pub fn run_helper(args: &NotifyHelperArgs, env: &Env) -> ExitStatus {
     let Some((program, rest)) = args.argv.split_first() else {
         return ExitStatus::Failure;
     };
-    let Ok(mut child) = Command::new(PathBuf::from(program))
-        .args(rest.iter().map(OsString::from))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
+    let search = SearchPath::new(env.path.as_deref(), &[]);
+    let program = if program.contains('/') {
+        Program::from_setting(Path::new(program), "notify.command", &search)
+    } else {
+        Program::named(program, &search)
+    };
+    let Ok(program) = program else {
+        return ExitStatus::Failure;
+    };
+    let streams = Streams {
+        stdin: Input::Null,
+        output: false,
+    };
+    let Ok(mut child) = Launch::new(program, Path::new(NEUTRAL_DIR), &search)
+        .args(rest)
+        .spawn(streams)
     else {
         return ExitStatus::Failure;
     };
     let deadline = Instant::now() + Duration::from_secs(args.timeout.clamp(1, MAX_TIMEOUT_SECS));
     loop {
         match child.try_wait() {
-            Ok(Some(status)) if status.success() => return ExitStatus::Success,
-            Ok(Some(_)) | Err(_) => return ExitStatus::Failure,
-            Ok(None) if Instant::now() >= deadline => {
-                crate::runner::signals::signal_group(child.id(), libc::SIGKILL);
-                let _ = child.wait();
+            Some(Some(0)) => return ExitStatus::Success,
+            Some(_) => return ExitStatus::Failure,
+            None if Instant::now() >= deadline => {
+                child.stop(Duration::ZERO);
                 return ExitStatus::Failure;
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            None => std::thread::sleep(Duration::from_millis(50)),
         }
     }
 }

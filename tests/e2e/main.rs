@@ -29,3 +29,4 @@ mod npm;
 mod review;
 mod scenarios;
 mod tmux;
+mod untrusted;

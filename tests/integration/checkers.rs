@@ -87,14 +87,23 @@ fn typescript_needs_a_tsconfig_and_a_local_compiler() {
         None,
         "no local tsc: skipped"
     );
-    env.write("web/node_modules/.bin/tsc", "#!/bin/sh\necho \"src/app.ts(1,5): error TS2322: Type 'string' is not assignable (cwd $(basename \"$PWD\"), args $*)\"\nexit 2\n");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        env.path("web/node_modules/.bin/tsc"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
-    // The project's own tsc is its code: skipped, said once, until trusted.
+    // npm's stub is never what runs: node runs the package's own bin/tsc.
+    env.write("web/node_modules/.bin/tsc", "#!/bin/sh\ntouch stub-ran\n");
+    env.write(
+        "web/node_modules/typescript/package.json",
+        r#"{"name": "typescript", "bin": {"tsc": "./bin/tsc"}}"#,
+    );
+    env.write(
+        "web/node_modules/typescript/bin/tsc",
+        "#!/usr/bin/env node\nrequire('../lib/tsc.js');\n",
+    );
+    env.write(
+        "web/node_modules/typescript/lib/tsc.js",
+        "const path = require('path');\n\
+         console.log(`src/app.ts(1,5): error TS2322: Type 'string' is not assignable (cwd ${path.basename(process.cwd())}, args ${process.argv.slice(2).join(' ')})`);\n\
+         process.exit(2);\n",
+    );
+    // The project's own TypeScript is its code: skipped, said once, until trusted.
     let untrusted = env.post_tool_use("Write", "web/src/app.ts", &[]);
     assert!(
         !untrusted.stdout.contains("additionalContext"),
@@ -103,12 +112,19 @@ fn typescript_needs_a_tsconfig_and_a_local_compiler() {
     assert!(
         untrusted
             .stdout
-            .contains("Run `pagent trust web/node_modules/.bin/tsc` to allow it"),
+            .contains("Run `pagent trust web/node_modules/typescript` to allow it"),
         "{untrusted}"
     );
     let again = env.post_tool_use("Write", "web/src/app.ts", &[]);
     assert!(again.stdout.is_empty(), "said once: {again}");
-    env.cmd(&["trust", "web/node_modules/.bin/tsc"]).success();
+    // Trusted by the name people know (the stub), it is the package that is trusted.
+    let trusted = env.cmd(&["trust", "web/node_modules/.bin/tsc"]).success();
+    assert!(
+        trusted
+            .stdout
+            .contains("trusted web/node_modules/typescript"),
+        "{trusted}"
+    );
     let context = env
         .post_tool_use("Write", "web/src/app.ts", &[])
         .context()
@@ -118,6 +134,7 @@ fn typescript_needs_a_tsconfig_and_a_local_compiler() {
         context.contains("(cwd web, args --noEmit --pretty false)"),
         "{context}"
     );
+    assert!(!env.exists("web/stub-ran") && !env.exists("stub-ran"));
 }
 
 #[test]

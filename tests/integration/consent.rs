@@ -142,6 +142,24 @@ fn planted_backpressure_commands_never_run_without_trust() {
     assert!(pwned(&env));
 }
 
+/// A planted TypeScript package: `pwned` is what its `lib/tsc.js` does when node runs it.
+fn plant_typescript(env: &TestEnv, lib: &str) {
+    env.write("tsconfig.json", "{}");
+    env.write(
+        "node_modules/typescript/package.json",
+        r#"{"name": "typescript", "bin": {"tsc": "./bin/tsc"}}"#,
+    );
+    env.write(
+        "node_modules/typescript/bin/tsc",
+        "#!/usr/bin/env node\nrequire('../lib/tsc.js');\n",
+    );
+    env.write("node_modules/typescript/lib/tsc.js", lib);
+    env.write(
+        "node_modules/.bin/tsc",
+        "#!/bin/sh\nexec node ../typescript/bin/tsc \"$@\"\n",
+    );
+}
+
 #[test]
 fn a_planted_local_tsc_never_runs_without_trust_even_when_checks_are_always_on() {
     let env = TestEnv::new();
@@ -151,31 +169,107 @@ fn a_planted_local_tsc_never_runs_without_trust_even_when_checks_are_always_on()
         json!({"backpressure": {"always": true}}).to_string(),
     )
     .unwrap();
-    env.write("tsconfig.json", "{}");
-    env.write("node_modules/.bin/tsc", "#!/bin/sh\ntouch pwned\n");
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(
-        env.path("node_modules/.bin/tsc"),
-        fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
+    plant_typescript(&env, "require('fs').writeFileSync('pwned', '');\n");
     env.write("app.ts", "let x = 1;\n");
     let out = env.post_tool_use("Write", "app.ts", &[]);
     assert!(!pwned(&env), "{out}");
     assert!(
-        out.stdout.contains("pagent trust node_modules/.bin/tsc"),
+        out.stdout.contains("pagent trust node_modules/typescript"),
         "{out}"
     );
-    env.cmd(&["trust", "node_modules/.bin/tsc"]).success();
+    env.cmd(&["trust", "node_modules/typescript"]).success();
     env.post_tool_use("Write", "app.ts", &[]);
     assert!(pwned(&env), "trusted: it runs");
     fs::remove_file(env.path("pwned")).unwrap();
     env.write(
-        "node_modules/.bin/tsc",
-        "#!/bin/sh\ntouch pwned # changed\n",
+        "node_modules/typescript/lib/tsc.js",
+        "require('fs').writeFileSync('pwned', ''); // changed\n",
     );
     env.post_tool_use("Write", "app.ts", &[]);
     assert!(!pwned(&env), "changed: trust again first");
+}
+
+/// Finding 5: trusting `node_modules/.bin/tsc` hashed the two-line stub, so a later
+/// change to the package's own files ran untrusted. Trust now covers the package: a
+/// change to a file `tsc` loads (here a module its script requires, not the script)
+/// needs trust again, while a change to its README does not.
+#[test]
+fn finding_5_trusting_tsc_covers_the_files_it_executes_not_the_stub() {
+    let env = TestEnv::new();
+    fs::create_dir_all(&env.config).unwrap();
+    fs::write(
+        env.config.join("config.json"),
+        json!({"backpressure": {"always": true}}).to_string(),
+    )
+    .unwrap();
+    plant_typescript(&env, "require('./_tsc.js');\n");
+    env.write("node_modules/typescript/lib/_tsc.js", "// the compiler\n");
+    env.write("node_modules/typescript/README.md", "docs\n");
+    env.write("app.ts", "let x = 1;\n");
+    env.cmd(&["trust", "node_modules/.bin/tsc"]).success();
+    env.write("node_modules/typescript/README.md", "other docs\n");
+    let out = env.post_tool_use("Write", "app.ts", &[]);
+    assert!(!out.stdout.contains("not trusted"), "{out}");
+    env.write(
+        "node_modules/typescript/lib/_tsc.js",
+        "require('fs').writeFileSync('pwned', '');\n",
+    );
+    let out = env.post_tool_use("Write", "app.ts", &[]);
+    assert!(
+        !pwned(&env),
+        "a changed module of the trusted package ran: {out}"
+    );
+    let listed = env.cmd(&["trust", "--list"]).success();
+    assert!(
+        listed
+            .stdout
+            .contains("node_modules/typescript (CHANGED since trusted)"),
+        "{listed}"
+    );
+}
+
+/// Finding 5, cargo: trusting `Cargo.toml` left `build.rs`, `.cargo/config.toml` and
+/// `rust-toolchain.toml` out. Each of them, changed or planted after trust, now needs
+/// trust again before `cargo check` runs.
+#[test]
+fn finding_5_trusting_a_crate_covers_its_build_script_cargo_config_and_toolchain() {
+    let env = TestEnv::new();
+    fs::create_dir_all(&env.config).unwrap();
+    fs::write(
+        env.config.join("config.json"),
+        json!({"backpressure": {"always": true}}).to_string(),
+    )
+    .unwrap();
+    let cargo = env.fake_tool("bin-cargo", "cargo", ": > \"$PAGENT_FILE.cargo-ran\"");
+    let path = crate::backpressure::path_of(&[&cargo]);
+    env.write(
+        "Cargo.toml",
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+    );
+    env.write("src/main.rs", "fn main() {}\n");
+    env.cmd(&["trust", "Cargo.toml"]).success();
+    let ran = |env: &TestEnv| {
+        let _ = fs::remove_file(env.path("src/main.rs.cargo-ran"));
+        env.post_tool_use("Write", "src/main.rs", &[("PATH", &path)]);
+        env.exists("src/main.rs.cargo-ran")
+    };
+    assert!(ran(&env), "trusted: cargo check runs");
+    for (rel, text) in [
+        ("build.rs", "fn main() { /* planted */ }\n"),
+        (
+            ".cargo/config.toml",
+            "[build]\nrustc-wrapper = \"./evil\"\n",
+        ),
+        (
+            "rust-toolchain.toml",
+            "[toolchain]\npath = \"./evil-toolchain\"\n",
+        ),
+    ] {
+        env.write(rel, text);
+        assert!(!ran(&env), "{rel} planted after trust: cargo check ran");
+        env.cmd(&["trust", "Cargo.toml"]).success();
+        assert!(ran(&env), "{rel}: trusted again, it runs");
+    }
 }
 
 #[test]

@@ -18,12 +18,16 @@ mod config_place;
 mod consent;
 mod crashes;
 mod dashboard;
+mod escapes;
 mod faults;
 #[path = "../support/git.rs"]
 mod git;
 mod hook_input;
+mod hostile_configs;
+mod hostile_processes;
 mod hostile_repo;
 mod hostile_specials;
+mod install;
 mod issues;
 mod launcher;
 mod loop_json;

@@ -62,8 +62,8 @@ pub enum Command {
     /// Run several ralph loops at once, each in its own git worktree and branch.
     Parallel(ParallelArgs),
     /// Trust the project's files that make pagent run commands (workflows with commands,
-    /// .claude/pagent/config.json, node_modules/.bin/tsc, Cargo.toml): their exact content,
-    /// until they change
+    /// .claude/pagent/config.json, node_modules/typescript, Cargo.toml, the agents' project
+    /// configuration): their exact content, until they change
     Trust(TrustArgs),
     /// Set pagent up for Claude Code: the binary where the hooks find it, the plugin
     /// (a local marketplace named pagent, plugin pagent@pagent, user scope) and the short
@@ -111,7 +111,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Trust the project files this loop uses that can make pagent run commands (its
-    /// workflow, .claude/pagent/config.json), as `pagent trust` would
+    /// workflow, .claude/pagent/config.json; for `pagent loop`, the agent's project
+    /// configuration), as `pagent trust` would
     #[arg(long)]
     pub trust: bool,
     /// Read the arguments from stdin as typed after the slash command (no shell involved)
@@ -148,7 +149,8 @@ pub struct RalphArgs {
     #[arg(long)]
     pub force: bool,
     /// Trust the project files this loop uses that can make pagent run commands (its
-    /// workflow, .claude/pagent/config.json), as `pagent trust` would
+    /// workflow, .claude/pagent/config.json; for `pagent loop`, the agent's project
+    /// configuration), as `pagent trust` would
     #[arg(long)]
     pub trust: bool,
     /// Read the slash command's argument text from stdin: flags in it are parsed, the rest
@@ -328,7 +330,8 @@ pub struct ParallelArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Trust the project files this loop uses that can make pagent run commands (its
-    /// workflow, .claude/pagent/config.json), as `pagent trust` would
+    /// workflow, .claude/pagent/config.json; for `pagent loop`, the agent's project
+    /// configuration), as `pagent trust` would
     #[arg(long)]
     pub trust: bool,
 

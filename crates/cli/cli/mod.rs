@@ -8,4 +8,5 @@ pub mod exit;
 pub mod loop_args;
 pub mod stdin_args;
 pub mod task;
+pub mod terminal;
 pub mod ui;

@@ -9,10 +9,14 @@
 //! repository can plant: a raw escape sequence there would retitle the window, write the
 //! clipboard (OSC 52), hide text or move the cursor, and a bidi override would reorder
 //! what the user reads. Every such field goes through [`printable`] (and JSON output
-//! through [`printable_json`]) before it reaches the terminal.
+//! through [`printable_json`]) before it reaches the terminal, where it is readable, and
+//! then, like every other byte pagent writes, through the output edge
+//! (`cli::terminal`), which neutralises whatever a call site left raw.
 
 use std::borrow::Cow;
 use std::io::Write;
+
+use crate::cli::terminal::{Control, Sgr};
 
 /// Characters that are never printed raw: C0 controls, DEL, C1 controls, and the bidi
 /// embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069).
@@ -95,32 +99,34 @@ impl Style {
         }
     }
 
-    fn paint(self, code: &str, text: &str) -> String {
+    /// `text` between pagent's own colour controls, which only the output edge turns
+    /// into terminal bytes (`cli::terminal`).
+    fn paint(self, sgr: Sgr, text: &str) -> String {
         if self.colour {
-            format!("\x1b[{code}m{text}\x1b[0m")
+            format!("{}{text}{}", Control::Sgr(sgr), Control::Sgr(Sgr::Reset))
         } else {
             text.to_owned()
         }
     }
 
     pub fn bold(self, text: &str) -> String {
-        self.paint("1", text)
+        self.paint(Sgr::Bold, text)
     }
 
     pub fn green(self, text: &str) -> String {
-        self.paint("32", text)
+        self.paint(Sgr::Green, text)
     }
 
     pub fn yellow(self, text: &str) -> String {
-        self.paint("33", text)
+        self.paint(Sgr::Yellow, text)
     }
 
     pub fn red(self, text: &str) -> String {
-        self.paint("31", text)
+        self.paint(Sgr::Red, text)
     }
 
     pub fn dim(self, text: &str) -> String {
-        self.paint("2", text)
+        self.paint(Sgr::Dim, text)
     }
 }
 

@@ -122,6 +122,7 @@ fn decide_on(
         input.last_assistant_message.clone(),
         input.transcript_path.clone(),
     )
+    .with_path(env.path.clone())
     .with_review(ReviewSetup::for_stop_hook(env, started));
     // Decided on the state with this turn's tokens added; applied over the state read.
     let metered = match ownership {
@@ -164,7 +165,17 @@ fn decide_on(
     if outcome.write.is_some() {
         crate::notify::loop_ended(env, &project.root, &written);
     }
-    Ok(output_of(outcome.decision))
+    let mut output = output_of(outcome.decision);
+    if let Some((key, notice)) = world.take_notice()
+        && !user::notice_given(config_dir, &project.root, &key)
+    {
+        remember(config_dir, project, &key, stderr);
+        output.system_message = Some(match output.system_message.take() {
+            Some(message) => format!("{message}\n{notice}"),
+            None => notice,
+        });
+    }
+    Ok(output)
 }
 
 fn output_of(decision: Decision) -> HookOutput {

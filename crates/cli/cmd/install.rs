@@ -6,7 +6,9 @@
 //! copied into the plugin's data folder (where the hooks run it directly), and the short
 //! command names written. Without `claude` on PATH only the binary is put in place.
 //! Uninstall removes each of those, says what it removed, and then what the first install
-//! created and is empty again (see `install/mod.rs`). `scripts/install.sh` builds from
+//! created and is empty again (see `install/mod.rs`). A folder is replaced or removed only
+//! when it carries pagent's marker (`install::MARKER`); one that does not is left, and
+//! both commands say so. `scripts/install.sh` builds from
 //! source and then runs this; `npx pagent install` runs it from the npm package.
 
 use std::cell::RefCell;
@@ -18,8 +20,9 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::install::claude::{self, Claude};
 use crate::install::short_names::{self, Outcome};
-use crate::install::{Layout, Record, files, plugin_source, stage_plugin};
+use crate::install::{Layout, MARKER, Record, files, mark, owned, plugin_source, stage_plugin};
 use crate::io::Io;
+use crate::process::{Program, SearchPath};
 
 /// `pagent VERB: MESSAGE` on stdout, as a closure the steps below can share.
 fn sayer<'a>(verb: &'a str, stdout: &'a RefCell<&mut dyn Write>) -> impl Fn(&str) + 'a {
@@ -29,10 +32,17 @@ fn sayer<'a>(verb: &'a str, stdout: &'a RefCell<&mut dyn Write>) -> impl Fn(&str
 }
 
 fn find_claude(explicit: Option<&Path>, env: &Env) -> Option<Claude> {
+    // No empty or relative PATH entry: the folder `pagent install` runs in may be a
+    // cloned repository.
+    let search = SearchPath::new(env.path.as_deref(), &[]);
     explicit
-        .map(Path::to_path_buf)
-        .or_else(|| claude::find_on_path(env.path.as_deref()))
-        .map(Claude::new)
+        .map(|p| {
+            Program::named_by_user(p, env.current_dir.as_deref())
+                .path()
+                .to_path_buf()
+        })
+        .or_else(|| claude::find_on_path(&search))
+        .map(|bin| Claude::new(bin, search))
 }
 
 pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
@@ -123,7 +133,31 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
     Ok(ExitStatus::Success)
 }
 
+/// Claude Code's copy of the pagent marketplace (`plugins/cache/pagent`): each plugin
+/// version in it is a copy of what pagent staged, so each carries pagent's marker.
+fn cache_is_pagents(cache: &Path) -> bool {
+    let Ok(files) = files::list_tree(cache) else {
+        return false;
+    };
+    files::only_files_and_folders(cache)
+        && !files.is_empty()
+        && files
+            .iter()
+            .filter(|rel| rel.ends_with(".claude-plugin/plugin.json"))
+            .all(|rel| {
+                let version_dir =
+                    cache.join(rel.parent().and_then(Path::parent).unwrap_or(Path::new("")));
+                owned(&version_dir)
+            })
+}
+
 fn copy_binary(binary: &Path, layout: &Layout, say: impl Fn(&str)) -> anyhow::Result<()> {
+    if files::exists(&layout.data_dir) && !owned(&layout.data_dir) {
+        anyhow::bail!(
+            "{} holds files pagent did not put there (it has no {MARKER} marker); pagent will not write its binary into it",
+            layout.data_dir.display()
+        );
+    }
     if files::same_bytes(binary, &layout.data_bin) {
         say(&format!(
             "the binary in {} is up to date",
@@ -137,7 +171,7 @@ fn copy_binary(binary: &Path, layout: &Layout, say: impl Fn(&str)) -> anyhow::Re
             layout.data_bin.display()
         ));
     }
-    Ok(())
+    mark(&layout.data_dir)
 }
 
 fn install_short_names(layout: &Layout, say: impl Fn(&str)) -> anyhow::Result<()> {
@@ -225,8 +259,18 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
         ("Claude Code's copy of the plugin", &layout.plugin_cache),
         ("the staged plugin files", &layout.staging),
     ] {
-        if files::remove_tree(path)? {
-            removed.push(format!("{what} ({})", path.display()));
+        if !files::exists(path) {
+            continue;
+        }
+        if owned(path) || (path == &layout.plugin_cache && cache_is_pagents(path)) {
+            if files::remove_tree(path)? {
+                removed.push(format!("{what} ({})", path.display()));
+            }
+        } else {
+            say(&format!(
+                "left {} alone: it holds files pagent did not put there (no {MARKER} marker)",
+                path.display()
+            ));
         }
     }
     let record = Record::read(&layout);

@@ -4,17 +4,17 @@
 //! user of the machine (`ps`, `/proc/*/cmdline`): a browser started with the address
 //! would show it for as long as it runs. So the address goes into a small private file in
 //! pagent's config folder that redirects to it, and the browser is given that file's path
-//! (as Jupyter does). [`start`] is the dashboard's one child process, kept in one small
-//! function so that it can go through the binary's process door.
+//! (as Jupyter does). The opener is the dashboard's one child process, started through the
+//! process door: found on the cleaned `PATH`, in its own group, and let go (a browser it
+//! starts may outlive it, so nothing waits to kill what is left of its group).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::Context;
 
 use crate::cli::env::Env;
+use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 use crate::store::door::Dir;
-use crate::world::backpressure::find_program;
 
 const REDIRECT: &str = "dashboard.html";
 
@@ -30,9 +30,14 @@ pub fn open_in_browser(env: &Env, url: &str) -> anyhow::Result<()> {
     } else {
         "xdg-open"
     };
-    let program = find_program(name, env.path.as_deref())
-        .with_context(|| format!("{name} is not on PATH"))?;
-    start(&program, &page).with_context(|| format!("cannot start {}", program.display()))
+    let search = SearchPath::new(env.path.as_deref(), &[]);
+    let program =
+        Program::named(name, &search).with_context(|| format!("{name} is not on PATH"))?;
+    let shown = program.path().display().to_string();
+    Launch::new(program, Path::new(NEUTRAL_DIR), &search)
+        .arg(&page)
+        .spawn_detached()
+        .with_context(|| format!("cannot start {shown}"))
 }
 
 /// The file that sends the browser on to `url` (which holds only characters that need no
@@ -46,18 +51,4 @@ fn write_redirect(config: &Path, url: &str) -> anyhow::Result<PathBuf> {
     );
     dir.write_atomic(Path::new(REDIRECT), html.as_bytes())?;
     Ok(config.join(REDIRECT))
-}
-
-/// Starts `program page`, detached from the terminal; a thread reaps it.
-fn start(program: &Path, page: &Path) -> std::io::Result<()> {
-    let mut child = Command::new(program)
-        .arg(page)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
-    std::thread::spawn(move || {
-        let _ = child.wait();
-    });
-    Ok(())
 }

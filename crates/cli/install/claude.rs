@@ -6,33 +6,41 @@
 //! says "already on disk" and succeeds; `plugin list --json` and `marketplace list --json`
 //! print arrays (`id`/`installPath`, `name`/`path`); `remove`/`uninstall` of something
 //! missing fails, so callers look first.
+//!
+//! Each call starts through the process door from a folder outside any project (the
+//! user may run `pagent install` inside a cloned repository, whose `.claude/` must not
+//! take part), with the cleaned `PATH`.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use anyhow::Context;
 use serde_json::Value;
+
+use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 
 pub const MARKETPLACE: &str = "pagent";
 pub const PLUGIN_ID: &str = "pagent@pagent";
 
+/// How long one `claude plugin` call may take.
+const TIMEOUT: Duration = Duration::from_secs(300);
+/// Bytes of its output kept (a JSON listing must arrive whole).
+const KEEP: usize = 16 * 1024 * 1024;
+
 #[derive(Debug)]
 pub struct Claude {
     bin: PathBuf,
+    search: SearchPath,
 }
 
-/// The first `claude` on `path` that is an executable file.
-pub fn find_on_path(path: Option<&OsStr>) -> Option<PathBuf> {
-    std::env::split_paths(path?)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join("claude"))
-        .find(|c| crate::store::door::is_executable_file(c))
+/// The first `claude` on the cleaned `path`.
+pub fn find_on_path(search: &SearchPath) -> Option<PathBuf> {
+    search.find("claude")
 }
 
 impl Claude {
-    pub fn new(bin: PathBuf) -> Claude {
-        Claude { bin }
+    pub fn new(bin: PathBuf, search: SearchPath) -> Claude {
+        Claude { bin, search }
     }
 
     pub fn bin(&self) -> &Path {
@@ -41,29 +49,35 @@ impl Claude {
 
     /// Runs `claude ARGS` (stdin closed); its stdout, or an error with everything it said.
     fn run(&self, args: &[&OsStr]) -> anyhow::Result<String> {
-        let out = Command::new(&self.bin)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .with_context(|| format!("cannot run {}", self.bin.display()))?;
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        if !out.status.success() {
+        let out = Launch::new(
+            Program::at(self.bin.clone()),
+            Path::new(NEUTRAL_DIR),
+            &self.search,
+        )
+        .args(args)
+        .output(TIMEOUT, KEEP)
+        .map_err(|why| anyhow::anyhow!("cannot run {}: {why}", self.bin.display()))?;
+        if !out.success() {
             let words: Vec<_> = args.iter().map(|a| a.to_string_lossy()).collect();
+            let status = match out.code {
+                Some(code) => format!("exit status: {code}"),
+                None if out.timed_out => format!("timed out after {} s", TIMEOUT.as_secs()),
+                None => "killed by a signal".to_owned(),
+            };
             anyhow::bail!(
-                "`claude {}` failed ({}): {}{}",
+                "`claude {}` failed ({status}): {}{}",
                 words.join(" "),
-                out.status,
-                stdout.trim(),
-                String::from_utf8_lossy(&out.stderr).trim()
+                out.stdout.trim(),
+                out.stderr.trim()
             );
         }
-        Ok(stdout)
+        Ok(out.stdout)
     }
 
     fn run_json(&self, args: &[&str]) -> anyhow::Result<Vec<Value>> {
         let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
         let out = self.run(&args)?;
-        serde_json::from_str(&out).with_context(|| {
+        anyhow::Context::with_context(serde_json::from_str(&out), || {
             format!(
                 "`claude {}` did not print the JSON list pagent expects",
                 args.iter()

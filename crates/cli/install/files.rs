@@ -103,6 +103,25 @@ pub fn list_tree(root: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Whether everything under `root` is a regular file or a folder (no symlink, FIFO, ...).
+pub fn only_files_and_folders(root: &Path) -> bool {
+    fn walk(dir: &Path) -> io::Result<bool> {
+        for entry in fs::read_dir(dir)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                if !walk(&entry.path())? {
+                    return Ok(false);
+                }
+            } else if !kind.is_file() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+    walk(root).unwrap_or(false)
+}
+
 /// Whether the two trees hold the same regular files with the same bytes.
 pub fn same_tree(a: &Path, b: &Path) -> bool {
     match (list_tree(a), list_tree(b)) {

@@ -13,6 +13,12 @@
 //! of those paths did not exist yet ([`Record`]); uninstall removes those that are still
 //! empty (an empty folder, or JSON with nothing but empty lists and maps), and nothing
 //! that holds anything else.
+//!
+//! A folder pagent makes whole (the staged plugin, the plugin's data folder) carries its
+//! marker file, [`MARKER`], and pagent deletes or replaces a folder only when it carries
+//! it (or, for copies staged before markers existed, when it holds nothing but the
+//! plugin's own files). `PAGENT_MARKETPLACE_DIR` pointing at a folder of the user's must
+//! never cost them its content: such a folder is left, and install and uninstall say so.
 
 pub mod claude;
 pub mod files;
@@ -24,6 +30,11 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::env::InstallEnv;
+
+/// The file in every folder pagent made whole, which lets it delete that folder later.
+pub const MARKER: &str = ".pagent-owned";
+const MARKER_TEXT: &str =
+    "pagent made this folder (pagent install); pagent uninstall removes it with what it holds.\n";
 
 /// What is staged: the plugin's files, nothing else.
 const PLUGIN_ITEMS: &[&str] = &[
@@ -166,14 +177,57 @@ fn is_plugin(dir: &Path) -> bool {
 /// Stages the plugin's files from `source` in `staging`; `false` when they were there
 /// already, unchanged.
 pub fn stage_plugin(source: &Path, staging: &Path) -> anyhow::Result<bool> {
+    if files::exists(staging) && !owned(staging) {
+        anyhow::bail!(
+            "{} holds files pagent did not put there (it has no {MARKER} marker); pagent will not replace it: \
+             set PAGENT_MARKETPLACE_DIR to a new folder, or empty this one yourself",
+            staging.display()
+        );
+    }
     let new = files::fresh_sibling(staging)?;
     files::copy_items(source, PLUGIN_ITEMS, &new)?;
+    mark(&new)?;
     if files::same_tree(&new, staging) {
         files::remove_tree(&new)?;
         return Ok(false);
     }
     files::replace_dir(&new, staging)?;
     Ok(true)
+}
+
+/// Puts pagent's marker in the folder `dir`, which pagent made whole.
+pub fn mark(dir: &Path) -> anyhow::Result<()> {
+    files::write_atomic(&dir.join(MARKER), MARKER_TEXT.as_bytes(), 0o644)
+}
+
+/// Whether pagent may delete the folder `dir`: it carries pagent's marker, it is empty,
+/// or it holds nothing but what pagent stages or copies (an install from before markers).
+pub fn owned(dir: &Path) -> bool {
+    if !files::is_dir(dir) {
+        return false;
+    }
+    if files::is_file(&dir.join(MARKER)) {
+        return true;
+    }
+    if !files::only_files_and_folders(dir) {
+        return false;
+    }
+    let Ok(files) = files::list_tree(dir) else {
+        return false;
+    };
+    let staged_plugin = files::read_text(&dir.join(".claude-plugin/marketplace.json"))
+        .ok()
+        .flatten()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|m| m["name"] == claude::MARKETPLACE);
+    files.iter().all(|rel| {
+        let top = rel
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned());
+        (staged_plugin && top.is_some_and(|t| PLUGIN_ITEMS.contains(&t.as_str())))
+            || rel == Path::new("bin/pagent")
+    })
 }
 
 /// The paths the first install created.

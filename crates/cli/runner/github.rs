@@ -8,30 +8,42 @@
 //! which environment) is decided in one function; every failure carries gh's own words.
 
 use std::path::Path;
-use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use pagent_engine::stories::Issue;
 
+use crate::process::{Launch, Program, SearchPath};
+
 /// Issues asked for at most (a search that finds more is cut, and says so).
 pub const MAX_ISSUES: usize = 100;
 
-/// Runs `gh ARGS` in `root` and returns its stdout.
-fn gh(root: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new("gh")
-        .args(args)
-        .current_dir(root)
-        .output()
+/// How long one `gh` call may take (it talks to the network).
+const GH_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// What is kept of gh's output: a hundred issues with long bodies fit, and more is cut
+/// (the JSON then fails to parse, which says so) rather than held in memory.
+const GH_KEEP: usize = 8 * 1024 * 1024;
+
+/// Runs `gh ARGS` in `root` and returns its stdout: the user's own `gh`, found on the
+/// cleaned `PATH` (never a `./gh` of the project), started through the process door.
+fn gh(root: &Path, args: &[&str], search: &SearchPath) -> anyhow::Result<String> {
+    let program = Program::named("gh", search)
         .context("cannot run gh (the GitHub CLI); is it installed and on PATH?")?;
-    if !out.status.success() {
+    let out = Launch::new(program, root, search)
+        .args(args)
+        .output(GH_TIMEOUT, GH_KEEP)
+        .map_err(|why| anyhow::anyhow!("cannot run gh: {why}"))?;
+    if !out.success() {
         let words: Vec<&str> = args.iter().take(2).copied().collect();
-        bail!(
-            "gh {} failed: {}",
-            words.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        let how = if out.timed_out {
+            format!("timed out after {} s", GH_TIMEOUT.as_secs())
+        } else {
+            out.stderr.trim().to_owned()
+        };
+        bail!("gh {} failed: {how}", words.join(" "));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(out.stdout)
 }
 
 /// Issue numbers, when `query` is nothing but numbers ("12,15 #18").
@@ -49,7 +61,11 @@ fn numbers(query: &str) -> Option<Vec<u64>> {
 
 /// The open issues `query` finds (a search, or numbers), and a note when the search
 /// found more than [`MAX_ISSUES`].
-pub fn issues(root: &Path, query: &str) -> anyhow::Result<(Vec<Issue>, Option<String>)> {
+pub fn issues(
+    root: &Path,
+    query: &str,
+    search: &SearchPath,
+) -> anyhow::Result<(Vec<Issue>, Option<String>)> {
     if let Some(numbers) = numbers(query) {
         let mut found = Vec::new();
         for number in numbers {
@@ -62,6 +78,7 @@ pub fn issues(root: &Path, query: &str) -> anyhow::Result<(Vec<Issue>, Option<St
                     "--json",
                     "number,title,body",
                 ],
+                search,
             )?;
             let issue: Issue = serde_json::from_str(&text)
                 .with_context(|| format!("gh issue view {number} printed no issue"))?;
@@ -84,6 +101,7 @@ pub fn issues(root: &Path, query: &str) -> anyhow::Result<(Vec<Issue>, Option<St
             "--json",
             "number,title,body",
         ],
+        search,
     )?;
     let mut found: Vec<Issue> =
         serde_json::from_str(&text).context("gh issue list printed no list of issues")?;
@@ -96,21 +114,29 @@ pub fn issues(root: &Path, query: &str) -> anyhow::Result<(Vec<Issue>, Option<St
 }
 
 /// Comments `body` on issue `number`.
-pub fn comment(root: &Path, number: u64, body: &str) -> anyhow::Result<()> {
+pub fn comment(root: &Path, number: u64, body: &str, search: &SearchPath) -> anyhow::Result<()> {
     gh(
         root,
         &["issue", "comment", &number.to_string(), "--body", body],
+        search,
     )
     .map(|_| ())
 }
 
 /// `gh pr create` for `branch`; returns what gh printed (the pull request's address).
-pub fn open_pr(root: &Path, branch: &str, title: &str, body: &str) -> anyhow::Result<String> {
+pub fn open_pr(
+    root: &Path,
+    branch: &str,
+    title: &str,
+    body: &str,
+    search: &SearchPath,
+) -> anyhow::Result<String> {
     let out = gh(
         root,
         &[
             "pr", "create", "--head", branch, "--title", title, "--body", body,
         ],
+        search,
     )?;
     Ok(out.trim().to_owned())
 }

@@ -43,13 +43,15 @@ use anyhow::Context;
 use pagent_engine::prompt::first_prompt;
 use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, decide_iteration};
 
-use crate::cli::args::{Global, LoopArgs};
+use crate::cli::args::{Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
+use crate::process::{Launch, SearchPath};
 use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
+use crate::store::consent;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::store::register::Origin;
@@ -71,6 +73,7 @@ pub fn drive(
     stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<ExitStatus> {
     let base = Project::resolve(global, env, None)?;
+    let base_root = base.root.clone();
     let tree = args
         .worktree
         .as_deref()
@@ -80,16 +83,33 @@ pub fn drive(
         Some(tree) => Project::at(&tree.path)?,
         None => base,
     };
+    // Programs are found, and children look them up, outside the project and the
+    // repository a worktree belongs to.
+    let search = SearchPath::new(env.path.as_deref(), &[&base_root, &project.root]);
     if let (Some(tree), Some(setup_line)) = (&tree, &args.setup)
         && tree.created
     {
-        run_setup(&project.root, setup_line)?;
+        run_setup(&project.root, setup_line, &search)?;
     }
-    let agent = agent_spec(&args.agent, env)?;
+    let agent = agent_spec(&args.agent, env, &search)?;
     let config_dir = env.config_dir.as_deref();
+    // The agent reads the project's own configuration: what can run commands needs trust
+    // before the first worker starts, like a workflow's commands.
+    if let AgentSpec::Known { kind, .. } = &agent {
+        let sources = crate::store::agent_config::sources(&project, *kind);
+        for line in consent::require(
+            &project,
+            config_dir,
+            &sources,
+            trust_flag(&args),
+            &now().to_string(),
+        )? {
+            progress.note(&line);
+        }
+    }
     let secret = secret::read_or_create_secret(config_dir)?;
     let (mut state, resumed, _runner) =
-        prepare_state(&project, env, &args, &secret, progress, stdin)?;
+        prepare_state(&project, env, &args, &secret, &search, progress, stdin)?;
     // Set up here, taken over from the Stop hook or resumed: the register says who drives.
     let origin = if env.parallel {
         Origin::Parallel
@@ -137,6 +157,7 @@ pub fn drive(
             .unwrap_or_else(|| first_prompt(&state, &mut FsWorld::read_only(&project)));
         let Some(run) = run_with_retries(
             &agent,
+            &search,
             &args.agent,
             &project,
             &state,
@@ -175,10 +196,17 @@ pub fn drive(
         };
 
         let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None)
+            .with_path(env.path.clone())
             .with_review(review_setup(&agent, env));
         // Decided on the state with this run's usage added; applied over the state read.
         let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
         let mut step = decide_iteration(&metered, &mut world, now());
+        if let Some((key, notice)) = world.take_notice()
+            && !crate::store::user::notice_given(config_dir, &project.root, &key)
+        {
+            let _ = crate::store::user::remember_notice(config_dir, &project.root, &key);
+            progress.note(&notice);
+        }
         let stopped = match run.end {
             End::TimedOut => Some(format!(
                 "Your previous run was stopped after {} (the iteration timeout).",
@@ -224,6 +252,7 @@ pub fn drive(
             iteration,
             plan_before.as_ref(),
             args.comment_progress,
+            &search,
             progress,
         );
         if args.checkpoint {
@@ -249,7 +278,14 @@ pub fn drive(
         Status::Complete => {
             progress.finished(&state, Ending::Complete, &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
-            Ok(after_completion(&project, branch, &args, &state, progress))
+            Ok(after_completion(
+                &project,
+                env.path.as_deref(),
+                branch,
+                &args,
+                &state,
+                progress,
+            ))
         }
         _ => {
             progress.finished(&state, Ending::GaveUp, &reason);
@@ -258,11 +294,22 @@ pub fn drive(
     }
 }
 
+/// `--trust`, wherever this start has it (`ralph --trust`, `run --trust`, `--prd ...
+/// --trust`).
+fn trust_flag(args: &LoopArgs) -> bool {
+    match &args.start {
+        Some(LoopStart::Ralph(ralph)) => ralph.trust,
+        Some(LoopStart::Run(run)) => run.trust,
+        None => args.trust,
+    }
+}
+
 /// How this runner starts a reviewer: the program the user named for reviewers, else the
 /// loop's own agent program when the review asks for the same agent, else `PATH`. No
 /// deadline: each iteration is its own process, not inside a hook's time limit.
 fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
     review::ReviewSetup {
+        config_dir: env.config_dir.clone(),
         path: env.path.clone(),
         program: env.reviewer_bin.clone(),
         own_agent: match agent {
@@ -273,16 +320,18 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
     }
 }
 
-fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .current_dir(root)
+fn run_setup(root: &Path, line: &str, search: &SearchPath) -> anyhow::Result<()> {
+    let code = Launch::shell(line, root, search)
+        .in_callers_group()
         .status()
         .with_context(|| format!("cannot run the setup command `{line}`"))?;
     anyhow::ensure!(
-        status.success(),
-        "the setup command `{line}` failed ({status}) in {}",
+        code == Some(0),
+        "the setup command `{line}` failed ({}) in {}",
+        code.map_or_else(
+            || "killed by a signal".to_owned(),
+            |c| format!("exit code {c}")
+        ),
         root.display()
     );
     Ok(())
@@ -292,6 +341,7 @@ fn run_setup(root: &Path, line: &str) -> anyhow::Result<()> {
 /// status a failure, though the loop itself completed.
 fn after_completion(
     project: &Project,
+    path_env: Option<&std::ffi::OsStr>,
     branch: Option<String>,
     args: &LoopArgs,
     state: &State,
@@ -311,7 +361,8 @@ fn after_completion(
         progress.note("cannot push: the project is not on a branch");
         return ExitStatus::Failure;
     };
-    if let Err(err) = worktree::push(&project.root, &branch) {
+    let search = SearchPath::new(path_env, &[&project.root]);
+    if let Err(err) = worktree::push(&project.root, &branch, &search) {
         progress.note(&format!(
             "the loop completed, but pushing {branch} failed: {err:#}"
         ));
@@ -324,7 +375,7 @@ fn after_completion(
             None => format!("pagent: {}", state.workflow),
         };
         let body = stories::pr_body(project, state);
-        match github::open_pr(&project.root, &branch, &title, &body) {
+        match github::open_pr(&project.root, &branch, &title, &body, &search) {
             Ok(url) => progress.note(&format!("opened a pull request: {url}")),
             Err(err) => {
                 progress.note(&format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"));

@@ -11,14 +11,19 @@ use pagent_engine::{Action, Driver, State};
 use super::stories::stories_spec;
 use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, LoopArgs, LoopStart};
 use crate::cli::env::Env;
+use crate::process::{Program, SearchPath};
 use crate::runner::agent::AgentSpec;
 use crate::runner::progress::Progress;
 use crate::store::project::{Project, RUNNER_LOCK};
 use crate::store::{self, Applied, door, setup};
-use crate::world::backpressure::find_program;
 
-/// The agent to run, its program found now so a typo fails before any state is written.
-pub(super) fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpec> {
+/// The agent to run, its program found now so a typo fails before any state is written:
+/// the one the user named (`--agent-bin`), else on the cleaned `PATH`.
+pub(super) fn agent_spec(
+    args: &AgentArgs,
+    env: &Env,
+    search: &SearchPath,
+) -> anyhow::Result<AgentSpec> {
     if let Some(line) = &args.command {
         return Ok(AgentSpec::Command { line: line.clone() });
     }
@@ -28,8 +33,9 @@ pub(super) fn agent_spec(args: &AgentArgs, env: &Env) -> anyhow::Result<AgentSpe
         AgentName::Opencode => (pagent_protocol::stream::AgentKind::Opencode, "opencode"),
     };
     let program = match &args.agent_bin {
-        Some(path) => path.clone(),
-        None => find_program(name, env.path.as_deref())
+        Some(path) => Program::named_by_user(path, env.current_dir.as_deref()),
+        None => Program::named(name, search)
+            .ok()
             .with_context(|| format!("{name} is not on PATH: install it, or name the program with --agent-bin (or use --command)"))?,
     };
     Ok(AgentSpec::Known {
@@ -48,6 +54,7 @@ pub(super) fn prepare_state(
     env: &Env,
     args: &LoopArgs,
     secret: &[u8],
+    search: &SearchPath,
     progress: &mut Progress,
     stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<(State, bool, door::Lock)> {
@@ -84,7 +91,7 @@ pub(super) fn prepare_state(
                 let (state, resumed) = resume(project, env, state, secret, progress)?;
                 return Ok((state, resumed, runner));
             }
-            _ => match stories_spec(project, args, progress)? {
+            _ => match stories_spec(project, args, search, progress)? {
                 Some(spec) => {
                     let (state, notes) = setup::stories::stories(project, env, &spec)?;
                     notes.lines().iter().for_each(|l| progress.note(l));

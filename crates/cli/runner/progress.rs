@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use pagent_engine::{Action, State, Usage, format_duration};
 use pagent_protocol::stream::StreamEvent;
 
+use crate::cli::terminal::Control;
 use crate::cli::ui::Style;
 use crate::runner::loop_event::{Ending, LoopEvent, UsageFigures};
 
@@ -88,7 +89,7 @@ impl<'a> Progress<'a> {
 
     fn clear(&mut self) {
         if self.drawn {
-            let _ = write!(self.out, "\r\x1b[2K");
+            let _ = write!(self.out, "{}", Control::ClearLine);
             self.drawn = false;
         }
     }
@@ -204,7 +205,7 @@ impl<'a> Progress<'a> {
         if text.chars().count() > 100 {
             text = text.chars().take(99).collect::<String>() + "…";
         }
-        let _ = write!(self.out, "\r\x1b[2K{}", self.style.dim(&text));
+        let _ = write!(self.out, "{}{}", Control::ClearLine, self.style.dim(&text));
         let _ = self.out.flush();
         self.drawn = true;
     }
@@ -329,5 +330,41 @@ impl<'a> Progress<'a> {
                 self.line(&text);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::terminal::Edge;
+
+    /// Finding 9, the status line: a tool's file path (or command) from the agent reaches
+    /// the redrawn line with its escapes neutralised, while pagent's own redraw and
+    /// colour controls still work.
+    #[test]
+    fn finding_9_the_status_line_shows_an_agents_escapes_inert() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        {
+            let (mut out, mut err) = (Edge::new(&mut out), Edge::new(&mut err));
+            let mut progress = Progress::new(
+                Mode::Terminal,
+                Style::for_stdout(false, true),
+                &mut out,
+                &mut err,
+            );
+            progress.label = "ralph · iteration 1/25".into();
+            progress.agent_event(&StreamEvent::Tool {
+                id: None,
+                name: "Write".into(),
+                summary: Some("src/\u{1b}]0;pwned\u{7}\u{1b}[8mx.rs".into()),
+            });
+        }
+        let shown = String::from_utf8(out).unwrap();
+        assert!(
+            shown.starts_with("\r\u{1b}[2K\u{1b}[2m⠙ ralph · iteration 1/25 · 0s · Write src/\\x1b]0;pwned\\x07\\x1b[8mx.rs"),
+            "{shown:?}"
+        );
+        assert!(shown.ends_with("\u{1b}[0m"), "{shown:?}");
+        assert_eq!(shown.matches('\u{1b}').count(), 3, "{shown:?}");
     }
 }

@@ -14,6 +14,7 @@ use pagent_engine::{Action, LogEntry, State};
 use crate::cli::args::AgentArgs;
 use crate::cli::env;
 use crate::io::now;
+use crate::process::SearchPath;
 use crate::runner::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::runner::progress::Progress;
 use crate::runner::signals;
@@ -29,6 +30,7 @@ const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_with_retries(
     agent: &AgentSpec,
+    search: &SearchPath,
     options: &AgentArgs,
     project: &Project,
     state: &State,
@@ -71,6 +73,7 @@ pub(super) fn run_with_retries(
         };
         let run = agent::run_agent(
             agent,
+            search,
             &project.root,
             prompt,
             &project.root.join(&prompt_rel),

@@ -11,6 +11,20 @@
 //! the README says so. Its time is its own timeout, cut to what is left of the caller's
 //! limit (the Stop hook's), so a slow reviewer is stopped and counted "not met" before
 //! Claude Code would kill the hook.
+//!
+//! A reviewer always runs with the user's own agent configuration, never the project's:
+//! in print mode Claude Code shows no folder trust dialog, so a repository's
+//! `.claude/settings.json` hooks would run and its `permissions.allow` would widen the
+//! reviewer's tools. So Claude Code gets `--setting-sources user` (no project or local
+//! settings: no project hooks, permissions or plugins), `--strict-mcp-config` (no
+//! `.mcp.json` servers) and `--disable-slash-commands` (no project commands or skills
+//! with tools of their own), verified on 2.1.197 and 2.1.330 by the end-to-end suite;
+//! Codex gets the project marked untrusted for the run, whatever the user's own Codex
+//! config says (its project `.codex/` layer, MCP servers and hooks are then not loaded)
+//! and `--ignore-rules`; OpenCode gets `OPENCODE_DISABLE_PROJECT_CONFIG`, and since
+//! OpenCode 1.18.33 loads a project's `.opencode/` plugins even so, an OpenCode reviewer is
+//! not started at all in a project whose OpenCode configuration the user has not trusted.
+//! Each is proven against the real CLI by the end-to-end suite.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -20,9 +34,9 @@ use pagent_engine::{CheckShape, ReviewOutcome, ReviewRecord, ReviewRequest, Revi
 use pagent_protocol::stream::AgentKind;
 
 use crate::cli::env;
+use crate::process::{Program, SearchPath};
 use crate::runner::agent::{self, AgentSpec, End, Limits};
 use crate::store::project::{Project, RUNS_DIR};
-use crate::world::backpressure::find_program;
 
 /// The Stop hook's `timeout` in `hooks/hooks.json` (a test keeps them equal).
 pub const STOP_HOOK_TIMEOUT_SECS: u64 = 600;
@@ -44,9 +58,11 @@ pub struct ReviewSetup {
     pub program: Option<PathBuf>,
     /// `pagent loop`'s own agent and its program: used when the review asks for the
     /// same agent, so `--agent-bin` serves the reviewer too.
-    pub own_agent: Option<(AgentKind, PathBuf)>,
+    pub own_agent: Option<(AgentKind, Program)>,
     /// The caller's own limit: the reviewer must end before it.
     pub deadline: Option<Instant>,
+    /// pagent's config folder, where the user's trust is kept.
+    pub config_dir: Option<PathBuf>,
 }
 
 impl ReviewSetup {
@@ -60,6 +76,7 @@ impl ReviewSetup {
             deadline: Some(
                 started + Duration::from_secs(STOP_HOOK_TIMEOUT_SECS) - STOP_HOOK_MARGIN,
             ),
+            config_dir: env.config_dir.clone(),
         }
     }
 }
@@ -85,7 +102,13 @@ pub fn run_review(
         Ok(timeout) => timeout,
         Err(why) => return ReviewOutcome::Failed(why),
     };
-    let spec = match spec_of(&request.reviewer, request, setup) {
+    if matches!(request.reviewer, Reviewer::Opencode)
+        && let Some(why) = untrusted_opencode_config(project, setup.config_dir.as_deref())
+    {
+        return ReviewOutcome::Failed(why);
+    }
+    let search = SearchPath::new(setup.path.as_deref(), &[&project.root]);
+    let spec = match spec_of(&request.reviewer, request, setup, &search, &project.root) {
         Ok(spec) => spec,
         Err(why) => return ReviewOutcome::Failed(why),
     };
@@ -98,13 +121,18 @@ pub fn run_review(
         return ReviewOutcome::Failed(format!("cannot write its prompt file: {err}"));
     }
     let log = project.dir().create(&base.with_extension("log")).ok();
+    let mut env = vec![(env::PAGENT_REVIEW, "1".to_owned())];
+    if matches!(request.reviewer, Reviewer::Opencode) {
+        env.push((OPENCODE_NO_PROJECT, "1".to_owned()));
+    }
     let run = agent::run_agent_with(
         &spec,
+        &search,
         &project.root,
         &request.prompt,
         &project.root.join(&prompt_rel),
         log,
-        &[(env::PAGENT_REVIEW, "1".to_owned())],
+        &env,
         &[
             "CLAUDECODE",
             "CLAUDE_CODE_SESSION_ID",
@@ -154,11 +182,40 @@ fn review_time(
     Ok(own.min(left))
 }
 
-/// The agent to run: the program found now, with read-only permissions.
+/// OpenCode's switch that leaves the project's `opencode.json` and `.opencode/` config
+/// unread.
+const OPENCODE_NO_PROJECT: &str = "OPENCODE_DISABLE_PROJECT_CONFIG";
+
+/// Why an OpenCode reviewer cannot start: OpenCode 1.18.33 loads the plugins in a
+/// project's `.opencode/` even with [`OPENCODE_NO_PROJECT`] set (proven by the end-to-end
+/// suite), so a project with OpenCode configuration the user has not trusted gets no
+/// OpenCode reviewer at all.
+fn untrusted_opencode_config(project: &Project, config_dir: Option<&Path>) -> Option<String> {
+    let untrusted: Vec<String> = crate::store::agent_config::sources(project, AgentKind::Opencode)
+        .into_iter()
+        .filter(|source| {
+            crate::store::consent::verdict(project, config_dir, source)
+                != crate::store::trust::Verdict::Trusted
+        })
+        .map(|source| crate::store::consent::shell_word(&source.rel.display().to_string()))
+        .collect();
+    (!untrusted.is_empty()).then(|| {
+        format!(
+            "the project has OpenCode configuration you have not trusted ({}), which an OpenCode reviewer would load; trust it with `pagent trust {}`, or choose another reviewer",
+            untrusted.join(", "),
+            untrusted.join(" ")
+        )
+    })
+}
+
+/// The agent to run: the program found now, with read-only permissions and the user's
+/// configuration only.
 fn spec_of(
     reviewer: &Reviewer,
     request: &ReviewRequest,
     setup: &ReviewSetup,
+    search: &SearchPath,
+    root: &Path,
 ) -> Result<AgentSpec, String> {
     let kind = match reviewer {
         Reviewer::Command(line) => return Ok(AgentSpec::Command { line: line.clone() }),
@@ -171,14 +228,26 @@ fn spec_of(
         .own_agent
         .as_ref()
         .filter(|(own, _)| *own == kind)
-        .map(|(_, program)| program);
-    let program = match setup.program.as_ref().or(own) {
-        Some(program) => program.clone(),
-        None => find_program(name, setup.path.as_deref()).ok_or_else(|| {
+        .map(|(_, program)| program.clone());
+    let program = match (&setup.program, own) {
+        (Some(program), _) => Program::from_setting(program, env::PAGENT_REVIEWER_BIN, search)
+            .map_err(|e| e.to_string())?,
+        (None, Some(own)) => own,
+        (None, None) => Program::named(name, search).map_err(|_| {
             format!("{name} is not on PATH (set PAGENT_REVIEWER_BIN to the program to use)")
         })?,
     };
-    let extra_args = match kind {
+    Ok(AgentSpec::Known {
+        kind,
+        program,
+        permission_mode: "default".to_owned(),
+        extra_args: reviewer_args(kind, request, root),
+    })
+}
+
+/// The arguments that make `kind` a read-only reviewer with the user's configuration.
+fn reviewer_args(kind: AgentKind, request: &ReviewRequest, root: &Path) -> Vec<String> {
+    match kind {
         AgentKind::Claude => {
             let mut allowed: Vec<String> = READ_TOOLS.iter().map(|t| (*t).to_owned()).collect();
             allowed.extend(request.checks.iter().map(|check| match &check.shape {
@@ -186,21 +255,45 @@ fn spec_of(
                 CheckShape::Argv(argv) => format!("Bash({})", argv.join(" ")),
             }));
             vec![
+                "--setting-sources".to_owned(),
+                "user".to_owned(),
+                "--strict-mcp-config".to_owned(),
+                "--disable-slash-commands".to_owned(),
                 "--allowedTools".to_owned(),
                 allowed.join(","),
                 "--disallowedTools".to_owned(),
                 EDIT_TOOLS.to_owned(),
             ]
         }
-        AgentKind::Codex => vec!["--sandbox".to_owned(), "read-only".to_owned()],
+        AgentKind::Codex => vec![
+            "--sandbox".to_owned(),
+            "read-only".to_owned(),
+            "--ignore-rules".to_owned(),
+            "-c".to_owned(),
+            // A dotted `projects."<path>".trust_level` is split at the path's own dots
+            // and slashes by Codex 0.169; an inline table is read as meant.
+            format!(
+                "projects={{{}={{trust_level=\"untrusted\"}}}}",
+                toml_key(&root.to_string_lossy())
+            ),
+        ],
         AgentKind::Opencode => Vec::new(),
-    };
-    Ok(AgentSpec::Known {
-        kind,
-        program,
-        permission_mode: "default".to_owned(),
-        extra_args,
-    })
+    }
+}
+
+/// `text` as a quoted TOML key.
+fn toml_key(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]

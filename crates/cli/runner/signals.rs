@@ -27,13 +27,3 @@ pub fn install() {
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
-
-/// Sends `signal` to the process group `pgid` (a child started with `process_group(0)`).
-pub fn signal_group(pgid: u32, signal: libc::c_int) {
-    if let Ok(pgid) = i32::try_from(pgid) {
-        // SAFETY: kill(2) has no memory-safety preconditions.
-        unsafe {
-            libc::kill(-pgid, signal);
-        }
-    }
-}

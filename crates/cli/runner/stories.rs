@@ -15,6 +15,7 @@ use pagent_engine::stories::{Format, Plan, issue_number, render_issues};
 
 use crate::cli::args::LoopArgs;
 use crate::io::now;
+use crate::process::SearchPath;
 use crate::runner::github;
 use crate::runner::progress::Progress;
 use crate::store::project::Project;
@@ -28,12 +29,13 @@ pub const ISSUES_PLAN: &str = ".claude/pagent/issues.md";
 pub(super) fn stories_spec(
     project: &Project,
     args: &LoopArgs,
+    search: &SearchPath,
     progress: &mut Progress,
 ) -> anyhow::Result<Option<StoriesSpec>> {
     let (file, format) = match (&args.stories, &args.issues) {
         (Some(file), _) => (file.clone(), args.plan.format),
         (None, Some(query)) => {
-            let (issues, note) = github::issues(&project.root, query)?;
+            let (issues, note) = github::issues(&project.root, query, search)?;
             anyhow::ensure!(!issues.is_empty(), "gh finds no open issue for {query:?}");
             if let Some(note) = note {
                 progress.warn(&note);
@@ -86,6 +88,7 @@ pub(super) fn note_stories(
     iteration: u32,
     before: Option<&Plan>,
     comment: bool,
+    search: &SearchPath,
     progress: &mut Progress,
 ) {
     let Some((rel, plan)) = current_plan(project, state) else {
@@ -131,7 +134,7 @@ pub(super) fn note_stories(
         let body = format!(
             "pagent: the story for this issue is done (iteration {iteration} of a `pagent loop --issues` loop); the pull request will close it."
         );
-        match github::comment(&project.root, number, &body) {
+        match github::comment(&project.root, number, &body, search) {
             Ok(()) => progress.note(&format!("commented on #{number}")),
             Err(err) => progress.warn(&format!("cannot comment on #{number}: {err:#}")),
         }

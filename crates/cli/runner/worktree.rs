@@ -2,17 +2,23 @@
 //! after a loop completes (the pull request is `github`'s).
 //!
 //! Worktrees and commits use libgit2; pushing needs the user's credentials and hosting
-//! setup, so it goes through `git push`, and every failure is reported with the
-//! command's own words, never swallowed.
+//! setup, so it goes through `git push`, started through the process door (found on the
+//! cleaned `PATH`, never a `./git` of the project), and every failure is reported with
+//! the command's own words, never swallowed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use git2::{IndexAddOption, Repository, Signature, WorktreeAddOptions};
 
+use crate::process::{Launch, Program, SearchPath};
 use crate::store::door::{self, Dir};
+
+/// How long `git push` and `gh pr create` may take (they wait on a network).
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Bytes of their output kept for a message.
+const KEEP: usize = 16 * 1024;
 
 /// Where loop worktrees live, inside the repository's work tree (ignored through
 /// `.git/info/exclude` with the rest of `.claude/pagent/`).
@@ -152,24 +158,31 @@ pub fn checkpoint(root: &Path, message: &str) -> anyhow::Result<Option<String>> 
 }
 
 /// `git push -u origin BRANCH` in `root`.
-pub fn push(root: &Path, branch: &str) -> anyhow::Result<()> {
-    run(root, "git", &["push", "-u", "origin", branch])
+pub fn push(root: &Path, branch: &str, search: &SearchPath) -> anyhow::Result<()> {
+    run(root, "git", &["push", "-u", "origin", branch], search).map(drop)
 }
 
-fn run(root: &Path, program: &str, args: &[&str]) -> anyhow::Result<()> {
-    let out = Command::new(program)
+/// `program ARGS` in `root`; its trimmed stdout, or an error with what it said.
+fn run(root: &Path, program: &str, args: &[&str], search: &SearchPath) -> anyhow::Result<String> {
+    let found = Program::named(program, search)?;
+    let out = Launch::new(found, root, search)
         .args(args)
-        .current_dir(root)
-        .output()
-        .with_context(|| format!("cannot run {program}"))?;
-    if !out.status.success() {
-        bail!(
-            "{program} {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        .output(REMOTE_TIMEOUT, KEEP)
+        .map_err(|why| anyhow::anyhow!("cannot run {program}: {why}"))?;
+    if !out.success() {
+        let how = if out.timed_out {
+            format!("timed out after {} s", REMOTE_TIMEOUT.as_secs())
+        } else {
+            out.stderr.trim().to_owned()
+        };
+        let words: Vec<&str> = args
+            .iter()
+            .take_while(|a| !a.starts_with('-'))
+            .copied()
+            .collect();
+        bail!("{program} {} failed: {how}", words.join(" "));
     }
-    Ok(())
+    Ok(out.stdout.trim().to_owned())
 }
 
 #[cfg(test)]

@@ -1,13 +1,18 @@
 //! Which project files can make pagent run a command, and whether the user consented to
 //! each one's exact content (the hashes are in `store::trust`).
 //!
-//! A command source is: a project workflow whose conditions or backpressure run commands,
-//! a plan's validation commands (a ralphex `## Validation Commands`), the project's
-//! `.claude/pagent/config.json` when it configures commands, and a program
-//! of the project's own that a built-in check would run (`node_modules/.bin/tsc`, and
-//! `cargo check`, which runs the crate's build scripts, through its `Cargo.toml`). Set-up
-//! refuses an untrusted source with the commands it would allow and the exact command that
-//! trusts it; the hooks skip an untrusted program and say so once.
+//! A command source is: a project workflow whose conditions or backpressure run commands
+//! (or turn the backpressure gate off), a plan's validation commands (a ralphex
+//! `## Validation Commands`), the project's `.claude/pagent/config.json` when
+//! it configures commands (or turns the gate off), and a program of the project's own
+//! that a built-in check would run: the TypeScript package (`node_modules/typescript`,
+//! also named by its `node_modules/.bin/tsc` stub) and `cargo check` of a crate (named by
+//! its `Cargo.toml`). For those two, trust covers the files `store::covers` lists, not
+//! just the file named. And an agent's project configuration that can run commands
+//! (`store::agent_config`), which `pagent loop` needs trusted before a worker starts.
+//! Set-up refuses an untrusted source with the commands it would
+//! allow and the exact command that trusts it; the hooks skip an untrusted program and
+//! say so once.
 
 use std::path::{Path, PathBuf};
 
@@ -15,22 +20,19 @@ use anyhow::bail;
 
 use crate::store::project::{CONFIG_FILE, Project, WORKFLOWS_DIR};
 use crate::store::trust::{self, Verdict};
-use crate::store::{SMALL_FILE_CAP, door};
+use crate::store::{SMALL_FILE_CAP, covers, door};
 
 /// Project-local programs that built-in checks run, with what running them means.
 pub const LOCAL_PROGRAMS: &[(&str, &str)] = &[
     (
-        "node_modules/.bin/tsc",
-        "node_modules/.bin/tsc --noEmit (the project's own TypeScript, on edited .ts files)",
+        covers::TYPESCRIPT,
+        "tsc --noEmit (the project's own TypeScript package, run with node, on edited .ts files)",
     ),
     (
         "Cargo.toml",
         "cargo check (builds the crate, running its build scripts and proc macros, on edited .rs files)",
     ),
 ];
-
-/// Bytes of a program hashed for trust.
-const PROGRAM_CAP: u64 = 64 * 1024 * 1024;
 
 /// A project file that can make pagent run commands.
 #[derive(Debug, Clone)]
@@ -147,22 +149,28 @@ pub fn plan_source(rel: &Path, plan: &pagent_engine::stories::Plan) -> Option<So
     })
 }
 
-/// A project-local program (one of [`LOCAL_PROGRAMS`], at `rel`) as a source.
+/// A project-local program (one of [`LOCAL_PROGRAMS`], at `rel`) as a source: its bytes
+/// are the manifest of what trusting it covers (`store::covers`). `None` when `rel`
+/// names no such program, or it is not there.
 pub fn program_source(project: &Project, rel: &Path) -> Option<Source> {
-    let name = rel.file_name()?.to_str()?;
-    let (_, what) = LOCAL_PROGRAMS
-        .iter()
-        .find(|(p, _)| Path::new(p).file_name().and_then(|n| n.to_str()) == Some(name))?;
-    let bytes = project.dir().read(rel, PROGRAM_CAP).ok()?;
+    let (rel, manifest, what) = if let Some(package) = covers::typescript_package(rel) {
+        let manifest = covers::package_manifest(project, &package).ok()?;
+        (package, manifest, LOCAL_PROGRAMS[0].1)
+    } else if rel.file_name().is_some_and(|n| n == "Cargo.toml") {
+        let manifest = covers::cargo_manifest(project, rel).ok()?;
+        (rel.to_path_buf(), manifest, LOCAL_PROGRAMS[1].1)
+    } else {
+        return None;
+    };
     Some(Source {
-        rel: rel.to_path_buf(),
-        bytes,
-        commands: vec![(*what).to_owned()],
+        rel,
+        bytes: manifest,
+        commands: vec![what.to_owned()],
     })
 }
 
-/// Every command source the project has now: its workflows, its config, and the
-/// programs of [`LOCAL_PROGRAMS`] at its root.
+/// Every command source the project has now: its workflows, its config, the programs of
+/// [`LOCAL_PROGRAMS`] at its root, and every agent's project configuration.
 pub fn project_sources(project: &Project) -> anyhow::Result<Vec<Source>> {
     let mut sources = Vec::new();
     for name in project
@@ -186,12 +194,17 @@ pub fn project_sources(project: &Project) -> anyhow::Result<Vec<Source>> {
             sources.push(source);
         }
     }
+    sources.extend(crate::store::agent_config::all_sources(project));
     Ok(sources)
 }
 
-/// `rel` as a command source: a workflow, the config, or a local program.
+/// `rel` as a command source: a workflow, the config, a local program, or an agent's
+/// project configuration.
 pub fn file_source(project: &Project, rel: &Path) -> anyhow::Result<Option<Source>> {
     if let Some(source) = program_source(project, rel) {
+        return Ok(Some(source));
+    }
+    if let Some(source) = crate::store::agent_config::named_source(project, rel) {
         return Ok(Some(source));
     }
     let Some(bytes) = project.dir().read_if_exists(rel, SMALL_FILE_CAP)? else {

@@ -17,8 +17,10 @@ use pagent_engine::{State, seal};
 
 use crate::store::project::{LOCK_FILE, Project, STATE_FILE};
 
+pub mod agent_config;
 pub mod config;
 pub mod consent;
+pub mod covers;
 pub mod door;
 pub mod eventlog;
 pub mod exclude;

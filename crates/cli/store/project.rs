@@ -157,7 +157,7 @@ fn config_may_live_at(root: &Path, config: &Path, home: Option<&Path>) -> bool {
 
 /// The user's home folder from the password database (not `$HOME`, which a project's
 /// settings can set).
-fn passwd_home() -> Option<PathBuf> {
+pub fn passwd_home() -> Option<PathBuf> {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt as _;
     let mut buf = vec![0 as libc::c_char; 16 * 1024];

@@ -3,31 +3,37 @@
 //!
 //! A default check applies only where it makes sense: its program must be installed, and
 //! project-level tools need the project to use them (a `Cargo.toml` above the file for
-//! `cargo check`, a `tsconfig.json` and a local TypeScript for `tsc`, a `go.mod` for
-//! `go vet`). Anything that does not apply is skipped silently: the model is only told
-//! about real problems. Python's byte code goes to a cache outside the project, so a
+//! `cargo check`, a `tsconfig.json` and a local TypeScript package for `tsc`, a `go.mod`
+//! for `go vet`). Anything that does not apply is skipped silently: the model is only
+//! told about real problems. Python's byte code goes to a cache outside the project, so a
 //! check never adds files the no-progress detector would count.
 //!
-//! A check that would run the project's own code (its `node_modules/.bin/tsc`, or
-//! `cargo check` with the crate's build scripts) runs only when the user trusted that
-//! file's content (`pagent trust`); otherwise it is skipped and the hook says so once.
-//! Files are read through the project's door.
+//! Every check starts through the process door (`crate::process`). pagent's own default
+//! checks run isolated: from a folder the project cannot write, with the interpreter
+//! flags that keep the project's files out of their imports (so a planted `py_compile.py`
+//! is never imported). A check someone configured (in their own config, or in a project
+//! file they trusted) runs as written, in the project root. A check that would run the
+//! project's own code (its TypeScript package, or `cargo check` with the crate's build
+//! scripts) runs only when the user trusted what it covers (`store::covers`); otherwise
+//! it is skipped and the hook says so once. Files are read through the project's door.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use pagent_engine::backpressure::{CheckResult, CheckRun, CheckSpec, Requirement};
-use pagent_engine::{Check, CheckShape, Syntax, check_syntax};
+use pagent_engine::{Syntax, check_syntax};
 
 use crate::cli::env;
-use crate::store::door;
+use crate::process::{Launch, Program, Ran, RunLimits, SearchPath, node_guard};
+use crate::store::covers;
 use crate::store::project::Project;
 use crate::store::trust::Verdict;
-use crate::world::check::{Ran, run_command};
 
 /// Files larger than this are not parsed by the built-in checks.
 const MAX_PARSE_BYTES: u64 = 64 * 1024 * 1024;
+/// Bytes of a check's output kept.
+const KEEP: usize = 64 * 1024;
 
 /// One check's outcome and how long it took.
 #[derive(Debug)]
@@ -51,11 +57,25 @@ pub fn run_checks(
     cache_dir: Option<&Path>,
     trusted: TrustFn<'_>,
 ) -> Vec<Checked> {
+    // Only a command needs programs found (the built-in parsers run in-process), and
+    // cleaning PATH costs a few system calls per entry: not for a JSON edit.
+    let runs_commands = specs.iter().any(|s| matches!(s.run, CheckRun::Command(_)));
+    let search = if runs_commands {
+        SearchPath::new(path_env, &[&project.root])
+    } else {
+        SearchPath::default()
+    };
+    let ext = file
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
     specs
         .iter()
         .map(|spec| {
             let started = Instant::now();
-            let (result, untrusted) = run_one(project, file, spec, path_env, cache_dir, trusted);
+            let builtin = spec.is_builtin_default(&ext);
+            let (result, untrusted) =
+                run_one(project, file, spec, builtin, &search, cache_dir, trusted);
             Checked {
                 label: spec.label(),
                 result,
@@ -66,11 +86,26 @@ pub fn run_checks(
         .collect()
 }
 
+/// Where a check runs and with which program, once its requirement holds.
+enum Plan {
+    /// Run: the program (if the requirement chose it), the folder, and whether the
+    /// folder is the project's because the tool needs it (else the neutral one).
+    Run {
+        program: Option<Program>,
+        /// Arguments before the check's own (node's guard and `tsc`'s script).
+        lead: Vec<OsString>,
+        cwd: PathBuf,
+        needs_root: bool,
+    },
+    Skip(CheckResult, Option<PathBuf>),
+}
+
 fn run_one(
     project: &Project,
     file: &Path,
     spec: &CheckSpec,
-    path_env: Option<&OsStr>,
+    builtin: bool,
+    search: &SearchPath,
     cache_dir: Option<&Path>,
     trusted: TrustFn<'_>,
 ) -> (CheckResult, Option<PathBuf>) {
@@ -82,64 +117,21 @@ fn run_one(
     };
     let rel_dir = file.parent().unwrap_or(Path::new(""));
     let dir = root.join(rel_dir);
-    let skipped = |why: &str| (CheckResult::Skipped(why.to_owned()), None);
-    let needs_trust = |rel: PathBuf| -> Option<(CheckResult, Option<PathBuf>)> {
-        match trusted(&rel) {
-            Verdict::Trusted => None,
-            verdict => {
-                let why = if verdict == Verdict::Changed {
-                    "changed since you trusted it"
-                } else {
-                    "not trusted"
-                };
-                Some((
-                    CheckResult::Skipped(format!(
-                        "{} is {why}; run `pagent trust {}` to allow it",
-                        rel.display(),
-                        crate::store::consent::shell_word(&rel.display().to_string())
-                    )),
-                    Some(rel),
-                ))
-            }
-        }
-    };
-    let (program, cwd) = match spec.requires {
-        None => (None, root.to_path_buf()),
-        Some(Requirement::CargoProject) => match find_up(project, rel_dir, "Cargo.toml") {
-            Some(found) => {
-                if let Some(refused) = needs_trust(found.join("Cargo.toml")) {
-                    return refused;
-                }
-                (None, root.join(found))
-            }
-            None => return skipped("no Cargo.toml above the file"),
-        },
-        Some(Requirement::GoModule) => match find_up(project, rel_dir, "go.mod") {
-            Some(_) => (None, dir.clone()),
-            None => return skipped("no go.mod above the file"),
-        },
-        Some(Requirement::TypescriptProject) => {
-            let Some(config_dir) = find_up(project, rel_dir, "tsconfig.json") else {
-                return skipped("no tsconfig.json above the file");
-            };
-            match find_up(project, &config_dir, "node_modules/.bin/tsc") {
-                Some(bin_dir) => {
-                    let tsc = bin_dir.join("node_modules/.bin/tsc");
-                    if let Some(refused) = needs_trust(tsc.clone()) {
-                        return refused;
-                    }
-                    (Some(root.join(tsc)), root.join(config_dir))
-                }
-                None => return skipped("TypeScript is not installed in the project"),
-            }
-        }
+    let (program, lead, cwd, needs_root) = match plan(project, spec, rel_dir, search, trusted) {
+        Plan::Run {
+            program,
+            lead,
+            cwd,
+            needs_root,
+        } => (program, lead, cwd, needs_root),
+        Plan::Skip(result, untrusted) => return (result, untrusted),
     };
     let program = match program {
         Some(program) => program,
-        None if argv[0].contains('/') => root.join(&argv[0]),
-        None => match find_program(&argv[0], path_env) {
-            Some(program) => program,
-            None => return skipped(&format!("{} is not installed", argv[0])),
+        None if argv[0].contains('/') => Program::trusted_in_project(root, &argv[0]),
+        None => match Program::named(&argv[0], search) {
+            Ok(program) => program,
+            Err(_) => return skipped(&format!("{} is not installed", argv[0])),
         },
     };
     let file = root.join(file);
@@ -148,26 +140,28 @@ fn run_one(
             .replace("{dir}", &dir.to_string_lossy())
             .replace("{root}", &root.to_string_lossy())
     };
-    let mut full = vec![program.to_string_lossy().into_owned()];
-    full.extend(argv[1..].iter().map(substitute));
-    let check = Check {
-        shape: CheckShape::Argv(full),
-        timeout_secs: spec.timeout_secs(),
-    };
     // In the user's own folder: a shared /tmp name could be a link another user planted.
     let pycache = cache_dir.map_or_else(
         || std::env::temp_dir().join(format!("pagent-pycache-{}", std::process::id())),
         |dir| dir.join("pycache"),
     );
-    let env = [
-        (
-            "PYTHONPYCACHEPREFIX",
-            pycache.to_string_lossy().into_owned(),
-        ),
-        (env::PAGENT_FILE, file.to_string_lossy().into_owned()),
-    ];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let result = match run_command(&cwd, &check, &env) {
+    let mut launch = Launch::new(program, &cwd, search)
+        .args(lead)
+        .args(argv[1..].iter().map(substitute))
+        .env("PYTHONPYCACHEPREFIX", &pycache)
+        .env(env::PAGENT_FILE, &file);
+    if builtin {
+        launch = if needs_root {
+            launch.isolated_in(&cwd)
+        } else {
+            launch.isolated()
+        };
+    }
+    let limits = RunLimits {
+        timeout: Duration::from_secs(spec.timeout_secs()),
+        keep: KEEP,
+    };
+    let result = match launch.run(limits, &mut || true) {
         Ran::Exited {
             code: Some(0),
             output,
@@ -196,6 +190,127 @@ fn run_one(
     (result, None)
 }
 
+fn skipped(why: &str) -> (CheckResult, Option<PathBuf>) {
+    (CheckResult::Skipped(why.to_owned()), None)
+}
+
+/// Whether `spec`'s requirement holds, and if so with which program and where: the
+/// project's own programs only once trusted.
+fn plan(
+    project: &Project,
+    spec: &CheckSpec,
+    rel_dir: &Path,
+    search: &SearchPath,
+    trusted: TrustFn<'_>,
+) -> Plan {
+    let root = project.root.as_path();
+    let skip = |why: &str| Plan::Skip(CheckResult::Skipped(why.to_owned()), None);
+    let needs_trust = |rel: PathBuf| -> Option<Plan> {
+        match trusted(&rel) {
+            Verdict::Trusted => None,
+            verdict => {
+                let why = if verdict == Verdict::Changed {
+                    "changed since you trusted it"
+                } else {
+                    "not trusted"
+                };
+                Some(Plan::Skip(
+                    CheckResult::Skipped(format!(
+                        "{} is {why}; run `pagent trust {}` to allow it",
+                        rel.display(),
+                        crate::store::consent::shell_word(&rel.display().to_string())
+                    )),
+                    Some(rel),
+                ))
+            }
+        }
+    };
+    match spec.requires {
+        None => Plan::Run {
+            program: None,
+            lead: Vec::new(),
+            cwd: root.to_path_buf(),
+            needs_root: false,
+        },
+        Some(Requirement::CargoProject) => match find_up(project, rel_dir, "Cargo.toml") {
+            Some(found) => {
+                if let Some(refused) = needs_trust(found.join("Cargo.toml")) {
+                    return refused;
+                }
+                Plan::Run {
+                    program: None,
+                    lead: Vec::new(),
+                    cwd: root.join(found),
+                    needs_root: true,
+                }
+            }
+            None => skip("no Cargo.toml above the file"),
+        },
+        Some(Requirement::GoModule) => match find_up(project, rel_dir, "go.mod") {
+            // go reads the module (data); GOTOOLCHAIN=local keeps go.mod from choosing
+            // the Go that runs.
+            Some(_) => Plan::Run {
+                program: None,
+                lead: Vec::new(),
+                cwd: root.join(rel_dir),
+                needs_root: true,
+            },
+            None => skip("no go.mod above the file"),
+        },
+        Some(Requirement::TypescriptProject) => {
+            let Some(config_dir) = find_up(project, rel_dir, "tsconfig.json") else {
+                return skip("no tsconfig.json above the file");
+            };
+            let manifest = format!("{}/package.json", covers::TYPESCRIPT);
+            let Some(base) = find_up(project, &config_dir, &manifest) else {
+                return skip("TypeScript is not installed in the project");
+            };
+            let package = base.join(covers::TYPESCRIPT);
+            if let Some(refused) = needs_trust(package.clone()) {
+                return refused;
+            }
+            let Ok(node) = Program::named("node", search) else {
+                return skip("node is not installed");
+            };
+            let (Some(script), Ok(real)) = (
+                tsc_script(project, &package),
+                project.dir().real_dir(&package),
+            ) else {
+                return skip("the TypeScript package names no tsc script");
+            };
+            Plan::Run {
+                program: Some(node),
+                lead: node_guard(&real, &real.join(script)),
+                cwd: root.join(config_dir),
+                needs_root: true,
+            }
+        }
+    }
+}
+/// The package's `tsc` script (its `package.json`'s `bin.tsc`, else `bin/tsc`), relative
+/// to the package and inside it, as trust covers only the package.
+fn tsc_script(project: &Project, package: &Path) -> Option<PathBuf> {
+    let bytes = project
+        .dir()
+        .read(&package.join("package.json"), MAX_PARSE_BYTES)
+        .ok()?;
+    let manifest: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let named = manifest["bin"]["tsc"].as_str().unwrap_or("bin/tsc");
+    let mut script = PathBuf::new();
+    for part in Path::new(named).components() {
+        match part {
+            std::path::Component::Normal(part) => script.push(part),
+            std::path::Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    matches!(
+        project.dir().kind(&package.join(&script)),
+        Ok(Some((crate::store::door::Kind::File, _)))
+    )
+    .then_some(script)
+}
+
 fn read_text(project: &Project, file: &Path) -> Result<String, String> {
     let bytes = project
         .dir()
@@ -219,14 +334,6 @@ fn find_up(project: &Project, start: &Path, name: &str) -> Option<PathBuf> {
         }
         dir = dir.parent()?;
     }
-}
-
-/// `name` on `PATH`, if it is an executable file there.
-pub fn find_program(name: &str, path_env: Option<&OsStr>) -> Option<PathBuf> {
-    std::env::split_paths(path_env?)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|candidate| door::is_executable_file(candidate))
 }
 
 /// A built-in parser's verdict on `file`: no subprocess.
@@ -263,20 +370,5 @@ mod tests {
         // Above the root does not count, nor does a symlink out.
         std::os::unix::fs::symlink("/etc/hostname", root.join("a/b/go.mod")).unwrap();
         assert_eq!(find_up(&project, Path::new("a/b"), "go.mod"), None);
-    }
-
-    #[test]
-    fn finds_programs_on_path_only_when_executable() {
-        let dir = tempfile::tempdir().unwrap();
-        let bin = dir.path().join("bin");
-        fs::create_dir(&bin).unwrap();
-        fs::write(bin.join("tool"), "#!/bin/sh\n").unwrap();
-        fs::write(bin.join("data"), "").unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(bin.join("tool"), fs::Permissions::from_mode(0o755)).unwrap();
-        let path = std::env::join_paths([Path::new("relative"), &bin]).unwrap();
-        assert_eq!(find_program("tool", Some(&path)), Some(bin.join("tool")));
-        assert_eq!(find_program("data", Some(&path)), None);
-        assert_eq!(find_program("tool", None), None);
     }
 }

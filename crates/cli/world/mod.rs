@@ -10,6 +10,7 @@ pub mod report;
 pub mod transcript;
 pub mod usage;
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use pagent_engine::{
@@ -35,6 +36,11 @@ pub struct FsWorld<'a> {
     cached_message: Option<Option<String>>,
     /// How to start a reviewer; `None` where no reviewer may run.
     review: Option<ReviewSetup>,
+    /// `PATH` as pagent got it: the process door cleans it before a check runs.
+    path_env: Option<OsString>,
+    /// What the user should hear once about this decision's world (a repository too
+    /// large for a content fingerprint).
+    notice: Option<String>,
 }
 
 impl<'a> FsWorld<'a> {
@@ -54,7 +60,23 @@ impl<'a> FsWorld<'a> {
             run_commands: true,
             cached_message: None,
             review: None,
+            path_env: None,
+            notice: None,
         }
+    }
+
+    /// Lets this world's checks find their programs on `path_env` (cleaned first).
+    pub fn with_path(mut self, path_env: Option<OsString>) -> FsWorld<'a> {
+        self.path_env = path_env;
+        self
+    }
+
+    /// The notice for the user this world gathered while deciding, if any: the key it is
+    /// remembered by (said once per project) and its text.
+    pub fn take_notice(&mut self) -> Option<(String, String)> {
+        self.notice
+            .take()
+            .map(|text| ("repository too large for a fingerprint".to_owned(), text))
     }
 
     /// Lets this world start a reviewer (a `review` condition) as `setup` says.
@@ -74,6 +96,8 @@ impl<'a> FsWorld<'a> {
             run_commands: false,
             cached_message: None,
             review: None,
+            path_env: None,
+            notice: None,
         }
     }
 }
@@ -140,7 +164,13 @@ impl World for FsWorld<'_> {
             Ok(None) => false,
             Err(_) => true,
         };
-        check::run_check(&project.root, check, &self.stage, &mut keep_going)
+        check::run_check(
+            &project.root,
+            check,
+            &self.stage,
+            self.path_env.as_deref(),
+            &mut keep_going,
+        )
     }
 
     fn run_review(&mut self, request: &ReviewRequest) -> ReviewOutcome {
@@ -162,7 +192,9 @@ impl World for FsWorld<'_> {
     }
 
     fn fingerprint(&mut self) -> Option<String> {
-        fingerprint::fingerprint(self.project)
+        let (digest, notice) = fingerprint::fingerprint_noting(self.project);
+        self.notice = self.notice.take().or(notice);
+        digest
     }
 }
 

@@ -115,9 +115,14 @@ fn yes() -> bool {
 }
 
 impl BackpressureConfig {
-    /// Every configured command (not the built-in defaults), as `ext: argv`, for consent.
+    /// Every configured command (not the built-in defaults), as `ext: argv`, for consent;
+    /// and the gate turned off, which a project may do only with the user's consent too
+    /// (a failing check would no longer keep its loop from completing).
     pub fn commands(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if !self.gate {
+            out.push(GATE_OFF.to_owned());
+        }
         for (ext, checks) in &self.checks {
             if let ExtensionChecks::List(list) = checks {
                 for spec in list.iter().filter(|c| c.enabled) {
@@ -130,6 +135,10 @@ impl BackpressureConfig {
         out
     }
 }
+
+/// How a configuration that turns the gate off reads in a consent list.
+pub const GATE_OFF: &str =
+    "\"gate\": false (a failing check no longer keeps the loop from completing)";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {reason}")]
@@ -175,6 +184,16 @@ impl BackpressureConfig {
             Some(ExtensionChecks::Switch(true)) | None => default_checks(&ext),
         };
         list.into_iter().filter(|c| c.enabled).collect()
+    }
+}
+
+impl CheckSpec {
+    /// Whether this is one of pagent's own default checks for files with extension
+    /// `ext`: the binary runs those isolated from the project (its own working folder,
+    /// interpreters that cannot import the project's files), a check someone configured
+    /// as it was written.
+    pub fn is_builtin_default(&self, ext: &str) -> bool {
+        default_checks(&ext.to_ascii_lowercase()).contains(self)
     }
 }
 

@@ -141,6 +141,18 @@ impl E2e {
         }
     }
 
+    /// `claude ARGS` in the project as a person would start it: offline, no plugin, no
+    /// pagent in the way; for what Claude Code itself does with a project's files.
+    pub fn claude_plain(&self, args: &[&str]) -> std::process::Output {
+        let mut command = Command::new(claude_binary());
+        command
+            .args(args)
+            .current_dir(&self.project)
+            .stdin(Stdio::null());
+        self.offline_env(&mut command);
+        command.output().unwrap()
+    }
+
     /// `pagent loop ARGS` in the project with the environment `claude()` gives the CLI, so
     /// the agents it starts talk to the mock.
     pub fn pagent_loop(&self, args: &[&str]) -> std::process::Output {

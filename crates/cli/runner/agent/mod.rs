@@ -16,9 +16,7 @@ mod spec;
 
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -26,6 +24,7 @@ use std::time::{Duration, Instant};
 use pagent_protocol::stream::{RunSummary, StreamEvent, UsageRecord, parse_line, parse_usage};
 
 use crate::cli::env;
+use crate::process::{Input, SearchPath, Streams};
 use crate::runner::signals;
 
 use reader::{Msg, spawn_reader};
@@ -35,6 +34,9 @@ pub use spec::AgentSpec;
 const GRACE: Duration = Duration::from_secs(3);
 /// How much of a custom command's stdout is kept as its final message.
 const KEEP_STDOUT: usize = 64 * 1024;
+/// How long the agent's pipes may stay open after it ended (a grandchild that left its
+/// group holds them) before the run counts as ended anyway.
+const DRAIN: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -108,6 +110,7 @@ impl AgentRun {
 #[allow(clippy::too_many_arguments)]
 pub fn run_agent(
     spec: &AgentSpec,
+    search: &SearchPath,
     cwd: &Path,
     prompt: &str,
     prompt_file: &Path,
@@ -118,6 +121,7 @@ pub fn run_agent(
 ) -> AgentRun {
     run_agent_with(
         spec,
+        search,
         cwd,
         prompt,
         prompt_file,
@@ -134,6 +138,7 @@ pub fn run_agent(
 #[allow(clippy::too_many_arguments)]
 pub fn run_agent_with(
     spec: &AgentSpec,
+    search: &SearchPath,
     cwd: &Path,
     prompt: &str,
     prompt_file: &Path,
@@ -151,44 +156,43 @@ pub fn run_agent_with(
         stdout_tail: String::new(),
         elapsed: started.elapsed(),
     };
-    let (mut command, prompt_on_stdin) = spec.build(prompt_file);
-    command
-        .current_dir(cwd)
+    let (mut launch, prompt_on_stdin) = spec.build(prompt_file, cwd, search);
+    launch = launch
         // OpenCode takes its project folder from $PWD, not from its working directory: an
         // inherited PWD made it write into the folder pagent was started from.
         .env("PWD", cwd)
-        .stdin(if prompt_on_stdin {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .env(env::PAGENT_DRIVER, "loop")
         // The launcher's loop guard is for a chain of launchers; this binary ends any
         // chain, so the agent's own hooks start afresh (and take the launcher's fast path).
         .env_remove(env::PAGENT_LAUNCHER_SEEN)
-        .env(env::PAGENT_PROMPT_FILE, prompt_file)
-        .process_group(0);
+        .env(env::PAGENT_PROMPT_FILE, prompt_file);
     for key in remove {
-        command.env_remove(key);
+        launch = launch.env_remove(key);
     }
     for (key, value) in env {
-        command.env(key, value);
+        launch = launch.env(key, value);
     }
-    let mut child = match command.spawn() {
+    let streams = Streams {
+        stdin: if prompt_on_stdin {
+            Input::Piped
+        } else {
+            Input::Null
+        },
+        output: true,
+    };
+    let mut child = match launch.spawn(streams) {
         Ok(child) => child,
         Err(err) => return not_started(format!("cannot start {}: {err}", spec.label())),
     };
     let (tx, rx) = mpsc::channel();
-    if let Some(mut stdin) = child.stdin.take() {
+    if let Some(mut stdin) = child.take_stdin() {
         let prompt = prompt.to_owned();
         thread::spawn(move || {
             let _ = stdin.write_all(prompt.as_bytes());
         });
     }
-    spawn_reader(child.stdout.take(), tx.clone(), Msg::Out);
-    spawn_reader(child.stderr.take(), tx, Msg::Err);
+    spawn_reader(child.take_stdout(), tx.clone(), Msg::Out);
+    spawn_reader(child.take_stderr(), tx, Msg::Err);
 
     let kind = spec.kind();
     let mut summary = RunSummary::default();
@@ -197,6 +201,7 @@ pub fn run_agent_with(
     let mut open = 2;
     let mut last_output = Instant::now();
     let mut end = None;
+    let mut exited_at: Option<(Instant, Option<i32>)> = None;
     while open > 0 {
         if signals::interrupted() {
             end = Some(End::Interrupted);
@@ -249,21 +254,28 @@ pub fn run_agent_with(
                     end = Some(End::Stopped);
                     break;
                 }
+                // The agent ended but something it started holds its pipes open.
+                match exited_at {
+                    None => exited_at = child.try_wait().map(|code| (Instant::now(), code)),
+                    Some((at, code)) if at.elapsed() >= DRAIN => {
+                        child.kill_leftovers();
+                        end = Some(End::Exited(code));
+                        break;
+                    }
+                    Some(_) => {}
+                }
             }
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
     let end = match end {
+        Some(End::Exited(code)) => End::Exited(code),
         Some(end) => {
-            stop(&mut child);
+            child.stop(GRACE);
             end
         }
-        None => {
-            let code = child.wait().ok().and_then(|s| s.code());
-            // Anything the agent left running in its group goes with it.
-            signals::signal_group(child.id(), libc::SIGKILL);
-            End::Exited(code)
-        }
+        // Anything the agent left running in its group goes with it.
+        None => End::Exited(child.wait()),
     };
     let start = tail.len().saturating_sub(KEEP_STDOUT);
     let start = (start..tail.len())
@@ -276,22 +288,6 @@ pub fn run_agent_with(
         stdout_tail: tail[start..].to_owned(),
         elapsed: started.elapsed(),
     }
-}
-
-/// SIGTERM to the group, a grace period, then SIGKILL.
-fn stop(child: &mut Child) {
-    let pid = child.id();
-    signals::signal_group(pid, libc::SIGTERM);
-    let deadline = Instant::now() + GRACE;
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = child.try_wait() {
-            signals::signal_group(pid, libc::SIGKILL);
-            return;
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
-    signals::signal_group(pid, libc::SIGKILL);
-    let _ = child.wait();
 }
 
 #[cfg(test)]

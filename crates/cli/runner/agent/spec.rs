@@ -1,17 +1,18 @@
 //! Which agent CLI a loop runs (Claude Code, Codex, OpenCode, or any command line) and
-//! the command that starts it with the prompt.
+//! the launch (through the process door) that starts it with the prompt.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use pagent_protocol::stream::AgentKind;
+
+use crate::process::{Launch, Program, SearchPath};
 
 /// Which agent CLI to run, and how.
 #[derive(Debug, Clone)]
 pub enum AgentSpec {
     Known {
         kind: AgentKind,
-        program: PathBuf,
+        program: Program,
         permission_mode: String,
         extra_args: Vec<String>,
     },
@@ -35,8 +36,13 @@ impl AgentSpec {
         }
     }
 
-    /// The command, and whether the prompt goes on stdin.
-    pub(super) fn build(&self, prompt_file: &Path) -> (Command, bool) {
+    /// The launch in `cwd`, and whether the prompt goes on stdin.
+    pub(super) fn build(
+        &self,
+        prompt_file: &Path,
+        cwd: &Path,
+        search: &SearchPath,
+    ) -> (Launch, bool) {
         match self {
             AgentSpec::Known {
                 kind: AgentKind::Claude,
@@ -44,16 +50,16 @@ impl AgentSpec {
                 permission_mode,
                 extra_args,
             } => {
-                let mut c = Command::new(program);
-                c.args([
-                    "-p",
-                    "--output-format",
-                    "stream-json",
-                    "--verbose",
-                    "--permission-mode",
-                    permission_mode,
-                ])
-                .args(extra_args);
+                let c = Launch::new(program.clone(), cwd, search)
+                    .args([
+                        "-p",
+                        "--output-format",
+                        "stream-json",
+                        "--verbose",
+                        "--permission-mode",
+                        permission_mode,
+                    ])
+                    .args(extra_args);
                 (c, true)
             }
             AgentSpec::Known {
@@ -62,8 +68,10 @@ impl AgentSpec {
                 extra_args,
                 ..
             } => {
-                let mut c = Command::new(program);
-                c.args(["exec", "--json"]).args(extra_args).arg("-");
+                let c = Launch::new(program.clone(), cwd, search)
+                    .args(["exec", "--json"])
+                    .args(extra_args)
+                    .arg("-");
                 (c, true)
             }
             AgentSpec::Known {
@@ -74,14 +82,14 @@ impl AgentSpec {
             } => {
                 // No message argument: `opencode run` then reads it from stdin, which has
                 // no size limit (an argument is cut off by the OS at about 128 KiB).
-                let mut c = Command::new(program);
-                c.args(["run", "--format", "json"]).args(extra_args);
+                let c = Launch::new(program.clone(), cwd, search)
+                    .args(["run", "--format", "json"])
+                    .args(extra_args);
                 (c, true)
             }
             AgentSpec::Command { line } => {
                 let quoted = format!("'{}'", prompt_file.to_string_lossy().replace('\'', r"'\''"));
-                let mut c = Command::new("sh");
-                c.arg("-c").arg(line.replace("{prompt_file}", &quoted));
+                let c = Launch::shell(&line.replace("{prompt_file}", &quoted), cwd, search);
                 (c, true)
             }
         }

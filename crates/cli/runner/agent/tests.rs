@@ -11,6 +11,10 @@ use std::io::BufReader;
 
 use pagent_protocol::stream::AgentKind;
 
+fn search() -> SearchPath {
+    SearchPath::new(std::env::var_os("PATH").as_deref(), &[])
+}
+
 fn limits() -> Limits {
     Limits {
         iteration_timeout: Duration::from_secs(20),
@@ -29,6 +33,7 @@ fn run(line: &str, limits: Limits) -> (AgentRun, tempfile::TempDir) {
     let log = fs::File::create(dir.path().join("logs/iter-1.log")).unwrap();
     let run = run_agent(
         &spec,
+        &search(),
         dir.path(),
         "the prompt\n",
         &prompt_file,
@@ -112,12 +117,13 @@ fn a_missing_program_does_not_start() {
     let dir = tempfile::tempdir().unwrap();
     let spec = AgentSpec::Known {
         kind: AgentKind::Claude,
-        program: "/nonexistent/claude".into(),
+        program: crate::process::Program::at("/nonexistent/claude".into()),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
     };
     let run = run_agent(
         &spec,
+        &search(),
         dir.path(),
         "p",
         &dir.path().join("p.md"),
@@ -224,7 +230,7 @@ fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
     fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let spec = AgentSpec::Known {
         kind: AgentKind::Opencode,
-        program: fake,
+        program: crate::process::Program::at(fake),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
     };
@@ -232,6 +238,7 @@ fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
     let prompt = "p".repeat(300 * 1024);
     let run = run_agent(
         &spec,
+        &search(),
         dir.path(),
         &prompt,
         &dir.path().join("p.md"),
@@ -263,12 +270,13 @@ fn the_agent_gets_its_folder_as_pwd() {
     fs::create_dir(&project).unwrap();
     let spec = AgentSpec::Known {
         kind: AgentKind::Opencode,
-        program: fake,
+        program: crate::process::Program::at(fake),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
     };
     let run = run_agent(
         &spec,
+        &search(),
         &project,
         "p",
         &dir.path().join("p.md"),

@@ -7,7 +7,6 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 
@@ -15,6 +14,7 @@ use anyhow::Context;
 
 use super::tasks::Task;
 use crate::cli::args::{AgentArgs, AgentName, ParallelArgs};
+use crate::process::{Input, Launch, Program, Running, SearchPath, Streams};
 use crate::store::project::Project;
 
 pub(super) enum Msg {
@@ -24,33 +24,36 @@ pub(super) enum Msg {
     Exit(usize),
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(super) fn spawn(
     exe: &Path,
+    search: &SearchPath,
     project: &Project,
     args: &ParallelArgs,
     task: &Task,
     i: usize,
     tx: &mpsc::Sender<Msg>,
-) -> anyhow::Result<Child> {
-    let mut command = Command::new(exe);
-    command
+) -> anyhow::Result<Running> {
+    // In the terminal's process group: Ctrl-C reaches each loop, which stops cleanly.
+    let mut command = Launch::new(Program::at(exe.to_path_buf()), &project.root, search)
+        .in_callers_group()
         .arg("--project")
         .arg(&project.root)
         .args(["loop", "--json", "--worktree", &task.name])
         .args(agent_cli(&args.agent));
     if args.checkpoint {
-        command.arg("--checkpoint");
+        command = command.arg("--checkpoint");
     }
     let max = task
         .max_iterations
         .unwrap_or(args.max_iterations)
         .to_string();
-    command.arg("ralph");
+    command = command.arg("ralph");
     if args.trust {
-        command.arg("--trust");
+        command = command.arg("--trust");
     }
-    command.args(budget_cli(&args.budget));
-    command.args([
+    command = command.args(budget_cli(&args.budget));
+    command = command.args([
         "--max-iterations",
         &max,
         "--promise",
@@ -60,13 +63,13 @@ pub(super) fn spawn(
     ]);
     let mut child = command
         .env(crate::cli::env::PAGENT_PARALLEL, "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .spawn(Streams {
+            stdin: Input::Null,
+            output: true,
+        })
         .with_context(|| format!("cannot start the loop for task {}", task.name))?;
-    forward(child.stdout.take(), tx.clone(), i, Msg::Line, true);
-    forward(child.stderr.take(), tx.clone(), i, Msg::Stderr, false);
+    forward(child.take_stdout(), tx.clone(), i, Msg::Line, true);
+    forward(child.take_stderr(), tx.clone(), i, Msg::Stderr, false);
     Ok(child)
 }
 

@@ -17,7 +17,6 @@ mod tasks;
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::process::Child;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -28,6 +27,7 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui::Style;
 use crate::io::Io;
+use crate::process::{Running, SearchPath};
 use crate::runner::signals;
 use crate::store::project::Project;
 
@@ -65,13 +65,14 @@ pub fn run_tasks(
         .collect();
     let mut queue: VecDeque<usize> = (0..rows.len()).collect();
     let (tx, rx) = mpsc::channel();
-    let mut children: Vec<(usize, Child)> = Vec::new();
+    let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
+    let mut children: Vec<(usize, Running)> = Vec::new();
     let mut drawn = 0;
     let mut done = 0;
     while done < rows.len() {
         while children.len() < args.jobs as usize && !signals::interrupted() {
             let Some(i) = queue.pop_front() else { break };
-            let child = spawn(exe, project, args, &rows[i].task, i, &tx)?;
+            let child = spawn(exe, &search, project, args, &rows[i].task, i, &tx)?;
             rows[i].state = RowState::Running;
             rows[i].started = Some(Instant::now());
             children.push((i, child));
@@ -116,8 +117,7 @@ pub fn run_tasks(
                 let code = children
                     .iter()
                     .position(|(j, _)| *j == i)
-                    .and_then(|pos| children.remove(pos).1.wait().ok())
-                    .and_then(|s| s.code());
+                    .and_then(|pos| children.remove(pos).1.wait());
                 let row = &mut rows[i];
                 row.finished = row.started.map(|s| s.elapsed());
                 row.state = RowState::from_exit(code);

@@ -10,6 +10,7 @@ use pagent_engine::usage::{format_cost, format_count};
 use serde_json::{Value, json};
 
 use super::tasks::Task;
+use crate::cli::terminal::Control;
 use crate::cli::ui::Style;
 use crate::runner::loop_event::{LoopEvent, UsageFigures};
 
@@ -176,7 +177,8 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
 pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Write) -> usize {
     let mut text = String::new();
     if previous > 0 {
-        text.push_str(&format!("\x1b[{previous}A"));
+        let up = u16::try_from(previous).unwrap_or(u16::MAX);
+        text.push_str(&Control::Up(up).to_string());
     }
     let width = name_width(rows);
     for row in rows {
@@ -184,29 +186,39 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Wr
             .finished
             .or_else(|| row.started.map(|s| s.elapsed()))
             .map_or_else(String::new, |d| format_duration(d.as_secs()));
-        let state = format!("{:<11}", row.state.as_str());
+        let plain_state = format!("{:<11}", row.state.as_str());
         let state = match row.state {
-            RowState::Complete => style.green(&state),
-            RowState::Running => style.yellow(&state),
-            RowState::Queued => style.dim(&state),
-            _ => style.red(&state),
+            RowState::Complete => style.green(&plain_state),
+            RowState::Running => style.yellow(&plain_state),
+            RowState::Queued => style.dim(&plain_state),
+            _ => style.red(&plain_state),
         };
         let now = if row.state == RowState::Running {
             format!("{} {}", row.stage_iteration, row.tool)
         } else {
             row.detail.clone()
         };
-        let mut line = format!(
-            "{:<width$}  {state} {:>7}  {:<16}  {}",
+        // Cut to 110 visible characters, counted without the colour controls.
+        let plain = format!(
+            "{:<width$}  {plain_state} {:>7}  {:<16}  ",
             row.task.name,
             elapsed,
             row.usage.shown(),
-            now.trim()
         );
-        if line.chars().count() > 110 {
-            line = line.chars().take(109).collect::<String>() + "…";
-        }
-        text.push_str(&format!("\r\x1b[2K{line}\n"));
+        let room = 110usize.saturating_sub(plain.chars().count());
+        let now = now.trim();
+        let now = if now.chars().count() > room {
+            now.chars().take(room.saturating_sub(1)).collect::<String>() + "…"
+        } else {
+            now.to_owned()
+        };
+        let line = format!(
+            "{:<width$}  {state} {:>7}  {:<16}  {now}",
+            row.task.name,
+            elapsed,
+            row.usage.shown(),
+        );
+        text.push_str(&format!("{}{line}\n", Control::ClearLine));
     }
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

@@ -72,6 +72,24 @@ fn create_in_place(path: &Path, bytes: &[u8], shown: String) -> Result<bool, Doo
     }
 }
 
+/// The size of the regular file at `path` (symlinks followed), `None` when there is none.
+pub fn size_outside(path: &Path) -> Option<u64> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len())
+}
+
+/// The first `len` bytes (at most) of the regular file at `path`: a header, never more.
+pub fn read_prefix_outside(path: &Path, len: usize) -> Result<Vec<u8>, DoorError> {
+    let file = open_outside(path)?;
+    let mut out = Vec::with_capacity(len);
+    file.take(len as u64)
+        .read_to_end(&mut out)
+        .map_err(|e| DoorError::Io(path.display().to_string(), e))?;
+    Ok(out)
+}
+
 /// Whether a path outside the project names an executable regular file (program lookup).
 pub fn is_executable_file(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;

@@ -14,6 +14,7 @@
 //! It covers the usual case, a project that is its repository's work tree with an index
 //! `index.rs` reads (versions 2 and 3, SHA-1); any other takes the status path.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -22,11 +23,8 @@ use sha2::{Digest, Sha256};
 
 use super::cache::Cache;
 use super::index::{self, Entry};
-use super::is_pagent_file;
+use super::{INDEX_CAP, is_pagent_file};
 use crate::store::door::{Dir, Kind, Stat};
-
-/// The largest index read here (about 600,000 files); a larger one takes libgit2's path.
-const INDEX_CAP: u64 = 64 * 1024 * 1024;
 
 /// Mode bits of a gitlink (submodule) entry: nothing to stat.
 const GITLINK: u32 = 0o160000;
@@ -59,9 +57,11 @@ pub fn fingerprint(repo: &Repository, dir: &Dir, cache: &mut Cache) -> Option<St
     } else {
         index::parse(&bytes)?
     };
-    let mut found: BTreeMap<Vec<u8>, Found> = BTreeMap::new();
+    // Tracked paths are borrowed from the index's bytes: a repository whose every file is
+    // deleted must not cost a copy of every path.
+    let mut found: BTreeMap<Cow<'_, [u8]>, Found> = BTreeMap::new();
     for (path, what) in stat_entries(dir, &entries, racy_from) {
-        found.insert(path, what);
+        found.insert(Cow::Borrowed(path), what);
     }
     untracked(repo, dir, &entries, &mut found);
 
@@ -76,6 +76,7 @@ pub fn fingerprint(repo: &Repository, dir: &Dir, cache: &mut Cache) -> Option<St
         hash.update(entry.mode.to_le_bytes());
     }
     for (path, what) in &found {
+        let path: &[u8] = path;
         if std::str::from_utf8(path).is_ok_and(is_pagent_file) {
             continue;
         }
@@ -97,7 +98,7 @@ pub fn fingerprint(repo: &Repository, dir: &Dir, cache: &mut Cache) -> Option<St
 }
 
 /// `lstat`s every tracked file on a few threads; returns those that differ from the index.
-fn stat_entries(dir: &Dir, entries: &[Entry<'_>], racy_from: i64) -> Vec<(Vec<u8>, Found)> {
+fn stat_entries<'a>(dir: &Dir, entries: &[Entry<'a>], racy_from: i64) -> Vec<(&'a [u8], Found)> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, 4);
@@ -115,7 +116,7 @@ fn stat_entries(dir: &Dir, entries: &[Entry<'_>], racy_from: i64) -> Vec<(Vec<u8
                                 Some(stat) if differs(e, &stat, racy_from) => Found::Changed(stat),
                                 Some(_) => return None,
                             };
-                            Some((e.path.to_vec(), what))
+                            Some((e.path, what))
                         })
                         .collect::<Vec<_>>()
                 })
@@ -150,7 +151,7 @@ fn untracked(
     repo: &Repository,
     dir: &Dir,
     entries: &[Entry<'_>],
-    found: &mut BTreeMap<Vec<u8>, Found>,
+    found: &mut BTreeMap<Cow<'_, [u8]>, Found>,
 ) {
     // The index is sorted by path, bytewise: membership is a binary search, and a folder
     // holds tracked files when the first path after "folder/" starts with it.
@@ -189,12 +190,12 @@ fn untracked(
         if !ignored(path)
             && let Some(stat) = dir.stat_rel(path)
         {
-            found.insert(path.to_vec(), Found::Untracked(stat));
+            found.insert(Cow::Owned(path.to_vec()), Found::Untracked(stat));
         }
         false
     });
     for path in nested {
-        found.insert(path, Found::NestedRepo);
+        found.insert(Cow::Owned(path), Found::NestedRepo);
     }
 }
 

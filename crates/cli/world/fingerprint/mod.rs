@@ -14,6 +14,12 @@
 //!
 //! In a project that is its repository's work tree, `fast.rs` computes the same kind of
 //! digest at the speed of `git status`; libgit2's status is the path for everything else.
+//!
+//! Memory stays bounded whatever the repository holds: an index larger than
+//! [`INDEX_CAP`], or with more than [`ENTRIES_CAP`] entries, is not read at all (a
+//! 284 KB repository can check out a 160 MB index, and reading it cost a Stop 332 MB and
+//! 2 s). Such a repository is too large for a content fingerprint: there is none, so the
+//! no-progress check stands aside there, and [`fingerprint_noting`] says so once.
 
 use std::path::Path;
 
@@ -29,23 +35,72 @@ mod index;
 
 /// Files beyond this many are not walked in the non-git fallback.
 const WALK_LIMIT: usize = 200_000;
+/// The largest git index read, in bytes.
+pub const INDEX_CAP: u64 = 16 * 1024 * 1024;
+/// The most index entries fingerprinted (each is `lstat`ed at every Stop). At the cap,
+/// with every tracked file deleted (the most the digest has to hold), a Stop peaks under
+/// 64 MiB (BENCHMARKS.md).
+pub const ENTRIES_CAP: u32 = 100_000;
 
+/// The fingerprint of the project's working tree, `None` when it has none (a repository
+/// too large for one, or one nothing can be read of).
 pub fn fingerprint(project: &Project) -> Option<String> {
+    fingerprint_noting(project).0
+}
+
+/// [`fingerprint`], and the notice for the user when the repository is too large for a
+/// content fingerprint (the caller says it once).
+pub fn fingerprint_noting(project: &Project) -> (Option<String>, Option<String>) {
     let dir = project.dir();
     match crate::store::git::discover(&project.root) {
         Some(repo) if repo.workdir().is_some() => {
+            if let Some(notice) = too_large(&repo) {
+                return (None, Some(notice));
+            }
+            (in_repository(&repo, dir), None)
+        }
+        _ => (walk_fingerprint(dir), None),
+    }
+}
+
+/// Why `repo`'s index is too large to read, if it is: by its size, then by the entry
+/// count in its header (12 bytes read).
+fn too_large(repo: &Repository) -> Option<String> {
+    let index = repo.path().join("index");
+    let size = crate::store::door::size_outside(&index)?;
+    let count = crate::store::door::read_prefix_outside(&index, 12)
+        .ok()
+        .filter(|h| h.len() == 12 && h.starts_with(b"DIRC"))
+        .map_or(0, |h| u32::from_be_bytes([h[8], h[9], h[10], h[11]]));
+    (size > INDEX_CAP || count > ENTRIES_CAP).then(|| {
+        format!(
+            "pagent: this repository's git index ({}, {count} entries) is larger than pagent reads \
+             ({} MiB, {ENTRIES_CAP} entries), so no-progress detection is off here: the loop ends \
+             only at its iteration limit, its promise or its conditions (said once).",
+            mib(size),
+            INDEX_CAP >> 20
+        )
+    })
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn in_repository(repo: &Repository, dir: &Dir) -> Option<String> {
+    {
+        {
             let mut cache = cache::Cache::load(dir);
-            if let Some(digest) = fast::fingerprint(&repo, dir, &mut cache) {
+            if let Some(digest) = fast::fingerprint(repo, dir, &mut cache) {
                 cache.save(dir);
                 return Some(digest);
             }
             // A repository libgit2 cannot read (a corrupt index, objects or HEAD) falls
             // back to the walk: no-progress detection must keep working, not stop.
-            git_fingerprint(&repo, dir)
+            git_fingerprint(repo, dir)
                 .ok()
                 .or_else(|| walk_fingerprint(dir))
         }
-        _ => walk_fingerprint(dir),
     }
 }
 
@@ -226,6 +281,30 @@ mod tests {
             walk_fingerprint(&Dir::open(&root.canonicalize().unwrap()).unwrap()).unwrap(),
             base
         );
+    }
+
+    #[test]
+    fn an_index_over_either_cap_is_not_read_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        fs::write(root.join("a.txt"), "a").unwrap();
+        git(root, &["add", "a.txt"]);
+        let (digest, notice) = fingerprint_noting(&Project::at(root).unwrap());
+        assert!(digest.is_some() && notice.is_none());
+        // A small file whose header claims more entries than the cap.
+        let mut header = b"DIRC\0\0\0\x02".to_vec();
+        header.extend_from_slice(&(ENTRIES_CAP + 1).to_be_bytes());
+        fs::write(root.join(".git/index"), &header).unwrap();
+        let (digest, notice) = fingerprint_noting(&Project::at(root).unwrap());
+        assert_eq!(digest, None);
+        assert!(notice.unwrap().contains("100001 entries"));
+        // A file over the size cap, whatever it says.
+        let index = fs::File::create(root.join(".git/index")).unwrap();
+        index.set_len(INDEX_CAP + 1).unwrap();
+        let (digest, notice) = fingerprint_noting(&Project::at(root).unwrap());
+        assert_eq!(digest, None);
+        assert!(notice.unwrap().contains("16.0 MiB"));
     }
 
     #[test]

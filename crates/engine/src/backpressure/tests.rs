@@ -309,3 +309,24 @@ fn feedback_caps_each_output_and_the_whole() {
     assert!(all.ends_with(marker), "{all}");
     assert_eq!(all.chars().count(), CONTEXT_CAP + marker.chars().count());
 }
+
+/// The binary isolates pagent's own default checks, not what someone configured.
+#[test]
+fn only_the_defaults_count_as_built_in() {
+    let py = BackpressureConfig::default().checks_for("py");
+    assert!(py.iter().all(|c| c.is_builtin_default("py")));
+    assert!(py.iter().all(|c| c.is_builtin_default("PY")));
+    assert!(!py[0].is_builtin_default("sh"));
+    let configured =
+        config(json!({"checks": {"py": [{"command": ["python3", "-m", "mypy", "{file}"]}]}}));
+    assert!(!configured.checks_for("py")[0].is_builtin_default("py"));
+}
+
+/// Finding 8: a project could switch the gate off without any command to trust; turning
+/// the gate off is now something consent lists, so set-up asks for trust first.
+#[test]
+fn finding_8_turning_the_gate_off_is_listed_for_consent() {
+    let off = config(json!({"gate": false}));
+    assert_eq!(off.commands(), [crate::backpressure::GATE_OFF]);
+    assert!(config(json!({"gate": true})).commands().is_empty());
+}

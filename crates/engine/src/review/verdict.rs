@@ -2,7 +2,7 @@
 //! the reviewer (an answer, a failure, a timeout) means for the loop. Strict on purpose:
 //! only a well-formed "met" with nothing missing is "met".
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{ReviewOutcome, ReviewRecord};
 use crate::Timestamp;
@@ -87,34 +87,28 @@ pub fn record_of(
     }
 }
 
-/// Reads the verdict from a reviewer's final message: the last JSON object in it that has
-/// a boolean `met`. "met" needs `met: true` and nothing listed as missing; anything else
-/// that is well formed is "not met", and a verdict that says "not met" must say what.
+/// Reads the verdict from a reviewer's final message: the last top-level JSON object in
+/// it that has a boolean `met`. "met" needs `met: true` and nothing listed as missing;
+/// anything else that is well formed is "not met", and a verdict that says "not met" must
+/// say what.
+///
+/// Top-level means not inside another JSON value: the message is read from its start, and
+/// a whole object or array found there is skipped as one, so what it holds never counts.
+/// (Reading the innermost, rightmost object made `{"met": false, "missing": [...],
+/// "note": {"met": true}}` a "met".)
 pub fn parse_verdict(text: &str) -> Result<Verdict, String> {
     let start = text.len().saturating_sub(ANSWER_SCAN);
     let start = (start..=text.len())
         .find(|i| text.is_char_boundary(*i))
         .unwrap_or(text.len());
     let tail = &text[start..];
-    let object = tail
-        .rmatch_indices('{')
-        .take(200)
-        .find_map(|(at, _)| {
-            let mut stream = serde_json::Deserializer::from_str(&tail[at..]).into_iter::<Value>();
-            match stream.next() {
-                Some(Ok(Value::Object(map))) if map.get("met").is_some_and(Value::is_boolean) => {
-                    Some(map)
-                }
-                _ => None,
-            }
-        })
-        .ok_or_else(|| {
-            if tail.trim().is_empty() {
-                "the final message was empty".to_owned()
-            } else {
-                "no JSON object with a true or false \"met\" in the final message".to_owned()
-            }
-        })?;
+    let object = last_top_level_verdict(tail).ok_or_else(|| {
+        if tail.trim().is_empty() {
+            "the final message was empty".to_owned()
+        } else {
+            "no JSON object with a true or false \"met\" in the final message".to_owned()
+        }
+    })?;
     let strings = |key: &str| -> Result<Vec<String>, String> {
         match object.get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
@@ -155,4 +149,28 @@ pub fn parse_verdict(text: &str) -> Result<Verdict, String> {
         missing,
         files,
     })
+}
+
+/// The last object with a boolean `met` among the top-level JSON values of `text`.
+fn last_top_level_verdict(text: &str) -> Option<Map<String, Value>> {
+    let bytes = text.as_bytes();
+    let mut found = None;
+    let mut at = 0;
+    while at < bytes.len() {
+        // `{` and `[` are ASCII, so `at` is a character boundary whenever one is there.
+        if matches!(bytes[at], b'{' | b'[') {
+            let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+            if let Some(Ok(value)) = values.next() {
+                if let Value::Object(map) = value
+                    && map.get("met").is_some_and(Value::is_boolean)
+                {
+                    found = Some(map);
+                }
+                at += values.byte_offset().max(1);
+                continue;
+            }
+        }
+        at += 1;
+    }
+    found
 }

@@ -118,3 +118,27 @@ fn verdicts_are_read_from_the_last_object_with_met() {
     let text = format!("{}{}", "{".repeat(100_000), "{\"met\": true}");
     assert!(ok(&text).met);
 }
+
+/// Finding 3: a "not met" verdict holding a nested `{"met": true}` (in a note, a list, a
+/// quoted example) completed the loop, because the innermost, rightmost object was read.
+/// Only top-level objects count now.
+#[test]
+fn finding_3_a_nested_met_true_never_counts() {
+    for text in [
+        "{\"met\": false, \"missing\": [\"no test\"], \"note\": {\"met\": true}}",
+        "{\"met\": false, \"missing\": [\"no test\"], \"evidence\": [{\"met\": true}]}",
+        "Verdict:\n{\"met\": false, \"missing\": [\"a {\\\"met\\\": true} in a string\"], \"x\": [[{\"met\": true, \"missing\": []}]]}\n",
+    ] {
+        let verdict = parse_verdict(text).unwrap();
+        assert!(!verdict.met, "{text}");
+        assert_eq!(verdict.missing.len(), 1, "{text}");
+    }
+    // Objects inside a top-level array are nested too: no verdict at all.
+    assert!(parse_verdict("[{\"met\": true}]").is_err());
+    // A verdict after an unclosed brace in prose is still found.
+    assert!(
+        parse_verdict("I used {braces and [brackets\n{\"met\": true}")
+            .unwrap()
+            .met
+    );
+}

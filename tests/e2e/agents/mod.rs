@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 use crate::harness::{E2e, pinned, repo_root};
 use crate::mock::Reply;
 
+mod untrusted;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Agent {
     Codex,
