@@ -24,6 +24,18 @@ fn check(what: &str, out: &Output) {
     );
 }
 
+/// The npm platform (`process.platform`-`process.arch`) these tests were built for: the
+/// package scripts/release.sh packs on this machine.
+fn npm_platform() -> &'static str {
+    match env!("PAGENT_TARGET") {
+        "x86_64-unknown-linux-gnu" => "linux-x64",
+        "aarch64-unknown-linux-gnu" => "linux-arm64",
+        "aarch64-apple-darwin" => "darwin-arm64",
+        "x86_64-apple-darwin" => "darwin-x64",
+        other => panic!("no npm platform for {other}"),
+    }
+}
+
 /// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own.
 fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str]) {
     let out = Command::new("npm")
@@ -72,7 +84,7 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     let version = env!("CARGO_PKG_VERSION");
     let dist = base.join("npm/dist");
     let tarballs = [
-        dist.join(format!("pagent-linux-x64-{version}.tgz")),
+        dist.join(format!("pagent-{}-{version}.tgz", npm_platform())),
         dist.join(format!("pagent-{version}.tgz")),
     ];
 
@@ -84,7 +96,7 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     check("pagent --version", &out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        format!("pagent {version}")
+        format!("pagent {version} ({})", env!("PAGENT_TARGET"))
     );
     assert_eq!(
         fs::read(fs::canonicalize(&pagent).unwrap()).unwrap(),

@@ -30,6 +30,7 @@ mod no_progress;
 mod notify;
 mod own_texts;
 mod pipeline;
+mod platform;
 mod ralph;
 mod review;
 mod safety;
