@@ -9,7 +9,6 @@
 //! command when `$PAGENT_TEST_BIN` names another build to test.
 
 use std::ffi::{OsStr, OsString};
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -289,7 +288,7 @@ fn with_peak_memory(inner: Command, _out: &Path) -> Command {
 /// The peak resident memory in KiB, as [`with_peak_memory`] measured it.
 #[cfg(not(target_os = "macos"))]
 fn peak_memory_kb(_usage: &libc::rusage, out: &Path) -> Option<i64> {
-    fs::read_to_string(out)
+    std::fs::read_to_string(out)
         .ok()
         .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
 }
