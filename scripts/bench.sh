@@ -706,7 +706,7 @@ fi
         git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit plus uncommitted changes"
         built="the release build of $commit"
     fi
-    echo "pagent $("$bin" --version 2>/dev/null | awk '{ print $NF }') ($built), mode: $mode," \
+    echo "pagent $("$bin" --version 2>/dev/null | awk '{ print $2 }') ($built), mode: $mode," \
         "$(nproc) CPUs, $(hyperfine --version 2>/dev/null || echo 'no hyperfine')"
     for size in "${sizes[@]}"; do
         printf '%s transcript: %s bytes, %s lines\n' "$size" \

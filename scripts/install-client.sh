@@ -35,13 +35,15 @@ version="${2:-$default}"
 prefix="$repo_root/target/clients/$name-$version"
 
 # The executable inside an install: the native binary of the platform package where
-# there is one (Codex's and OpenCode's npm entries are Node wrappers around it).
+# there is one (Codex's and OpenCode's npm entries are Node wrappers around it); npm
+# installs only this platform's (Linux or macOS), so the first match is it (the other
+# system's pattern matches nothing, which `ls` reports as a failure: ignored).
 executable() {
     local found
     case $name in
         claude) found="$prefix/node_modules/.bin/claude" ;;
-        codex) found="$(ls -d "$prefix"/node_modules/@openai/codex-linux-*/vendor/*/bin/codex 2>/dev/null | head -n 1)" ;;
-        opencode) found="$(ls -d "$prefix"/node_modules/opencode-linux-*/bin/opencode 2>/dev/null | grep -v baseline | head -n 1)" ;;
+        codex) found="$( (ls -d "$prefix"/node_modules/@openai/codex-{linux,darwin}-*/vendor/*/bin/codex 2>/dev/null || true) | head -n 1)" ;;
+        opencode) found="$( (ls -d "$prefix"/node_modules/opencode-{linux,darwin}-*/bin/opencode 2>/dev/null || true) | grep -v baseline | head -n 1)" ;;
     esac
     [ -n "$found" ] || found="$prefix/node_modules/.bin/$name"
     printf '%s\n' "$found"

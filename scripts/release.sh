@@ -4,28 +4,34 @@
 # plugin folder) and one `pagent-<os>-<cpu>` package per platform, holding the binary
 # with `os`/`cpu` set. Every version comes from Cargo.toml. Then `npm pack` for each.
 #
-#   scripts/release.sh [OUT_DIR]        default: target/npm (tarballs in OUT_DIR/dist)
+#   scripts/release.sh [--platform NAME]... [OUT_DIR]   (tarballs in OUT_DIR/dist;
+#                                                        default OUT_DIR: target/npm)
+#   scripts/release.sh --matrix                         the platforms and their runners
 #
-# Only what this machine can build is built: the host's target (on Linux with glibc, the
-# static-pie build of scripts/install.sh, which needs no particular libc at run time).
-# The other platforms are listed with the runner and command a release machine needs
-# (the CI matrix below), never faked: their packages are not packed here, and the main
-# package names them all as optional dependencies, so npm takes the one that matches.
+# NAME is a platform of the matrix below; by default, this machine's. A platform is built
+# on its own kind of machine (the release workflow, .github/workflows/release.yml, runs
+# this on each runner of the matrix), except linux-arm64, which an x86-64 Linux machine
+# also cross-builds (Debian's gcc-aarch64-linux-gnu and libc6-dev-arm64-cross, and
+# `rustup target add aarch64-unknown-linux-gnu`; scripts/install-tools.sh --cross). Linux
+# builds are static where the C toolchain has a static libc (x86-64: static-pie), so they
+# need no particular libc at run time. Nothing is faked: each binary must say, when run
+# (under qemu-aarch64 when cross-built), the version of Cargo.toml and its target. The
+# main package names every platform of the matrix as an optional dependency, so npm
+# takes the one that matches.
 #
 # Environment:
-#   PAGENT_RELEASE_BIN  use this binary for the host's package instead of building one
-#                       (the tests pass the build they already have; the LTO release
+#   PAGENT_RELEASE_BIN  use this binary for this machine's package instead of building
+#                       one (the tests pass the build they already have; the LTO release
 #                       build takes minutes)
 #   PAGENT_STATIC=0     build the ordinary (dynamically linked) binary
 #
-# Publishing is not done here: `npm publish` each tarball in OUT_DIR/dist, the platform
-# packages first.
+# Publishing is scripts/publish.sh: the platform packages first, then `pagent`.
 set -euo pipefail
 repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
 cd -- "$repo"
-out="${1:-target/npm}"
-mkdir -p -- "$out"
-out="$(cd -- "$out" && pwd -P)"
+
+# shellcheck source=cross.sh
+. scripts/cross.sh
 
 say() { printf 'release: %s\n' "$*" >&2; }
 fail() {
@@ -33,43 +39,94 @@ fail() {
     exit 1
 }
 
-version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)"
-[ -n "$version" ] || fail "no version in Cargo.toml's [workspace.package]"
-
-# The matrix: npm platform, Rust target, npm os, npm cpu, binary name, the runner a
-# release needs, and what builds there.
+# The matrix: npm platform, Rust target, npm os, npm cpu, binary name, and the runner of
+# the release workflow that builds and tests it. Windows (win32-x64) joins once pagent is
+# ported (issue 25: it uses Unix process groups, signals and file modes today).
 matrix=(
-    "linux-x64    x86_64-unknown-linux-gnu   linux  x64   pagent     ubuntu-24.04 (x86-64): RUSTFLAGS='-C target-feature=+crt-static' cargo build --release --locked --target x86_64-unknown-linux-gnu"
-    "linux-arm64  aarch64-unknown-linux-gnu  linux  arm64 pagent     ubuntu-24.04-arm (arm64): RUSTFLAGS='-C target-feature=+crt-static' cargo build --release --locked --target aarch64-unknown-linux-gnu"
-    "darwin-arm64 aarch64-apple-darwin       darwin arm64 pagent     macos-15 (Apple silicon): cargo build --release --locked --target aarch64-apple-darwin"
-    "darwin-x64   x86_64-apple-darwin        darwin x64   pagent     macos-13 (Intel): cargo build --release --locked --target x86_64-apple-darwin"
-    "win32-x64    x86_64-pc-windows-msvc     win32  x64   pagent.exe windows-2022: cargo build --release --locked --target x86_64-pc-windows-msvc, once pagent is ported (today it uses Unix process groups, signals and file modes)"
+    "linux-x64    x86_64-unknown-linux-gnu   linux  x64   pagent ubuntu-24.04"
+    "linux-arm64  aarch64-unknown-linux-gnu  linux  arm64 pagent ubuntu-24.04-arm"
+    "darwin-arm64 aarch64-apple-darwin       darwin arm64 pagent macos-15"
+    "darwin-x64   x86_64-apple-darwin        darwin x64   pagent macos-15-intel"
 )
 
-host="$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')"
+platforms=()
+out=target/npm
+while [ $# -gt 0 ]; do
+    case $1 in
+        --matrix)
+            for row in "${matrix[@]}"; do
+                read -r platform target _ _ _ runner <<<"$row"
+                printf '%s %s %s\n' "$platform" "$target" "$runner"
+            done
+            exit 0
+            ;;
+        --platform)
+            [ $# -ge 2 ] || fail "--platform needs a name"
+            platforms+=("$2")
+            shift
+            ;;
+        -*) fail "unknown option $1 (see the top of $0)" ;;
+        *) out=$1 ;;
+    esac
+    shift
+done
 
-# Builds the host's binary (static where possible) and prints its path.
-build_host() {
-    if [ -n "${PAGENT_RELEASE_BIN:-}" ]; then
+version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)"
+[ -n "$version" ] || fail "no version in Cargo.toml's [workspace.package]"
+host="$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')"
+for row in "${matrix[@]}"; do
+    read -r platform target _ <<<"$row"
+    [ ${#platforms[@]} -gt 0 ] || [ "$target" != "$host" ] || platforms=("$platform")
+done
+[ ${#platforms[@]} -gt 0 ] || fail "this machine ($host) builds no platform of the matrix"
+mkdir -p -- "$out"
+out="$(cd -- "$out" && pwd -P)"
+
+# Whether the C toolchain CC has a static libc (then the build is static).
+static_libc() {
+    [ "${PAGENT_STATIC:-1}" != 0 ] && [ -f "$("$1" -print-file-name=libc.a 2>/dev/null || echo /nonexistent)" ]
+}
+
+# Builds the binary for TARGET and prints its path.
+build() {
+    local target=$1 cc=cc
+    if [ "$target" = "$host" ] && [ -n "${PAGENT_RELEASE_BIN:-}" ]; then
         [ -f "$PAGENT_RELEASE_BIN" ] && [ -x "$PAGENT_RELEASE_BIN" ] ||
             fail "PAGENT_RELEASE_BIN=$PAGENT_RELEASE_BIN is not an executable file"
         say "using the prebuilt binary $PAGENT_RELEASE_BIN"
         printf '%s\n' "$PAGENT_RELEASE_BIN"
         return
     fi
-    if [ "${PAGENT_STATIC:-1}" != 0 ] && [[ $host == *-linux-gnu ]] &&
-        [ -f "$(cc -print-file-name=libc.a 2>/dev/null || echo /nonexistent)" ]; then
-        say "building the static binary for $host (LTO: minutes)"
+    if [ "$target" != "$host" ]; then
+        [ "$target" = aarch64-unknown-linux-gnu ] && [ "$host" = x86_64-unknown-linux-gnu ] ||
+            fail "$target is built on its own runner (see --matrix), not on $host"
+        cross_linux_arm64 || fail "cannot cross-build $target here"
+        cc=aarch64-linux-gnu-gcc
+    fi
+    if [[ $target == *-linux-gnu ]] && static_libc "$cc"; then
+        say "building the static binary for $target (LTO: minutes)"
         if RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-            cargo build --release --locked --target "$host" 1>&2; then
-            printf '%s\n' "$repo/target/$host/release/pagent"
+            cargo build --release --locked --target "$target" 1>&2; then
+            printf '%s\n' "$repo/target/$target/release/pagent"
             return
         fi
         say "the static build failed; building the ordinary one"
     fi
-    say "building the binary for $host (LTO: minutes)"
-    cargo build --release --locked 1>&2 || fail "cargo build failed (see above)"
-    printf '%s\n' "$repo/target/release/pagent"
+    say "building the binary for $target (LTO: minutes)"
+    cargo build --release --locked --target "$target" 1>&2 || fail "cargo build failed (see above)"
+    printf '%s\n' "$repo/target/$target/release/pagent"
+}
+
+# Runs BIN --version, under qemu when it is another CPU's Linux binary.
+version_of() {
+    local bin=$1 target=$2
+    if [ "$target" = "$host" ]; then
+        "$bin" --version </dev/null
+    elif command -v "qemu-${target%%-*}" >/dev/null; then
+        "qemu-${target%%-*}" "$bin" --version </dev/null
+    else
+        fail "cannot run $bin to check it: install qemu-user (qemu-${target%%-*})"
+    fi
 }
 
 rm -rf -- "$out/packages" "$out/dist"
@@ -77,17 +134,17 @@ mkdir -p -- "$out/packages" "$out/dist"
 
 # --- the platform packages ------------------------------------------------------------
 built=()
-not_built=()
-for row in "${matrix[@]}"; do
-    read -r platform target os cpu exe needs <<<"$row"
-    if [ "$target" != "$host" ]; then
-        not_built+=("pagent-$platform ($target): needs $needs")
-        continue
-    fi
-    bin="$(build_host)"
-    actual="$("$bin" --version </dev/null)" || fail "$bin --version failed"
-    [ "$actual" = "pagent $version" ] ||
-        fail "$bin says '$actual', but Cargo.toml says version $version: rebuild it"
+for wanted in "${platforms[@]}"; do
+    found=
+    for row in "${matrix[@]}"; do
+        read -r platform target os cpu exe runner <<<"$row"
+        [ "$platform" = "$wanted" ] && found=1 && break
+    done
+    [ -n "$found" ] || fail "no platform $wanted in the matrix (see --matrix)"
+    bin="$(build "$target")"
+    actual="$(version_of "$bin" "$target")" || fail "$bin --version failed"
+    [ "$actual" = "pagent $version ($target)" ] ||
+        fail "$bin says '$actual', not 'pagent $version ($target)': rebuild it"
     dir="$out/packages/pagent-$platform"
     mkdir -p -- "$dir/bin"
     cp -- "$bin" "$dir/bin/$exe"
@@ -116,16 +173,21 @@ cp -R -- npm/pagent/bin npm/pagent/install.js npm/pagent/platforms.js npm/pagent
 cp -R -- .claude-plugin hooks commands plugin agents "$main/"
 cp -- scripts/pagent "$main/scripts/pagent"
 [ -f LICENSE ] && cp -- LICENSE "$main/"
+names=()
+for row in "${matrix[@]}"; do
+    read -r platform _ <<<"$row"
+    names+=("pagent-$platform")
+done
 node -e '
 const fs = require("fs");
-const [src, dest, version] = process.argv.slice(1);
+const [src, dest, version, ...names] = process.argv.slice(1);
 const pkg = JSON.parse(fs.readFileSync(src, "utf8"));
 pkg.version = version;
-for (const name of Object.keys(pkg.optionalDependencies)) pkg.optionalDependencies[name] = version;
+pkg.optionalDependencies = Object.fromEntries(names.map((name) => [name, version]));
 pkg.files = ["bin", "install.js", "platforms.js", "README.md", ".claude-plugin", "hooks",
   "commands", "plugin", "agents", "scripts/pagent"];
 fs.writeFileSync(dest, JSON.stringify(pkg, null, 2) + "\n");
-' npm/pagent/package.json "$main/package.json" "$version"
+' npm/pagent/package.json "$main/package.json" "$version" "${names[@]}"
 grep -q "\"version\": \"$version\"" "$main/.claude-plugin/plugin.json" ||
     say "warning: .claude-plugin/plugin.json does not say version $version"
 
@@ -136,6 +198,11 @@ for pkg in "${built[@]}" pagent; do
 done
 say "version $version: packed $(cd -- "$out/dist" && echo *)"
 say "in $out/dist"
-for line in "${not_built[@]}"; do
-    say "not built on this machine: $line"
+for row in "${matrix[@]}"; do
+    read -r platform target _ _ _ runner <<<"$row"
+    [[ " ${built[*]} " != *" pagent-$platform "* ]] || continue
+    also=
+    [ "$target" != aarch64-unknown-linux-gnu ] || [ "$host" != x86_64-unknown-linux-gnu ] ||
+        also=" (or here: --platform $platform)"
+    say "not built here: pagent-$platform ($target), built on the workflow's $runner runner$also"
 done

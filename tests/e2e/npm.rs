@@ -24,6 +24,18 @@ fn check(what: &str, out: &Output) {
     );
 }
 
+/// The npm platform (`process.platform`-`process.arch`) these tests were built for: the
+/// package scripts/release.sh packs on this machine.
+fn npm_platform() -> &'static str {
+    match env!("PAGENT_TARGET") {
+        "x86_64-unknown-linux-gnu" => "linux-x64",
+        "aarch64-unknown-linux-gnu" => "linux-arm64",
+        "aarch64-apple-darwin" => "darwin-arm64",
+        "x86_64-apple-darwin" => "darwin-x64",
+        other => panic!("no npm platform for {other}"),
+    }
+}
+
 /// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own.
 fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str]) {
     let out = Command::new("npm")
@@ -72,7 +84,7 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     let version = env!("CARGO_PKG_VERSION");
     let dist = base.join("npm/dist");
     let tarballs = [
-        dist.join(format!("pagent-linux-x64-{version}.tgz")),
+        dist.join(format!("pagent-{}-{version}.tgz", npm_platform())),
         dist.join(format!("pagent-{version}.tgz")),
     ];
 
@@ -84,7 +96,7 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     check("pagent --version", &out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        format!("pagent {version}")
+        format!("pagent {version} ({})", env!("PAGENT_TARGET"))
     );
     assert_eq!(
         fs::read(fs::canonicalize(&pagent).unwrap()).unwrap(),
@@ -225,4 +237,58 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         e2e.mock.stop_feedback(1)
     );
     assert_eq!(e2e.status()["status"], "complete");
+}
+
+/// `scripts/publish.sh` on this machine's packages: the set is not whole (the other
+/// platforms are built on their own runners), so it refuses, naming each missing package,
+/// before anything reaches npm; a tag of another version is refused too. The registry is
+/// an address where nothing listens, so nothing could be sent in any case. The whole set
+/// goes through the same script as a dry run in the release workflow.
+#[test]
+#[ignore = "end-to-end: needs npm (scripts/test.sh runs it)"]
+fn publish_refuses_a_release_that_lacks_a_platform() {
+    let base = tempfile::tempdir().unwrap();
+    let out = Command::new(repo_root().join("scripts/release.sh"))
+        .arg(base.path().join("npm"))
+        .env("PAGENT_RELEASE_BIN", pagent_bin())
+        .output()
+        .unwrap();
+    check("scripts/release.sh", &out);
+    let dist = base.path().join("npm/dist");
+    let version = env!("CARGO_PKG_VERSION");
+    let publish = |args: &[&str]| {
+        Command::new(repo_root().join("scripts/publish.sh"))
+            .args(args)
+            .arg(&dist)
+            .env("npm_config_registry", "http://127.0.0.1:9/")
+            .env_remove("NODE_AUTH_TOKEN")
+            .env_remove("GITHUB_REF_NAME")
+            .output()
+            .unwrap()
+    };
+    let out = publish(&["--dry-run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let missing: Vec<&str> = ["linux-x64", "linux-arm64", "darwin-arm64", "darwin-x64"]
+        .into_iter()
+        .filter(|p| *p != npm_platform())
+        .collect();
+    for platform in &missing {
+        assert!(
+            stderr.contains(&format!("pagent-{platform}={version}")),
+            "{platform}: {stderr}"
+        );
+    }
+    assert!(
+        !stderr.contains("npm publish"),
+        "nothing published: {stderr}"
+    );
+
+    let out = publish(&["--dry-run", "--tag", "v0.0.0-not-this"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("does not name version {version}")),
+        "{stderr}"
+    );
 }

@@ -113,7 +113,7 @@ fn run_everything(env: &TestEnv) -> Vec<String> {
             })
             .run_bounded(HANG);
         assert!(
-            done.max_rss_kb < MEMORY_KB,
+            done.max_rss_kb < crate::util::memory_limit_kb(MEMORY_KB),
             "{} KiB\n{}",
             done.max_rss_kb,
             done.run

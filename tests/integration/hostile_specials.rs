@@ -56,7 +56,7 @@ fn bounded(env: &TestEnv, args: &[&str], stdin: String) -> crate::util::Run {
         .stdin(stdin)
         .run_bounded(HANG);
     assert!(
-        done.max_rss_kb < MEMORY_KB,
+        done.max_rss_kb < crate::util::memory_limit_kb(MEMORY_KB),
         "{} KiB\n{}",
         done.max_rss_kb,
         done.run

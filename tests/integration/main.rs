@@ -38,6 +38,7 @@ mod notify;
 mod own_texts;
 mod pause;
 mod pipeline;
+mod platform;
 mod ralph;
 mod review;
 mod safety;

@@ -8,6 +8,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use crate::cli::budget_args::BudgetArgs;
 pub use crate::cli::loop_args::{LoopArgs, LoopStart, PlanArgs};
 
+/// What `pagent --version` prints after the name: the version and the Rust target the
+/// binary was built for (`0.1.0 (aarch64-apple-darwin)`), so the platform of an installed
+/// build is never a guess. `PAGENT_TARGET` comes from build.rs.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PAGENT_TARGET"), ")");
+
 /// Keeps Claude Code (and other coding agents) working until the work is really done.
 ///
 /// pagent runs as Claude Code's Stop hook: when the model tries to stop, it checks the
@@ -18,7 +23,7 @@ pub use crate::cli::loop_args::{LoopArgs, LoopStart, PlanArgs};
 #[derive(Debug, Parser)]
 #[command(
     name = "pagent",
-    version,
+    version = VERSION,
     propagate_version = true,
     max_term_width = 100
 )]

@@ -20,7 +20,9 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::install::claude::{self, Claude};
 use crate::install::short_names::{self, Outcome};
-use crate::install::{Layout, MARKER, Record, files, mark, owned, plugin_source, stage_plugin};
+use crate::install::{
+    Layout, MARKER, Record, files, mark, owned, platform, plugin_source, stage_plugin,
+};
 use crate::io::Io;
 use crate::process::{Program, SearchPath};
 
@@ -54,6 +56,10 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
         Some(path) => files::real_file(path)?,
         None => exe.clone(),
     };
+    // Before any step: a binary the hooks cannot run here would make every hook fail.
+    if let Some(why) = platform::refusal(&files::read_head(&binary, platform::HEAD)?) {
+        anyhow::bail!("{} {why}", binary.display());
+    }
     let source = plugin_source(args.from.as_deref(), &env.install, &exe)?;
     let claude = find_claude(args.claude.as_deref(), env);
     Record::take_before_install(&layout)?;

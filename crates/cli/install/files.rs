@@ -76,6 +76,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> 
     result.with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The first `len` bytes of a file (fewer when it is shorter).
+pub fn read_head(path: &Path, len: usize) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(len);
+    fs::File::open(path)
+        .and_then(|file| file.take(len as u64).read_to_end(&mut head))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(head)
+}
+
 /// Copies the file `from` to `to` (as [`write_atomic`], executable).
 pub fn copy_executable(from: &Path, to: &Path) -> anyhow::Result<()> {
     let bytes = fs::read(from).with_context(|| format!("cannot read {}", from.display()))?;

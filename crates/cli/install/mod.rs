@@ -22,6 +22,7 @@
 
 pub mod claude;
 pub mod files;
+pub mod platform;
 pub mod short_names;
 
 use std::path::{Path, PathBuf};

@@ -9,7 +9,6 @@
 //! command when `$PAGENT_TEST_BIN` names another build to test.
 
 use std::ffi::{OsStr, OsString};
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -176,25 +175,8 @@ impl TestCommand {
     pub fn run_bounded(mut self, limit: std::time::Duration) -> Bounded {
         use std::io::Read;
         use std::os::unix::process::CommandExt;
-        // Peak memory through GNU time: a child forked from this (large, threaded) test
-        // process would count the test's own pages in its rusage.
         let rss_file = tempfile::NamedTempFile::new().unwrap();
-        let inner = self.command();
-        let mut timed = Command::new("/usr/bin/time");
-        timed
-            .args(["-f", "%M", "-o"])
-            .arg(rss_file.path())
-            .arg(inner.get_program())
-            .args(inner.get_args());
-        if let Some(dir) = inner.get_current_dir() {
-            timed.current_dir(dir);
-        }
-        for (key, value) in inner.get_envs() {
-            match value {
-                Some(value) => timed.env(key, value),
-                None => timed.env_remove(key),
-            };
-        }
+        let mut timed = with_peak_memory(self.command(), rss_file.path());
         timed
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -255,9 +237,7 @@ impl TestCommand {
             Some(2),
             "pagent exited 2, which blocks in Claude Code\n{run}"
         );
-        let max_rss_kb = fs::read_to_string(rss_file.path())
-            .ok()
-            .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
+        let max_rss_kb = peak_memory_kb(&usage, rss_file.path())
             .unwrap_or_else(|| panic!("no peak memory from /usr/bin/time\n{run}"));
         Bounded { run, max_rss_kb }
     }
@@ -273,6 +253,50 @@ impl TestCommand {
         assert_eq!(run.code, Some(1), "expected exit 1\n{run}");
         run
     }
+}
+
+/// `inner` as a command that also reports its peak memory. On Linux through GNU time
+/// into `out`: a child forked from this (large, threaded) test process would count the
+/// test's own pages in its rusage (Linux keeps the high-water mark across `exec`).
+#[cfg(not(target_os = "macos"))]
+fn with_peak_memory(inner: Command, out: &Path) -> Command {
+    let mut timed = Command::new("/usr/bin/time");
+    timed
+        .args(["-f", "%M", "-o"])
+        .arg(out)
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    if let Some(dir) = inner.get_current_dir() {
+        timed.current_dir(dir);
+    }
+    for (key, value) in inner.get_envs() {
+        match value {
+            Some(value) => timed.env(key, value),
+            None => timed.env_remove(key),
+        };
+    }
+    timed
+}
+
+/// On macOS the command itself: it has no GNU time, and `posix_spawn` starts the child
+/// as a task of its own, so the rusage `wait4` returns is the child's alone.
+#[cfg(target_os = "macos")]
+fn with_peak_memory(inner: Command, _out: &Path) -> Command {
+    inner
+}
+
+/// The peak resident memory in KiB, as [`with_peak_memory`] measured it.
+#[cfg(not(target_os = "macos"))]
+fn peak_memory_kb(_usage: &libc::rusage, out: &Path) -> Option<i64> {
+    std::fs::read_to_string(out)
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
+}
+
+/// macOS reports `ru_maxrss` in bytes (Linux in KiB).
+#[cfg(target_os = "macos")]
+fn peak_memory_kb(usage: &libc::rusage, _out: &Path) -> Option<i64> {
+    Some(usage.ru_maxrss / 1024)
 }
 
 /// A [`TestCommand::run_bounded`] result.

@@ -213,6 +213,19 @@ pub fn transcript_line_tool_result(content: &str) -> String {
     json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}}).to_string()
 }
 
+/// The most memory, in KiB, a command bounded at `native_kb` may show here: the same,
+/// unless the binary under test runs under an emulator, whose own memory (its translated
+/// code and tables) is in the process's peak too. scripts/test.sh sets
+/// `PAGENT_TEST_EMULATOR_KB` to that allowance for its qemu run; a file read whole, the
+/// failure these bounds are there for, is gigabytes over either.
+pub fn memory_limit_kb(native_kb: i64) -> i64 {
+    let allowance = std::env::var("PAGENT_TEST_EMULATOR_KB").ok().map(|kb| {
+        kb.parse::<i64>()
+            .expect("PAGENT_TEST_EMULATOR_KB is a number of KiB")
+    });
+    native_kb + allowance.unwrap_or(0)
+}
+
 /// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
 /// static one scripts/install.sh makes), else the one cargo built for these tests.
 pub fn pagent_bin() -> std::path::PathBuf {

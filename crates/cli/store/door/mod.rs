@@ -25,7 +25,42 @@
 //! The rooms: [`read`] (regular files only, capped), [`write`] (atomic replace, append,
 //! locks, no symlink followed), [`walk`] (listing and walking a tree without leaving it),
 //! [`resolve`] (paths taken apart and followed inside the root), [`outside`] (files the
-//! user named, outside any root) and [`sys`] (the system calls, one safe wrapper each).
+//! user named, outside any root) and [`sys`] (the system calls, one safe wrapper each,
+//! one file per system where they differ).
+//!
+//! **Linux and macOS.** Both have the POSIX calls the rules above are made of, with the
+//! same meaning, so one door serves both; `scripts/check-macos.sh` compiles and lints it
+//! for macOS on every CI run, and the release workflow tests it on macOS runners. What
+//! each guarantee rests on there:
+//!
+//! - *No symlink followed on write*: `openat(O_NOFOLLOW | O_DIRECTORY)` per component;
+//!   both refuse a symlink so with `ELOOP` (FreeBSD says `EMLINK`; all read as a
+//!   refusal). Nothing here needs Linux's `O_PATH`, `openat2` or `/proc/self/fd`: folders
+//!   are opened for reading, which both allow, and one the user cannot read is refused.
+//! - *Regular files only, never a block*: `fstatat(AT_SYMLINK_NOFOLLOW)`, an `O_NONBLOCK`
+//!   open, then `fstat`, on both (no `statx`: `struct stat` has all the door reads). A
+//!   FIFO so opened returns at once on both; `/dev/stdout` is a symlink on both.
+//! - *The index's stat data*: [`Stat`] comes from `struct stat`, whose nanosecond times
+//!   the libc crate names `st_mtime_nsec`/`st_ctime_nsec` on both (Linux's `st_mtim`,
+//!   macOS's `st_mtimespec`); git fills its index from the same fields (its macOS build
+//!   sets `USE_ST_TIMESPEC`), and keeps inode numbers (64-bit on both, APFS's too) and
+//!   sizes to their low 32 bits, as the fingerprint compares them.
+//! - *Durable replace*: the temp file is synced with `File::sync_all` and the folder
+//!   after the rename with `sys::sync_durably`; on macOS both are `F_FULLFSYNC`, since
+//!   `fsync` there leaves the data in the drive's cache.
+//! - *Locks and limits*: `flock` (`File::try_lock`) is dropped by the kernel when its
+//!   holder dies, on both; `SIGXFSZ` means the same on both, so [`ignore_sigxfsz`] turns
+//!   a write past `RLIMIT_FSIZE` into an `EFBIG` the door reports.
+//! - *Names*: macOS's usual file systems ignore case and Unicode normalisation. The door
+//!   never compares names to decide what to open, the kernel resolves each component, so
+//!   a symlink is seen as one however it is spelled; an absolute symlink's target is
+//!   matched against the root byte for byte, so one spelled in another case reads as
+//!   outside: refused, never followed.
+//!
+//! Outside the door, the same holds: the user's home comes from the password database
+//! through `getpwuid_r` (NSS on Linux, Open Directory on macOS; `store/project.rs`), and
+//! children get their own process group through `posix_spawn`'s process-group attribute
+//! on both (`Command::process_group`); pagent uses neither `setsid` nor `/proc`.
 
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 

@@ -48,16 +48,6 @@ impl Dir {
     }
 }
 
-pub(super) fn stat_of(st: &libc::stat) -> Stat {
-    Stat {
-        kind: Kind::of(st.st_mode),
-        size: u64::try_from(st.st_size).unwrap_or(0),
-        ino: st.st_ino,
-        mtime: (st.st_mtime, st.st_mtime_nsec),
-        ctime: (st.st_ctime, st.st_ctime_nsec),
-    }
-}
-
 /// Folders deeper than this are not walked (a loop of bind mounts, a pathological tree).
 pub(super) const MAX_DEPTH: usize = 256;
 

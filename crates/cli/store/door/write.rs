@@ -41,7 +41,11 @@ impl Dir {
             }
             renameat(dir.fd(), &temp, dir.fd(), &name)?;
             // Make the rename itself durable.
-            if durable { fsync(dir.fd()) } else { Ok(()) }
+            if durable {
+                sync_durably(dir.fd())
+            } else {
+                Ok(())
+            }
         })();
         if let Err(err) = result {
             let _ = unlinkat(dir.fd(), &temp, 0);

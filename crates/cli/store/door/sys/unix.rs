@@ -1,20 +1,25 @@
-//! The system calls the door makes, each behind a small safe wrapper, and the owned
-//! folder descriptor ([`Fd`]) every walk holds.
+//! The calls Linux and macOS make alike: POSIX's `*at` family on folder descriptors,
+//! each behind a small safe wrapper, the owned folder descriptor ([`Fd`]) every walk
+//! holds, and [`Stat`] read from `struct stat`.
 
-use super::*;
+use super::super::*;
 
 /// An owned descriptor with the helpers below.
 #[derive(Debug)]
-pub(super) struct Fd(pub(super) OwnedFd);
+pub(in crate::store::door) struct Fd(pub(in crate::store::door) OwnedFd);
 
 impl Fd {
-    pub(super) fn fd(&self) -> BorrowedFd<'_> {
+    pub(in crate::store::door) fn fd(&self) -> BorrowedFd<'_> {
         use std::os::fd::AsFd;
         self.0.as_fd()
     }
 }
 
-pub(super) fn open_path(path: &Path, flags: i32, shown: &str) -> Result<OwnedFd, DoorError> {
+pub(in crate::store::door) fn open_path(
+    path: &Path,
+    flags: i32,
+    shown: &str,
+) -> Result<OwnedFd, DoorError> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| DoorError::BadPath(shown.to_owned()))?;
     // SAFETY: open with a NUL-terminated path; the returned descriptor is owned below.
@@ -26,7 +31,7 @@ pub(super) fn open_path(path: &Path, flags: i32, shown: &str) -> Result<OwnedFd,
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-pub(super) fn openat(
+pub(in crate::store::door) fn openat(
     dir: BorrowedFd<'_>,
     name: &CString,
     flags: i32,
@@ -41,7 +46,11 @@ pub(super) fn openat(
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-pub(super) fn fstatat(dir: BorrowedFd<'_>, name: &CString, flags: i32) -> io::Result<libc::stat> {
+pub(in crate::store::door) fn fstatat(
+    dir: BorrowedFd<'_>,
+    name: &CString,
+    flags: i32,
+) -> io::Result<libc::stat> {
     // SAFETY: fstatat into a zeroed buffer with a valid descriptor and NUL-terminated name.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &raw mut st, flags) } != 0 {
@@ -50,7 +59,10 @@ pub(super) fn fstatat(dir: BorrowedFd<'_>, name: &CString, flags: i32) -> io::Re
     Ok(st)
 }
 
-pub(super) fn readlinkat(dir: BorrowedFd<'_>, name: &CString) -> io::Result<OsString> {
+pub(in crate::store::door) fn readlinkat(
+    dir: BorrowedFd<'_>,
+    name: &CString,
+) -> io::Result<OsString> {
     let mut buf = vec![0u8; 4096];
     // SAFETY: readlinkat writes at most `buf.len()` bytes into `buf`.
     let n = unsafe {
@@ -66,7 +78,7 @@ pub(super) fn readlinkat(dir: BorrowedFd<'_>, name: &CString) -> io::Result<OsSt
     Ok(OsString::from_vec(buf))
 }
 
-pub(super) fn renameat(
+pub(in crate::store::door) fn renameat(
     from_dir: BorrowedFd<'_>,
     from: &CString,
     to_dir: BorrowedFd<'_>,
@@ -87,7 +99,11 @@ pub(super) fn renameat(
     Ok(())
 }
 
-pub(super) fn unlinkat(dir: BorrowedFd<'_>, name: &CString, flags: i32) -> io::Result<()> {
+pub(in crate::store::door) fn unlinkat(
+    dir: BorrowedFd<'_>,
+    name: &CString,
+    flags: i32,
+) -> io::Result<()> {
     // SAFETY: unlinkat with a valid descriptor and a NUL-terminated name.
     if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) } != 0 {
         return Err(io::Error::last_os_error());
@@ -95,10 +111,24 @@ pub(super) fn unlinkat(dir: BorrowedFd<'_>, name: &CString, flags: i32) -> io::R
     Ok(())
 }
 
-pub(super) fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
+/// `fsync(2)`: the file's data and metadata handed to the device.
+pub(in crate::store::door) fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: fsync on a valid descriptor.
     if unsafe { libc::fsync(fd.as_raw_fd()) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// What [`Dir::stat_rel`] reports of a `struct stat`. The libc crate names the nanosecond
+/// fields `st_mtime_nsec` and `st_ctime_nsec` on both systems (Linux's `st_mtim`, macOS's
+/// `st_mtimespec`), which are what git records in its index on each.
+pub(in crate::store::door) fn stat_of(st: &libc::stat) -> Stat {
+    Stat {
+        kind: Kind::of(st.st_mode),
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        ino: st.st_ino,
+        mtime: (st.st_mtime, st.st_mtime_nsec),
+        ctime: (st.st_ctime, st.st_ctime_nsec),
+    }
 }

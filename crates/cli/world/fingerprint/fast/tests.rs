@@ -1,0 +1,234 @@
+//! Tests of the fast fingerprint: it sees what `git status` sees and nothing else, a
+//! changed file is hashed once while it stays the same, and stat data is compared as git
+//! keeps it, with the shapes Linux and macOS file systems give it.
+
+use std::fs;
+use std::path::Path;
+
+use super::*;
+use crate::store::project::Project;
+use crate::world::fingerprint::tests::git;
+
+fn fast(root: &Path) -> (String, usize) {
+    let project = Project::at(root).unwrap();
+    let repo = crate::store::git::discover(root).unwrap();
+    let mut cache = Cache::load(project.dir());
+    let digest = fingerprint(&repo, project.dir(), &mut cache).unwrap();
+    cache.save(project.dir());
+    (digest, cache.hits())
+}
+
+#[test]
+fn the_fast_path_sees_what_git_status_sees_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    fs::create_dir_all(root.join("src/deep")).unwrap();
+    fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
+    fs::write(root.join("src/a.rs"), "one\n").unwrap();
+    fs::write(root.join("src/deep/b.rs"), "two\n").unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "first"]);
+    let mut last = fast(&root).0;
+    let mut step = |what: &str, change: &dyn Fn(), progress: bool| {
+        change();
+        let now = fast(&root).0;
+        assert_eq!(now != last, progress, "{what}");
+        last = now;
+    };
+    step("nothing", &|| {}, false);
+    // Same size, same second as the index: only git's racy rule catches it.
+    step(
+        "a same-size edit",
+        &|| fs::write(root.join("src/a.rs"), "ONE\n").unwrap(),
+        true,
+    );
+    step(
+        "an ignored file",
+        &|| fs::write(root.join("x.log"), "l").unwrap(),
+        false,
+    );
+    step(
+        "a file in an ignored folder",
+        &|| {
+            fs::create_dir_all(root.join("target/debug")).unwrap();
+            fs::write(root.join("target/debug/o"), "o").unwrap();
+        },
+        false,
+    );
+    step(
+        "an untracked file in an untracked folder",
+        &|| {
+            fs::create_dir_all(root.join("new/inner")).unwrap();
+            fs::write(root.join("new/inner/c.rs"), "c").unwrap();
+        },
+        true,
+    );
+    step(
+        "an edit of that file",
+        &|| fs::write(root.join("new/inner/c.rs"), "d").unwrap(),
+        true,
+    );
+    step(
+        "a deletion",
+        &|| fs::remove_file(root.join("src/deep/b.rs")).unwrap(),
+        true,
+    );
+    step(
+        "pagent's own files",
+        &|| {
+            fs::create_dir_all(root.join(".claude/pagent")).unwrap();
+            fs::write(root.join(".claude/pagent-pipeline.json"), "{}").unwrap();
+            fs::write(root.join(".claude/pagent/events.jsonl"), "{}").unwrap();
+        },
+        false,
+    );
+    step(
+        "a nested repository",
+        &|| {
+            fs::create_dir_all(root.join("vendored")).unwrap();
+            git(&root.join("vendored"), &["init", "-q"]);
+        },
+        true,
+    );
+    step(
+        "a commit",
+        &|| {
+            git(&root, &["add", "-A", "--", ".", ":!vendored"]);
+            git(&root, &["commit", "-qm", "second"]);
+        },
+        true,
+    );
+    step("nothing again", &|| {}, false);
+}
+
+/// The index keeps 32 bits of a file's size, times and inode; the file system may
+/// report more (APFS inode numbers pass 2^32) or less (HFS+ keeps whole seconds, and
+/// git then records none): the same file compares equal, any change git would see
+/// does not.
+#[test]
+fn stat_data_is_compared_as_git_keeps_it_on_linux_and_macos() {
+    let t = (1_800_000_000, 123_456_789);
+    let kept = Entry {
+        path: b"a.rs",
+        oid: &[0; 20],
+        mode: 0o100644,
+        size: 7,
+        ino: 42,
+        mtime: (1_800_000_000, 123_456_789),
+        ctime: (1_800_000_000, 123_456_789),
+    };
+    let same = Stat {
+        kind: Kind::File,
+        size: 7,
+        ino: 42,
+        mtime: t,
+        ctime: t,
+    };
+    let (whole, kept_whole) = ((t.0, 0), (1_800_000_000, 0));
+    let link = Entry {
+        mode: 0o120000,
+        ..kept
+    };
+    let cases = [
+        ("unchanged", kept, same, false),
+        (
+            "an APFS inode past 2^32",
+            kept,
+            Stat {
+                ino: 1 << 32 | 42,
+                ..same
+            },
+            false,
+        ),
+        (
+            "a size past 4 GiB",
+            kept,
+            Stat {
+                size: 1 << 32 | 7,
+                ..same
+            },
+            false,
+        ),
+        (
+            "HFS+ whole seconds",
+            Entry {
+                mtime: kept_whole,
+                ctime: kept_whole,
+                ..kept
+            },
+            Stat {
+                mtime: whole,
+                ctime: whole,
+                ..same
+            },
+            false,
+        ),
+        (
+            "a nanosecond later",
+            kept,
+            Stat {
+                mtime: (t.0, t.1 + 1),
+                ..same
+            },
+            true,
+        ),
+        (
+            "only the ctime (chmod, xattrs)",
+            kept,
+            Stat {
+                ctime: whole,
+                ..same
+            },
+            true,
+        ),
+        ("another inode", kept, Stat { ino: 43, ..same }, true),
+        ("another size", kept, Stat { size: 8, ..same }, true),
+        ("a link became a file", link, same, true),
+        (
+            "a link",
+            link,
+            Stat {
+                kind: Kind::Symlink,
+                ..same
+            },
+            false,
+        ),
+    ];
+    for (what, entry, stat, expected) in cases {
+        assert_eq!(differs(&entry, &stat, 2_000_000_000), expected, "{what}");
+    }
+    assert!(
+        differs(&kept, &same, t.0),
+        "racily clean: not older than the index"
+    );
+}
+
+#[test]
+fn a_changed_file_is_hashed_once_while_it_stays_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    fs::write(root.join("big.txt"), "a".repeat(100_000)).unwrap();
+    // Old enough not to be racy: the cache keeps only settled files.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    fs::File::options()
+        .write(true)
+        .open(root.join("big.txt"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    let (first, _) = fast(&root);
+    // ctime moved just now (set_modified), so wait until it is settled too.
+    let settle = std::time::Instant::now();
+    let (mut second, mut hits) = fast(&root);
+    while hits == 0 && settle.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        (second, hits) = fast(&root);
+    }
+    assert_eq!(first, second);
+    assert_eq!(hits, 1, "the unchanged untracked file came from the cache");
+    fs::write(root.join("big.txt"), "b".repeat(100_000)).unwrap();
+    assert_ne!(fast(&root).0, second, "a content change is seen at once");
+}

