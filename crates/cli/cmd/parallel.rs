@@ -34,6 +34,10 @@ pub fn run(
     let Some(tasks_file) = &args.tasks else {
         bail!("name the tasks file, e.g. `pagent parallel tasks.txt -j 3`")
     };
+    anyhow::ensure!(
+        args.merge || args.merge_only || (args.into.is_none() && args.check.is_none()),
+        "--into and --check go with --merge or --merge-only"
+    );
     let cwd = env
         .current_dir
         .clone()
@@ -98,6 +102,28 @@ fn print_plan(
             task.task.lines().next().unwrap_or("")
         )?;
     }
+    writeln!(
+        out,
+        "Each task's work is {} on its branch; its worktree is {}/.claude/pagent/worktrees/NAME.",
+        if args.no_checkpoint {
+            "left uncommitted (--no-checkpoint)"
+        } else {
+            "committed after every iteration"
+        },
+        crate::store::git::discover(&project.root)
+            .and_then(|r| crate::store::git::work_tree(&r))
+            .unwrap_or_else(|| project.root.clone())
+            .display()
+    )?;
+    if args.merge || args.merge_only {
+        writeln!(
+            out,
+            "Then each completed branch is merged into {}, one at a time; conflicts go to a resolution loop of the same agent.",
+            args.into
+                .as_deref()
+                .unwrap_or("the branch checked out here")
+        )?;
+    }
     let mut argv = vec![
         exe.display().to_string(),
         "--project".into(),
@@ -112,11 +138,21 @@ fn print_plan(
         args.max_iterations.to_string(),
         "--json".into(),
     ]);
-    if args.checkpoint {
-        argv.push("--checkpoint".into());
+    for (on, flag) in [
+        (args.no_checkpoint, "--no-checkpoint"),
+        (args.force, "--force"),
+        (args.merge, "--merge"),
+        (args.merge_only, "--merge-only"),
+        (args.trust, "--trust"),
+    ] {
+        if on {
+            argv.push(flag.into());
+        }
     }
-    if args.trust {
-        argv.push("--trust".into());
+    for (value, flag) in [(&args.into, "--into"), (&args.check, "--check")] {
+        if let Some(value) = value {
+            argv.extend([flag.to_owned(), value.clone()]);
+        }
     }
     argv.extend(crate::runner::parallel::budget_cli(&args.budget));
     argv.extend(agent_cli(&args.agent));

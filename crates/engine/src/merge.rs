@@ -86,7 +86,7 @@ impl MergeSpec {
         })
     }
 
-    pub(crate) fn to_json(&self) -> Value {
+    pub fn to_json(&self) -> Value {
         json!({"merge_committed": self.merged, "keeping": self.keeping, "name": self.name})
     }
 
