@@ -61,7 +61,7 @@ pub(super) fn as_text(report: &Report<'_>, style: Style) -> String {
             row.iterations,
             row.usage.shown()
         ));
-        if !row.detail.is_empty() && row.state != RowState::Complete {
+        if !row.detail.is_empty() {
             text.push_str(&format!("{indent}{}\n", row.detail));
         }
         if let Some(held) = report.holdings.get(i) {

@@ -221,7 +221,7 @@ fn make_commit(
     )?)
 }
 
-/// `git commit-tree TREE -p TARGET -p TASK -m MESSAGE` (an argument, no shell): the commit signed
+/// `git commit-tree -S TREE -p TARGET -p TASK -m MESSAGE` (an argument, no shell): the commit signed
 /// as the user's git signs it.
 fn commit_with_git(
     repo: &Repository,
@@ -234,6 +234,8 @@ fn commit_with_git(
     let out = Launch::new(git, &root, search)
         .args([
             "commit-tree".to_owned(),
+            // commit-tree signs only when told; the key and format are git's config.
+            "-S".to_owned(),
             landing.tree.to_string(),
             "-p".to_owned(),
             landing.target_tip.to_string(),

@@ -102,7 +102,7 @@ pub(super) fn resolution_gave_up(
         format!("{} is left as the agent left it", tree.display())
     };
     format!(
-        "not merged: resolving its conflicts with {target} gave up ({reason}); {left}; run again with --force to let the agent try again"
+        "not merged: resolving its conflicts with {target} gave up ({reason}); {left}; run the same command with --force to let the agent try again"
     )
 }
 
