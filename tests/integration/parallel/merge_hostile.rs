@@ -196,3 +196,54 @@ fn issue_21_a_repository_that_signs_commits_gets_signed_merges() {
         "{header}"
     );
 }
+
+/// A resolver that edits the user's checkout (outside its worktree): the merge is not
+/// landed on a checkout with changes pagent did not make, and those changes stay.
+#[test]
+fn issue_21_a_resolver_that_edits_outside_its_worktree_lands_nothing() {
+    let p = Parallel::new("alpha: do alpha\ngamma: do gamma\n");
+    p.control("edit-outside");
+    let out = p.run(&["-j", "1", "--merge", "--json"]);
+    assert_eq!(out.code, Some(3), "{out}");
+    let detail = summary(&out)["tasks"][1]["merge"]["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        detail.starts_with(&format!(
+            "not merged: main is checked out in {} and it has uncommitted changes (shared.txt)",
+            p.env.root.display()
+        )),
+        "{detail}"
+    );
+    assert_eq!(
+        p.tip("main").summary(),
+        Some("Merge pagent/alpha: do alpha")
+    );
+    assert!(p.env.read("shared.txt").ends_with("theirs too\n"));
+}
+
+/// A resolver that aborts the merge and commits something else is told the branch does
+/// not contain main, and in the end gives up: nothing of it reaches main.
+#[test]
+fn issue_21_a_resolver_that_commits_something_else_is_not_merged() {
+    let p = Parallel::new("alpha: do alpha\ngamma: do gamma\n");
+    p.control("something-else");
+    let out = p.run(&["-j", "1", "--merge", "--max-iterations", "2"]);
+    assert_eq!(out.code, Some(3), "{out}");
+    let prompt = std::fs::read_to_string(p.ctl.join("resolve-prompt.txt")).unwrap();
+    assert!(
+        prompt.contains("this branch does not contain main (commit "),
+        "{prompt}"
+    );
+    assert_eq!(
+        p.tip("main").summary(),
+        Some("Merge pagent/alpha: do alpha")
+    );
+    assert!(!p.env.exists("other.txt"));
+    assert!(
+        out.stdout
+            .contains("gamma  not merged: resolving its conflicts with main gave up"),
+        "{out}"
+    );
+}
