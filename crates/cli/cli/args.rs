@@ -312,7 +312,7 @@ pub struct AgentArgs {
 pub struct ParallelArgs {
     /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations"} or a text
     /// file with one task per line ("name: task" or just the task). Each runs on branch
-    /// pagent/NAME in the worktree .claude/pagent/worktrees/NAME
+    /// pagent/NAME in the worktree .pagent/worktrees/NAME
     #[arg(value_name = "TASKS_FILE", required_unless_present = "stdin_args")]
     pub tasks: Option<PathBuf>,
     /// How many loops run at once

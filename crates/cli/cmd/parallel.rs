@@ -104,7 +104,7 @@ fn print_plan(
     }
     writeln!(
         out,
-        "Each task's work is {} on its branch; its worktree is {}/.claude/pagent/worktrees/NAME.",
+        "Each task's work is {} on its branch; its worktree is {}/{}/NAME.",
         if args.no_checkpoint {
             "left uncommitted (--no-checkpoint)"
         } else {
@@ -113,7 +113,8 @@ fn print_plan(
         crate::store::git::discover(&project.root)
             .and_then(|r| crate::store::git::work_tree(&r))
             .unwrap_or_else(|| project.root.clone())
-            .display()
+            .display(),
+        crate::store::project::WORKTREES_DIR
     )?;
     if args.merge || args.merge_only {
         writeln!(

@@ -21,8 +21,8 @@ const REMOTE_TIMEOUT: Duration = Duration::from_secs(600);
 const KEEP: usize = 16 * 1024;
 
 /// Where loop worktrees live, inside the repository's work tree (ignored through
-/// `.git/info/exclude` with the rest of `.claude/pagent/`).
-pub const WORKTREES: &str = ".claude/pagent/worktrees";
+/// `.git/info/exclude`), outside `.claude/`, where Claude Code refuses every edit.
+pub const WORKTREES: &str = crate::store::project::WORKTREES_DIR;
 
 #[derive(Debug, Clone)]
 pub struct Worktree {

@@ -33,7 +33,7 @@ if printf '%s' "$prompt" | grep -q '^# Merge: resolve the conflicts'; then
   echo "resolve $(basename "$PWD")" >> "$ctl/log"
   if [ -f "$ctl/slow-resolve" ]; then echo waiting; sleep 30; fi
   if [ -f "$ctl/unresolvable" ]; then echo 'I cannot resolve this.'; exit 0; fi
-  if [ -f "$ctl/edit-outside" ]; then echo 'theirs too' >> ../../../../shared.txt; fi
+  if [ -f "$ctl/edit-outside" ]; then echo "theirs too" >> ../../../shared.txt; fi
   if [ -f "$ctl/something-else" ]; then
     git merge --abort 2>/dev/null; date +%N > other.txt; git add other.txt; git commit -q -m other
     echo 'committed something'; exit 0
@@ -162,7 +162,7 @@ impl Parallel {
     }
 
     pub fn worktree(&self, name: &str) -> PathBuf {
-        self.env.path(&format!(".claude/pagent/worktrees/{name}"))
+        self.env.path(&format!(".pagent/worktrees/{name}"))
     }
 }
 

@@ -182,7 +182,7 @@ fn issue_20_item_6_the_plan_says_what_the_branches_will_hold_and_the_run_line_ke
         .success();
     assert!(
         out.stdout.contains(&format!(
-            "Each task's work is committed after every iteration on its branch; its worktree is {}/.claude/pagent/worktrees/NAME.",
+            "Each task's work is committed after every iteration on its branch; its worktree is {}/.pagent/worktrees/NAME.",
             p.env.root.display()
         )),
         "{out}"
