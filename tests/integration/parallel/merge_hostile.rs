@@ -137,6 +137,16 @@ fn issue_21_ctrl_c_during_a_resolution_is_resumed_by_the_same_command() {
     p.control("slow-resolve");
     let (mut child, mut lines) = p.spawn(&["-j", "1", "--merge"]);
     read_until(&mut lines, "iteration_started", "gamma", Some("merge"));
+    // A second queue in the same repository meanwhile merges nothing, and says why.
+    let second = p.run(&["--merge-only", "--json"]);
+    assert_eq!(second.code, Some(3), "{second}");
+    assert_eq!(
+        summary(&second)["tasks"][0]["merge"]["detail"],
+        format!(
+            "not merged: another `pagent parallel` is merging in {} now; run again when it is done",
+            p.env.root.display()
+        )
+    );
     ctrl_c(&child);
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     assert_eq!(child.wait().unwrap().code(), Some(130), "{rest:?}");

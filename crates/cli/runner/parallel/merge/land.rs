@@ -167,11 +167,13 @@ pub(super) fn land(
     Ok(commit)
 }
 
-/// After a lost race on the branch: the files the merge changed are put back as the
-/// branch's new tip has them (they were clean before the merge wrote them).
+/// After a lost race on the branch: the files the merge wrote are put back as the
+/// branch's new tip has them. The checkout matched `HEAD` before the merge wrote them
+/// (it was clean), so the paths where `HEAD` and the merge differ are exactly the ones to
+/// restore.
 fn restore_checkout(repo: &Repository, landing: &Landing<'_>) {
     let (Ok(old), Ok(new)) = (
-        repo.find_commit(landing.target_tip).and_then(|c| c.tree()),
+        repo.head().and_then(|h| h.peel_to_tree()),
         repo.find_tree(landing.tree),
     ) else {
         return;

@@ -104,6 +104,12 @@ impl Queue<'_> {
     /// Merges each task whose loop completed (`outcomes[i]` is `None`; else the words of
     /// how it ended), in order.
     pub(super) fn merge_all(&mut self, tasks: &[Task], outcomes: &[Option<String>]) -> Vec<Merge> {
+        // One queue at a time per repository: two would each merge onto a tip the
+        // other is moving.
+        let _lock = match queue_lock(self.project) {
+            Ok(lock) => lock,
+            Err(why) => return tasks.iter().map(|_| Merge::Left(why.clone())).collect(),
+        };
         let mut merged = Vec::new();
         for (task, outcome) in tasks.iter().zip(outcomes) {
             let result = if signals::interrupted() {
@@ -353,6 +359,23 @@ impl Queue<'_> {
             );
         }
     }
+}
+
+/// The repository's merge-queue lock (in its git folder), taken without waiting.
+fn queue_lock(project: &Project) -> Result<crate::store::door::Lock, String> {
+    let repo = crate::store::git::discover(&project.root)
+        .ok_or_else(|| "not merged: no git repository".to_owned())?;
+    let git_dir = crate::store::door::canonical_dir(repo.commondir())
+        .and_then(|dir| crate::store::door::Dir::open(&dir).map_err(std::io::Error::other))
+        .map_err(|e| format!("not merged: cannot open the git folder: {e}"))?;
+    git_dir
+        .lock(Path::new("pagent-merge.lock"), std::time::Duration::ZERO)
+        .map_err(|err| match err {
+            crate::store::door::DoorError::Busy(..) => {
+                words::another_queue(&crate::store::git::work_tree(&repo).unwrap_or_default())
+            }
+            other => format!("not merged: cannot take the merge lock: {other}"),
+        })
 }
 
 /// Commits of `task_tip` that `target_tip` does not have.

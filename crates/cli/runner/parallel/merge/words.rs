@@ -131,6 +131,13 @@ pub(super) fn kept_moving(target: &str) -> String {
     format!("not merged: {target} kept moving while pagent merged; run again")
 }
 
+pub(super) fn another_queue(root: &Path) -> String {
+    format!(
+        "not merged: another `pagent parallel` is merging in {} now; run again when it is done",
+        root.display()
+    )
+}
+
 pub(super) fn not_reached() -> String {
     "not merged: stopped by a signal before its turn; run the same command again".to_owned()
 }
