@@ -10,8 +10,9 @@ use crate::cli::args::{Global, ParallelArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::Io;
-use crate::runner::parallel::{Task, agent_cli, read_tasks, run_tasks};
+use crate::runner::parallel::{Task, agent_cli, read_tasks_and_bytes, run_tasks};
 use crate::runner::signals;
+use crate::store::consent;
 use crate::store::project::Project;
 
 pub fn run(
@@ -42,7 +43,10 @@ pub fn run(
         .current_dir
         .clone()
         .unwrap_or_else(|| project.root.clone());
-    let tasks = read_tasks(&cwd.join(tasks_file))?;
+    let (tasks, bytes) = read_tasks_and_bytes(&cwd.join(tasks_file))?;
+    if !args.dry_run {
+        consent_to_checks(env, &project, &cwd.join(tasks_file), &bytes, args.trust, io)?;
+    }
     let exe = env
         .pagent_exe()
         .context("cannot find the pagent binary itself")?;
@@ -58,6 +62,35 @@ pub fn run(
         return Ok(ExitStatus::Success);
     }
     run_tasks(env, &project, args, tasks, &exe, io)
+}
+
+/// The tasks' own `check` commands run only once trusted when the tasks file is one of
+/// the project's (a cloned repository's file is not the user's word); a file elsewhere
+/// is one the user named themselves.
+fn consent_to_checks(
+    env: &Env,
+    project: &Project,
+    file: &Path,
+    bytes: &[u8],
+    trust: bool,
+    io: &mut Io,
+) -> anyhow::Result<()> {
+    let Ok(rel) = consent::rel_in_project(project, &project.root, file) else {
+        return Ok(());
+    };
+    let Some(source) = consent::tasks_source(&rel, bytes) else {
+        return Ok(());
+    };
+    for line in consent::require(
+        project,
+        env.config_dir.as_deref(),
+        &[source],
+        trust,
+        &crate::io::now().to_string(),
+    )? {
+        let _ = writeln!(io.stderr, "pagent: {line}");
+    }
+    Ok(())
 }
 
 /// The slash command's arguments, parsed without a shell.

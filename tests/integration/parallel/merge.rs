@@ -224,3 +224,36 @@ fn issue_21_a_binary_conflict_is_resolved_by_choosing_a_side() {
         b"bin\0binary-a"
     );
 }
+
+/// A task's own `check` (JSON tasks file) must pass before its resolution counts; from a
+/// tasks file in the project it runs only once the user trusted that file.
+#[test]
+fn issue_21_a_tasks_own_check_runs_only_once_the_tasks_file_is_trusted() {
+    let p = Parallel::new("");
+    p.env.write(
+        "tasks.json",
+        r#"[{"name": "alpha", "task": "do alpha"}, {"name": "gamma", "task": "do gamma", "check": "test -f ok"}]"#,
+    );
+    let refused = p.run_file("tasks.json", &["-j", "1", "--merge"]);
+    assert_eq!(refused.code, Some(1), "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains("tasks.json (not trusted) would run:\n    test -f ok"),
+        "{refused}"
+    );
+    assert!(
+        p.log().is_empty(),
+        "a task ran before the checks were trusted"
+    );
+    p.env.cmd(&["trust", "tasks.json"]).success();
+    p.control("make-ok");
+    let out = p.run_file("tasks.json", &["-j", "1", "--merge"]);
+    assert_eq!(out.code, Some(0), "{out}");
+    let prompt = std::fs::read_to_string(p.ctl.join("resolve-prompt.txt")).unwrap();
+    assert!(
+        prompt.contains("4. Run `test -f ok` and make it pass without weakening it."),
+        "{prompt}"
+    );
+    assert!(p.env.exists("ok"));
+}

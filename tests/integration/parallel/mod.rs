@@ -106,8 +106,13 @@ impl Parallel {
 
     /// `pagent parallel tasks.txt --command AGENT ARGS`, run to its end.
     pub fn run(&self, args: &[&str]) -> Run {
+        self.run_file("tasks.txt", args)
+    }
+
+    /// The same with another tasks file.
+    pub fn run_file(&self, file: &str, args: &[&str]) -> Run {
         let agent = self.agent();
-        let mut all = vec!["parallel", "tasks.txt", "--command", &agent];
+        let mut all = vec!["parallel", file, "--command", &agent];
         all.extend(args);
         self.env.cmd(&all).run()
     }

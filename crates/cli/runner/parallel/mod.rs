@@ -44,7 +44,7 @@ use child::{Msg, spawn};
 pub use child::{agent_cli, budget_cli};
 use plan::Step;
 use table::{Row, RowState, apply, draw};
-pub use tasks::{Task, read_tasks};
+pub use tasks::{Task, read_tasks_and_bytes};
 
 /// Runs `tasks` to the end: N child loops at a time, the live table, the summary; then
 /// the merge queue when asked.

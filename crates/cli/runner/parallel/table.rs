@@ -247,6 +247,7 @@ mod tests {
                 task: "do it".into(),
                 promise: None,
                 max_iterations: None,
+                check: None,
             },
             state: RowState::Running,
             stage_iteration: String::new(),

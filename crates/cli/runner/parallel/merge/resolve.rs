@@ -141,8 +141,9 @@ fn resolution_state(
     spec: &MergeSpec,
     conflicted: &[String],
 ) -> anyhow::Result<State> {
+    let check = task.check.as_deref().or(q.args.check.as_deref());
     let mut exit_when = vec![spec.to_json()];
-    if let Some(check) = &q.args.check {
+    if let Some(check) = check {
         exit_when.push(json!({"custom": check, "timeout": CHECK_TIMEOUT_SECS}));
     }
     let workflow = Workflow::from_json(
@@ -166,7 +167,7 @@ fn resolution_state(
         budget: q.args.budget.budget(),
         ..SetupOptions::default()
     };
-    let prompt = prompt(task, branch, spec, conflicted, q.args.check.as_deref());
+    let prompt = prompt(task, branch, spec, conflicted, check);
     Ok(State::new_pipeline(
         &workflow,
         vec![prompt],
