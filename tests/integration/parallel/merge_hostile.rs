@@ -18,7 +18,7 @@ fn issue_21_a_dirty_target_is_refused_and_the_users_changes_are_kept() {
     assert_eq!(
         detail,
         format!(
-            "not merged: main is checked out in {} and it has uncommitted changes (shared.txt); pagent merges only into a clean checkout and never touches your changes: commit or stash them there (`git stash`), then run again",
+            "not merged: main is checked out in {} and it has uncommitted changes (shared.txt); pagent merges only into a clean checkout and never touches your changes: commit or stash them there (`git stash`), then run the same command again",
             p.env.root.display()
         )
     );
@@ -143,7 +143,7 @@ fn issue_21_ctrl_c_during_a_resolution_is_resumed_by_the_same_command() {
     assert_eq!(
         summary(&second)["tasks"][0]["merge"]["detail"],
         format!(
-            "not merged: another `pagent parallel` is merging in {} now; run again when it is done",
+            "not merged: another `pagent parallel` is merging in {} now; run the same command again when it is done",
             p.env.root.display()
         )
     );

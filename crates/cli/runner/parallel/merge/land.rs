@@ -159,7 +159,7 @@ pub(super) fn land(
             restore_checkout(repo, landing);
         }
         bail!(
-            "{} moved while pagent merged ({}); nothing was merged, run again",
+            "{} moved while pagent merged ({}); nothing was merged, run the same command again",
             landing.target,
             err.message()
         );

@@ -57,17 +57,18 @@ pub(super) fn target_elsewhere(target: &str, at: &Path) -> String {
 
 pub(super) fn target_dirty(target: &str, root: &Path, why: &str) -> String {
     format!(
-        "not merged: {target} is checked out in {} and {why}; pagent merges only into a clean checkout and never touches your changes: commit or stash them there (`git stash`), then run again",
+        "not merged: {target} is checked out in {} and {why}; pagent merges only into a clean checkout and never touches your changes: commit or stash them there (`git stash`), then run the same command again",
         root.display()
     )
 }
 
 pub(super) fn uncommitted(count: usize, tree: &Path) -> String {
     format!(
-        "not merged: {count} file{} in {} {} not committed (a run with --no-checkpoint?); commit them there, then run again",
+        "not merged: {count} file{} in {} {} not committed (a run with --no-checkpoint?); commit {} there, then run the same command again",
         if count == 1 { "" } else { "s" },
         tree.display(),
-        if count == 1 { "is" } else { "are" }
+        if count == 1 { "is" } else { "are" },
+        if count == 1 { "it" } else { "them" }
     )
 }
 
@@ -128,12 +129,12 @@ pub(super) fn resolved_elsewhere(branch: &str, tree: &Path) -> String {
 }
 
 pub(super) fn kept_moving(target: &str) -> String {
-    format!("not merged: {target} kept moving while pagent merged; run again")
+    format!("not merged: {target} kept moving while pagent merged; run the same command again")
 }
 
 pub(super) fn another_queue(root: &Path) -> String {
     format!(
-        "not merged: another `pagent parallel` is merging in {} now; run again when it is done",
+        "not merged: another `pagent parallel` is merging in {} now; run the same command again when it is done",
         root.display()
     )
 }
@@ -179,4 +180,51 @@ pub(super) fn commit_message(
         None => message.push_str(".\n"),
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every sentence of the queue, whole, so a wording change is a reviewed diff.
+    #[test]
+    fn every_sentence_of_the_merge_queue() {
+        let root = Path::new("/home/me/app");
+        let tree = Path::new("/home/me/app/.pagent/worktrees/gamma");
+        let files = ["a.txt".to_owned(), "b.txt".to_owned()];
+        let task = Task {
+            name: "gamma".into(),
+            task: "Fix the login bug\nand say why.".into(),
+            promise: None,
+            max_iterations: None,
+            check: None,
+        };
+        let lines = [
+            HEADING.to_owned(),
+            not_run(true).1,
+            not_run(false).1,
+            not_completed("gave up"),
+            branch_gone("pagent/gamma", root),
+            no_target(root),
+            target_gone("release", root),
+            target_elsewhere("release", Path::new("/home/me/release")),
+            target_dirty("main", root, "it has uncommitted changes (a.txt)"),
+            uncommitted(1, tree),
+            uncommitted(3, tree),
+            conflicts_without_worktree("main", &files),
+            resolving("main", &files, tree),
+            resolution_gave_up("main", "used all 10 iterations", tree, true),
+            resolution_gave_up("main", "used all 10 iterations", tree, false),
+            resolution_failed("claude is not on PATH", tree),
+            resolution_interrupted("main", tree),
+            resolved_elsewhere("pagent/gamma", tree),
+            kept_moving("main"),
+            another_queue(root),
+            not_reached(),
+            worktree_kept(2),
+            commit_message(&task, "pagent/gamma", 1, None),
+            commit_message(&task, "pagent/gamma", 3, Some(2)),
+        ];
+        insta::assert_snapshot!(lines.join("\n---\n"));
+    }
 }
