@@ -310,7 +310,7 @@ pub struct AgentArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ParallelArgs {
-    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations"} or a text
+    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations", "check"} or a text
     /// file with one task per line ("name: task" or just the task). Each runs on branch
     /// pagent/NAME in the worktree .pagent/worktrees/NAME
     #[arg(value_name = "TASKS_FILE", required_unless_present = "stdin_args")]
@@ -351,7 +351,7 @@ pub struct ParallelArgs {
     #[arg(long, value_name = "BRANCH")]
     pub into: Option<String>,
     /// A command that must pass before a conflict resolution counts (run with `sh -c` in
-    /// the task's worktree), e.g. --check 'cargo test'
+    /// the task's worktree; a task's own "check" wins), e.g. --check 'cargo test'
     #[arg(long, value_name = "COMMAND")]
     pub check: Option<String>,
     /// Print one JSON object per line instead of the table
@@ -360,8 +360,8 @@ pub struct ParallelArgs {
     /// Print the tasks and the command that would run them, and stop
     #[arg(long)]
     pub dry_run: bool,
-    /// Trust the project files this loop uses that can make pagent run commands (its
-    /// workflow, .claude/pagent/config.json; for `pagent loop`, the agent's project
+    /// Trust the project files these loops use that can make pagent run commands (the
+    /// tasks file's checks, .claude/pagent/config.json, the agent's project
     /// configuration), as `pagent trust` would
     #[arg(long)]
     pub trust: bool,
