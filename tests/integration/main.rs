@@ -37,6 +37,7 @@ mod never_hostage;
 mod no_progress;
 mod notify;
 mod own_texts;
+mod parallel;
 mod pause;
 mod pipeline;
 mod platform;

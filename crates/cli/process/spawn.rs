@@ -72,6 +72,13 @@ impl Running {
         let _ = self.child.wait();
     }
 
+    /// SIGINT to the child alone, as a terminal's Ctrl-C would send it: a `pagent loop`
+    /// of `pagent parallel` then saves its state and stops. For a stop the parent decided
+    /// (a SIGTERM to it), which the children in its group did not get.
+    pub fn interrupt(&mut self) {
+        sys::signal_process(self.child.id(), sys::SIGINT);
+    }
+
     /// SIGKILL to what is left of its group, after it ended.
     pub fn kill_leftovers(&mut self) {
         if self.own_group {
