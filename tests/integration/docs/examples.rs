@@ -31,6 +31,8 @@ const EXAMPLES: &[(&str, Generator)] = &[
     ("state-file", state_file),
     ("workflow-error", workflow_error),
     ("loop-piped", loop_piped),
+    ("parallel-summary", parallel_summary),
+    ("merge-summary", merge_summary),
 ];
 
 /// The parts of a run that differ from one run to the next, masked before comparing.
@@ -41,6 +43,7 @@ fn mask(text: &str) -> String {
         (r"\(\d+ ms\)", "([MS])"),
         (r"\b[0-9a-f]{64}\b", "[HASH]"),
         (r"\b[0-9a-f]{16}\b", "[ID]"),
+        (r"\b[0-9a-f]{10}\b", "[COMMIT]"),
         (r"\b\d{8}T\d{6}Z?\b", "[STAMP]"),
     ];
     rules.iter().fold(text.to_owned(), |acc, (pattern, with)| {
@@ -313,4 +316,21 @@ fn loop_piped() -> String {
         shown(&env, &out.stderr),
         shown(&env, &out.stdout)
     )
+}
+
+/// The end of a `pagent parallel` run: what each task's branch holds, and where.
+fn parallel_summary() -> String {
+    let p = crate::parallel::Parallel::new("alpha: do alpha\nnever: never done\n");
+    let out = p.run(&["-j", "1", "--max-iterations", "2"]);
+    let at = out.stdout.find("\ntask ").expect("a summary") + 1;
+    shown(&p.env, &out.stdout[at..])
+}
+
+/// The merge queue's summary after `pagent parallel --merge`, one task resolved by its
+/// agent (the fake agents of the parallel tests: gamma's branch conflicts with alpha's).
+fn merge_summary() -> String {
+    let p = crate::parallel::Parallel::new("alpha: do alpha\nbeta: do beta\ngamma: do gamma\n");
+    let out = p.run(&["-j", "3", "--merge"]);
+    let at = out.stdout.find("\nmerge\n").expect("a merge summary") + 1;
+    shown(&p.env, &out.stdout[at..])
 }
