@@ -39,6 +39,7 @@ mod own_texts;
 mod pause;
 mod pipeline;
 mod platform;
+mod progress;
 mod ralph;
 mod review;
 mod safety;

@@ -102,6 +102,12 @@ impl<'a> FsWorld<'a> {
     }
 }
 
+/// The progress mark of `state`'s loop as its project is now: the engine's one answer
+/// ([`pagent_engine::progress::mark`]), which set-up keeps and every decision compares.
+pub fn progress_mark(project: &Project, state: &State) -> Option<String> {
+    pagent_engine::progress::mark(state, &mut FsWorld::read_only(project))
+}
+
 impl World for FsWorld<'_> {
     fn count_lines(&mut self, path: &RelPath, enough: u64) -> Probe {
         probe::count_lines(self.project.dir(), path, enough)

@@ -20,6 +20,7 @@ mod condition;
 mod decide;
 mod path;
 pub mod pause;
+pub mod progress;
 mod promise;
 pub mod prompt;
 pub mod render;

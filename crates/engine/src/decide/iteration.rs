@@ -131,7 +131,7 @@ fn advance(
     next.stage = done + 1;
     next.iterations[next.stage] = 1;
     next.no_progress_count = 0;
-    next.fingerprint = world.fingerprint();
+    next.fingerprint = crate::progress::mark(&next, world);
     let reason = advance_prompt(&next, &done_name, evaluation, world);
     next.story = crate::stories::story_in_prompt(&next, world);
     next.full_prompt_due = false;
@@ -162,12 +162,12 @@ fn retry(mut next: State, evaluation: &Evaluation, now: Timestamp, world: &mut d
     let summary = evaluation.summary();
     next.last_feedback = Some(summary.clone());
 
-    let fingerprint = world.fingerprint();
-    if fingerprint.is_some() && fingerprint == next.fingerprint {
-        next.no_progress_count += 1;
-    } else {
+    let mark = crate::progress::mark(&next, world);
+    if crate::progress::changed(next.fingerprint.as_deref(), mark.as_deref()) {
         next.no_progress_count = 0;
-        next.fingerprint = fingerprint;
+        next.fingerprint = mark;
+    } else {
+        next.no_progress_count += 1;
     }
 
     let gave_up = if next.no_progress_limit > 0 && next.no_progress_count >= next.no_progress_limit
