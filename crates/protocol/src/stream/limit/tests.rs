@@ -181,7 +181,8 @@ fn issue_21_claude_outages_are_not_limits() {
 #[test]
 fn issue_21_codex_limits_and_outages() {
     let window = LimitKind::Window;
-    let cases: [(&str, &str, Option<(LimitKind, Reset)>); 9] = [
+    type Case<'a> = (&'a str, &'a str, Option<(LimitKind, Reset)>);
+    let cases: [Case<'_>; 9] = [
         (
             "resets_at",
             fixture!("codex-0.169.0-usage-limit-resets_at.jsonl"),
