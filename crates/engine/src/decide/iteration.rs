@@ -17,7 +17,9 @@ pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) ->
 }
 
 pub(super) fn decide_unbounded(state: &State, world: &mut dyn World, now: Timestamp) -> Step {
-    let mut next = state.clone();
+    // A limit the session waited out: the wait ends here, and the turn is decided as
+    // any other (the turn the limit cut short had no Stop and counted nothing).
+    let mut next = crate::limit::end_wait(state, now);
     crate::budget::tick(&mut next, now);
     let mut evaluation = crate::stories::evaluate_stage(&mut next, world);
     if state.checks_gate() {
