@@ -87,7 +87,7 @@ pub fn plan(seen: &LimitSeen, now: Timestamp, fallback_secs: u64) -> LimitPlan {
         .resets_at
         .filter(|at| at.0 > now.0)
         .map(|at| at.0 - now.0);
-    if seen.kind == LimitKind::Credit && !ahead.is_some_and(|secs| secs <= CREDIT_HORIZON_SECS) {
+    if seen.kind == LimitKind::Credit && ahead.is_none_or(|secs| secs > CREDIT_HORIZON_SECS) {
         let when = match ahead {
             Some(secs) => format!("it resets in {}", format_duration(secs)),
             None => "it names no reset time".to_owned(),
