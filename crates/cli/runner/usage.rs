@@ -55,7 +55,7 @@ pub(super) fn within_time_budget(limits: Limits, state: &State, now: Timestamp) 
     let Some(budget) = state.budget.max_duration_secs else {
         return limits;
     };
-    let used = state.usage.elapsed_at(state.updated_at, now);
+    let used = pagent_engine::budget::worked_secs(state, now);
     let left = Duration::from_secs(budget.saturating_sub(used).max(1));
     Limits {
         iteration_timeout: limits.iteration_timeout.min(left),

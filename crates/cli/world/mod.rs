@@ -9,6 +9,7 @@ pub mod probe;
 pub mod report;
 pub mod transcript;
 pub mod usage;
+pub mod zone;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

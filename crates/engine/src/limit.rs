@@ -80,9 +80,30 @@ pub enum LimitPlan {
     GiveUp(String),
 }
 
-/// The policy: how long to wait for `seen` at `now`, `fallback_secs` when it names no
-/// reset time; or why not to wait at all.
-pub fn plan(seen: &LimitSeen, now: Timestamp, fallback_secs: u64) -> LimitPlan {
+/// How long `pagent loop` waits: past an announced reset, and when none is announced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitOptions {
+    /// After the reset the agent named ([`MARGIN_SECS`] by default).
+    pub margin_secs: u64,
+    /// When it named none ([`DEFAULT_WAIT_SECS`] by default).
+    pub fallback_secs: u64,
+}
+
+impl Default for WaitOptions {
+    fn default() -> Self {
+        WaitOptions {
+            margin_secs: MARGIN_SECS,
+            fallback_secs: DEFAULT_WAIT_SECS,
+        }
+    }
+}
+
+/// The policy: how long to wait for `seen` at `now`; or why not to wait at all.
+pub fn plan(seen: &LimitSeen, now: Timestamp, options: WaitOptions) -> LimitPlan {
+    let WaitOptions {
+        margin_secs,
+        fallback_secs,
+    } = options;
     let ahead = seen
         .resets_at
         .filter(|at| at.0 > now.0)
@@ -101,7 +122,7 @@ pub fn plan(seen: &LimitSeen, now: Timestamp, fallback_secs: u64) -> LimitPlan {
         // A reset already passed (a stale notice, a clock apart) proved wrong: wait as if
         // none was given.
         Some(secs) => LimitPlan::Wait {
-            until: Timestamp(now.0 + (secs + MARGIN_SECS).min(MAX_WAIT_SECS)),
+            until: Timestamp(now.0 + (secs + margin_secs).min(MAX_WAIT_SECS)),
             reset_known: true,
         },
         None => LimitPlan::Wait {

@@ -54,7 +54,11 @@ fn issue_21_what_each_limit_waits_for() {
         ),
     ];
     for (what, seen, expected) in cases {
-        assert_eq!(plan(&seen, now, 1_800), expected, "{what}");
+        let options = WaitOptions {
+            margin_secs: 60,
+            fallback_secs: 1_800,
+        };
+        assert_eq!(plan(&seen, now, options), expected, "{what}");
     }
     for (what, seen) in [
         ("credits with no reset", seen(LimitKind::Credit, None)),
@@ -63,7 +67,7 @@ fn issue_21_what_each_limit_waits_for() {
             seen(LimitKind::Credit, Some(10_000 + CREDIT_HORIZON_SECS + 1)),
         ),
     ] {
-        let LimitPlan::GiveUp(reason) = plan(&seen, now, 1_800) else {
+        let LimitPlan::GiveUp(reason) = plan(&seen, now, WaitOptions::default()) else {
             panic!("{what}: waited");
         };
         assert!(
