@@ -189,7 +189,7 @@ pub fn drive(
             &mut || watch.still_ours(),
         )?;
         let run = match attempt {
-            Attempt::Ran(run) => run,
+            Attempt::Ran(run) => *run,
             Attempt::Limited { hit, spent } => {
                 limited += 1;
                 let waited = limit::wait_out(

@@ -31,7 +31,7 @@ const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
 /// How one iteration's attempts ended.
 #[derive(Debug)]
 pub(super) enum Attempt {
-    Ran(AgentRun),
+    Ran(Box<AgentRun>),
     /// The agent hit a usage limit; `spent` is what its attempts used.
     Limited {
         hit: LimitHit,
@@ -123,7 +123,7 @@ pub(super) fn run_with_retries(
             let mut run = run;
             spent.append(&mut run.usage);
             run.usage = spent;
-            return Ok(Attempt::Ran(run));
+            return Ok(Attempt::Ran(Box::new(run)));
         };
         spent.extend(run.usage.iter().cloned());
         attempt += 1;

@@ -185,7 +185,10 @@ mod tests {
             cli.contains("--iteration-timeout 60s --idle-timeout 30s --retries 1 --retry-delay 2s"),
             "{cli}"
         );
-        assert!(cli.ends_with("--limit-wait 600s --no-limit-wait"), "{cli}");
+        assert!(
+            cli.ends_with("--limit-wait 600s --limit-margin 5s --no-limit-wait"),
+            "{cli}"
+        );
     }
 
     #[test]
