@@ -47,6 +47,7 @@ mod status;
 mod stories;
 mod story_prompts;
 mod streams;
+mod usage_limits;
 mod user_wins;
 mod util;
 mod worktrees;

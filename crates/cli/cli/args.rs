@@ -367,6 +367,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub enum HookCommand {
     /// The Stop hook: reads Claude Code's hook JSON on stdin, prints a decision.
     Stop,
+    /// The StopFailure hook: a turn that ended on a usage limit makes the loop wait.
+    StopFailure,
     /// The PostToolUse hook: checks the file an edit tool just wrote, feeds problems back.
     PostToolUse,
     /// The UserPromptSubmit hook: a message typed in the loop's session pauses the loop.

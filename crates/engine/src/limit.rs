@@ -162,7 +162,7 @@ pub fn begin_wait(
             "usage limit: waiting {} ({}), then the same iteration again: {}",
             format_duration(until.since(now)),
             if reset_known {
-                "until the reset plus a minute"
+                "until just past the reset"
             } else {
                 "no reset time given"
             },

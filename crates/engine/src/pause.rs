@@ -170,10 +170,11 @@ pub fn carry_pause(decided_on: &State, on_disk: &State, next: &State) -> Option<
     Some(carried)
 }
 
-/// The state after `pagent resume`: not paused, the no-progress count started afresh
-/// (the pause was the user's time, not the loop's).
+/// The state after `pagent resume`: not paused, not waiting for a usage limit any more
+/// (the user says it has reset, or wants to try now), the no-progress count started
+/// afresh (the pause was the user's time, not the loop's).
 pub fn resume(state: &State, now: Timestamp) -> State {
-    let mut next = state.clone();
+    let mut next = crate::limit::end_wait(state, now);
     next.paused = None;
     next.no_progress_count = 0;
     next.fingerprint = None;

@@ -20,7 +20,7 @@ impl Progress<'_> {
         reset_known: bool,
     ) {
         let then = if reset_known {
-            "the reset plus a minute"
+            "just past the reset"
         } else {
             "no reset time given: --limit-wait"
         };
