@@ -125,6 +125,12 @@ fn issue_21_a_claude_usage_limit_is_waited_out_and_the_same_iteration_runs_again
         "{out}"
     );
     assert_waited_and_completed(&env, &out, "claude");
+    // Which pool pays, said before anything runs.
+    assert!(
+        out.stdout.lines().nth(1).is_some_and(|line| line
+            == "pagent loop: each iteration runs `claude -p`: on a Claude subscription that spends the plan's separate Agent SDK credit, billed at API prices (since 2026-06-15), not its usage limits; with an API key, your API account (docs/costs.md)"),
+        "{out}"
+    );
 }
 
 /// A zone `offset` seconds east of UTC, and the clock time (`H:MM AM`) of its next
@@ -190,6 +196,12 @@ echo '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":
         "{tz}: {out}"
     );
     assert_waited_and_completed(&env, &out, "codex");
+    assert!(
+        out.stdout.contains(
+            "pagent loop: each iteration runs `codex exec`: it spends your Codex plan's usage"
+        ),
+        "{out}"
+    );
     let waited = env.state()["usage"]["waited_secs"].as_u64().unwrap();
     assert!(
         (3..=15).contains(&waited),
@@ -226,6 +238,12 @@ echo '{"type":"step_finish","sessionID":"ses_1","part":{"type":"step-finish","re
         "{out}"
     );
     assert_waited_and_completed(&env, &out, "opencode");
+    assert!(
+        out.stdout.contains(
+            "pagent loop: each iteration runs `opencode run`: it spends the account of the provider"
+        ),
+        "{out}"
+    );
 }
 
 #[test]

@@ -126,6 +126,13 @@ pub fn drive(
         &project.root.display().to_string(),
         resumed,
     );
+    // Which pool pays, said before anything is spent.
+    if let AgentSpec::Known { kind, .. } = &agent {
+        progress.note(&format!(
+            "pagent loop: {}",
+            crate::cli::costs::loop_agent(*kind)
+        ));
+    }
     let base_limits = Limits {
         iteration_timeout: args.agent.iteration_timeout,
         idle_timeout: args.agent.idle_timeout,
@@ -229,6 +236,13 @@ pub fn drive(
         // Decided on the state with this run's usage added; applied over the state read.
         let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
         let mut step = decide_iteration(&metered, &mut world, now());
+        // A reviewer that ran is paid for like the agent: its usage counts too.
+        step.write = crate::world::usage::add_records(
+            &step.write,
+            &world.take_review_usage(),
+            None,
+            config_dir,
+        );
         if let Some((key, notice)) = world.take_notice()
             && !crate::store::user::notice_given(config_dir, &project.root, &key)
         {

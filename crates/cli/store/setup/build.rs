@@ -85,6 +85,7 @@ pub fn pipeline(
             .with_review(review)
             .map_err(|why| anyhow::anyhow!("--review: stage {}: {why}", stage.name))?;
     }
+    super::note_reviewer_costs(&state, &mut notes);
     Ok((state, notes))
 }
 
@@ -160,6 +161,7 @@ pub fn ralph(
             .with_review(review)
             .map_err(|why| anyhow::anyhow!("--review: {why}"))?;
     }
+    super::note_reviewer_costs(&state, &mut notes);
     Ok((state, notes))
 }
 

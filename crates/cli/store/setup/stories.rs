@@ -153,5 +153,6 @@ pub fn stories(project: &Project, env: &Env, spec: &StoriesSpec) -> anyhow::Resu
             "{rel} names no validation commands and no --check was given: a story counts as done on the agent's word alone"
         ));
     }
+    super::note_reviewer_costs(&state, &mut notes);
     Ok((state, notes))
 }
