@@ -276,7 +276,7 @@ echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":42
 /// Starts the loop on an agent whose limit resets in an hour, and returns once the wait
 /// is written (read from `--json` events, never after a fixed sleep).
 fn start_waiting_an_hour(env: &TestEnv) -> (Child, mpsc::Receiver<String>) {
-    let agent = limited_agent(&env, 3600, CLAUDE_LIMIT, CLAUDE_DONE);
+    let agent = limited_agent(env, 3600, CLAUDE_LIMIT, CLAUDE_DONE);
     let mut child = env
         .bin(&[
             "loop",
