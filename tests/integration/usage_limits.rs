@@ -133,16 +133,16 @@ fn issue_21_a_claude_usage_limit_is_waited_out_and_the_same_iteration_runs_again
     );
 }
 
-/// A zone `offset` seconds east of UTC, and the clock time (`H:MM AM`) of its next
-/// minute that comes about six seconds from now: Codex writes its reset in local time
-/// to the minute, so the zone is chosen to put a minute boundary a few seconds ahead.
+/// A zone `offset` seconds east of UTC, and the clock time (`H:MM AM`) of its minute
+/// under way, which ends about six seconds from now: Codex writes its reset in local time
+/// to the minute, rounded down, so the zone is chosen to end a minute a few seconds ahead.
 fn zone_with_a_minute_ahead() -> (String, String) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
     let offset = (60 - (now + 6) % 60) % 60;
-    let local = (now + 6 + offset) % 86_400;
+    let local = (now + 6 + offset - 60) % 86_400;
     let (hour, minute) = (local / 3600, local / 60 % 60);
     let (twelve, half) = match hour {
         0 => (12, "AM"),

@@ -34,6 +34,11 @@ pub enum Reply {
     },
     /// An HTTP error with a Messages API error body.
     Error(u16),
+    /// A subscription's usage limit (HTTP 429 with the unified rate-limit headers Claude
+    /// Code reads, `research/cc-facts.md` B6): the window `claim` (`five_hour`,
+    /// `seven_day`) resets `reset_in` seconds after the request. Claude Code takes it for
+    /// a usage limit only when logged in with a subscription (`E2e::subscribed`).
+    UsageLimit { reset_in: u64, claim: String },
     /// A text answer made of the first line, in the messages since the model last spoke,
     /// that starts with this prefix: a model that does what a command tells it ("begin
     /// your reply with the line that starts with `pagent: started`").
@@ -286,6 +291,9 @@ fn serve(
             Some(Reply::Error(status)) => {
                 error_response(&mut writer, *status, "mock: scripted error")?
             }
+            Some(Reply::UsageLimit { reset_in, claim }) => {
+                usage_limit_response(&mut writer, *reset_in, claim)?
+            }
             Some(reply) => {
                 let echoed;
                 let reply = match reply {
@@ -364,6 +372,28 @@ fn error_response(writer: &mut TcpStream, status: u16, message: &str) -> std::io
     write!(
         writer,
         "HTTP/1.1 {status} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A 429 that says the subscription's `claim` window is spent until `reset_in` seconds
+/// from now.
+fn usage_limit_response(writer: &mut TcpStream, reset_in: u64, claim: &str) -> std::io::Result<()> {
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + reset_in;
+    let body = json!({"type": "error", "error": {"type": "rate_limit_error",
+        "message": "This request would exceed your account's rate limit. Please try again later."}})
+    .to_string();
+    write!(
+        writer,
+        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n\
+         anthropic-ratelimit-unified-status: rejected\r\n\
+         anthropic-ratelimit-unified-reset: {reset}\r\n\
+         anthropic-ratelimit-unified-representative-claim: {claim}\r\n\
+         request-id: req_mock_429\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
 }

@@ -97,11 +97,14 @@ fn libc_offset(now: i64) -> i32 {
     i32::try_from(tm.tm_gmtoff).unwrap_or(0)
 }
 
-/// The instant (seconds since the epoch) `time` stands for under `rules`, seen at `now`.
+/// The instant (seconds since the epoch) `time` stands for under `rules`, seen at `now`:
+/// the end of the minute it names. Agents write a reset to the minute, rounded down
+/// (Claude Code's `resets 8:34am` for 8:34:47), so the named minute itself may be under
+/// way: it is this one, not tomorrow's, and the reset is over when the minute is.
 pub fn resolve(time: &LocalTime, rules: &Rules, now: i64) -> Option<i64> {
     let today = civil_from_days((now + i64::from(rules.offset_at(now))).div_euclid(86_400));
     let clock = i64::from(time.hour) * 3600 + i64::from(time.minute) * 60;
-    let at = |y: i64, m: u8, d: u8| to_utc(rules, days_from_civil(y, m, d) * 86_400 + clock);
+    let at = |y: i64, m: u8, d: u8| to_utc(rules, days_from_civil(y, m, d) * 86_400 + clock) + 60;
     match (time.year, time.month, time.day) {
         (_, None, _) | (_, _, None) => {
             let (y, m, d) = today;

@@ -46,17 +46,35 @@ const MORNING: i64 = 1_795_500_000;
 fn issue_21_a_claude_reset_time_is_the_instant_claude_meant() {
     // `resets 10:19am (Europe/Paris)` with `resetsAt` 1795511974 (10:19:34).
     let reset = resolve(&at(10, 19, Some("Europe/Paris")), &paris(), MORNING).unwrap();
-    assert_eq!(reset, 1_795_511_940);
+    assert_eq!(reset, 1_795_511_940 + 60);
     // `resets Nov 27, 10:19am (Europe/Paris)`: resetsAt 1795771174.
     let weekly = LocalTime {
         month: Some(11),
         day: Some(27),
         ..at(10, 19, Some("Europe/Paris"))
     };
-    assert_eq!(resolve(&weekly, &paris(), MORNING), Some(1_795_771_140));
+    assert_eq!(
+        resolve(&weekly, &paris(), MORNING),
+        Some(1_795_771_140 + 60)
+    );
     // A time already past today is tomorrow's.
     let early = resolve(&at(3, 0, None), &paris(), MORNING).unwrap();
-    assert_eq!(early, MORNING - 6 * 3600 + 86_400 + 2 * 3600);
+    assert_eq!(early, MORNING - 6 * 3600 + 86_400 + 2 * 3600 + 60);
+}
+
+/// Found by the end-to-end test: at 8:34:42 in Paris, `resets 8:34am (Europe/Paris)`
+/// (the reset at 8:34:47, rounded down) was read as tomorrow's 8:34, a day's wait.
+#[test]
+fn issue_21_a_reset_in_the_minute_under_way_is_this_minute() {
+    let now = 1_795_511_882; // 10:18:02 in Paris
+    let reset = resolve(&at(10, 18, Some("Europe/Paris")), &paris(), now).unwrap();
+    assert_eq!(reset, now - 2 + 60);
+    let passed = resolve(&at(10, 17, Some("Europe/Paris")), &paris(), now).unwrap();
+    assert_eq!(
+        passed,
+        now - 62 + 60 + 86_400,
+        "a minute over is tomorrow's"
+    );
 }
 
 #[test]
@@ -71,21 +89,21 @@ fn issue_21_daylight_time_gaps_and_overlaps() {
     // 02:30 on 2026-03-29 does not exist in Paris; 02:30 on 2026-10-25 happens twice.
     assert_eq!(
         resolve(&day(2026, 3, 29, 2, 30), &rules, MORNING),
-        Some(1_774_747_800)
+        Some(1_774_747_800 + 60)
     );
     assert_eq!(
         resolve(&day(2026, 10, 25, 2, 30), &rules, MORNING),
-        Some(1_792_888_200)
+        Some(1_792_888_200 + 60)
     );
     // Southern hemisphere: Sydney's summer is January.
     let sydney = tzif::parse(&tzif(36_000, "AEST-10AEDT,M10.1.0,M4.1.0/3")).unwrap();
     assert_eq!(
         resolve(&day(2026, 7, 1, 12, 0), &sydney, MORNING),
-        Some(1_782_871_200)
+        Some(1_782_871_200 + 60)
     );
     assert_eq!(
         resolve(&day(2026, 1, 15, 3, 0), &sydney, MORNING),
-        Some(1_768_406_400)
+        Some(1_768_406_400 + 60)
     );
     // A date with no year that passed more than a day ago is next year's.
     let past = LocalTime {
@@ -112,11 +130,14 @@ fn issue_21_the_systems_database_where_it_has_the_zone() {
         ..at(12, 0, None)
     };
     // 2040 is past the file's transitions: the footer rule answers.
-    assert_eq!(resolve(&summer, &new_york, MORNING), Some(2_224_771_200));
+    assert_eq!(
+        resolve(&summer, &new_york, MORNING),
+        Some(2_224_771_200 + 60)
+    );
     let kolkata = zones.named("Asia/Kolkata").unwrap();
     assert_eq!(
         resolve(&at(10, 19, None), &kolkata, MORNING),
-        Some(1_795_495_740 + 86_400)
+        Some(1_795_495_740 + 86_400 + 60)
     );
     assert_eq!(zones.named("../../etc/passwd"), None);
     assert_eq!(zones.named("/etc/localtime"), None);
