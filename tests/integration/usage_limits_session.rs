@@ -118,8 +118,17 @@ fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it()
         );
         assert!(env.state().get("paused").is_none(), "{capture}");
 
-        // The next Stop goes on as if the limit had not been.
-        env.stop(&env.stop_input("worked on")).blocked();
+        // The next Stop goes on as if the limit had not been, and says the wait is over.
+        let next = env.stop(&env.stop_input("worked on"));
+        next.blocked();
+        let said: Value = serde_json::from_str(next.stdout.trim()).unwrap();
+        let message = said["systemMessage"].as_str().unwrap();
+        assert!(
+            message.starts_with("pagent: Ralph loop, iteration 3 of 25: ")
+                && message.contains(" · waited ")
+                && message.ends_with(" for the usage limit to reset"),
+            "{capture}: {message}"
+        );
         let after = env.state();
         assert!(after.get("limit_wait").is_none(), "{capture}");
         assert_eq!(after["iterations"], json!([3]), "{capture}");

@@ -17,6 +17,24 @@ pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) ->
 }
 
 pub(super) fn decide_unbounded(state: &State, world: &mut dyn World, now: Timestamp) -> Step {
+    let mut step = decide_after_any_wait(state, world, now);
+    // The user hears once that the session's wait for a usage limit is over.
+    if let Some(wait) = &state.limit_wait {
+        let waited = format!(
+            " · waited {} for the usage limit to reset",
+            format_duration(now.since(wait.since))
+        );
+        match &mut step.decision {
+            Decision::Block { message, .. } | Decision::Notify(message) => {
+                message.push_str(&waited);
+            }
+            Decision::Allow => {}
+        }
+    }
+    step
+}
+
+fn decide_after_any_wait(state: &State, world: &mut dyn World, now: Timestamp) -> Step {
     // A limit the session waited out: the wait ends here, and the turn is decided as
     // any other (the turn the limit cut short had no Stop and counted nothing).
     let mut next = crate::limit::end_wait(state, now);
