@@ -125,6 +125,15 @@ fn issue_21_a_claude_usage_limit_is_waited_out_and_the_same_iteration_runs_again
         "{out}"
     );
     assert_waited_and_completed(&env, &out, "claude");
+    let filters = vec![
+        (r"/tmp/[^ ]*/project", "[PROJECT]"),
+        (r"until \d\d:\d\d", "until [CLOCK]"),
+        (r"\b\d+m\d\ds\b", "[DURATION]"),
+        (r"\b\d+s\b", "[DURATION]"),
+    ];
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!(out.stdout);
+    });
     // Which pool pays, said before anything runs.
     assert!(
         out.stdout.lines().nth(1).is_some_and(|line| line
@@ -380,6 +389,20 @@ fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_wai
             ),
         "{status}"
     );
+    let filters = vec![
+        // Waited 0s or 1s by now: the header says so only from 1s on.
+        (
+            r"iteration · \d+s(, \d+s waited for usage limits| worked, \d+s waited for usage limits)?\n",
+            "iteration · [TIME]\n",
+        ),
+        (r"\(until \d\d:\d\d\)", "(until [CLOCK])"),
+        (r"\b\d+h\d\dm\b", "[DURATION]"),
+        (r"\b\d+m\d\ds\b", "[DURATION]"),
+        (r"\b\d+s\b", "[DURATION]"),
+    ];
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!(status.stdout);
+    });
     env.cmd(&["resume"]).success();
     assert!(env.state().get("limit_wait").is_none());
     let agent = env.home.join("agent/fake-agent");

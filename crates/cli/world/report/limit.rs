@@ -89,3 +89,44 @@ pub(super) fn print_limit(
         printable(&wait.why, false)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_21_status_keeps_the_time_waited_apart_from_the_time_worked() {
+        assert_eq!(time_text(4800, 0), "1h20m");
+        assert_eq!(
+            time_text(4800, 11_400),
+            "1h20m worked, 3h10m waited for usage limits"
+        );
+    }
+
+    /// Both shapes of the waiting line: a runner's wait, with its end on the machine's
+    /// clock, and a session's wait for a reset nobody named.
+    #[test]
+    fn issue_21_the_waiting_lines_of_status() {
+        let mut out = Vec::new();
+        let session = LimitReport {
+            since: Timestamp(0),
+            until: None,
+            left_secs: None,
+            until_clock: None,
+            reset_known: false,
+            why: "You've hit your session limit".into(),
+        };
+        let style = Style::for_stdout(true, false);
+        let runner = LimitReport {
+            since: Timestamp(0),
+            until: Some(Timestamp(15_112)),
+            left_secs: Some(15_052),
+            until_clock: Some("03:01".into()),
+            reset_known: true,
+            why: "You've hit your 5-hour limit · resets 3am (Europe/Paris)".into(),
+        };
+        print_limit(&runner, style, &mut out).unwrap();
+        print_limit(&session, style, &mut out).unwrap();
+        insta::assert_snapshot!(String::from_utf8(out).unwrap());
+    }
+}
