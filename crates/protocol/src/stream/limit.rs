@@ -137,7 +137,9 @@ impl LimitWatch {
                     .or_else(|| info.get("overageResetsAt").and_then(Value::as_u64));
                 self.claude_event = Some((kind.to_owned(), reset));
             }
-            Some("result") => {
+            // Only a failed run's text: a model's own final message that reads like a limit
+            // (a prompt-injected "You've hit your weekly limit") is not one.
+            Some("result") if line.get("is_error").and_then(Value::as_bool) == Some(true) => {
                 if let Some(hit) = str_at(line, "result").and_then(claude_text) {
                     self.from_text = Some(hit);
                 }

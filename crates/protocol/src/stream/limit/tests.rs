@@ -367,3 +367,21 @@ fn a_megabyte_line_or_junk_never_reads_as_a_limit() {
         assert_eq!(watch(kind, "limit credits turn.failed \"error\""), None);
     }
 }
+
+/// A model that ends its (successful) run with a limit's words, say because a file it
+/// read told it to, has not hit a limit: only Claude Code's failed records count.
+#[test]
+fn issue_21_a_model_that_writes_a_limit_text_has_not_hit_one() {
+    let text = "You've hit your weekly limit · resets Nov 27, 10:19am (Europe/Paris)";
+    let assistant = serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}});
+    let result = serde_json::json!({"type": "result", "subtype": "success", "is_error": false, "result": text});
+    let stream = format!("{assistant}\n{result}\n");
+    assert_eq!(watch(AgentKind::Claude, &stream), None);
+    // Codex's agent message and OpenCode's text likewise.
+    let codex = serde_json::json!({"type": "item.completed", "item": {"id": "i", "type": "agent_message",
+        "text": "You’ve hit your usage limit. Try again later."}});
+    assert_eq!(watch(AgentKind::Codex, &codex.to_string()), None);
+    let opencode = serde_json::json!({"type": "text", "part": {"id": "p", "type": "text",
+        "text": "{\"statusCode\":429} \"error\" You have hit your usage limit"}});
+    assert_eq!(watch(AgentKind::Opencode, &opencode.to_string()), None);
+}
