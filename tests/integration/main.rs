@@ -48,6 +48,7 @@ mod stories;
 mod story_prompts;
 mod streams;
 mod usage_limits;
+mod usage_limits_ends;
 mod usage_limits_session;
 mod user_wins;
 mod util;

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 mod wire;
 
-use wire::{chat_sse, responses_sse, sse};
+use wire::{chat_sse, responses_sse, sse, usage_limit_response};
 
 /// One scripted model turn.
 #[derive(Debug, Clone)]
@@ -372,28 +372,6 @@ fn error_response(writer: &mut TcpStream, status: u16, message: &str) -> std::io
     write!(
         writer,
         "HTTP/1.1 {status} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-}
-
-/// A 429 that says the subscription's `claim` window is spent until `reset_in` seconds
-/// from now.
-fn usage_limit_response(writer: &mut TcpStream, reset_in: u64, claim: &str) -> std::io::Result<()> {
-    let reset = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + reset_in;
-    let body = json!({"type": "error", "error": {"type": "rate_limit_error",
-        "message": "This request would exceed your account's rate limit. Please try again later."}})
-    .to_string();
-    write!(
-        writer,
-        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n\
-         anthropic-ratelimit-unified-status: rejected\r\n\
-         anthropic-ratelimit-unified-reset: {reset}\r\n\
-         anthropic-ratelimit-unified-representative-claim: {claim}\r\n\
-         request-id: req_mock_429\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
 }
