@@ -1,6 +1,6 @@
 //! The replies on the wire: one scripted reply as the Server-Sent Events stream of each
 //! API the mock serves (Anthropic Messages for Claude Code, OpenAI Responses for Codex,
-//! Chat Completions for OpenCode).
+//! Chat Completions for OpenCode), and the 429 of a subscription's spent usage window.
 
 use super::*;
 
