@@ -31,6 +31,7 @@ mod hostile_specials;
 mod install;
 mod issues;
 mod launcher;
+mod live_display;
 mod loop_json;
 mod loop_runner;
 mod never_hostage;

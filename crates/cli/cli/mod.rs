@@ -6,6 +6,7 @@ pub mod budget_args;
 pub mod env;
 pub mod exit;
 pub mod loop_args;
+pub mod screen;
 pub mod stdin_args;
 pub mod task;
 pub mod terminal;

@@ -31,6 +31,7 @@ pub mod progress;
 mod retry;
 pub mod review;
 pub mod signals;
+pub mod status_line;
 mod stories;
 mod usage;
 mod watch;

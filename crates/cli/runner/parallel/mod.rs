@@ -9,9 +9,10 @@
 //!
 //! This file is the orchestration: the run loop, `--stdin-args` and `--dry-run`'s plan.
 //! The tasks file is read in `tasks`, a child loop is started and heard from in `child`,
-//! and the rows it folds into, the live table and the summary are in `table`.
+//! the rows it folds into and the summary are in `table`, the live table in `live`.
 
 mod child;
+mod live;
 mod table;
 mod tasks;
 
@@ -25,6 +26,7 @@ use serde_json::{Value, json};
 use crate::cli::args::ParallelArgs;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
 use crate::process::{Running, SearchPath};
@@ -33,7 +35,7 @@ use crate::store::project::Project;
 
 use child::{Msg, spawn};
 pub use child::{agent_cli, budget_cli};
-use table::{Row, RowState, apply, draw, summary};
+use table::{Row, RowState, apply, summary};
 pub use tasks::{Task, read_tasks};
 
 /// Runs `tasks` to the end: N child loops at a time, the live table, the summary.
@@ -145,11 +147,11 @@ pub fn run_tasks(
             Err(_) => {}
         }
         if live {
-            drawn = draw(&rows, drawn, style, out);
+            drawn = live::draw(&rows, drawn, Size::ask(Size::from_env(env)), style, out);
         }
     }
     if live {
-        draw(&rows, drawn, style, out);
+        live::draw(&rows, drawn, Size::ask(Size::from_env(env)), style, out);
     }
     summary(&rows, style, args.json, out);
     let states: Vec<RowState> = rows.iter().map(|r| r.state).collect();
