@@ -6,102 +6,14 @@
 //! count them. Waiting is polling the screen with a deadline, never a fixed sleep. They
 //! need `tmux` (scripts/install-tools.sh installs it); without it they fail, never skip.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
 use crate::util::*;
 
-const WAIT: Duration = Duration::from_secs(60);
 const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 /// A tool call wider than any terminal, with wide and combining characters.
 const COMMAND: &str = "cargo test --workspace -- 日本語のテスト名をすべて実行する cafe\u{301} \
                        and a long tail of arguments that goes past the edge of every terminal";
-
-/// A tmux server of our own with one window of a fixed size.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(size: (u16, u16), dir: &Path, script: &Path) -> Tmux {
-        let tmux = Tmux {
-            socket: format!("pagent-it-{}-{}", std::process::id(), unique()),
-        };
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-x",
-            &size.0.to_string(),
-            "-y",
-            &size.1.to_string(),
-            "-c",
-            &dir.display().to_string(),
-            &format!("sh {}", script.display()),
-        ]);
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-u", "-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .env("LANG", "C.UTF-8")
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("cannot run tmux ({e}): scripts/install-tools.sh installs it")
-            });
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// The visible screen, one string per row (a wrapped line is two rows).
-    fn rows(&self) -> Vec<String> {
-        self.run(&["capture-pane", "-p"])
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// The screen with wrapped lines joined: what was printed, for snapshots.
-    fn joined(&self) -> String {
-        self.run(&["capture-pane", "-p", "-J"])
-    }
-
-    fn wait_until(&self, what: &str, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let rows = self.rows();
-            if ready(&rows) {
-                return rows;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited {WAIT:?} for {what}:\n{}",
-                rows.join("\n")
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
 
 /// A fake `claude -p`: reports a Bash call of [`COMMAND`], waits until the file
 /// `go/<task>.<run>` exists (task: the folder it runs in), then ends its run, with the
@@ -132,23 +44,6 @@ fn go(env: &TestEnv, name: &str) {
     std::fs::write(env.home.join("go").join(name), "").unwrap();
 }
 
-/// A script that runs `pagent ARGS` with a clean environment and then keeps the window.
-fn script(env: &TestEnv, args: &str) -> PathBuf {
-    let path = env.home.join("run.sh");
-    std::fs::write(
-        &path,
-        format!(
-            "exec env -i TERM=\"$TERM\" LANG=C.UTF-8 HOME='{home}' PAGENT_CONFIG_DIR='{config}' \
-             PATH=/usr/bin:/bin sh -c '\"$0\" \"$@\"; echo \"[exit $?]\"; exec cat' '{bin}' {args}\n",
-            home = env.home.display(),
-            config = env.config.display(),
-            bin = pagent_bin().display(),
-        ),
-    )
-    .unwrap();
-    path
-}
-
 fn spinner_rows(rows: &[String]) -> Vec<&String> {
     rows.iter().filter(|r| r.starts_with(SPINNER)).collect()
 }
@@ -158,7 +53,7 @@ fn spinner_rows(rows: &[String]) -> Vec<&String> {
 fn loop_screen(size: (u16, u16)) -> String {
     let env = TestEnv::new();
     let claude = fake_claude(&env);
-    let script = script(
+    let script = pagent_script(
         &env,
         &format!(
             "loop --agent-bin '{}' ralph 'Make every test pass'",
@@ -250,7 +145,7 @@ fn parallel_screens(
         .map(|n| format!("{n}: Fix the {n} tests\n"))
         .collect();
     env.write("tasks.txt", &tasks);
-    let script = script(
+    let script = pagent_script(
         &env,
         &format!(
             "parallel tasks.txt -j {jobs} --agent-bin '{}'",

@@ -48,6 +48,7 @@ mod status;
 mod stories;
 mod story_prompts;
 mod streams;
+mod terminal_stdin;
 mod user_wins;
 mod util;
 mod worktrees;

@@ -21,7 +21,14 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::R
     .with_fallback_size(Size::from_env(env));
     // Every way the loop ends says so in the event stream: an error too (retries used up,
     // an unwritable state, a bad workflow), which the top level then reports as usual.
-    let result = drive(global, env, args, &mut progress, io.stdin);
+    let result = drive(
+        global,
+        env,
+        args,
+        &mut progress,
+        io.stdin,
+        io.stdin_is_terminal,
+    );
     if let Err(err) = &result {
         progress.failed(&format!("{err:#}"));
     }

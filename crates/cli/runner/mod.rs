@@ -72,6 +72,7 @@ pub fn drive(
     args: LoopArgs,
     progress: &mut Progress,
     stdin: &mut dyn std::io::Read,
+    stdin_is_terminal: bool,
 ) -> anyhow::Result<ExitStatus> {
     let base = Project::resolve(global, env, None)?;
     let base_root = base.root.clone();
@@ -109,8 +110,15 @@ pub fn drive(
         }
     }
     let secret = secret::read_or_create_secret(config_dir)?;
-    let (mut state, resumed, _runner) =
-        prepare_state(&project, env, &args, &secret, &search, progress, stdin)?;
+    let (mut state, resumed, _runner) = prepare_state(
+        &project,
+        env,
+        &args,
+        &secret,
+        &search,
+        progress,
+        (stdin, stdin_is_terminal),
+    )?;
     // Set up here, taken over from the Stop hook or resumed: the register says who drives.
     let origin = if env.parallel {
         Origin::Parallel

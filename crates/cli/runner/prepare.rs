@@ -56,11 +56,16 @@ pub(super) fn prepare_state(
     secret: &[u8],
     search: &SearchPath,
     progress: &mut Progress,
-    stdin: &mut dyn std::io::Read,
+    (stdin, stdin_is_terminal): (&mut dyn std::io::Read, bool),
 ) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match &args.start {
         Some(LoopStart::Ralph(ralph_args)) => {
-            let (mut ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
+            let (mut ralph_args, task) = crate::cli::task::resolve(
+                ralph_args.clone(),
+                stdin,
+                stdin_is_terminal,
+                "pagent loop ralph",
+            )?;
             ralph_args.budget = merged_budget(args.budget, ralph_args.budget);
             let (state, notes) =
                 setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
