@@ -33,6 +33,7 @@ mod issues;
 mod launcher;
 mod live_display;
 mod loop_json;
+mod loop_options;
 mod loop_runner;
 mod never_hostage;
 mod no_progress;

@@ -277,34 +277,56 @@ pub enum AgentName {
 #[derive(Debug, Args, Clone)]
 pub struct AgentArgs {
     /// The agent CLI
-    #[arg(long, value_enum, default_value_t = AgentName::Claude)]
+    #[arg(global = true, help_heading = "Agent options", long, value_enum, default_value_t = AgentName::Claude)]
     pub agent: AgentName,
     /// Any command line as the agent, run with `sh -c`: the prompt arrives on stdin and in
     /// the file $PAGENT_PROMPT_FILE ({prompt_file} in the line is replaced by its path);
     /// its stdout is its final message
-    #[arg(long, value_name = "COMMAND")]
+    #[arg(
+        global = true,
+        help_heading = "Agent options",
+        long,
+        value_name = "COMMAND"
+    )]
     pub command: Option<String>,
     /// The agent's program [default: its name on PATH]
-    #[arg(long, value_name = "PATH")]
+    #[arg(
+        global = true,
+        help_heading = "Agent options",
+        long,
+        value_name = "PATH"
+    )]
     pub agent_bin: Option<PathBuf>,
     /// One more argument for the agent (repeatable), e.g. --agent-arg=--model --agent-arg=opus
-    #[arg(long = "agent-arg", value_name = "ARG", allow_hyphen_values = true)]
+    #[arg(
+        global = true,
+        help_heading = "Agent options",
+        long = "agent-arg",
+        value_name = "ARG",
+        allow_hyphen_values = true
+    )]
     pub agent_args: Vec<String>,
     /// Claude Code's permission mode for the agent
-    #[arg(long, value_name = "MODE", default_value = "acceptEdits")]
+    #[arg(
+        global = true,
+        help_heading = "Agent options",
+        long,
+        value_name = "MODE",
+        default_value = "acceptEdits"
+    )]
     pub permission_mode: String,
     /// Stop an iteration that runs longer than this (e.g. 45m, 2h, 90s)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
     pub iteration_timeout: Duration,
     /// Stop an agent that prints nothing for this long (the watchdog)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
     pub idle_timeout: Duration,
     /// Retries, with exponential backoff, when the agent crashes or reports an API error
     /// (not counted as iterations)
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
     pub retries: u32,
     /// The first retry's delay; each next one doubles it (at most 5m)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     pub retry_delay: Duration,
 }
 
