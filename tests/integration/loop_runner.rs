@@ -290,7 +290,10 @@ fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
 
     env.write("fast", "");
     let out = env.cmd(&["loop", "--command", "sh agent.sh"]).success();
-    assert!(out.stdout.contains("pagent loop: resuming ralph"), "{out}");
+    assert!(
+        out.stdout.contains("pagent loop: resuming a Ralph loop"),
+        "{out}"
+    );
     assert_eq!(env.state()["status"], "complete");
     assert_eq!(env.state()["iterations"], json!([1]));
     assert_eq!(actions(&env), ["ralph", "interrupted", "complete"]);

@@ -52,4 +52,5 @@ mod streams;
 mod terminal_stdin;
 mod user_wins;
 mod util;
+mod wording;
 mod worktrees;

@@ -92,7 +92,7 @@ pub(super) fn prepare_state(
         }
         None => match store::read_state(project)? {
             Some(state) if state.is_active() => {
-                let runner = runner_lock(project, Duration::ZERO)?;
+                let runner = runner_lock(project, STATUS_PROBE)?;
                 let (state, resumed) = resume(project, env, state, secret, progress)?;
                 return Ok((state, resumed, runner));
             }
@@ -133,6 +133,9 @@ fn merged_budget(outer: BudgetArgs, inner: BudgetArgs) -> BudgetArgs {
     }
 }
 
+/// How long a resuming runner waits for the runner lock: `pagent status` takes it shared
+/// for an instant to tell a running loop from an interrupted one.
+const STATUS_PROBE: Duration = Duration::from_millis(500);
 /// How long a new runner waits for a replaced one to stop.
 const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
 

@@ -138,10 +138,16 @@ impl<'a> Progress<'a> {
                     .map(|s| s.name.as_str())
                     .collect::<Vec<_>>()
                     .join(" → ");
-                let text = format!(
-                    "pagent loop: {what} {} ({stages}) with {agent} in {root}",
-                    state.workflow
-                );
+                let what_loop = match state.kind {
+                    pagent_engine::Kind::Ralph => "a Ralph loop".to_owned(),
+                    pagent_engine::Kind::Pipeline if state.stages.len() == 1 => {
+                        format!("the {} loop", state.workflow)
+                    }
+                    pagent_engine::Kind::Pipeline => {
+                        format!("the {} pipeline ({stages})", state.workflow)
+                    }
+                };
+                let text = format!("pagent loop: {what} {what_loop} with {agent} in {root}");
                 self.line(&self.style.bold(&text));
             }
         }

@@ -48,6 +48,13 @@ pub struct Report {
     budget: pagent_engine::Budget,
     /// The latest reviewer verdict of a `review` condition.
     review: Option<ReviewReport>,
+    /// An active loop driven by `pagent loop`: whether a runner drives it now (`false`
+    /// after Ctrl-C or a crash: `pagent loop` resumes it); `None` for other loops, or
+    /// when it cannot be told.
+    runner_running: Option<bool>,
+    /// The project, for the hint that resumes an interrupted loop.
+    #[serde(skip)]
+    root: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -111,10 +118,14 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
                 (std::cmp::Ordering::Equal, Status::Cancelled) => "cancelled",
                 (std::cmp::Ordering::Greater, _) => "waiting",
             };
-            // Status reads no transcript and runs no command: for those, say what is known.
+            // Status reads no transcript, runs no command and starts no reviewer: for a
+            // condition with any of those, the last stop's finding says what is known.
+            let unseen = stage.exit_when.runs_commands()
+                || stage.exit_when.promise().is_some()
+                || stage.exit_when.review().is_some();
             let progress = match (label, stage.exit_when.promise()) {
                 ("done", Some(promise)) if !evaluation.met => format!("promise {promise} made"),
-                ("current", _) if stage.exit_when.runs_commands() => state
+                ("current", _) if unseen => state
                     .last_feedback
                     .clone()
                     .unwrap_or_else(|| evaluation.summary()),
@@ -182,6 +193,17 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
             detail: r.detail.clone(),
             at: r.at.to_string(),
         }),
+        runner_running: (state.driver == Driver::Loop && state.is_active())
+            .then(|| project.runner_is_running())
+            .flatten(),
+        root: project.root.display().to_string(),
+    }
+}
+
+impl Report {
+    /// An active loop whose `pagent loop` is not running (interrupted, or crashed).
+    fn interrupted(&self) -> bool {
+        self.status == Status::Active && self.runner_running == Some(false)
     }
 }
 
@@ -190,7 +212,13 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
 fn usage_line(report: &Report) -> String {
     let usage = &report.usage;
     let mut line = if usage.reports == 0 {
-        "usage: no tokens reported by the agent yet".to_owned()
+        match report.driver {
+            Driver::Hook => {
+                "usage: no tokens counted yet (each stop reads them from the session's transcript)"
+                    .to_owned()
+            }
+            Driver::Loop => "usage: no tokens reported by the agent yet".to_owned(),
+        }
     } else {
         let t = &usage.tokens;
         format!(
@@ -233,6 +261,7 @@ fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
 pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let status = match report.status {
         Status::Active if report.paused => style.yellow("paused"),
+        Status::Active if report.interrupted() => style.yellow("interrupted"),
         Status::Active => style.yellow("active"),
         Status::Complete => style.green("complete"),
         Status::GaveUp => style.red("gave up"),
@@ -264,7 +293,7 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
         .collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     for (stage, name) in report.stages.iter().zip(&names) {
-        let label = format!("{:<9}", stage.state);
+        let label = format!("{:<9}", stage.state.replace('_', " "));
         let label = match stage.state {
             "done" => style.green(&label),
             "current" => style.yellow(&label),
@@ -285,6 +314,9 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
     match report.status {
         Status::Active => {
             let owner = match (report.driver, report.session_id.as_deref()) {
+                (Driver::Loop, _) if report.interrupted() => {
+                    "not running: its `pagent loop` was interrupted, or crashed".to_owned()
+                }
                 (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
                 (Driver::Hook, Some(session)) => {
                     format!("session: {}", printable(session, false))
@@ -302,6 +334,13 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
                 )
             };
             writeln!(out, "{owner} · {no_progress}")?;
+            if report.interrupted() {
+                writeln!(
+                    out,
+                    "`pagent loop` in {} resumes it; `pagent cancel` ends it",
+                    printable(&report.root, false)
+                )?;
+            }
             if report.paused {
                 writeln!(
                     out,

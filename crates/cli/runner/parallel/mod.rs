@@ -136,10 +136,10 @@ pub fn run_tasks(
                 if !live && !args.json {
                     let _ = writeln!(
                         out,
-                        "[{}] {} after {} iteration(s): {}",
+                        "[{}] {} after {}: {}",
                         row.task.name,
                         row.state.as_str(),
-                        row.iterations,
+                        pagent_engine::count(row.iterations, "iteration"),
                         row.detail
                     );
                 }
