@@ -213,6 +213,10 @@ pub struct UninstallArgs {
     /// The Claude Code CLI [default: `claude` on PATH]
     #[arg(long, value_name = "PATH")]
     pub claude: Option<PathBuf>,
+    /// Also remove pagent's config folder: your settings (config.json), the trust list,
+    /// the secret that seals loop states and the register of loops
+    #[arg(long)]
+    pub purge: bool,
 }
 
 #[derive(Debug, Args, Clone, Default)]
