@@ -50,6 +50,7 @@ mod stories;
 mod story_prompts;
 mod streams;
 mod terminal_stdin;
+mod texts;
 mod user_wins;
 mod util;
 mod wording;

@@ -1,6 +1,7 @@
 //! The command line: arguments (and the slash commands' arguments on stdin), the
 //! environment pagent reads, exit codes, and what the user sees on the terminal.
 
+pub mod agent_args;
 pub mod args;
 pub mod budget_args;
 pub mod env;

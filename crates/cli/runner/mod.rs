@@ -37,10 +37,8 @@ mod usage;
 mod watch;
 pub mod worktree;
 
-use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
 use pagent_engine::prompt::first_prompt;
 use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, decide_iteration};
 
@@ -48,7 +46,7 @@ use crate::cli::args::{Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
-use crate::process::{Launch, SearchPath};
+use crate::process::SearchPath;
 use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
@@ -91,8 +89,9 @@ pub fn drive(
     if let (Some(tree), Some(setup_line)) = (&tree, &args.setup)
         && tree.created
     {
-        run_setup(&project.root, setup_line, &search)?;
+        worktree::run_setup(&project.root, setup_line, &search)?;
     }
+    prepare::refuse_nothing_to_resume(&project, &args)?;
     let agent = agent_spec(&args.agent, env, &search)?;
     let config_dir = env.config_dir.as_deref();
     // The agent reads the project's own configuration: what can run commands needs trust
@@ -327,23 +326,6 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
         },
         deadline: None,
     }
-}
-
-fn run_setup(root: &Path, line: &str, search: &SearchPath) -> anyhow::Result<()> {
-    let code = Launch::shell(line, root, search)
-        .in_callers_group()
-        .status()
-        .with_context(|| format!("cannot run the setup command `{line}`"))?;
-    anyhow::ensure!(
-        code == Some(0),
-        "the setup command `{line}` failed ({}) in {}",
-        code.map_or_else(
-            || "killed by a signal".to_owned(),
-            |c| format!("exit code {c}")
-        ),
-        root.display()
-    );
-    Ok(())
 }
 
 /// Push and open a pull request, as asked; any failure is reported and makes the exit

@@ -102,10 +102,7 @@ pub(super) fn prepare_state(
                     notes.lines().iter().for_each(|l| progress.note(l));
                     (state, false, Action::Stories)
                 }
-                None => bail!(
-                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD`, `pagent loop --stories tasks.md` or `pagent loop --issues label:ready`",
-                    project.root.display()
-                ),
+                None => bail!(nothing_to_resume(project)),
             },
         },
     };
@@ -121,6 +118,23 @@ pub(super) fn prepare_state(
     )?;
     let runner = runner_lock(project, RUNNER_HANDOVER)?;
     Ok((state, false, runner))
+}
+
+/// `pagent loop` with nothing to start and no active loop to resume, checked before
+/// anything else (the agent, trust) so that this is what the user hears.
+pub(super) fn refuse_nothing_to_resume(project: &Project, args: &LoopArgs) -> anyhow::Result<()> {
+    let starts = args.start.is_some() || args.stories.is_some() || args.issues.is_some();
+    if starts || store::read_state(project)?.is_some_and(|s| s.is_active()) {
+        return Ok(());
+    }
+    bail!(nothing_to_resume(project))
+}
+
+fn nothing_to_resume(project: &Project) -> String {
+    format!(
+        "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD`, `pagent loop --stories tasks.md` or `pagent loop --issues label:ready`",
+        project.root.display()
+    )
 }
 
 /// `pagent loop --max-tokens N ralph ...` and `pagent loop ralph --max-tokens N ...` both
