@@ -7,10 +7,11 @@
 //! command names written. Without `claude` on PATH only the binary is put in place.
 //! Uninstall removes each of those, says what it removed, and then what the first install
 //! created and is empty again (see `install/mod.rs`); what it leaves it names, with the
-//! reason, and `--purge` takes pagent's config folder too (see `install/leftovers.rs`). A folder is replaced or removed only
-//! when it carries pagent's marker (`install::MARKER`); one that does not is left, and
-//! both commands say so. `scripts/install.sh` builds from
-//! source and then runs this; `npx pagent install` runs it from the npm package.
+//! reason, and `--purge` takes pagent's config folder too (see `install/leftovers.rs`).
+//! A folder is replaced or removed only when it carries pagent's marker
+//! (`install::MARKER`); one that does not is left, and both commands say so.
+//! `scripts/install.sh` builds from source and then runs this; `npx pagent install` runs
+//! it from the npm package.
 
 use std::cell::RefCell;
 use std::io::Write;
