@@ -102,10 +102,14 @@ fn item_11_a_failed_check_reprompt_opens_with_a_sentence() {
     env.write("config.json", "{\"a\": 1,,}\n");
     let context = env.post_tool_use("Write", "config.json", &[]).context();
     assert!(context.is_some(), "the check found nothing");
+    let without_promise = env.stop(&env.stop_input("Config half written.")).blocked();
     let reason = env
         .stop(&env.stop_input("Config written.\n<promise>DONE</promise>"))
         .blocked();
-    snapshot("failed_check", &reason);
+    snapshot(
+        "failed_check",
+        &format!("{without_promise}\n--- with the promise ---\n{reason}"),
+    );
 }
 
 #[test]
