@@ -11,6 +11,7 @@
 )]
 
 mod all_loops;
+mod architecture;
 mod backpressure;
 mod budgets;
 mod checkers;

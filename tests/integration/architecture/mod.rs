@@ -1,0 +1,188 @@
+//! The rooms of `crates/cli` form a strict stack (issue 22), and this test keeps them so:
+//! every `crate::` and `super::` path in every source file (comments and strings aside)
+//! is an arrow from the file's room to the room it names, and an arrow the stack forbids
+//! fails the test with the file, the line and the arrow.
+//!
+//! The stack, top to bottom (a room may name the rooms below it, never one above, and
+//! never a sibling on its own tier):
+//!
+//! ```text
+//! entry      main.rs, lib.rs, dispatch.rs    wiring: may name anything
+//! cmd        one thin file per subcommand     (none names another)
+//! use cases  runner, slash, dashboard, install
+//! setup      turning a plan into a new loop   (the runner starts loops too)
+//! session    applying an outcome: lock, re-read, compare-and-swap, log, notify
+//! world      the engine's World over the disk: probes, checks, fingerprint, transcript
+//! store      state file, secret, trust, event log, config
+//! process    the process door
+//! door       the file door (store/door)
+//! ```
+//!
+//! Beside the stack, `cli/` is the command line's edge: its arguments (`cli::args` and
+//! the other parsers) are read by `cmd/`, `setup/` and `slash/` only, which turn them
+//! into plan values for the rooms below; its output and environment (`ui`, `terminal`,
+//! `screen`, `exit`, `costs`, and `io`'s streams and clock) reach down to `world` at most;
+//! the captured environment (`cli::env`, a value) down to the store. The store and the
+//! doors neither print, read the clock, nor know clap. The edge itself names only itself
+//! and the doors.
+//!
+//! A room that is not in [`ROOMS`] fails the test: a new folder has to find its tier.
+
+mod rules;
+mod scan;
+
+use std::path::{Path, PathBuf};
+
+use rules::{Arrow, check_source};
+
+/// Where the rooms live.
+fn cli_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/cli")
+}
+
+/// Every `.rs` file under `dir`, relative to it, sorted.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every forbidden arrow in the tree at `dir`.
+fn forbidden_arrows(dir: &Path) -> Vec<Arrow> {
+    sources(dir)
+        .iter()
+        .flat_map(|rel| check_source(rel, &std::fs::read_to_string(dir.join(rel)).unwrap()))
+        .collect()
+}
+
+/// Arrows the stack forbids that the code still has, each named "file: from -> to".
+/// Issue 22 removes them one by one; an entry that no longer matches an arrow in the code
+/// fails the test too, so this list only ever shrinks.
+const KNOWN: &[&str] = &[
+    "io.rs: io -> session",
+    "notify.rs: notify -> cli::args",
+    "process/path.rs: process -> store",
+    "runner/finish.rs: runner -> cli::args",
+    "runner/limit.rs: runner -> cli::args",
+    "runner/mod.rs: runner -> cli::args",
+    "runner/parallel/child.rs: runner -> cli::args",
+    "runner/parallel/merge/mod.rs: runner -> cli::args",
+    "runner/parallel/mod.rs: runner -> cli::args",
+    "runner/prepare.rs: runner -> cli::args",
+    "runner/prepare.rs: runner -> cli::task",
+    "runner/retry.rs: runner -> cli::args",
+    "runner/stories.rs: runner -> cli::args",
+    "runner/usage.rs: runner -> cli::args",
+    "session/control.rs: session -> notify",
+    "session.rs: session -> runner",
+    "store/mod.rs: store -> cli::ui",
+    "store/project.rs: store -> cli::args",
+    "store/setup/build.rs: store::setup -> cli::args",
+    "world/mod.rs: world -> runner",
+];
+
+fn report(arrows: &[Arrow]) -> String {
+    arrows
+        .iter()
+        .map(|a| format!("  {a}\n"))
+        .collect::<String>()
+}
+
+#[test]
+fn issue_22_the_rooms_of_crates_cli_form_a_strict_stack() {
+    let arrows = forbidden_arrows(&cli_dir());
+    let new: Vec<Arrow> = arrows
+        .iter()
+        .filter(|a| !KNOWN.contains(&a.key().as_str()))
+        .cloned()
+        .collect();
+    let gone: Vec<&&str> = KNOWN
+        .iter()
+        .filter(|k| !arrows.iter().any(|a| a.key() == **k))
+        .collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "the rooms of crates/cli must form a strict stack (see tests/integration/architecture/mod.rs)\n\
+         forbidden arrows:\n{}entries of KNOWN that no longer match the code (remove them):\n{gone:#?}",
+        report(&new),
+    );
+}
+
+#[test]
+fn issue_22_a_planted_upward_import_fails_with_file_line_and_arrow() {
+    // A copy of a real store file with one line planted: the store printing through the
+    // command line's output edge.
+    let rel = Path::new("store/eventlog.rs");
+    let real = std::fs::read_to_string(cli_dir().join(rel)).unwrap();
+    assert!(
+        check_source(rel, &real).is_empty(),
+        "{}",
+        report(&check_source(rel, &real))
+    );
+    let planted =
+        format!("{real}\nfn planted() {{\n    crate::cli::ui::warn(todo!(), \"x\");\n}}\n");
+    let line = planted.lines().count() - 1;
+    let arrows = check_source(rel, &planted);
+    let shown = report(&arrows);
+    assert_eq!(
+        shown,
+        format!(
+            "  store/eventlog.rs:{line}: store -> cli::ui (the store and the doors neither \
+             print, read the clock nor know the command line)\n"
+        )
+    );
+}
+
+#[test]
+fn issue_22_comments_strings_and_sibling_paths_are_read_right() {
+    let src = r##"
+//! crate::runner is named in a comment only
+use crate::store::{self, door::Dir, project::{Project, STATE_FILE}};
+use crate::cmd::status as other;
+const S: &str = "crate::runner::x";
+const R: &str = r#"crate::runner "quoted" "#;
+fn f<'a>(c: char) -> bool { c == '"' && crate::world::probe::x() }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::super::cli::args::Global;
+}
+"##;
+    let rel = Path::new("cmd/run.rs");
+    let got: Vec<String> = check_source(rel, src)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        vec!["cmd/run.rs:4: cmd::run -> cmd::status (no subcommand names another)".to_owned(),]
+    );
+    let named: Vec<String> = scan::named_paths(src, &["cmd".into(), "run".into()])
+        .iter()
+        .map(|n| format!("{}:{}", n.line, n.path.join("::")))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "3:store",
+            "3:store::door::Dir",
+            "3:store::project::Project",
+            "3:store::project::STATE_FILE",
+            "4:cmd::status",
+            "7:world::probe::x",
+            "10:cmd::run",
+            "11:cli::args::Global",
+        ]
+    );
+}
