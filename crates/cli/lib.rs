@@ -8,6 +8,7 @@
 //! Nothing here exits the process: [`run`] returns an [`ExitStatus`], and nothing maps to
 //! exit code 2, which Claude Code reads as "block".
 
+mod agent;
 mod cli;
 mod cmd;
 mod dashboard;

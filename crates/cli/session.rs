@@ -54,7 +54,7 @@ pub fn apply(
         }
         None => decided_on.clone(),
     };
-    if let Some(verdict) = crate::runner::review::new_verdict(decided_on, &now_on_disk) {
+    if let Some(verdict) = crate::agent::review::new_verdict(decided_on, &now_on_disk) {
         // A reviewer ran in this decision: its verdict is a line of its own, before the
         // decision it led to.
         let entry = pagent_engine::LogEntry {

@@ -22,12 +22,12 @@ use pagent_engine::{Decision, StopEvent, decide_stop};
 use pagent_protocol::{HookInput, HookOutput};
 use sha2::{Digest, Sha256};
 
+use crate::agent::review::ReviewSetup;
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, now, read_hook_input};
-use crate::runner::review::ReviewSetup;
 use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
 use crate::store::project::{self, Project};

@@ -7,8 +7,9 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
+use crate::process::signals;
+use crate::runner::drive;
 use crate::runner::progress::{Mode, Progress};
-use crate::runner::{drive, signals};
 
 pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     signals::install();

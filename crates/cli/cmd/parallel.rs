@@ -10,8 +10,8 @@ use crate::cli::args::{Global, ParallelArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::Io;
+use crate::process::signals;
 use crate::runner::parallel::{Task, agent_cli, read_tasks_and_bytes, run_tasks};
-use crate::runner::signals;
 use crate::store::consent;
 use crate::store::project::Project;
 

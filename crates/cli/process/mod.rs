@@ -39,6 +39,7 @@
 mod isolate;
 mod path;
 mod run;
+pub mod signals;
 mod spawn;
 mod sys;
 

@@ -22,7 +22,6 @@
 //! iteration, the pull request's `Closes #N`), `github` the one place `gh` starts.
 //! Each decision is applied like the Stop hook's (`session::apply`).
 
-pub mod agent;
 mod finish;
 mod github;
 mod limit;
@@ -32,8 +31,6 @@ mod pause;
 mod prepare;
 pub mod progress;
 mod retry;
-pub mod review;
-pub mod signals;
 pub mod status_line;
 mod stories;
 mod usage;
@@ -45,12 +42,12 @@ use std::time::Duration;
 use pagent_engine::prompt::first_prompt;
 use pagent_engine::{Decision, Status, decide_iteration};
 
+use crate::agent::{AgentSpec, End, Limits, review};
 use crate::cli::args::{Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
 use crate::process::SearchPath;
-use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
 use crate::store::consent;

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use pagent_engine::{Outcome, State};
 
+use crate::process::signals;
 use crate::runner::progress::Progress;
-use crate::runner::signals;
 use crate::runner::watch::ended_elsewhere;
 use crate::session;
 use crate::store;

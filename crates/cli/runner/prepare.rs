@@ -9,10 +9,10 @@ use anyhow::{Context, bail};
 use pagent_engine::{Action, Driver, State};
 
 use super::stories::stories_spec;
+use crate::agent::AgentSpec;
 use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::process::{Program, SearchPath};
-use crate::runner::agent::AgentSpec;
 use crate::runner::progress::Progress;
 use crate::store::project::{Project, RUNNER_LOCK};
 use crate::store::{self, Applied, door, setup};

@@ -14,13 +14,13 @@ use anyhow::{Context, bail};
 use pagent_engine::{Action, LogEntry, State};
 use pagent_protocol::stream::{LimitHit, UsageRecord};
 
+use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::cli::args::AgentArgs;
 use crate::cli::env;
 use crate::io::now;
 use crate::process::SearchPath;
-use crate::runner::agent::{self, AgentRun, AgentSpec, End, Limits};
+use crate::process::signals;
 use crate::runner::progress::Progress;
-use crate::runner::signals;
 use crate::session;
 use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNS_DIR};

@@ -7,8 +7,8 @@ use std::time::Duration;
 use pagent_engine::{State, Timestamp};
 use pagent_protocol::stream::UsageRecord;
 
+use crate::agent::Limits;
 use crate::cli::args::AgentArgs;
-use crate::runner::agent::Limits;
 
 /// `state` with a run's usage records added (each priced when the agent gave no cost).
 pub(super) fn metered(

@@ -12,7 +12,7 @@
 //! `--trust` in the same step); a folder is trusted as the manifest of its files.
 //!
 //! A `--command` agent is the user's own command line: what it reads is its business.
-//! The reviewer never reads the project's configuration at all (`runner::review`).
+//! The reviewer never reads the project's configuration at all (`agent::review`).
 
 use std::path::{Path, PathBuf};
 

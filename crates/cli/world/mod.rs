@@ -19,7 +19,7 @@ use pagent_engine::{
     Check, CheckOutcome, Probe, RelPath, ReviewOutcome, ReviewRequest, State, World,
 };
 
-use crate::runner::review::ReviewSetup;
+use crate::agent::review::ReviewSetup;
 use crate::store::project::Project;
 
 /// Larger files are not read as text (a PRD's stories are small).
@@ -205,7 +205,7 @@ impl World for FsWorld<'_> {
             Err(_) => true,
         };
         let label = format!("{}-{}", self.stage, crate::io::now().0);
-        crate::runner::review::run_review(
+        crate::agent::review::run_review(
             project,
             request,
             setup,

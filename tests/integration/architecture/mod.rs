@@ -13,6 +13,8 @@
 //! setup      turning a plan into a new loop   (the runner starts loops too)
 //! session    applying an outcome: lock, re-read, compare-and-swap, log, notify
 //! world      the engine's World over the disk: probes, checks, fingerprint, transcript
+//! agent      one agent process (a loop's worker, a reviewer): the hook's world and the
+//!            runner both start them
 //! store      state file, secret, trust, event log, config
 //! process    the process door
 //! door       the file door (store/door)
@@ -85,11 +87,9 @@ const KNOWN: &[&str] = &[
     "runner/stories.rs: runner -> cli::args",
     "runner/usage.rs: runner -> cli::args",
     "session/control.rs: session -> notify",
-    "session.rs: session -> runner",
     "store/mod.rs: store -> cli::ui",
     "store/project.rs: store -> cli::args",
     "store/setup/build.rs: store::setup -> cli::args",
-    "world/mod.rs: world -> runner",
 ];
 
 fn report(arrows: &[Arrow]) -> String {

@@ -24,9 +24,10 @@ pub const ROOMS: &[(&str, Room)] = &[
     // The loop-end notice, a second room on the session's tier until it moves into it.
     ("notify", Room::Tier(4)),
     ("world", Room::Tier(5)),
-    ("store", Room::Tier(6)),
-    ("process", Room::Tier(7)),
-    ("store::door", Room::Tier(8)),
+    ("agent", Room::Tier(6)),
+    ("store", Room::Tier(7)),
+    ("process", Room::Tier(8)),
+    ("store::door", Room::Tier(9)),
     ("cli", Room::Edge),
     ("io", Room::Edge),
     ("cli::args", Room::Args),
@@ -39,7 +40,7 @@ pub const ROOMS: &[(&str, Room)] = &[
     ("cli::env", Room::Value),
 ];
 
-const STORE: u8 = 6;
+const STORE: u8 = 7;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Room {

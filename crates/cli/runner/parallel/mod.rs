@@ -38,8 +38,8 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
+use crate::process::signals;
 use crate::process::{Running, SearchPath};
-use crate::runner::signals;
 use crate::store::project::Project;
 
 use child::{Msg, spawn};

@@ -12,6 +12,7 @@
 //! memory bounded, is [`reader`].
 
 mod reader;
+pub mod review;
 mod spec;
 
 use std::fs::File;
@@ -26,8 +27,8 @@ use pagent_protocol::stream::{
 };
 
 use crate::cli::env;
+use crate::process::signals;
 use crate::process::{Input, SearchPath, Streams};
-use crate::runner::signals;
 
 use reader::{Msg, spawn_reader};
 pub use spec::AgentSpec;

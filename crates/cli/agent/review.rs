@@ -33,9 +33,9 @@ use std::time::{Duration, Instant};
 use pagent_engine::{CheckShape, ReviewOutcome, ReviewRecord, ReviewRequest, Reviewer, State};
 use pagent_protocol::stream::AgentKind;
 
+use crate::agent::{self, AgentSpec, End, Limits};
 use crate::cli::env;
 use crate::process::{Program, SearchPath};
-use crate::runner::agent::{self, AgentSpec, End, Limits};
 use crate::store::project::{Project, RUNS_DIR};
 
 /// The Stop hook's `timeout` in `hooks/hooks.json` (a test keeps them equal).
