@@ -2,7 +2,8 @@
 //!
 //! `run` owns the error policy. Usage errors print clap's message and exit 1 (never 2);
 //! help and version exit 0; a subcommand's error is reported once, at the top. The hooks
-//! have their own, stricter policy (fail open) in `cmd/hook_*.rs`.
+//! have their own, stricter policy (fail open) in `cmd/hook_*.rs`. The hooks' fast path
+//! ([`hook_fast_path`]) is here too: `main` asks it before anything is parsed.
 
 use clap::Parser;
 use clap::error::ErrorKind;
@@ -10,7 +11,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use crate::cli::args::{Cli, Command, HookCommand};
-use crate::cli::env::Env;
+use crate::cli::env::{self, Env};
 use crate::cli::exit::ExitStatus;
 use crate::cli::terminal::Edge;
 use crate::cli::ui;
@@ -20,6 +21,7 @@ use crate::cmd::{
     trust,
 };
 use crate::io::Io;
+use crate::session::{Hook, hook_stands_aside};
 
 /// Runs one pagent command: `args` as the process got them (the program name first),
 /// `env` as [`Env::capture`] read it, the streams in `io`. Tests call this in-process.
@@ -158,4 +160,39 @@ fn from_slash(
         }
         other => other,
     }
+}
+
+/// The hooks' common case, decided before anything else is parsed: Claude Code names the
+/// project in `CLAUDE_PROJECT_DIR` and there is no state file, so there is nothing to do.
+/// This runs on every Stop and every tool call of every session; it reads two or three
+/// environment variables and checks one or two paths. `None` means "take the full path".
+pub fn hook_fast_path() -> Option<ExitStatus> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(hook), Some(event), None) = (args.next(), args.next(), args.next()) else {
+        return None;
+    };
+    if hook != "hook" {
+        return None;
+    }
+    let hook = match event.to_str() {
+        Some("stop") => Hook::Stop,
+        Some("stop-failure") => Hook::StopFailure,
+        Some("user-prompt-submit") => Hook::UserPrompt,
+        Some("compact") => Hook::Compact,
+        Some("post-tool-use") => Hook::PostToolUse,
+        _ => return None,
+    };
+    let driver = std::env::var(env::PAGENT_DRIVER).ok();
+    let root = std::env::var_os(env::CLAUDE_PROJECT_DIR).filter(|r| !r.is_empty());
+    // The config folder matters only to PostToolUse without a state file.
+    let config_dir = (hook == Hook::PostToolUse)
+        .then(Env::capture_config_dir)
+        .flatten();
+    hook_stands_aside(
+        hook,
+        driver.as_deref().and_then(env::parse_driver),
+        root.as_deref().map(std::path::Path::new),
+        config_dir.as_deref(),
+    )
+    .then_some(ExitStatus::Success)
 }

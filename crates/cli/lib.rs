@@ -26,8 +26,8 @@ pub use world::{transcript, usage};
 
 pub use cli::env::Env;
 pub use cli::exit::ExitStatus;
-pub use dispatch::run;
-pub use io::{Io, hook_fast_path};
+pub use dispatch::{hook_fast_path, run};
+pub use io::Io;
 
 /// Reports a panic caught by `main` (the message itself was printed by the panic hook).
 pub fn report_panic(stderr: &mut dyn std::io::Write) {

@@ -110,7 +110,7 @@ pub enum Hook {
 }
 
 /// The hooks' short-cut, decided before a hook reads its input, and in one place for the
-/// binary's fast path (`io::hook_fast_path`) and every hook's own run:
+/// binary's fast path (`dispatch::hook_fast_path`) and every hook's own run:
 /// - inside an agent `pagent loop` started (`driver`), the Stop, prompt and compaction
 ///   hooks stand aside: the runner drives that loop from outside (edits are still
 ///   checked, by the loop's own settings);

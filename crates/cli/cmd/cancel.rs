@@ -17,7 +17,7 @@ use crate::session::control;
 use crate::store::project::Project;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     let done = control::cancel(&project, env, env.session_id.as_deref(), io.stderr)?;
     writeln!(io.stdout, "{}", done.message(&project.root))?;
     Ok(ExitStatus::Success)

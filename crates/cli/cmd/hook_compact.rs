@@ -18,7 +18,7 @@ use crate::store;
 use crate::store::project::{self, Project};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global, env);
+    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
     if session::hook_stands_aside(
         Hook::Compact,
         env.driver,
@@ -44,7 +44,7 @@ fn mark(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
     {
         return Ok(());
     }
-    let project = Project::resolve(global, env, input.cwd.as_deref())?;
+    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
     store::update_own_loop(
         &project,

@@ -38,7 +38,7 @@ struct Said {
 }
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global, env);
+    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
     if session::hook_stands_aside(
         Hook::PostToolUse,
         env.driver,
@@ -83,7 +83,7 @@ fn check_edit(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Said> {
     let Some(file) = edited_file(input.tool_name.as_deref(), input.tool_input.as_ref()) else {
         return Ok(Said::default());
     };
-    let project = Project::resolve(global, env, input.cwd.as_deref())?;
+    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
     let session = input.session_id.as_deref();
     let config_dir = env.config_dir.as_deref();
     let user = match config::user_config_path(config_dir).map(|p| config::read_config(&p)) {

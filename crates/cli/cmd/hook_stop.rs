@@ -35,7 +35,7 @@ use crate::store::{self, Ownership, user};
 use crate::world::FsWorld;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global, env);
+    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
     if session::hook_stands_aside(
         Hook::Stop,
         env.driver,
@@ -69,7 +69,7 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
 
 fn decide(global: &Global, env: &Env, started: Instant, io: &mut Io) -> anyhow::Result<HookOutput> {
     let input = read_hook_input(io.stdin)?;
-    let project = Project::resolve(global, env, input.cwd.as_deref())?;
+    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
     decide_on(&project, &input, env, started, io.stderr)
 }
 

@@ -32,7 +32,7 @@ use crate::store::{self, Ownership};
 use crate::world::zone::{self, Zones};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global, env);
+    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
     if session::hook_stands_aside(
         Hook::StopFailure,
         env.driver,
@@ -64,7 +64,7 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
 
 fn decide(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<HookOutput> {
     let input = read_hook_input(io.stdin)?;
-    let project = Project::resolve(global, env, input.cwd.as_deref())?;
+    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
     let config_dir = env.config_dir.as_deref();
     let Some(state) = store::read_state(&project)?.filter(pagent_engine::State::is_active) else {
         return Ok(HookOutput::default());

@@ -21,7 +21,7 @@ use crate::store::eventlog::Event;
 use crate::store::project::{self, Project};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global, env);
+    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
     if session::hook_stands_aside(
         Hook::UserPrompt,
         env.driver,
@@ -44,7 +44,7 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
 
 fn pause_if_typed(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
     let input = read_hook_input(io.stdin)?;
-    let project = Project::resolve(global, env, input.cwd.as_deref())?;
+    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
     let prompt = input.prompt.clone().unwrap_or_default();
     let now = now();

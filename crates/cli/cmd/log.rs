@@ -11,7 +11,7 @@ use crate::store::eventlog::read_events;
 use crate::store::project::Project;
 
 pub fn run(global: &Global, env: &Env, args: &LogArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     let (events, bad) = read_events(&project)?;
     let skip = args.tail.map_or(0, |n| events.len().saturating_sub(n));
     let style = Style::for_stdout(env.no_color, io.stdout_is_terminal);

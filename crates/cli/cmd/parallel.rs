@@ -29,7 +29,7 @@ pub fn run(
         args
     };
     signals::install();
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     crate::store::git::discover(&project.root)
         .context("pagent parallel needs a git repository (each task gets a worktree)")?;
     let Some(tasks_file) = &args.tasks else {

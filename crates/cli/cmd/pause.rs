@@ -14,7 +14,7 @@ use crate::store::project::Project;
 pub const WHY: &str = "you paused it (`pagent pause`)";
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     let done = control::pause(&project, env, WHY, io.stderr)?;
     writeln!(io.stdout, "{}", done.message())?;
     Ok(ExitStatus::Success)

@@ -9,7 +9,7 @@ use crate::store::project::Project;
 use crate::{cli::ui, store};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     let Some(state) = store::read_state(&project)? else {
         writeln!(io.stdout, "pagent: no loop in this project.")?;
         return Ok(ExitStatus::Success);

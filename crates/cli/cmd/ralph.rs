@@ -16,7 +16,7 @@ use crate::store::setup;
 pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let slash = args.stdin_args;
     let (args, task) = task::resolve(args, io.stdin, io.stdin_is_terminal, "pagent ralph")?;
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     let (state, notes) = setup::build::ralph(&project, env, &args, task, Driver::Hook)?;
     let install = if slash {
         setup::install_state_from_slash

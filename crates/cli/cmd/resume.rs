@@ -15,7 +15,7 @@ use crate::session::control::{self, Resumed};
 use crate::store::project::Project;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     let done = control::resume(&project, env, env.session_id.as_deref(), io.stderr)?;
     let resumed = match &done {
         Resumed::Done { state, .. } => state,

@@ -19,7 +19,7 @@ pub fn run(global: &Global, env: &Env, args: RunArgs, io: &mut Io) -> anyhow::Re
     } else {
         args
     };
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     if let Some(spec) = setup::build::stories_spec_of(&args, Driver::Hook)? {
         let (state, notes) = setup::stories::stories(&project, env, &spec)?;
         return start_stories(&project, env, state, &notes, args.force, slash, io);

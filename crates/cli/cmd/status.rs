@@ -33,7 +33,7 @@ pub fn run(
         }
         return Ok(ExitStatus::Success);
     }
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     if args.pause {
         // Claude Code may run the command's `!` line before the UserPromptSubmit hook
         // records the pause; doing it here makes the report true either way.

@@ -21,7 +21,7 @@ pub fn run(
     args: &TrustArgs,
     io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global, env, None)?;
+    let project = Project::resolve(global.project.as_deref(), env, None)?;
     let config_dir = env.config_dir.as_deref();
     let cwd = env
         .current_dir

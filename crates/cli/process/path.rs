@@ -30,7 +30,7 @@ impl SearchPath {
             .map(|p| door::canonical(p).unwrap_or_else(|_| p.to_path_buf()))
             .collect();
         if !projects.is_empty()
-            && let Some(home) = crate::store::project::passwd_home()
+            && let Some(home) = door::passwd_home()
         {
             projects.retain(|p| !home.starts_with(p));
         }

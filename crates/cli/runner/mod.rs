@@ -72,7 +72,7 @@ pub fn drive(
     stdin: &mut dyn std::io::Read,
     stdin_is_terminal: bool,
 ) -> anyhow::Result<ExitStatus> {
-    let base = Project::resolve(global, env, None)?;
+    let base = Project::resolve(global.project.as_deref(), env, None)?;
     let base_root = base.root.clone();
     let tree = args
         .worktree

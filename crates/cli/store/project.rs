@@ -26,7 +26,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::store::door::{self, Dir};
 
@@ -50,15 +49,21 @@ pub struct Project {
     dir: Arc<Dir>,
 }
 
-/// The root named by the flag or Claude Code's environment, before any stdin is read.
-pub fn root_from_flag_or_env(global: &Global, env: &Env) -> Option<PathBuf> {
-    global.project.clone().or_else(|| env.project_dir.clone())
+/// The root named by the flag (`--project`, as `cmd/` read it) or Claude Code's
+/// environment, before any stdin is read.
+pub fn root_from_flag_or_env(flag: Option<&Path>, env: &Env) -> Option<PathBuf> {
+    flag.map(Path::to_path_buf)
+        .or_else(|| env.project_dir.clone())
 }
 
 impl Project {
     /// `--project`, else `CLAUDE_PROJECT_DIR`, else `hook_cwd`, else the current folder.
-    pub fn resolve(global: &Global, env: &Env, hook_cwd: Option<&Path>) -> anyhow::Result<Project> {
-        let chosen = root_from_flag_or_env(global, env)
+    pub fn resolve(
+        flag: Option<&Path>,
+        env: &Env,
+        hook_cwd: Option<&Path>,
+    ) -> anyhow::Result<Project> {
+        let chosen = root_from_flag_or_env(flag, env)
             .or_else(|| hook_cwd.map(Path::to_path_buf))
             .or_else(|| env.current_dir.clone())
             .context("cannot tell which project to use: pass --project DIR")?;
@@ -77,8 +82,8 @@ impl Project {
     /// is the user's home folder itself (or above it), whose `.config` is legitimately
     /// inside; the home comes from the password database, which no setting can change.
     fn refuse_config_inside(&self, config: &Path, cwd: Option<&Path>) -> anyhow::Result<()> {
-        let config = absolute_real(config, cwd.unwrap_or(&self.root));
-        if config_may_live_at(&self.root, &config, passwd_home().as_deref()) {
+        let config = door::absolute_real(config, cwd.unwrap_or(&self.root));
+        if config_may_live_at(&self.root, &config, door::passwd_home().as_deref()) {
             return Ok(());
         }
         anyhow::bail!(
@@ -127,73 +132,11 @@ impl Project {
     }
 }
 
-/// `path` made absolute against `base`, with its longest existing ancestor's symlinks
-/// resolved and `.`/`..` folded, so neither a relative path nor a `..` hides where it is.
-fn absolute_real(path: &Path, base: &Path) -> PathBuf {
-    use std::path::Component;
-    let joined = base.join(path);
-    let mut folded = PathBuf::new();
-    for part in joined.components() {
-        match part {
-            Component::ParentDir => {
-                folded.pop();
-            }
-            Component::CurDir => {}
-            other => folded.push(other),
-        }
-    }
-    let mut existing = folded.clone();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = door::canonical(&existing) {
-            return rest.iter().rev().fold(real, |p: PathBuf, c| p.join(c));
-        }
-        match (
-            existing.file_name().map(ToOwned::to_owned),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return folded,
-        }
-    }
-}
-
 /// Whether pagent's config folder may be `config` for a project at `root`: anywhere
 /// outside the project, or inside it only when the project is the user's home (or an
 /// ancestor of it).
 fn config_may_live_at(root: &Path, config: &Path, home: Option<&Path>) -> bool {
     !config.starts_with(root) || home.is_some_and(|home| home.starts_with(root))
-}
-
-/// The user's home folder from the password database (not `$HOME`, which a project's
-/// settings can set).
-pub fn passwd_home() -> Option<PathBuf> {
-    use std::ffi::CStr;
-    use std::os::unix::ffi::OsStrExt as _;
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids).
-    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call and `buf` outlives `entry`'s use.
-    let rc = unsafe {
-        libc::getpwuid_r(
-            libc::getuid(),
-            &raw mut entry,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &raw mut found,
-        )
-    };
-    if rc != 0 || found.is_null() || entry.pw_dir.is_null() {
-        return None;
-    }
-    // SAFETY: on success `pw_dir` points at a NUL-terminated string inside `buf`.
-    let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
-    let dir = Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes()));
-    Some(absolute_real(dir, Path::new("/")))
 }
 
 #[cfg(test)]
@@ -220,23 +163,5 @@ mod config_place_tests {
                 "{root} {config}"
             );
         }
-    }
-
-    #[test]
-    fn relative_and_dotted_config_paths_are_placed_where_they_really_are() {
-        let base = Path::new("/nonexistent-pagent-test/p");
-        assert_eq!(
-            absolute_real(Path::new(".evil"), base),
-            Path::new("/nonexistent-pagent-test/p/.evil")
-        );
-        assert_eq!(
-            absolute_real(Path::new("/nonexistent-pagent-test/q/../p/./x"), base),
-            Path::new("/nonexistent-pagent-test/p/x")
-        );
-    }
-
-    #[test]
-    fn the_password_database_names_a_home() {
-        assert!(passwd_home().is_some());
     }
 }

@@ -65,6 +65,7 @@
 
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
+mod home;
 mod outside;
 mod read;
 mod remove;
@@ -83,6 +84,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub use home::{absolute_real, passwd_home};
 pub use outside::*;
 use read::*;
 use resolve::*;
