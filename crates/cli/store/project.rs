@@ -139,6 +139,45 @@ fn config_may_live_at(root: &Path, config: &Path, home: Option<&Path>) -> bool {
     !config.starts_with(root) || home.is_some_and(|home| home.starts_with(root))
 }
 
+/// A path the user (or Claude Code) named, relative to the project root; an error when it
+/// is not inside. Decided on the path's words first (`..` folded), so a symlink on the way
+/// is left for the door to refuse; a path through a symlink to the project itself (a
+/// non-canonical root) is tried with its folder resolved.
+pub fn rel_in_project(project: &Project, cwd: &Path, path: &Path) -> anyhow::Result<PathBuf> {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    let mut lexical = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    if let Ok(rel) = lexical.strip_prefix(&project.root) {
+        return Ok(rel.to_path_buf());
+    }
+    let parent = lexical.parent().unwrap_or(Path::new("/"));
+    let name = lexical
+        .file_name()
+        .ok_or_else(|| anyhow::anyhow!("{} names no file", joined.display()))?;
+    let real_parent =
+        door::canonical(parent).map_err(|e| anyhow::anyhow!("{}: {e}", joined.display()))?;
+    match real_parent.join(name).strip_prefix(&project.root) {
+        Ok(rel) => Ok(rel.to_path_buf()),
+        Err(_) => anyhow::bail!(
+            "{} is not inside the project {}",
+            path.display(),
+            project.root.display()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod config_place_tests {
     use super::*;

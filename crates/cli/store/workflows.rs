@@ -109,7 +109,7 @@ pub fn load_workflow(
         };
         // Inside the project it is a project file, read through the door (a planted link
         // out is refused); outside, it is a file the user named themselves.
-        match crate::store::consent::rel_in_project(project, cwd, &path) {
+        match crate::store::project::rel_in_project(project, cwd, &path) {
             Ok(inside) => Origin::Project(inside),
             Err(_) => Origin::Outside(
                 door::canonical(&path)
