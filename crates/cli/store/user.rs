@@ -10,6 +10,9 @@
 //!
 //! `<key>` is a SHA-256 of the project root's raw bytes, so a folder name needs no
 //! escaping and two names that differ only in bytes that are not UTF-8 stay apart.
+//!
+//! [`UserDir`] is the folder as one value, passed down from where the environment was
+//! read, instead of a bare `Option<&Path>`: what lives there is asked of it.
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -19,7 +22,58 @@ use sha2::{Digest, Sha256};
 
 use crate::store::door::Dir;
 
+mod notices;
+
+pub use notices::NoticeKey;
+
 const CAP: u64 = 64 * 1024;
+
+/// pagent's folder in the user's home (`PAGENT_CONFIG_DIR`, else the XDG or home
+/// default), or none when the environment names none: then nothing is remembered and
+/// no state is the user's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserDir {
+    path: Option<PathBuf>,
+}
+
+impl UserDir {
+    pub fn at(path: Option<&Path>) -> UserDir {
+        UserDir {
+            path: path.map(Path::to_path_buf),
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    fn open(&self) -> anyhow::Result<Dir> {
+        open(self.path())
+    }
+
+    fn read(&self, root: &Path, file: &str) -> Option<String> {
+        read(self.path(), root, file)
+    }
+
+    /// The newest state generation pagent wrote for `root`, if any.
+    pub fn newest_generation(&self, root: &Path) -> Option<u64> {
+        self.read(root, "generation")?.trim().parse().ok()
+    }
+
+    /// Remembers `generation` as the newest for `root`. The caller holds the state lock
+    /// and chose `generation` above the newest it read under that lock, so this never
+    /// lowers it.
+    pub fn record_generation(&self, root: &Path, generation: u64) -> anyhow::Result<()> {
+        let dir = self.open()?;
+        // Unsynced: after a power loss the worst case is an older generation, which
+        // weakens the rollback check for that one state; the state file itself is durable.
+        dir.write_atomic_unsynced(
+            &project_folder(root).join("generation"),
+            format!("{generation}\n").as_bytes(),
+        )?;
+        Ok(())
+    }
+}
 
 /// The folder for `root` inside the user's folder, relative to it.
 pub(super) fn project_folder(root: &Path) -> PathBuf {
@@ -51,35 +105,24 @@ fn read(config_dir: Option<&Path>, root: &Path, file: &str) -> Option<String> {
 
 /// The newest state generation pagent wrote for `root`, if any.
 pub fn newest_generation(config_dir: Option<&Path>, root: &Path) -> Option<u64> {
-    read(config_dir, root, "generation")?.trim().parse().ok()
+    UserDir::at(config_dir).newest_generation(root)
 }
 
-/// Remembers `generation` as the newest for `root`. The caller holds the state lock and
-/// chose `generation` above the newest it read under that lock, so this never lowers it.
+/// Remembers `generation` as the newest for `root` (see [`UserDir::record_generation`]).
 pub fn record_generation(
     config_dir: Option<&Path>,
     root: &Path,
     generation: u64,
 ) -> anyhow::Result<()> {
-    let dir = open(config_dir)?;
-    // Unsynced: after a power loss the worst case is an older generation, which weakens
-    // the rollback check for that one state; the state file itself is durable.
-    dir.write_atomic_unsynced(
-        &project_folder(root).join("generation"),
-        format!("{generation}\n").as_bytes(),
-    )?;
-    Ok(())
+    UserDir::at(config_dir).record_generation(root, generation)
 }
 
 /// Whether the notice `key` was already given for `root`.
 pub fn notice_given(config_dir: Option<&Path>, root: &Path, key: &str) -> bool {
-    read(config_dir, root, "notices").is_some_and(|text| text.lines().any(|l| l == key))
+    UserDir::at(config_dir).notice_given(root, &NoticeKey::new(key))
 }
 
 /// Remembers that the notice `key` was given for `root`.
 pub fn remember_notice(config_dir: Option<&Path>, root: &Path, key: &str) -> anyhow::Result<()> {
-    let dir = open(config_dir)?;
-    let line = format!("{}\n", key.replace('\n', " "));
-    dir.append(&project_folder(root).join("notices"), line.as_bytes())?;
-    Ok(())
+    UserDir::at(config_dir).remember_notice(root, &NoticeKey::new(key))
 }
