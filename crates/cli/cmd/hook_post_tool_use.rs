@@ -15,7 +15,7 @@ use std::path::Path;
 
 use pagent_engine::backpressure::{BackpressureConfig, CheckResult, render_feedback};
 use pagent_engine::{
-    Action, EditEvent, LogEntry, decide_post_tool_use, edited_file, record_check, record_check_log,
+    Action, EditEvent, LogEntry, decide_post_tool_use, record_check, record_check_log,
 };
 use pagent_protocol::{HookOutput, HookSpecificOutput};
 
@@ -80,7 +80,7 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
 /// gets checks and under which settings ([`decide_post_tool_use`]); this reads and runs.
 fn check_edit(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Said> {
     let input = read_hook_input(io.stdin)?;
-    let Some(file) = edited_file(input.tool_name.as_deref(), input.tool_input.as_ref()) else {
+    let Some(file) = input.edited_file() else {
         return Ok(Said::default());
     };
     let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;

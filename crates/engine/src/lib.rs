@@ -45,7 +45,7 @@ pub use budget::Budget;
 pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
 pub use decide::{
     CheckPlan, Decision, EditEvent, LogEntry, Outcome, Step, StopEvent, Whose, decide_iteration,
-    decide_post_tool_use, decide_stop, edited_file, record_check, record_check_log, whose_loop,
+    decide_post_tool_use, decide_stop, record_check, record_check_log, whose_loop,
 };
 pub use path::{RelPath, RelPathError};
 pub use pause::Pause;

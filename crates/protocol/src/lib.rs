@@ -10,10 +10,12 @@
 //! a hook that rejects an unfamiliar payload would trap its user. Outputs skip empty fields
 //! so that "allow" serialises to nothing at all.
 
+mod edit;
 mod hook;
 pub mod stream;
 mod transcript;
 
+pub use edit::edited_file;
 pub use hook::{Decision, HookInput, HookOutput, HookSpecificOutput};
 pub use stream::{AgentKind, RunSummary, StreamEvent, parse_line};
 pub use transcript::{

@@ -23,7 +23,7 @@ mod stop;
 
 pub use iteration::decide_iteration;
 pub use post_tool_use::{
-    CheckPlan, EditEvent, decide_post_tool_use, edited_file, record_check, record_check_log,
+    CheckPlan, EditEvent, decide_post_tool_use, record_check, record_check_log,
 };
 pub use stop::{StopEvent, decide_stop};
 

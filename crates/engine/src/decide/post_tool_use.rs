@@ -16,25 +16,6 @@ use crate::backpressure::{BackpressureConfig, CHECK_OUTPUT_CAP, CheckResult};
 use crate::render::cap_message;
 use crate::{FailedCheck, State};
 
-/// The tools that write files, and the input field naming the file.
-const EDIT_TOOLS: &[(&str, &str)] = &[
-    ("Write", "file_path"),
-    ("Edit", "file_path"),
-    ("MultiEdit", "file_path"),
-    ("NotebookEdit", "notebook_path"),
-];
-
-/// The file a tool call edited, as the tool named it; `None` for a tool that edits none.
-pub fn edited_file<'a>(
-    tool_name: Option<&str>,
-    tool_input: Option<&'a serde_json::Value>,
-) -> Option<&'a str> {
-    let (_, field) = EDIT_TOOLS
-        .iter()
-        .find(|(tool, _)| tool_name == Some(*tool))?;
-    tool_input?.get(field)?.as_str()
-}
-
 /// What the binary knows about an edit beyond the state.
 #[derive(Debug, Clone, Copy)]
 pub struct EditEvent<'a> {

@@ -1,8 +1,6 @@
 //! [`decide_post_tool_use`] and [`record_check`]: who gets an edit checked, under which
 //! settings, and what the loop remembers.
 
-use serde_json::json;
-
 use super::*;
 use crate::backpressure::{BackpressureConfig, CheckResult, ExtensionChecks};
 use crate::{Driver, FailedCheck, State, Status};
@@ -19,27 +17,6 @@ fn user(always: bool) -> BackpressureConfig {
         always,
         ..BackpressureConfig::default()
     }
-}
-
-#[test]
-fn only_edit_tools_name_a_file() {
-    let input = json!({"file_path": "src/a.rs", "notebook_path": "n.ipynb", "command": "ls"});
-    for (tool, file) in [
-        ("Write", Some("src/a.rs")),
-        ("Edit", Some("src/a.rs")),
-        ("MultiEdit", Some("src/a.rs")),
-        ("NotebookEdit", Some("n.ipynb")),
-        ("Bash", None),
-        ("Read", None),
-    ] {
-        assert_eq!(edited_file(Some(tool), Some(&input)), file, "{tool}");
-    }
-    assert_eq!(edited_file(None, Some(&input)), None);
-    assert_eq!(edited_file(Some("Write"), None), None);
-    assert_eq!(
-        edited_file(Some("Write"), Some(&json!({"file_path": 3}))),
-        None
-    );
 }
 
 /// (state, editing session, seal valid, user's `always`) and the plan's stage, if any.
