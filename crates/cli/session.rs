@@ -41,12 +41,14 @@ pub fn apply(
         Some(next) => {
             let secret = store::secret::read_secret(config_dir)
                 .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
-            match store::apply_if_unchanged(project, config_dir, decided_on, next, &secret, stderr)?
-            {
+            let mut warn = |m: &str| ui::warn(stderr, m);
+            match store::apply_if_unchanged(
+                project, config_dir, decided_on, next, &secret, &mut warn,
+            )? {
                 Applied::Changed => return Ok(None),
                 Applied::Written(written) => {
                     if next.stage != decided_on.stage {
-                        store::write_prompt_file(project, next, stderr);
+                        store::write_prompt_file(project, next, &mut warn);
                     }
                     *written
                 }
@@ -86,6 +88,41 @@ pub fn apply(
         log(project, &event, stderr);
     }
     Ok(Some(now_on_disk))
+}
+
+/// Applies `change` to the user's own active loop in `project` through [`apply`], for the
+/// small hooks and commands (a typed prompt, a compaction, a check's result, `status`
+/// with `--pause`) whose change is a pure function of the state and logs nothing of its
+/// own. `change` returns the state to write, or `None` for "nothing to do"; it is decided
+/// again on the newest state when another writer got there first (a few times at most).
+/// Returns the state written, if any.
+pub fn change_own_loop(
+    project: &Project,
+    config_dir: Option<&Path>,
+    change: impl Fn(&State) -> Option<State>,
+    stderr: &mut dyn Write,
+) -> anyhow::Result<Option<State>> {
+    for _ in 0..4 {
+        let Some(state) = store::read_state(project)?.filter(State::is_active) else {
+            return Ok(None);
+        };
+        if store::ownership(project, config_dir, &state) != store::Ownership::Own {
+            return Ok(None);
+        }
+        let Some(next) = change(&state) else {
+            return Ok(None);
+        };
+        let outcome = Outcome {
+            decision: pagent_engine::Decision::Allow,
+            write: Some(next),
+            log: None,
+        };
+        let record = |entry| Event::of(entry, crate::io::now(), None);
+        if let Some(written) = apply(project, config_dir, &state, &outcome, record, stderr)? {
+            return Ok(Some(written));
+        }
+    }
+    anyhow::bail!("the loop state kept changing while pagent tried to update it")
 }
 
 /// Appends `event` to the log; a failure is a warning. Returns whether it was written.

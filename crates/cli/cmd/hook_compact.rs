@@ -14,7 +14,6 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, read_hook_input};
 use crate::session::{self, Hook};
-use crate::store;
 use crate::store::project::{self, Project};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
@@ -46,7 +45,7 @@ fn mark(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
     }
     let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
-    store::update_own_loop(
+    session::change_own_loop(
         &project,
         env.config_dir.as_deref(),
         |state| {

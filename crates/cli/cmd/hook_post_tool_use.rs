@@ -163,7 +163,7 @@ fn check_edit(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Said> {
                 break;
             }
         }
-        store::update_own_loop(
+        session::change_own_loop(
             &project,
             config_dir,
             |state| record_check(state, session, &shown, &results),

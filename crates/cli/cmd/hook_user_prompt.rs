@@ -16,7 +16,6 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, now, read_hook_input};
 use crate::session::{self, Hook};
-use crate::store;
 use crate::store::eventlog::Event;
 use crate::store::project::{self, Project};
 
@@ -48,7 +47,7 @@ fn pause_if_typed(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()>
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
     let prompt = input.prompt.clone().unwrap_or_default();
     let now = now();
-    let written = store::update_own_loop(
+    let written = session::change_own_loop(
         &project,
         env.config_dir.as_deref(),
         |state| decide_prompt(state, session.as_deref(), &prompt, now),

@@ -11,6 +11,7 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui::{Style, printable, printable_json};
 use crate::io::{Io, now};
+use crate::session;
 use crate::store;
 use crate::store::project::Project;
 use crate::world::overview;
@@ -39,7 +40,7 @@ pub fn run(
         // records the pause; doing it here makes the report true either way.
         let session = env.session_id.as_deref();
         let now = now();
-        store::update_own_loop(
+        session::change_own_loop(
             &project,
             env.config_dir.as_deref(),
             |state| decide_prompt(state, session, "/pagent:status", now),

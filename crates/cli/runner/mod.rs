@@ -108,12 +108,13 @@ pub fn drive(
             progress.note(&line);
         }
     }
-    let secret = secret::read_or_create_secret(config_dir)?;
+    // The seal's secret exists before anything is set up or taken over; the writes read
+    // it themselves.
+    secret::read_or_create_secret(config_dir)?;
     let (mut state, resumed, _runner) = prepare_state(
         &project,
         env,
         &args,
-        &secret,
         &search,
         progress,
         (stdin, stdin_is_terminal),

@@ -12,10 +12,13 @@ use super::stories::stories_spec;
 use crate::agent::AgentSpec;
 use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, LoopArgs, LoopStart};
 use crate::cli::env::Env;
+use crate::io::now;
 use crate::process::{Program, SearchPath};
 use crate::runner::progress::Progress;
+use crate::session;
+use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNNER_LOCK};
-use crate::store::{self, Applied, door, setup};
+use crate::store::{self, door, setup};
 
 /// The agent to run, its program found now so a typo fails before any state is written:
 /// the one the user named (`--agent-bin`), else on the cleaned `PATH`.
@@ -53,7 +56,6 @@ pub(super) fn prepare_state(
     project: &Project,
     env: &Env,
     args: &LoopArgs,
-    secret: &[u8],
     search: &SearchPath,
     progress: &mut Progress,
     (stdin, stdin_is_terminal): (&mut dyn std::io::Read, bool),
@@ -93,7 +95,7 @@ pub(super) fn prepare_state(
         None => match store::read_state(project)? {
             Some(state) if state.is_active() => {
                 let runner = runner_lock(project, STATUS_PROBE)?;
-                let (state, resumed) = resume(project, env, state, secret, progress)?;
+                let (state, resumed) = resume(project, env, state, progress)?;
                 return Ok((state, resumed, runner));
             }
             _ => match stories_spec(project, args, search, progress)? {
@@ -171,7 +173,6 @@ fn resume(
     project: &Project,
     env: &Env,
     state: State,
-    secret: &[u8],
     progress: &mut Progress,
 ) -> anyhow::Result<(State, bool)> {
     let config_dir = env.config_dir.as_deref();
@@ -185,17 +186,21 @@ fn resume(
     }
     let mut next = state.clone();
     next.driver = Driver::Loop;
-    match store::apply_if_unchanged(
+    let outcome = pagent_engine::Outcome {
+        decision: pagent_engine::Decision::Allow,
+        write: Some(next),
+        log: None,
+    };
+    let record = |entry| Event::of(entry, now(), None);
+    match session::apply(
         project,
         config_dir,
         &state,
-        &next,
-        secret,
+        &outcome,
+        record,
         progress.stderr(),
     )? {
-        Applied::Written(written) => Ok((*written, true)),
-        Applied::Changed => {
-            bail!("the loop's state changed while taking it over; run `pagent loop` again")
-        }
+        Some(written) => Ok((written, true)),
+        None => bail!("the loop's state changed while taking it over; run `pagent loop` again"),
     }
 }

@@ -8,7 +8,6 @@
 //! applied compare-and-swap, on the generation they were made on ([`apply_if_unchanged`]).
 //! Readers need no lock: a rename is atomic, so they see the old file or the new one.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -33,6 +32,20 @@ pub mod setup;
 pub mod trust;
 pub mod user;
 pub mod workflows;
+
+/// Where the rooms below the command line put a warning: something the user should
+/// know that changes no outcome (a generation not recorded, a prompt file not written).
+/// The store never prints: whoever holds the terminal passes a sink down, a closure
+/// over `cli::ui::warn` for a command, a `Vec` in a test.
+pub trait Warn {
+    fn warn(&mut self, message: &str);
+}
+
+impl<F: FnMut(&str)> Warn for F {
+    fn warn(&mut self, message: &str) {
+        self(message);
+    }
+}
 
 /// State, config, workflow and prompt files are small; anything larger is refused.
 pub const SMALL_FILE_CAP: u64 = 1024 * 1024;
@@ -115,7 +128,7 @@ pub fn write_state_atomic(
     config_dir: Option<&Path>,
     state: &State,
     secret: &[u8],
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<State> {
     let mut sealed = state.clone();
     let newest = user::newest_generation(config_dir, &project.root).unwrap_or(0);
@@ -128,10 +141,9 @@ pub fn write_state_atomic(
         .write_atomic(Path::new(STATE_FILE), text.as_bytes())
         .context("cannot write the loop state")?;
     if let Err(err) = user::record_generation(config_dir, &project.root, sealed.generation) {
-        crate::cli::ui::warn(
-            stderr,
-            &format!("cannot record the loop's generation in pagent's config folder: {err:#}"),
-        );
+        warn.warn(&format!(
+            "cannot record the loop's generation in pagent's config folder: {err:#}"
+        ));
     }
     Ok(sealed)
 }
@@ -153,14 +165,14 @@ pub fn apply_if_unchanged(
     decided_on: &State,
     next: &State,
     secret: &[u8],
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Applied> {
     let _lock = lock_state(project)?;
     match read_state(project)? {
         Some(now)
             if now.loop_id == decided_on.loop_id && now.generation == decided_on.generation =>
         {
-            write_state_atomic(project, config_dir, next, secret, stderr)
+            write_state_atomic(project, config_dir, next, secret, warn)
                 .map(|s| Applied::Written(Box::new(s)))
         }
         _ => Ok(Applied::Changed),
@@ -178,42 +190,10 @@ pub fn set_aside(project: &Project, now: u64) -> anyhow::Result<String> {
     Ok(format!(".claude/{name}"))
 }
 
-/// Applies `change` to the active loop of `project` if it is the user's own, compare-and-
-/// swap, re-deciding on the newest state when another writer got there first (a few
-/// times at most). `change` returns the state to write, or `None` for "nothing to do".
-/// Returns the state written, if any. For the small hooks (a typed prompt, a compaction,
-/// a check result) whose change is a pure function of the state.
-pub fn update_own_loop(
-    project: &Project,
-    config_dir: Option<&Path>,
-    change: impl Fn(&State) -> Option<State>,
-    stderr: &mut dyn Write,
-) -> anyhow::Result<Option<State>> {
-    for _ in 0..4 {
-        let Some(state) = read_state(project)?.filter(State::is_active) else {
-            return Ok(None);
-        };
-        if ownership(project, config_dir, &state) != Ownership::Own {
-            return Ok(None);
-        }
-        let Some(next) = change(&state) else {
-            return Ok(None);
-        };
-        let secret = crate::store::secret::read_secret(config_dir)
-            .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
-        if let Applied::Written(written) =
-            apply_if_unchanged(project, config_dir, &state, &next, &secret, stderr)?
-        {
-            return Ok(Some(*written));
-        }
-    }
-    anyhow::bail!("the loop state kept changing while pagent tried to update it")
-}
-
 /// Writes the current stage's full prompt to [`pagent_engine::PROMPT_FILE`], where a
 /// quiet re-prompt tells the model to find it. A failure is a warning: `pagent prompt`
 /// prints the same text from the state.
-pub fn write_prompt_file(project: &Project, state: &State, stderr: &mut dyn Write) {
+pub fn write_prompt_file(project: &Project, state: &State, warn: &mut dyn Warn) {
     let mut text = state.current().prompt.clone();
     if !text.ends_with('\n') {
         text.push('\n');
@@ -222,9 +202,9 @@ pub fn write_prompt_file(project: &Project, state: &State, stderr: &mut dyn Writ
         .dir()
         .write_atomic(Path::new(pagent_engine::PROMPT_FILE), text.as_bytes())
     {
-        crate::cli::ui::warn(
-            stderr,
-            &format!("cannot write {}: {err}", pagent_engine::PROMPT_FILE),
-        );
+        warn.warn(&format!(
+            "cannot write {}: {err}",
+            pagent_engine::PROMPT_FILE
+        ));
     }
 }

@@ -85,7 +85,6 @@ const KNOWN: &[&str] = &[
     "runner/stories.rs: runner -> cli::args",
     "runner/usage.rs: runner -> cli::args",
     "session/control.rs: session -> notify",
-    "store/mod.rs: store -> cli::ui",
     "store/setup/build.rs: store::setup -> cli::args",
 ];
 

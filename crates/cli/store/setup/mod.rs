@@ -94,13 +94,15 @@ fn install(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    let state = store::write_state_atomic(project, config_dir, &state, &secret, stderr)?;
+    let state = store::write_state_atomic(project, config_dir, &state, &secret, &mut |m: &str| {
+        ui::warn(stderr, m)
+    })?;
     let origin = match state.driver {
         pagent_engine::Driver::Hook => register::Origin::Session,
         pagent_engine::Driver::Loop => register::Origin::Loop,
     };
     register_loop(project, config_dir, &state, origin, stderr);
-    store::write_prompt_file(project, &state, stderr);
+    store::write_prompt_file(project, &state, &mut |m: &str| ui::warn(stderr, m));
     if let Err(err) = exclude::exclude_pagent_files(project) {
         ui::warn(
             stderr,
