@@ -37,9 +37,8 @@ mod usage;
 mod watch;
 pub mod worktree;
 
-use std::time::Duration;
 
-use pagent_engine::prompt::first_prompt;
+use pagent_engine::prompt::{StoppedRun, after_stopped, first_prompt, stopped_note};
 use pagent_engine::{Decision, Status, decide_iteration};
 
 use crate::agent::{AgentSpec, End, Limits, review};
@@ -259,19 +258,18 @@ pub fn drive(
             progress.note(&notice);
         }
         let stopped = match run.end {
-            End::TimedOut => Some(format!(
-                "Your previous run was stopped after {} (the iteration timeout).",
-                in_words(limits.iteration_timeout)
-            )),
-            End::Stalled => Some(format!(
-                "Your previous run was stopped: it printed nothing for {} (the watchdog).",
-                in_words(limits.idle_timeout)
-            )),
+            End::TimedOut => Some(StoppedRun::TimedOut {
+                limit_secs: limits.iteration_timeout.as_secs(),
+            }),
+            End::Stalled => Some(StoppedRun::Stalled {
+                limit_secs: limits.idle_timeout.as_secs(),
+            }),
             _ => None,
-        };
+        }
+        .map(stopped_note);
         step.write.pending_prompt = match &step.decision {
             Decision::Block { reason, .. } => Some(match &stopped {
-                Some(note) => format!("{note}\n\n{reason}"),
+                Some(note) => after_stopped(note, reason),
                 None => reason.clone(),
             }),
             _ => None,
@@ -369,9 +367,4 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
         },
         deadline: None,
     }
-}
-
-/// A limit in words ("5 min"), for the note a stopped run's next prompt carries.
-fn in_words(duration: Duration) -> String {
-    pagent_engine::format_duration(duration.as_secs())
 }

@@ -9,7 +9,8 @@
 //! (`full_prompt_due`), and always to `pagent loop`, whose every iteration is a fresh
 //! agent that has read nothing. A ralph task short enough to read at a glance is repeated:
 //! re-reading the task is the point of a Ralph loop. Whatever is sent fits
-//! [`REASON_CAP`]: [`compose`] keeps the header and cuts the prompt.
+//! [`REASON_CAP`]: [`compose`] keeps the header and cuts the prompt. A `pagent loop` run
+//! the runner had to stop opens its next prompt with why ([`stopped_note`]).
 
 use crate::render::{REASON_CAP, cap_head};
 use crate::stories::render_stage_prompt;
@@ -194,3 +195,31 @@ pub fn compose(header: &str, prompt: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// How the runner stopped an agent's run before it ended by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoppedRun {
+    /// The whole run passed the iteration timeout (seconds).
+    TimedOut { limit_secs: u64 },
+    /// The run printed nothing for the watchdog's limit (seconds).
+    Stalled { limit_secs: u64 },
+}
+
+/// The sentence a stopped run's next prompt opens with (and its log line carries).
+pub fn stopped_note(stopped: StoppedRun) -> String {
+    match stopped {
+        StoppedRun::TimedOut { limit_secs } => format!(
+            "Your previous run was stopped after {} (the iteration timeout).",
+            crate::format_duration(limit_secs)
+        ),
+        StoppedRun::Stalled { limit_secs } => format!(
+            "Your previous run was stopped: it printed nothing for {} (the watchdog).",
+            crate::format_duration(limit_secs)
+        ),
+    }
+}
+
+/// The next prompt after a stopped run: the note, then the re-prompt.
+pub fn after_stopped(note: &str, reprompt: &str) -> String {
+    format!("{note}\n\n{reprompt}")
+}

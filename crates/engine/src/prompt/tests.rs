@@ -183,3 +183,17 @@ fn a_re_prompt_says_what_is_missing_to_the_model_and_the_user() {
         "pagent: Ralph loop, iteration 2 of 5: your last message has no line <promise>DONE</promise> of its own"
     );
 }
+
+#[test]
+fn issue_22_the_notes_of_a_stopped_run_read_whole() {
+    use crate::prompt::{StoppedRun, after_stopped, stopped_note};
+    let timed_out = stopped_note(StoppedRun::TimedOut { limit_secs: 1800 });
+    let stalled = stopped_note(StoppedRun::Stalled { limit_secs: 600 });
+    insta::assert_snapshot!(format!(
+        "{timed_out}\n---\n{stalled}\n---\n{}",
+        after_stopped(
+            &stalled,
+            "pagent · ralph loop · iteration 2 of 10\n\nFix the tests."
+        )
+    ));
+}
