@@ -37,7 +37,6 @@ mod usage;
 mod watch;
 pub mod worktree;
 
-
 use pagent_engine::prompt::{StoppedRun, after_stopped, first_prompt, stopped_note};
 use pagent_engine::{Decision, Status, decide_iteration};
 

@@ -10,7 +10,10 @@
 //! agent that has read nothing. A ralph task short enough to read at a glance is repeated:
 //! re-reading the task is the point of a Ralph loop. Whatever is sent fits
 //! [`REASON_CAP`]: [`compose`] keeps the header and cuts the prompt. A `pagent loop` run
-//! the runner had to stop opens its next prompt with why ([`stopped_note`]).
+//! the runner had to stop opens its next prompt with why ([`stopped_note`]). What an exit
+//! condition still misses is worded in [`findings`].
+
+pub mod findings;
 
 use crate::render::{REASON_CAP, cap_head};
 use crate::stories::render_stage_prompt;

@@ -1,5 +1,6 @@
 //! Evaluating a condition against the [`World`]: whether it holds, and one [`Finding`] per
-//! leaf, worded twice (a sentence for the model, a few words for status and logs).
+//! leaf, worded twice (a sentence for the model, a few words for status and logs). The
+//! words themselves are the prompt's (`prompt/findings.rs`), with every text the model reads.
 //!
 //! The walk is one recursive function that appends findings as it goes. `any` is the
 //! exception: it keeps the findings of the alternative that held, or folds every failed
@@ -7,7 +8,8 @@
 //! holds" sentence rather than a list of things it need not all do.
 
 use super::Condition;
-use crate::world::{CheckOutcome, Probe, World};
+use crate::prompt::findings as words;
+use crate::world::{CheckOutcome, World};
 use crate::{RelPath, render::cap_tail};
 
 impl Condition {
@@ -56,7 +58,7 @@ impl Condition {
             Condition::DirectoryExists { path, min_files } => {
                 let probe = world.count_files(path, *min_files);
                 let (met, detail, short) =
-                    count_phrases(&probe, &format!("{path}/"), *min_files, "file");
+                    words::counted(&probe, &format!("{path}/"), *min_files, "file");
                 record(out, met, detail, short)
             }
             Condition::StoriesPass { path, format } => {
@@ -72,65 +74,18 @@ impl Condition {
                 let met = message
                     .as_deref()
                     .is_some_and(|m| crate::contains_promise(m, text));
-                let (detail, short) = match (&message, met) {
-                    (_, true) => (
-                        format!("the promise <promise>{text}</promise> was made"),
-                        format!("promise {text} made"),
-                    ),
-                    (None, false) => (
-                        format!(
-                            "your last message could not be read, so the promise <promise>{text}</promise> was not seen"
-                        ),
-                        format!("waiting for <promise>{text}</promise>"),
-                    ),
-                    (Some(_), false) => (
-                        format!(
-                            "your last message has no line <promise>{text}</promise> of its own"
-                        ),
-                        format!("waiting for <promise>{text}</promise>"),
-                    ),
-                };
+                let (detail, short) = words::promise(text, message.is_some(), met);
                 record(out, met, detail, short)
             }
             Condition::Command(check) => {
                 let shown = check.display();
-                let (met, detail, short, tail) = match world.run_check(check) {
-                    CheckOutcome::Passed => (
-                        true,
-                        format!("`{shown}` passed"),
-                        format!("`{shown}` passed"),
-                        None,
-                    ),
-                    CheckOutcome::Failed { code, tail } => {
-                        let how = code.map_or_else(
-                            || "was killed by a signal".to_owned(),
-                            |c| format!("exited with code {c}"),
-                        );
-                        (
-                            false,
-                            format!("`{shown}` {how}"),
-                            format!("`{shown}` failed"),
-                            Some(tail),
-                        )
+                let outcome = world.run_check(check);
+                let (met, detail, short) = words::check(&shown, &outcome);
+                let tail = match outcome {
+                    CheckOutcome::Failed { tail, .. } | CheckOutcome::TimedOut { tail, .. } => {
+                        Some(tail)
                     }
-                    CheckOutcome::TimedOut { after_secs, tail } => (
-                        false,
-                        format!("`{shown}` did not finish within {after_secs} s and was stopped"),
-                        format!("`{shown}` timed out"),
-                        Some(tail),
-                    ),
-                    CheckOutcome::Error(why) => (
-                        false,
-                        format!("`{shown}` could not run: {why}"),
-                        format!("`{shown}` could not run"),
-                        None,
-                    ),
-                    CheckOutcome::NotRun => (
-                        false,
-                        format!("`{shown}` runs when the model stops"),
-                        format!("`{shown}` (checked at stop)"),
-                        None,
-                    ),
+                    _ => None,
                 };
                 let output_tail = tail
                     .map(|t| cap_tail(&t, crate::TAIL_CAP))
@@ -166,19 +121,12 @@ impl Condition {
                     }
                     alternatives.extend(sub);
                 }
-                let detail = format!(
-                    "none of the alternatives holds: {}",
-                    alternatives
+                let (detail, short) = words::none_of(
+                    &alternatives
                         .iter()
-                        .map(|f| f.detail.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; or ")
+                        .map(|f| (f.detail.as_str(), f.short.as_str()))
+                        .collect::<Vec<_>>(),
                 );
-                let short = alternatives
-                    .iter()
-                    .map(|f| f.short.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" | ");
                 let output_tail = alternatives.into_iter().find_map(|f| f.output_tail);
                 out.push(Finding {
                     met: false,
@@ -199,60 +147,8 @@ fn file_finding(
     out: &mut Vec<Finding>,
 ) -> bool {
     let probe = world.count_lines(path, min_lines);
-    let (met, detail, short) = count_phrases(&probe, path.as_str(), min_lines, "non-blank line");
+    let (met, detail, short) = words::counted(&probe, path.as_str(), min_lines, "non-blank line");
     record(out, met, detail, short)
-}
-
-/// (met, sentence for the model, short form for status) for a counted probe.
-fn count_phrases(probe: &Probe, name: &str, min: u64, unit: &str) -> (bool, String, String) {
-    let plural = |n: u64| {
-        if n == 1 {
-            unit.to_owned()
-        } else {
-            format!("{unit}s")
-        }
-    };
-    let short_unit = unit.rsplit(' ').next().unwrap_or(unit);
-    match probe {
-        // Counting stops at the minimum, so a met count is "at least".
-        Probe::Count(n) if *n >= min => (
-            true,
-            format!("{name} has the {min} {} it needs", plural(min)),
-            format!("{name} {min}/{min} {short_unit}s"),
-        ),
-        Probe::Count(n) => (
-            false,
-            format!("{name} has {n} of the {min} {} it needs", plural(min)),
-            format!("{name} {n}/{min} {short_unit}s"),
-        ),
-        Probe::Missing => (
-            false,
-            format!("{name} does not exist yet (it needs {min} {})", plural(min)),
-            format!("{name} missing"),
-        ),
-        Probe::WrongKind => {
-            let what = if name.ends_with('/') {
-                "is a file, not a folder"
-            } else {
-                "is a folder, not a file"
-            };
-            (
-                false,
-                format!("{} {what}", name.trim_end_matches('/')),
-                format!("{name} wrong kind"),
-            )
-        }
-        Probe::Outside => (
-            false,
-            format!("{name} leads outside the project (symlink) and is not counted"),
-            format!("{name} outside project"),
-        ),
-        Probe::Error(why) => (
-            false,
-            format!("{name} could not be read: {why}"),
-            format!("{name} unreadable"),
-        ),
-    }
 }
 
 /// The result of evaluating a condition: whether it holds, and one finding per leaf.
