@@ -104,7 +104,9 @@ fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
             return hook_user_prompt::run(&cli.global, env, io);
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
-        Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args, env),
+        Command::Hook(HookCommand::Notify(args)) => {
+            return crate::cmd::hook_notify::run(&args, env);
+        }
         Command::Pause => pause::run(&cli.global, env, io),
         Command::Resume => resume::run(&cli.global, env, io),
         Command::Prompt => prompt::run(&cli.global, env, io),

@@ -15,7 +15,6 @@ mod dashboard;
 mod dispatch;
 mod install;
 mod io;
-mod notify;
 mod process;
 mod runner;
 mod session;

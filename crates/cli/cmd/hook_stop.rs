@@ -168,7 +168,7 @@ fn decide_on(
         return Ok(HookOutput::default());
     };
     if outcome.write.is_some() {
-        crate::notify::loop_ended(env, &project.root, &written);
+        crate::session::notify::loop_ended(env, &project.root, &written);
     }
     let mut output = output_of(outcome.decision);
     if let Some((key, notice)) = world.take_notice()

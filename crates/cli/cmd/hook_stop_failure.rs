@@ -100,7 +100,7 @@ fn decide(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<HookOutput>
         .limit_wait
         .as_ref()
         .map_or_else(String::new, |wait| wait.why.clone());
-    crate::notify::limit_reached(env, &project.root, &written, &why);
+    crate::session::notify::limit_reached(env, &project.root, &written, &why);
     Ok(match outcome.decision {
         Decision::Notify(message) => HookOutput {
             system_message: Some(message),

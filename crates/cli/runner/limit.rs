@@ -95,7 +95,7 @@ pub(super) fn wait_out(
     let Some(waiting) = apply(project, config_dir, state, outcome, progress)? else {
         return Ok(Waited::Ended(ended(project, state)));
     };
-    crate::notify::limit_reached(env, &project.root, &waiting, &seen.message);
+    crate::session::notify::limit_reached(env, &project.root, &waiting, &seen.message);
     wait(project, env, waiting, progress)
 }
 

@@ -320,7 +320,7 @@ pub fn drive(
         }
     }
 
-    crate::notify::loop_ended(env, &project.root, &state);
+    crate::session::notify::loop_ended(env, &project.root, &state);
     let reason = state.end_reason.clone().unwrap_or_default();
     match state.status {
         Status::Complete => {

@@ -112,7 +112,7 @@ pub fn cancel(
         else {
             continue;
         };
-        crate::notify::loop_ended(env, &project.root, &written);
+        crate::session::notify::loop_ended(env, &project.root, &written);
         return Ok(Cancelled::Done {
             was: Box::new(state),
         });

@@ -21,8 +21,6 @@ pub const ROOMS: &[(&str, Room)] = &[
     // Until it is lifted out of the store, the set-up room lives at `store/setup/`.
     ("store::setup", Room::Tier(3)),
     ("session", Room::Tier(4)),
-    // The loop-end notice, a second room on the session's tier until it moves into it.
-    ("notify", Room::Tier(4)),
     ("world", Room::Tier(5)),
     ("agent", Room::Tier(6)),
     ("store", Room::Tier(7)),

@@ -13,17 +13,15 @@
 //! Any failure (no notifier installed, a bad command, a crash) is silent for the loop;
 //! the helper's own failures are lost with its closed stderr. Both the helper and the
 //! notifier start through the process door, from a folder outside the project, with the
-//! cleaned `PATH`: a project's `./notify-send` is never the one found.
+//! cleaned `PATH`: a project's `./notify-send` is never the one found. The helper itself
+//! is a hook subcommand (`cmd/hook_notify.rs`).
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use pagent_engine::{State, Status};
 
-use crate::cli::args::NotifyHelperArgs;
 use crate::cli::env::Env;
-use crate::cli::exit::ExitStatus;
-use crate::process::{Input, Launch, NEUTRAL_DIR, Program, SearchPath, Streams};
+use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 use crate::store::config::{NotifyConfig, read_config, user_config_path};
 
 /// A notifier command is killed after this long unless the config says otherwise.
@@ -171,47 +169,6 @@ fn spawn_detached(
     // Not waited for: the helper outlives a hook that returns at once. `pagent loop` and
     // `pagent cancel` exit right after a loop's end, so no zombie lingers.
     let _ = launch.spawn_detached();
-}
-
-/// The detached helper: runs the notifier in its own process group and kills the group
-/// once the timeout passes. Exit status is for nobody: stdio is closed. A program named
-/// by a bare name is found on the `PATH` the helper was given (already cleaned); any
-/// other must be an absolute path.
-pub fn run_helper(args: &NotifyHelperArgs, env: &Env) -> ExitStatus {
-    let Some((program, rest)) = args.argv.split_first() else {
-        return ExitStatus::Failure;
-    };
-    let search = SearchPath::new(env.path.as_deref(), &[]);
-    let program = if program.contains('/') {
-        Program::from_setting(Path::new(program), "notify.command", &search)
-    } else {
-        Program::named(program, &search)
-    };
-    let Ok(program) = program else {
-        return ExitStatus::Failure;
-    };
-    let streams = Streams {
-        stdin: Input::Null,
-        output: false,
-    };
-    let Ok(mut child) = Launch::new(program, Path::new(NEUTRAL_DIR), &search)
-        .args(rest)
-        .spawn(streams)
-    else {
-        return ExitStatus::Failure;
-    };
-    let deadline = Instant::now() + Duration::from_secs(args.timeout.clamp(1, MAX_TIMEOUT_SECS));
-    loop {
-        match child.try_wait() {
-            Some(Some(0)) => return ExitStatus::Success,
-            Some(_) => return ExitStatus::Failure,
-            None if Instant::now() >= deadline => {
-                child.stop(Duration::ZERO);
-                return ExitStatus::Failure;
-            }
-            None => std::thread::sleep(Duration::from_millis(50)),
-        }
-    }
 }
 
 #[cfg(test)]
