@@ -18,6 +18,7 @@ mod io;
 mod process;
 mod runner;
 mod session;
+mod setup;
 mod store;
 mod world;
 

@@ -10,8 +10,8 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::task;
 use crate::io::Io;
+use crate::setup;
 use crate::store::project::Project;
-use crate::store::setup;
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let slash = args.stdin_args;

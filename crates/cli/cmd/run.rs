@@ -10,7 +10,7 @@ use crate::cli::exit::ExitStatus;
 use crate::io::Io;
 use crate::store::project::Project;
 use crate::world::FsWorld;
-use crate::{cli::stdin_args, store::setup};
+use crate::{cli::stdin_args, setup};
 
 pub fn run(global: &Global, env: &Env, args: RunArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let slash = args.stdin_args;

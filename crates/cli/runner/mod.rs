@@ -48,11 +48,12 @@ use crate::io::now;
 use crate::process::SearchPath;
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
+use crate::setup;
 use crate::store::consent;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::store::register::Origin;
-use crate::store::{secret, setup};
+use crate::store::secret;
 use crate::world::FsWorld;
 
 use pause::{Waited, apply_over_pause, wait_if_paused};

@@ -16,9 +16,10 @@ use crate::io::now;
 use crate::process::{Program, SearchPath};
 use crate::runner::progress::Progress;
 use crate::session;
+use crate::setup;
 use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNNER_LOCK};
-use crate::store::{self, door, setup};
+use crate::store::{self, door};
 
 /// The agent to run, its program found now so a typo fails before any state is written:
 /// the one the user named (`--agent-bin`), else on the cleaned `PATH`.

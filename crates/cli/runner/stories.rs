@@ -1,5 +1,5 @@
 //! `pagent loop --stories FILE` and `--issues QUERY`: the runner's side of a stories loop
-//! (the state itself is `store::setup::stories`, shared with the Stop hook's loop).
+//! (the state itself is `setup::stories`, shared with the Stop hook's loop).
 //!
 //! - `--issues` asks `gh` for the issues once and writes them down as a plan of pagent's
 //!   own, `.claude/pagent/issues.md`; the loop then works through that file like any plan.
@@ -18,8 +18,8 @@ use crate::io::now;
 use crate::process::SearchPath;
 use crate::runner::github;
 use crate::runner::progress::Progress;
+use crate::setup::stories::{StoriesSpec, read_plan};
 use crate::store::project::Project;
-use crate::store::setup::stories::{StoriesSpec, read_plan};
 
 /// Where an `--issues` loop writes its plan (ignored by git with the rest of
 /// `.claude/pagent/`).

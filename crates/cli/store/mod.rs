@@ -28,7 +28,6 @@ pub mod project;
 pub mod register;
 pub mod runs;
 pub mod secret;
-pub mod setup;
 pub mod trust;
 pub mod user;
 pub mod workflows;

@@ -83,7 +83,6 @@ const KNOWN: &[&str] = &[
     "runner/retry.rs: runner -> cli::args",
     "runner/stories.rs: runner -> cli::args",
     "runner/usage.rs: runner -> cli::args",
-    "store/setup/build.rs: store::setup -> cli::args",
 ];
 
 fn report(arrows: &[Arrow]) -> String {

@@ -18,8 +18,6 @@ pub const ROOMS: &[(&str, Room)] = &[
     ("dashboard", Room::Tier(2)),
     ("install", Room::Tier(2)),
     ("setup", Room::Tier(3)),
-    // Until it is lifted out of the store, the set-up room lives at `store/setup/`.
-    ("store::setup", Room::Tier(3)),
     ("session", Room::Tier(4)),
     ("world", Room::Tier(5)),
     ("agent", Room::Tier(6)),

@@ -28,8 +28,8 @@ use crate::io::now;
 use crate::process::signals;
 use crate::runner::loop_event::LoopEvent;
 use crate::runner::worktree::Worktree;
+use crate::setup::{self, Notes};
 use crate::store::project::Project;
-use crate::store::setup::{self, Notes};
 use crate::world::merge;
 
 /// The resolution prompt: what the agent reads at every iteration.

@@ -23,7 +23,7 @@ use crate::store::consent::{self, plan_source};
 use crate::store::project::Project;
 
 /// The stories prompt: what every iteration's agent reads, `{{story}}` filled at each.
-pub const STORIES_PROMPT: &str = include_str!("../../../../plugin/prompts/stories.md");
+pub const STORIES_PROMPT: &str = include_str!("../../../plugin/prompts/stories.md");
 /// A check of a stories loop may take this long (a test suite, inside the Stop hook's
 /// ten minutes).
 const CHECK_TIMEOUT_SECS: u64 = 300;
