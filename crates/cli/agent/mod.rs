@@ -11,6 +11,7 @@
 //! Which CLI and how to start it is [`spec`]; reading its two streams line by line,
 //! memory bounded, is [`reader`].
 
+mod options;
 mod reader;
 pub mod review;
 mod spec;
@@ -30,6 +31,7 @@ use crate::cli::env;
 use crate::process::signals;
 use crate::process::{Input, SearchPath, Streams};
 
+pub use options::Options;
 use reader::{Msg, spawn_reader};
 pub use spec::AgentSpec;
 

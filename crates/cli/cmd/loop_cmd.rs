@@ -10,6 +10,7 @@ use crate::io::Io;
 use crate::process::signals;
 use crate::runner::drive;
 use crate::runner::progress::{Mode, Progress};
+use crate::setup::plan::LoopPlan;
 
 pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     signals::install();
@@ -23,9 +24,9 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::R
     // Every way the loop ends says so in the event stream: an error too (retries used up,
     // an unwritable state, a bad workflow), which the top level then reports as usual.
     let result = drive(
-        global,
+        global.project.as_deref(),
         env,
-        args,
+        LoopPlan::from_args(args),
         &mut progress,
         io.stdin,
         io.stdin_is_terminal,

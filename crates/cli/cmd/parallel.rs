@@ -11,7 +11,8 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::Io;
 use crate::process::signals;
-use crate::runner::parallel::{Task, agent_cli, read_tasks_and_bytes, run_tasks};
+use crate::runner::parallel::{Task, read_tasks_and_bytes, run_tasks};
+use crate::setup::plan::agent_cli;
 use crate::store::consent;
 use crate::store::project::Project;
 
@@ -61,7 +62,8 @@ pub fn run(
         )?;
         return Ok(ExitStatus::Success);
     }
-    run_tasks(env, &project, args, tasks, &exe, io)
+    let plan = crate::setup::plan::ParallelPlan::from_args(args);
+    run_tasks(env, &project, &plan, tasks, &exe, io)
 }
 
 /// The tasks' own `check` commands run only once trusted when the tasks file is one of
@@ -189,8 +191,8 @@ fn print_plan(
             argv.extend([flag.to_owned(), value.clone()]);
         }
     }
-    argv.extend(crate::runner::parallel::budget_cli(&args.budget));
-    argv.extend(agent_cli(&args.agent));
+    argv.extend(crate::setup::plan::budget_cli(&args.budget.budget()));
+    argv.extend(agent_cli(&crate::setup::plan::agent_options(&args.agent)));
     writeln!(
         out,
         "run: {}",

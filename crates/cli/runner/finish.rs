@@ -6,7 +6,6 @@ use std::path::Path;
 
 use pagent_engine::{Action, Decision, LogEntry, Outcome, State};
 
-use crate::cli::args::LoopArgs;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
 use crate::process::SearchPath;
@@ -15,6 +14,7 @@ use crate::runner::pause::apply_over_pause;
 use crate::runner::progress::Progress;
 use crate::runner::watch::{ended_elsewhere, stopped_elsewhere};
 use crate::runner::{github, stories, worktree};
+use crate::setup::plan::LoopPlan;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
 
@@ -83,7 +83,7 @@ pub(super) fn after_completion(
     project: &Project,
     path_env: Option<&std::ffi::OsStr>,
     branch: Option<String>,
-    args: &LoopArgs,
+    args: &LoopPlan,
     state: &State,
     progress: &mut Progress,
 ) -> ExitStatus {

@@ -20,7 +20,6 @@ use pagent_engine::limit::{
 use pagent_engine::{Decision, Outcome, State, Timestamp};
 use pagent_protocol::stream::{LimitHit, UsageRecord};
 
-use crate::cli::args::AgentArgs;
 use crate::cli::env::Env;
 use crate::io::now;
 use crate::process::signals;
@@ -65,7 +64,7 @@ pub(super) fn wait_out(
     state: &State,
     hit: &LimitHit,
     spent: &[UsageRecord],
-    options: &AgentArgs,
+    options: &crate::agent::Options,
     prompt: &str,
     progress: &mut Progress,
 ) -> anyhow::Result<Waited> {

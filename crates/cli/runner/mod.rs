@@ -41,7 +41,6 @@ use pagent_engine::prompt::{StoppedRun, after_stopped, first_prompt, stopped_not
 use pagent_engine::{Decision, Status, decide_iteration};
 
 use crate::agent::{AgentSpec, End, Limits, review};
-use crate::cli::args::{Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
@@ -49,6 +48,7 @@ use crate::process::SearchPath;
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
 use crate::setup;
+use crate::setup::plan::LoopPlan;
 use crate::store::consent;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
@@ -64,14 +64,14 @@ use watch::{Watch, ended_elsewhere, stopped_elsewhere};
 
 /// Sets up or resumes the loop, then runs it to the end.
 pub fn drive(
-    global: &Global,
+    project_flag: Option<&std::path::Path>,
     env: &Env,
-    args: LoopArgs,
+    args: LoopPlan,
     progress: &mut Progress,
     stdin: &mut dyn std::io::Read,
     stdin_is_terminal: bool,
 ) -> anyhow::Result<ExitStatus> {
-    let base = Project::resolve(global.project.as_deref(), env, None)?;
+    let base = Project::resolve(project_flag, env, None)?;
     let base_root = base.root.clone();
     let tree = args
         .worktree
@@ -101,7 +101,7 @@ pub fn drive(
             &project,
             config_dir,
             &sources,
-            trust_flag(&args),
+            args.trusts(),
             &now().to_string(),
         )? {
             progress.note(&line);
@@ -340,16 +340,6 @@ pub fn drive(
             progress.finished(&state, Ending::GaveUp, &reason);
             Ok(ExitStatus::GaveUp)
         }
-    }
-}
-
-/// `--trust`, wherever this start has it (`ralph --trust`, `run --trust`, `--prd ...
-/// --trust`).
-fn trust_flag(args: &LoopArgs) -> bool {
-    match &args.start {
-        Some(LoopStart::Ralph(ralph)) => ralph.trust,
-        Some(LoopStart::Run(run)) => run.trust,
-        None => args.trust,
     }
 }
 

@@ -9,14 +9,14 @@ use anyhow::{Context, bail};
 use pagent_engine::{Action, Driver, State};
 
 use super::stories::stories_spec;
-use crate::agent::AgentSpec;
-use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, LoopArgs, LoopStart};
+use crate::agent::{AgentSpec, Options};
 use crate::cli::env::Env;
 use crate::io::now;
 use crate::process::{Program, SearchPath};
 use crate::runner::progress::Progress;
 use crate::session;
 use crate::setup;
+use crate::setup::plan::LoopPlan;
 use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNNER_LOCK};
 use crate::store::{self, door};
@@ -24,18 +24,14 @@ use crate::store::{self, door};
 /// The agent to run, its program found now so a typo fails before any state is written:
 /// the one the user named (`--agent-bin`), else on the cleaned `PATH`.
 pub(super) fn agent_spec(
-    args: &AgentArgs,
+    args: &Options,
     env: &Env,
     search: &SearchPath,
 ) -> anyhow::Result<AgentSpec> {
     if let Some(line) = &args.command {
         return Ok(AgentSpec::Command { line: line.clone() });
     }
-    let (kind, name) = match args.agent {
-        AgentName::Claude => (pagent_protocol::stream::AgentKind::Claude, "claude"),
-        AgentName::Codex => (pagent_protocol::stream::AgentKind::Codex, "codex"),
-        AgentName::Opencode => (pagent_protocol::stream::AgentKind::Opencode, "opencode"),
-    };
+    let (kind, name) = (args.agent, args.agent.name());
     let program = match &args.agent_bin {
         Some(path) => Program::named_by_user(path, env.current_dir.as_deref()),
         None => Program::named(name, search)
@@ -56,43 +52,20 @@ pub(super) fn agent_spec(
 pub(super) fn prepare_state(
     project: &Project,
     env: &Env,
-    args: &LoopArgs,
+    args: &LoopPlan,
     search: &SearchPath,
     progress: &mut Progress,
     (stdin, stdin_is_terminal): (&mut dyn std::io::Read, bool),
 ) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match &args.start {
-        Some(LoopStart::Ralph(ralph_args)) => {
-            let (mut ralph_args, task) = crate::cli::task::resolve(
-                ralph_args.clone(),
-                stdin,
-                stdin_is_terminal,
-                "pagent loop ralph",
-            )?;
-            ralph_args.budget = merged_budget(args.budget, ralph_args.budget);
-            let (state, notes) =
-                setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
-            notes.lines().iter().for_each(|l| progress.note(l));
-            (state, ralph_args.force, Action::Ralph)
-        }
-        Some(LoopStart::Run(run_args)) => {
-            let mut run_args = run_args.clone();
-            run_args.budget = merged_budget(args.budget, run_args.budget);
-            let (state, notes, action) =
-                match setup::build::stories_spec_of(&run_args, Driver::Loop)? {
-                    Some(spec) => {
-                        let (state, notes) = setup::stories::stories(project, env, &spec)?;
-                        (state, notes, Action::Stories)
-                    }
-                    None => {
-                        let (state, notes) =
-                            setup::build::pipeline(project, env, &run_args, Driver::Loop)?;
-                        (state, notes, Action::Run)
-                    }
-                };
-            notes.lines().iter().for_each(|l| progress.note(l));
-            (state, run_args.force, action)
-        }
+        Some(start) => setup::plan::new_loop_state(
+            project,
+            env,
+            start,
+            args.budget,
+            (stdin, stdin_is_terminal),
+            &mut |line| progress.note(line),
+        )?,
         None => match store::read_state(project)? {
             Some(state) if state.is_active() => {
                 let runner = runner_lock(project, STATUS_PROBE)?;
@@ -125,7 +98,7 @@ pub(super) fn prepare_state(
 
 /// `pagent loop` with nothing to start and no active loop to resume, checked before
 /// anything else (the agent, trust) so that this is what the user hears.
-pub(super) fn refuse_nothing_to_resume(project: &Project, args: &LoopArgs) -> anyhow::Result<()> {
+pub(super) fn refuse_nothing_to_resume(project: &Project, args: &LoopPlan) -> anyhow::Result<()> {
     let starts = args.start.is_some() || args.stories.is_some() || args.issues.is_some();
     if starts || store::read_state(project)?.is_some_and(|s| s.is_active()) {
         return Ok(());
@@ -138,16 +111,6 @@ fn nothing_to_resume(project: &Project) -> String {
         "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD`, `pagent loop --stories tasks.md` or `pagent loop --issues label:ready`",
         project.root.display()
     )
-}
-
-/// `pagent loop --max-tokens N ralph ...` and `pagent loop ralph --max-tokens N ...` both
-/// work; a limit given after the subcommand wins.
-fn merged_budget(outer: BudgetArgs, inner: BudgetArgs) -> BudgetArgs {
-    BudgetArgs {
-        max_duration: inner.max_duration.or(outer.max_duration),
-        max_tokens: inner.max_tokens.or(outer.max_tokens),
-        max_cost: inner.max_cost.or(outer.max_cost),
-    }
 }
 
 /// How long a resuming runner waits for the runner lock: `pagent status` takes it shared

@@ -15,7 +15,6 @@ use pagent_engine::{Action, LogEntry, State};
 use pagent_protocol::stream::{LimitHit, UsageRecord};
 
 use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
-use crate::cli::args::AgentArgs;
 use crate::cli::env;
 use crate::io::now;
 use crate::process::SearchPath;
@@ -47,7 +46,7 @@ pub(super) enum Attempt {
 pub(super) fn run_with_retries(
     agent: &AgentSpec,
     search: &SearchPath,
-    options: &AgentArgs,
+    options: &crate::agent::Options,
     project: &Project,
     state: &State,
     prompt: &str,

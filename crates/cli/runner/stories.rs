@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use pagent_engine::State;
 use pagent_engine::stories::{Format, Plan, issue_number, render_issues};
 
-use crate::cli::args::LoopArgs;
 use crate::io::now;
 use crate::process::SearchPath;
 use crate::runner::github;
 use crate::runner::progress::Progress;
+use crate::setup::plan::LoopPlan;
 use crate::setup::stories::{StoriesSpec, read_plan};
 use crate::store::project::Project;
 
@@ -28,7 +28,7 @@ pub const ISSUES_PLAN: &str = ".claude/pagent/issues.md";
 /// What `--stories` or `--issues` asks for, the issues fetched and written down first.
 pub(super) fn stories_spec(
     project: &Project,
-    args: &LoopArgs,
+    args: &LoopPlan,
     search: &SearchPath,
     progress: &mut Progress,
 ) -> anyhow::Result<Option<StoriesSpec>> {
@@ -65,7 +65,7 @@ pub(super) fn stories_spec(
         checks: args.plan.checks.clone(),
         max_iterations: args.max_iterations,
         no_progress_limit: None,
-        budget: args.budget.budget(),
+        budget: args.budget,
         trust: args.trust,
         driver: pagent_engine::Driver::Loop,
         review: None,

@@ -8,13 +8,12 @@ use pagent_engine::{State, Timestamp};
 use pagent_protocol::stream::UsageRecord;
 
 use crate::agent::Limits;
-use crate::cli::args::AgentArgs;
 
 /// `state` with a run's usage records added (each priced when the agent gave no cost).
 pub(super) fn metered(
     state: &State,
     records: &[UsageRecord],
-    agent: &AgentArgs,
+    agent: &crate::agent::Options,
     config_dir: Option<&std::path::Path>,
 ) -> State {
     let model_flag = model_from_args(&agent.agent_args);

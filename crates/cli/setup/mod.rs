@@ -16,6 +16,7 @@ use crate::store::project::Project;
 use crate::{cli::ui, store, store::exclude, store::register, store::secret};
 
 pub mod build;
+pub mod plan;
 pub mod stories;
 
 pub fn install_state(

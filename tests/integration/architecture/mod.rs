@@ -68,23 +68,6 @@ fn forbidden_arrows(dir: &Path) -> Vec<Arrow> {
         .collect()
 }
 
-/// Arrows the stack forbids that the code still has, each named "file: from -> to".
-/// Issue 22 removes them one by one; an entry that no longer matches an arrow in the code
-/// fails the test too, so this list only ever shrinks.
-const KNOWN: &[&str] = &[
-    "runner/finish.rs: runner -> cli::args",
-    "runner/limit.rs: runner -> cli::args",
-    "runner/mod.rs: runner -> cli::args",
-    "runner/parallel/child.rs: runner -> cli::args",
-    "runner/parallel/merge/mod.rs: runner -> cli::args",
-    "runner/parallel/mod.rs: runner -> cli::args",
-    "runner/prepare.rs: runner -> cli::args",
-    "runner/prepare.rs: runner -> cli::task",
-    "runner/retry.rs: runner -> cli::args",
-    "runner/stories.rs: runner -> cli::args",
-    "runner/usage.rs: runner -> cli::args",
-];
-
 fn report(arrows: &[Arrow]) -> String {
     arrows
         .iter()
@@ -95,20 +78,11 @@ fn report(arrows: &[Arrow]) -> String {
 #[test]
 fn issue_22_the_rooms_of_crates_cli_form_a_strict_stack() {
     let arrows = forbidden_arrows(&cli_dir());
-    let new: Vec<Arrow> = arrows
-        .iter()
-        .filter(|a| !KNOWN.contains(&a.key().as_str()))
-        .cloned()
-        .collect();
-    let gone: Vec<&&str> = KNOWN
-        .iter()
-        .filter(|k| !arrows.iter().any(|a| a.key() == **k))
-        .collect();
     assert!(
-        new.is_empty() && gone.is_empty(),
+        arrows.is_empty(),
         "the rooms of crates/cli must form a strict stack (see tests/integration/architecture/mod.rs)\n\
-         forbidden arrows:\n{}entries of KNOWN that no longer match the code (remove them):\n{gone:#?}",
-        report(&new),
+         forbidden arrows:\n{}",
+        report(&arrows),
     );
 }
 

@@ -32,7 +32,6 @@ use std::time::{Duration, Instant};
 use pagent_engine::Status;
 use serde_json::{Value, json};
 
-use crate::cli::args::ParallelArgs;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::screen::Size;
@@ -40,10 +39,11 @@ use crate::cli::ui::Style;
 use crate::io::Io;
 use crate::process::signals;
 use crate::process::{Running, SearchPath};
+use crate::setup::plan::ParallelPlan;
 use crate::store::project::Project;
 
 use child::{Msg, spawn};
-pub use child::{agent_cli, budget_cli};
+
 use plan::Step;
 use table::{Row, RowState, apply};
 pub use tasks::{Task, read_tasks_and_bytes};
@@ -53,7 +53,7 @@ pub use tasks::{Task, read_tasks_and_bytes};
 pub fn run_tasks(
     env: &Env,
     project: &Project,
-    args: &ParallelArgs,
+    args: &ParallelPlan,
     tasks: Vec<Task>,
     exe: &Path,
     io: &mut Io,

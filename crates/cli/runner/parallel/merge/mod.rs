@@ -35,12 +35,12 @@ use serde_json::json;
 use super::holdings::{self, branch_tip, target_branch};
 use super::plan::{self, RESOLVE_WORKFLOW};
 use super::tasks::Task;
-use crate::cli::args::ParallelArgs;
 use crate::cli::env::Env;
 use crate::process::SearchPath;
 use crate::process::signals;
 use crate::runner::loop_event::LoopEvent;
 use crate::runner::worktree::{self, Worktree};
+use crate::setup::plan::ParallelPlan;
 use crate::store::project::Project;
 use crate::world::merge::holds;
 
@@ -55,7 +55,7 @@ const MAX_ROUNDS: usize = 3;
 pub(super) struct Queue<'a> {
     pub env: &'a Env,
     pub project: &'a Project,
-    pub args: &'a ParallelArgs,
+    pub args: &'a ParallelPlan,
     pub exe: &'a Path,
     pub search: &'a SearchPath,
     pub out: &'a mut dyn Write,

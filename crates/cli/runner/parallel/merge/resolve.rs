@@ -164,7 +164,7 @@ fn resolution_state(
         no_progress_limit: Some(3),
         driver: Driver::Loop,
         backpressure,
-        budget: q.args.budget.budget(),
+        budget: q.args.budget,
         ..SetupOptions::default()
     };
     let prompt = prompt(task, branch, spec, conflicted, check);

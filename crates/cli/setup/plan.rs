@@ -1,0 +1,374 @@
+//! Plans: what `cmd/` hands the runner instead of clap's structs. The command line's
+//! flags are read here once, into plain values ([`LoopPlan`], [`ParallelPlan`], the
+//! agent's [`Options`]), so nothing below `cmd/` and `setup/` knows clap (an architecture
+//! test keeps it so). A loop's start (`pagent loop ralph ...`, `pagent loop run ...`)
+//! stays the set-up's own business: the runner holds it as an opaque [`Start`] and hands
+//! it back to [`new_loop_state`]. The way back, a plan written as flags for a `pagent
+//! parallel` child ([`agent_cli`], [`budget_cli`]), is here too, tested to parse back
+//! into the same plan.
+
+use std::path::PathBuf;
+
+use pagent_engine::{Action, Budget, Driver, State};
+use pagent_protocol::stream::AgentKind;
+
+use crate::agent::Options;
+use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, LoopArgs, LoopStart, ParallelArgs};
+use crate::cli::env::Env;
+use crate::store::project::Project;
+
+/// The agent's options as flags gave them.
+pub fn agent_options(args: &AgentArgs) -> Options {
+    Options {
+        agent: match args.agent {
+            AgentName::Claude => AgentKind::Claude,
+            AgentName::Codex => AgentKind::Codex,
+            AgentName::Opencode => AgentKind::Opencode,
+        },
+        command: args.command.clone(),
+        agent_bin: args.agent_bin.clone(),
+        agent_args: args.agent_args.clone(),
+        permission_mode: args.permission_mode.clone(),
+        iteration_timeout: args.iteration_timeout,
+        idle_timeout: args.idle_timeout,
+        retries: args.retries,
+        retry_delay: args.retry_delay,
+        limit_wait: args.limit_wait,
+        limit_margin: args.limit_margin,
+        no_limit_wait: args.no_limit_wait,
+    }
+}
+
+/// A new loop's start, as given after `pagent loop`: opened only by the set-up.
+#[derive(Debug, Clone)]
+pub struct Start(LoopStart);
+
+impl Start {
+    /// `--trust`, as this start has it (`ralph --trust`, `run --trust`).
+    pub fn trust(&self) -> bool {
+        match &self.0 {
+            LoopStart::Ralph(ralph) => ralph.trust,
+            LoopStart::Run(run) => run.trust,
+        }
+    }
+}
+
+/// How a plan of stories is read and checked (`--format`, `--check`).
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    pub format: Option<pagent_engine::stories::Format>,
+    pub checks: Vec<String>,
+}
+
+/// `pagent loop`'s plan.
+#[derive(Debug, Clone)]
+pub struct LoopPlan {
+    pub agent: Options,
+    pub stories: Option<PathBuf>,
+    pub issues: Option<String>,
+    pub plan: PlanOptions,
+    pub comment_progress: bool,
+    pub trust: bool,
+    pub budget: Budget,
+    pub max_iterations: Option<u32>,
+    pub worktree: Option<String>,
+    pub setup: Option<String>,
+    pub checkpoint: bool,
+    pub push: bool,
+    pub pr: bool,
+    pub start: Option<Start>,
+}
+
+impl LoopPlan {
+    pub fn from_args(args: LoopArgs) -> LoopPlan {
+        LoopPlan {
+            agent: agent_options(&args.agent),
+            stories: args.stories,
+            issues: args.issues,
+            plan: PlanOptions {
+                format: args.plan.format,
+                checks: args.plan.checks,
+            },
+            comment_progress: args.comment_progress,
+            trust: args.trust,
+            budget: args.budget.budget(),
+            max_iterations: args.max_iterations,
+            worktree: args.worktree,
+            setup: args.setup,
+            checkpoint: args.checkpoint,
+            push: args.push,
+            pr: args.pr,
+            start: args.start.map(Start),
+        }
+    }
+
+    /// `--trust`, wherever this start has it (`ralph --trust`, `run --trust`, `--prd ...
+    /// --trust`).
+    pub fn trusts(&self) -> bool {
+        self.start.as_ref().map_or(self.trust, Start::trust)
+    }
+}
+
+/// `pagent parallel`'s plan.
+#[derive(Debug, Clone)]
+pub struct ParallelPlan {
+    pub jobs: u32,
+    pub agent: Options,
+    pub budget: Budget,
+    pub max_iterations: u32,
+    pub no_checkpoint: bool,
+    pub force: bool,
+    pub merge: bool,
+    pub merge_only: bool,
+    pub into: Option<String>,
+    pub check: Option<String>,
+    pub json: bool,
+    pub trust: bool,
+}
+
+impl ParallelPlan {
+    pub fn from_args(args: &ParallelArgs) -> ParallelPlan {
+        ParallelPlan {
+            jobs: args.jobs,
+            agent: agent_options(&args.agent),
+            budget: args.budget.budget(),
+            max_iterations: args.max_iterations,
+            no_checkpoint: args.no_checkpoint,
+            force: args.force,
+            merge: args.merge,
+            merge_only: args.merge_only,
+            into: args.into.clone(),
+            check: args.check.clone(),
+            json: args.json,
+            trust: args.trust,
+        }
+    }
+}
+
+/// A new loop's state from `start` (its task read from stdin when the arguments name
+/// none), with the loop-wide budget under the start's own (a limit given after the
+/// subcommand wins); whether `--force` was given, and the log's action. `note` hears the
+/// set-up's notes.
+pub fn new_loop_state(
+    project: &Project,
+    env: &Env,
+    start: &Start,
+    outer: Budget,
+    (stdin, stdin_is_terminal): (&mut dyn std::io::Read, bool),
+    note: &mut dyn FnMut(&str),
+) -> anyhow::Result<(State, bool, Action)> {
+    let (state, notes, force, action) = match &start.0 {
+        LoopStart::Ralph(ralph_args) => {
+            let (mut ralph_args, task) = crate::cli::task::resolve(
+                ralph_args.clone(),
+                stdin,
+                stdin_is_terminal,
+                "pagent loop ralph",
+            )?;
+            ralph_args.budget = merged_budget(outer, ralph_args.budget);
+            let (state, notes) =
+                super::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
+            (state, notes, ralph_args.force, Action::Ralph)
+        }
+        LoopStart::Run(run_args) => {
+            let mut run_args = run_args.clone();
+            run_args.budget = merged_budget(outer, run_args.budget);
+            let (state, notes, action) =
+                match super::build::stories_spec_of(&run_args, Driver::Loop)? {
+                    Some(spec) => {
+                        let (state, notes) = super::stories::stories(project, env, &spec)?;
+                        (state, notes, Action::Stories)
+                    }
+                    None => {
+                        let (state, notes) =
+                            super::build::pipeline(project, env, &run_args, Driver::Loop)?;
+                        (state, notes, Action::Run)
+                    }
+                };
+            (state, notes, run_args.force, action)
+        }
+    };
+    notes.lines().iter().for_each(|l| note(l));
+    Ok((state, force, action))
+}
+
+/// `pagent loop --max-tokens N ralph ...` and `pagent loop ralph --max-tokens N ...` both
+/// work; a limit given after the subcommand wins.
+fn merged_budget(outer: Budget, inner: BudgetArgs) -> BudgetArgs {
+    BudgetArgs {
+        max_duration: inner.max_duration.or(outer.max_duration_secs),
+        max_tokens: inner.max_tokens.or(outer.max_tokens),
+        max_cost: inner.max_cost.or(outer.max_cost_microusd),
+    }
+}
+
+/// The budget flags for a child's loop: each task gets the same limits.
+pub fn budget_cli(budget: &pagent_engine::Budget) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(secs) = budget.max_duration_secs {
+        out.extend(["--max-duration".to_owned(), format!("{secs}s")]);
+    }
+    if let Some(tokens) = budget.max_tokens {
+        out.extend(["--max-tokens".to_owned(), tokens.to_string()]);
+    }
+    if let Some(micros) = budget.max_cost_microusd {
+        let cost = format!("{}.{:06}", micros / 1_000_000, micros % 1_000_000);
+        out.extend(["--max-cost".to_owned(), cost]);
+    }
+    out
+}
+
+/// The loop command line for `args`, so every child runs the same agent the same way.
+pub fn agent_cli(args: &Options) -> Vec<String> {
+    let mut out = Vec::new();
+    match &args.command {
+        Some(line) => out.extend(["--command".to_owned(), line.clone()]),
+        None => {
+            out.extend(["--agent".to_owned(), args.agent.name().to_owned()]);
+        }
+    }
+    if let Some(bin) = &args.agent_bin {
+        out.extend(["--agent-bin".to_owned(), bin.display().to_string()]);
+    }
+    for arg in &args.agent_args {
+        out.push(format!("--agent-arg={arg}"));
+    }
+    out.extend([
+        "--permission-mode".to_owned(),
+        args.permission_mode.clone(),
+        "--iteration-timeout".to_owned(),
+        format!("{}s", args.iteration_timeout.as_secs()),
+        "--idle-timeout".to_owned(),
+        format!("{}s", args.idle_timeout.as_secs()),
+        "--retries".to_owned(),
+        args.retries.to_string(),
+        "--retry-delay".to_owned(),
+        format!("{}s", args.retry_delay.as_secs()),
+        "--limit-wait".to_owned(),
+        format!("{}s", args.limit_wait.as_secs()),
+        "--limit-margin".to_owned(),
+        format!("{}s", args.limit_margin.as_secs()),
+    ]);
+    if args.no_limit_wait {
+        out.push("--no-limit-wait".to_owned());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::args::{Cli, Command};
+
+    fn loop_args(flags: &[String]) -> LoopArgs {
+        let argv = ["pagent", "loop"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(flags.iter().cloned());
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Loop(args) => *args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn issue_22_a_parallel_childs_flags_parse_back_into_the_same_plan() {
+        for flags in [
+            vec![],
+            vec![
+                "--agent",
+                "codex",
+                "--agent-bin",
+                "/opt/codex",
+                "--agent-arg=--model",
+                "--agent-arg=o3",
+            ],
+            vec![
+                "--command",
+                "my-agent --fast",
+                "--retries",
+                "0",
+                "--no-limit-wait",
+            ],
+            vec![
+                "--agent",
+                "opencode",
+                "--iteration-timeout",
+                "90s",
+                "--idle-timeout",
+                "1h",
+            ],
+            vec![
+                "--max-duration",
+                "2h",
+                "--max-tokens",
+                "5000000",
+                "--max-cost",
+                "2.500001",
+            ],
+        ] {
+            let given = loop_args(&flags.iter().map(|f| (*f).to_owned()).collect::<Vec<_>>());
+            let plan = LoopPlan::from_args(given);
+            let mut again = agent_cli(&plan.agent);
+            again.extend(budget_cli(&plan.budget));
+            let back = LoopPlan::from_args(loop_args(&again));
+            assert_eq!(back.agent, plan.agent, "{flags:?} -> {again:?}");
+            assert_eq!(back.budget, plan.budget, "{flags:?} -> {again:?}");
+        }
+    }
+
+    #[test]
+    fn the_agent_options_reach_every_child() {
+        let args = Options {
+            agent: pagent_protocol::stream::AgentKind::Codex,
+            command: None,
+            agent_bin: Some("/opt/codex".into()),
+            agent_args: vec!["--model".into(), "o3".into()],
+            permission_mode: "acceptEdits".into(),
+            iteration_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(30),
+            retries: 1,
+            retry_delay: Duration::from_secs(2),
+            limit_wait: Duration::from_secs(600),
+            limit_margin: Duration::from_secs(5),
+            no_limit_wait: true,
+        };
+        let cli = agent_cli(&args).join(" ");
+        assert!(
+            cli.starts_with(
+                "--agent codex --agent-bin /opt/codex --agent-arg=--model --agent-arg=o3"
+            ),
+            "{cli}"
+        );
+        assert!(
+            cli.contains("--iteration-timeout 60s --idle-timeout 30s --retries 1 --retry-delay 2s"),
+            "{cli}"
+        );
+        assert!(
+            cli.ends_with("--limit-wait 600s --limit-margin 5s --no-limit-wait"),
+            "{cli}"
+        );
+    }
+
+    #[test]
+    fn the_budget_reaches_every_child_in_a_form_it_parses_back() {
+        let budget = pagent_engine::Budget {
+            max_duration_secs: Some(5_400),
+            max_tokens: Some(2_000_000),
+            max_cost_microusd: Some(2_500_001),
+        };
+        let cli = budget_cli(&budget);
+        assert_eq!(
+            cli.join(" "),
+            "--max-duration 5400s --max-tokens 2000000 --max-cost 2.500001"
+        );
+        assert_eq!(pagent_engine::budget::parse_duration(&cli[1]), Ok(5_400));
+        assert_eq!(pagent_engine::budget::parse_tokens(&cli[3]), Ok(2_000_000));
+        assert_eq!(pagent_engine::budget::parse_cost(&cli[5]), Ok(2_500_001));
+        assert!(budget_cli(&pagent_engine::Budget::default()).is_empty());
+    }
+}
