@@ -6,21 +6,23 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use pagent_protocol::stream::AgentKind;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AgentName {
-    Claude,
-    Codex,
-    Opencode,
+/// Parses an agent's name into protocol's [`AgentKind`], the one agent type (its names
+/// are the one table), with clap's list of possible values for help and errors.
+pub fn agent_parser() -> impl TypedValueParser<Value = AgentKind> {
+    PossibleValuesParser::new(AgentKind::ALL.map(AgentKind::name))
+        .try_map(|name| AgentKind::from_name(&name).ok_or("not an agent"))
 }
 
 /// How `pagent loop` runs its agent.
 #[derive(Debug, Args, Clone)]
 pub struct AgentArgs {
     /// The agent CLI
-    #[arg(global = true, help_heading = "Agent options", long, value_enum, default_value_t = AgentName::Claude)]
-    pub agent: AgentName,
+    #[arg(global = true, help_heading = "Agent options", long, value_parser = agent_parser(), default_value = "claude")]
+    pub agent: AgentKind,
     /// Any command line as the agent, run with `sh -c`: the prompt arrives on stdin and in
     /// the file $PAGENT_PROMPT_FILE ({prompt_file} in the line is replaced by its path);
     /// its stdout is its final message

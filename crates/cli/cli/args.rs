@@ -4,9 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use crate::cli::agent_args::{AgentArgs, AgentName};
+pub use crate::cli::agent_args::AgentArgs;
+use crate::cli::agent_args::agent_parser;
 pub use crate::cli::budget_args::BudgetArgs;
 pub use crate::cli::loop_args::{LoopArgs, LoopStart, PlanArgs};
+use pagent_protocol::stream::AgentKind;
 
 /// What `pagent --version` prints after the name: the version and the Rust target the
 /// binary was built for (`0.1.0 (aarch64-apple-darwin)`), so the platform of an installed
@@ -175,8 +177,8 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "CRITERIA")]
     pub review: Option<String>,
     /// The reviewer agent [default: claude]
-    #[arg(long, value_enum, value_name = "AGENT", requires = "review")]
-    pub reviewer: Option<AgentName>,
+    #[arg(long, value_parser = agent_parser(), value_name = "AGENT", requires = "review")]
+    pub reviewer: Option<AgentKind>,
     /// A command line that reviews instead: the prompt on stdin, a JSON verdict
     /// ({"met": ..., "missing": [...]}) at the end of its output
     #[arg(

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use pagent_engine::{Condition, Driver, SetupOptions, State};
 
 use super::{Notes, consented_config};
-use crate::cli::args::{AgentName, RalphArgs, ReviewArgs, RunArgs};
+use crate::cli::args::{RalphArgs, ReviewArgs, RunArgs};
 use crate::cli::env::Env;
 use crate::io::now;
 use crate::store::project::Project;
@@ -176,12 +176,7 @@ fn review_condition(args: &ReviewArgs) -> anyhow::Result<Option<Condition>> {
         value["reviewer_command"] = line.clone().into();
     }
     if let Some(agent) = args.reviewer {
-        value["reviewer"] = match agent {
-            AgentName::Claude => "claude",
-            AgentName::Codex => "codex",
-            AgentName::Opencode => "opencode",
-        }
-        .into();
+        value["reviewer"] = agent.name().into();
     }
     if let Some(secs) = args.review_timeout {
         value["timeout"] = secs.into();

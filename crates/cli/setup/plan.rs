@@ -10,21 +10,16 @@
 use std::path::PathBuf;
 
 use pagent_engine::{Action, Budget, Driver, State};
-use pagent_protocol::stream::AgentKind;
 
 use crate::agent::Options;
-use crate::cli::args::{AgentArgs, AgentName, BudgetArgs, LoopArgs, LoopStart, ParallelArgs};
+use crate::cli::args::{AgentArgs, BudgetArgs, LoopArgs, LoopStart, ParallelArgs};
 use crate::cli::env::Env;
 use crate::store::project::Project;
 
 /// The agent's options as flags gave them.
 pub fn agent_options(args: &AgentArgs) -> Options {
     Options {
-        agent: match args.agent {
-            AgentName::Claude => AgentKind::Claude,
-            AgentName::Codex => AgentKind::Codex,
-            AgentName::Opencode => AgentKind::Opencode,
-        },
+        agent: args.agent,
         command: args.command.clone(),
         agent_bin: args.agent_bin.clone(),
         agent_args: args.agent_args.clone(),

@@ -50,13 +50,23 @@ pub enum AgentKind {
 }
 
 impl AgentKind {
-    /// The agent's command name, as a user would type it.
+    /// Every agent, in the order a user is shown them.
+    pub const ALL: [AgentKind; 3] = [AgentKind::Claude, AgentKind::Codex, AgentKind::Opencode];
+
+    /// The agent's command name, as a user would type it: the one table of names, read
+    /// both ways (the command line's `--agent` and `--reviewer` parse with [`from_name`]).
+    ///
+    /// [`from_name`]: AgentKind::from_name
     pub fn name(self) -> &'static str {
         match self {
             AgentKind::Claude => "claude",
             AgentKind::Codex => "codex",
             AgentKind::Opencode => "opencode",
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<AgentKind> {
+        AgentKind::ALL.into_iter().find(|k| k.name() == name)
     }
 }
 
