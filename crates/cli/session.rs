@@ -13,6 +13,7 @@
 //! way for the commands and the dashboard, are in [`control`].
 
 pub mod control;
+pub mod hook;
 pub mod notify;
 
 use std::io::Write;

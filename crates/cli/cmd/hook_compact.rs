@@ -7,47 +7,40 @@
 //! the user's own loop of this session, compare-and-swap.
 
 use pagent_engine::{Whose, whose_loop};
+use pagent_protocol::HookOutput;
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::cli::ui;
-use crate::io::{Io, read_hook_input};
+use crate::io::Io;
+use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
-use crate::store::project::{self, Project};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
-    if session::hook_stands_aside(
+    let failed = "the compaction hook failed";
+    run_hook(
         Hook::Compact,
-        env.driver,
-        root.as_deref(),
-        env.config_dir.as_deref(),
-    ) {
-        return ExitStatus::Success;
-    }
-    match mark(global, env, io) {
-        Ok(()) => ExitStatus::Success,
-        Err(err) => {
-            ui::report(io.stderr, &err.context("the compaction hook failed"));
-            ExitStatus::Failure
-        }
-    }
+        global.project.as_deref(),
+        env,
+        io,
+        failed,
+        mark,
+    )
 }
 
-fn mark(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
-    let input = read_hook_input(io.stdin)?;
+fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
+    let input = &call.input;
     // SessionStart fires for startup, resume and clear too: only a compaction matters.
     if input.hook_event_name.as_deref() == Some("SessionStart")
         && input.source.as_deref() != Some("compact")
     {
-        return Ok(());
+        return Ok(HookOutput::default());
     }
-    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
-    let session = input.session_id.clone().or_else(|| env.session_id.clone());
+    let project = call.project()?;
+    let session = (call.input.session_id.clone()).or_else(|| call.env.session_id.clone());
     session::change_own_loop(
         &project,
-        env.config_dir.as_deref(),
+        call.env.config_dir.as_deref(),
         |state| {
             // Only the session's own loop: `pagent loop` sends every agent the full prompt.
             let mine = whose_loop(state, session.as_deref()) == Whose::This;
@@ -57,7 +50,7 @@ fn mark(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<()> {
                 next
             })
         },
-        io.stderr,
+        call.stderr,
     )?;
-    Ok(())
+    Ok(HookOutput::default())
 }

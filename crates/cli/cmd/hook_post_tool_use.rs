@@ -22,10 +22,10 @@ use pagent_protocol::{HookOutput, HookSpecificOutput};
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::io::{Io, now, read_hook_input};
+use crate::io::{Io, now};
+use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
-use crate::store::project::{self, Project};
 use crate::store::{door, user};
 use crate::world::backpressure::run_checks;
 use crate::{cli::ui, store, store::config, store::consent};
@@ -38,58 +38,41 @@ struct Said {
 }
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
-    if session::hook_stands_aside(
+    let failed = "the PostToolUse hook failed; the edit was not checked";
+    run_hook(
         Hook::PostToolUse,
-        env.driver,
-        root.as_deref(),
-        env.config_dir.as_deref(),
-    ) {
-        return ExitStatus::Success;
-    }
-    match check_edit(global, env, io) {
-        Ok(said) => {
-            let output = HookOutput {
+        global.project.as_deref(),
+        env,
+        io,
+        failed,
+        |call| {
+            let said = check_edit(call)?;
+            Ok(HookOutput {
                 hook_specific_output: said.context.map(|context| HookSpecificOutput {
                     hook_event_name: "PostToolUse".into(),
                     additional_context: Some(context),
                 }),
                 system_message: said.notice,
                 ..HookOutput::default()
-            };
-            if !output.is_empty() {
-                let _ = writeln!(
-                    io.stdout,
-                    "{}",
-                    serde_json::to_string(&output).unwrap_or_default()
-                );
-            }
-            ExitStatus::Success
-        }
-        Err(err) => {
-            ui::report(
-                io.stderr,
-                &err.context("the PostToolUse hook failed; the edit was not checked"),
-            );
-            ExitStatus::Failure
-        }
-    }
+            })
+        },
+    )
 }
 
 /// The feedback for the edited file, and any notice for the user. The engine decides who
 /// gets checks and under which settings ([`decide_post_tool_use`]); this reads and runs.
-fn check_edit(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Said> {
-    let input = read_hook_input(io.stdin)?;
+fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
+    let (input, env) = (&call.input, call.env);
     let Some(file) = input.edited_file() else {
         return Ok(Said::default());
     };
-    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
+    let project = call.project()?;
     let session = input.session_id.as_deref();
     let config_dir = env.config_dir.as_deref();
     let user = match config::user_config_path(config_dir).map(|p| config::read_config(&p)) {
         Some(Ok(file)) => file.and_then(|f| f.backpressure).unwrap_or_default(),
         Some(Err(err)) => {
-            ui::warn(io.stderr, &format!("{err:#}; using the default checks"));
+            ui::warn(call.stderr, &format!("{err:#}; using the default checks"));
             BackpressureConfig::default()
         }
         None => BackpressureConfig::default(),
@@ -159,7 +142,7 @@ fn check_edit(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Said> {
             let mut event = Event::of(entry, now, session);
             event.iteration = None;
             event.ms = Some(check.millis);
-            if !session::log(&project, &event, io.stderr) {
+            if !session::log(&project, &event, call.stderr) {
                 break;
             }
         }
@@ -167,7 +150,7 @@ fn check_edit(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Said> {
             &project,
             config_dir,
             |state| record_check(state, session, &shown, &results),
-            io.stderr,
+            call.stderr,
         )?;
     }
     Ok(Said {

@@ -23,48 +23,28 @@ use pagent_protocol::stream::limit::claude_text;
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::cli::ui;
-use crate::io::{Io, now, read_hook_input};
+use crate::io::{Io, now};
+use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
-use crate::store::project::{self, Project};
 use crate::store::{self, Ownership};
 use crate::world::zone::{self, Zones};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
-    if session::hook_stands_aside(
+    let failed = "the StopFailure hook failed; the loop was not marked waiting";
+    run_hook(
         Hook::StopFailure,
-        env.driver,
-        root.as_deref(),
-        env.config_dir.as_deref(),
-    ) {
-        return ExitStatus::Success;
-    }
-    match decide(global, env, io) {
-        Ok(output) => {
-            if !output.is_empty() {
-                let _ = writeln!(
-                    io.stdout,
-                    "{}",
-                    serde_json::to_string(&output).unwrap_or_default()
-                );
-            }
-            ExitStatus::Success
-        }
-        Err(err) => {
-            ui::report(
-                io.stderr,
-                &err.context("the StopFailure hook failed; the loop was not marked waiting"),
-            );
-            ExitStatus::Failure
-        }
-    }
+        global.project.as_deref(),
+        env,
+        io,
+        failed,
+        decide,
+    )
 }
 
-fn decide(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<HookOutput> {
-    let input = read_hook_input(io.stdin)?;
-    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
+fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
+    let (input, env) = (&call.input, call.env);
+    let project = call.project()?;
     let config_dir = env.config_dir.as_deref();
     let Some(state) = store::read_state(&project)?.filter(pagent_engine::State::is_active) else {
         return Ok(HookOutput::default());
@@ -92,7 +72,8 @@ fn decide(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<HookOutput>
         return Ok(HookOutput::default());
     }
     let logged = |entry| Event::of(entry, now, session.as_deref());
-    let Some(written) = session::apply(&project, config_dir, &state, &outcome, logged, io.stderr)?
+    let Some(written) =
+        session::apply(&project, config_dir, &state, &outcome, logged, call.stderr)?
     else {
         return Ok(HookOutput::default());
     };
