@@ -29,11 +29,8 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
 }
 
 fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
-    let input = &call.input;
     // SessionStart fires for startup, resume and clear too: only a compaction matters.
-    if input.hook_event_name.as_deref() == Some("SessionStart")
-        && input.source.as_deref() != Some("compact")
-    {
+    if call.input.is_session_start_not_after_compaction() {
         return Ok(HookOutput::default());
     }
     let project = call.project()?;

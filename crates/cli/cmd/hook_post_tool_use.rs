@@ -17,7 +17,7 @@ use pagent_engine::backpressure::{BackpressureConfig, CheckResult, render_feedba
 use pagent_engine::{
     Action, EditEvent, LogEntry, decide_post_tool_use, record_check, record_check_log,
 };
-use pagent_protocol::{HookOutput, HookSpecificOutput};
+use pagent_protocol::{HookEvent, HookOutput, HookSpecificOutput};
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
@@ -49,7 +49,7 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
             let said = check_edit(call)?;
             Ok(HookOutput {
                 hook_specific_output: said.context.map(|context| HookSpecificOutput {
-                    hook_event_name: "PostToolUse".into(),
+                    hook_event_name: HookEvent::PostToolUse.name().into(),
                     additional_context: Some(context),
                 }),
                 system_message: said.notice,

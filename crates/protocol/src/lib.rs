@@ -11,11 +11,13 @@
 //! so that "allow" serialises to nothing at all.
 
 mod edit;
+mod event;
 mod hook;
 pub mod stream;
 mod transcript;
 
 pub use edit::edited_file;
+pub use event::HookEvent;
 pub use hook::{Decision, HookInput, HookOutput, HookSpecificOutput};
 pub use stream::{AgentKind, RunSummary, StreamEvent, parse_line};
 pub use transcript::{
