@@ -18,6 +18,7 @@ use crate::{cli::ui, store, store::exclude, store::register, store::secret};
 pub mod build;
 pub mod plan;
 pub mod stories;
+pub mod tasks;
 
 pub fn install_state(
     project: &Project,

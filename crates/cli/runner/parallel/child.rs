@@ -16,9 +16,9 @@ use std::thread;
 
 use anyhow::Context;
 
-use super::tasks::Task;
 use crate::process::{Input, Launch, Program, Running, SearchPath, Streams};
 use crate::setup::plan::{ParallelPlan, agent_cli, budget_cli};
+use crate::setup::tasks::Task;
 use crate::store::project::Project;
 
 pub(super) enum Msg {

@@ -159,7 +159,7 @@ fn row_line(row: &Row, widths: &Widths, terminal: usize, cols: usize, style: Sty
 mod tests {
     use super::*;
     use crate::runner::parallel::table::RowUsage;
-    use crate::runner::parallel::tasks::Task;
+    use crate::setup::tasks::Task;
 
     fn row(name: &str, state: RowState, now: &str) -> Row {
         Row {

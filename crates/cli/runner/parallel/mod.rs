@@ -10,8 +10,9 @@
 //! state and stops, and the same command run again resumes every unfinished task and
 //! leaves the finished ones alone (`plan`).
 //!
-//! This file is the orchestration. The tasks file is read in `tasks`, what each task needs
-//! on this run in `plan`, a child loop is started and heard from in `child`, rows are in
+//! This file is the orchestration. The tasks file is read by the set-up
+//! (`setup/tasks.rs`, which the slash command reads too), what each task needs on this
+//! run in `plan`, a child loop is started and heard from in `child`, rows are in
 //! `table`, the live table in `live`, what a branch holds in `holdings`, the end's words
 //! in `summary`, and the merge queue in `merge`.
 
@@ -22,7 +23,6 @@ pub mod merge;
 mod plan;
 mod summary;
 mod table;
-mod tasks;
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -40,13 +40,13 @@ use crate::io::Io;
 use crate::process::signals;
 use crate::process::{Running, SearchPath};
 use crate::setup::plan::ParallelPlan;
+use crate::setup::tasks::Task;
 use crate::store::project::Project;
 
 use child::{Msg, spawn};
 
 use plan::Step;
 use table::{Row, RowState, apply};
-pub use tasks::{Task, read_tasks_and_bytes};
 
 /// Runs `tasks` to the end: N child loops at a time, the live table, the summary; then
 /// the merge queue when asked.

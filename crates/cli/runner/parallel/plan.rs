@@ -23,7 +23,7 @@ use crate::store::project::Project;
 use crate::store::{self, Ownership};
 
 use super::child::Mode;
-use super::tasks::Task;
+use crate::setup::tasks::Task;
 
 /// The workflow name of a conflict resolution loop (set up by the merge queue).
 pub const RESOLVE_WORKFLOW: &str = "merge";

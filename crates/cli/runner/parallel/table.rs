@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use pagent_engine::usage::{format_cost, format_count};
 use serde_json::{Value, json};
 
-use super::tasks::Task;
 use crate::runner::loop_event::{LoopEvent, UsageFigures};
+use crate::setup::tasks::Task;
 
 /// Where a task's loop is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -34,13 +34,13 @@ use serde_json::json;
 
 use super::holdings::{self, branch_tip, target_branch};
 use super::plan::{self, RESOLVE_WORKFLOW};
-use super::tasks::Task;
 use crate::cli::env::Env;
 use crate::process::SearchPath;
 use crate::process::signals;
 use crate::runner::loop_event::LoopEvent;
 use crate::runner::worktree::{self, Worktree};
 use crate::setup::plan::ParallelPlan;
+use crate::setup::tasks::Task;
 use crate::store::project::Project;
 use crate::world::merge::holds;
 

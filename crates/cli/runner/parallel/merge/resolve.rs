@@ -22,12 +22,12 @@ use serde_json::json;
 
 use super::super::child::{Mode, Msg, spawn};
 use super::super::plan::RESOLVE_WORKFLOW;
-use super::super::tasks::Task;
 use super::Queue;
 use crate::io::now;
 use crate::process::signals;
 use crate::runner::loop_event::LoopEvent;
 use crate::runner::worktree::Worktree;
+use crate::setup::tasks::Task;
 use crate::setup::{self, Notes};
 use crate::store::project::Project;
 use crate::world::merge;

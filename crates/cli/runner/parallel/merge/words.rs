@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::super::table::RowState;
-use super::super::tasks::Task;
+use crate::setup::tasks::Task;
 
 /// The line before the merge queue's own lines.
 pub(in crate::runner::parallel) const HEADING: &str =
