@@ -311,11 +311,18 @@ fn cancel_ends_the_loop_is_idempotent_and_the_next_stop_is_allowed() {
             .contains("cancelled the ralph loop at stage ralph"),
         "{out}"
     );
+    // The session is told once that the loop was cancelled from a terminal (item 10).
+    assert!(
+        env.stop(&env.stop_input("hi"))
+            .allowed()
+            .unwrap_or_default()
+            .contains("was cancelled from outside this session"),
+    );
     assert_eq!(env.stop(&env.stop_input("hi")).allowed(), None);
     let out = env.cmd(&["cancel"]).success();
     assert!(
         out.stdout
-            .contains("no active loop to cancel (the last one, ralph, is cancelled)"),
+            .contains("no active loop to cancel (the last one, ralph, was cancelled 0s ago)"),
         "{out}"
     );
     let state = env.state();

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod budget_args;
+pub mod clap_error;
 pub mod env;
 pub mod exit;
 pub mod loop_args;

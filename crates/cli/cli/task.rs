@@ -1,24 +1,17 @@
-//! The task of a Ralph loop, from the arguments, from stdin, or from slash-command text
-//! on stdin with flags mixed in (`--stdin-args`).
+//! The task of a Ralph loop started from a shell: from the arguments, or from stdin. (The
+//! slash command's text, with flags mixed in, is `slash::start::parse_ralph`'s.)
 
 use anyhow::bail;
 
 use crate::cli::args::RalphArgs;
-use crate::cli::stdin_args;
 use crate::io::read_stdin_text;
 
-/// The arguments and the task, from argv, stdin, or slash-command text on stdin.
+/// The arguments and the task, from argv or stdin.
 pub fn resolve(
     args: RalphArgs,
     stdin: &mut dyn std::io::Read,
 ) -> anyhow::Result<(RalphArgs, String)> {
-    let (args, task) = if args.stdin_args {
-        let line = stdin_args::parse_ralph_line(&read_stdin_text(stdin)?);
-        (
-            stdin_args::parse_words("/pagent:ralph", line.flags)?,
-            line.task,
-        )
-    } else if args.prompt.is_empty() {
+    let (args, task) = if args.prompt.is_empty() {
         let text = read_stdin_text(stdin)?;
         (args, text.trim_end_matches(['\n', '\r']).to_owned())
     } else {

@@ -56,17 +56,20 @@ pub fn run(
     run_tasks(env, &project, args, tasks, &exe, io)
 }
 
-/// The slash command's arguments, parsed without a shell.
+/// The slash command's arguments, parsed without a shell (its help, as an error that
+/// `from_slash` prints: nothing runs).
 fn args_from_stdin(dry_run: bool, stdin: &mut dyn std::io::Read) -> anyhow::Result<ParallelArgs> {
     let text = crate::io::read_stdin_text(stdin)?;
     anyhow::ensure!(
         !text.trim().is_empty(),
         "name the tasks file, e.g. `/pagent:parallel tasks.txt -j 3`"
     );
-    let mut args: ParallelArgs = crate::cli::stdin_args::parse_words(
-        "/pagent:parallel",
-        crate::cli::stdin_args::values(&text),
-    )?;
+    let slash = crate::slash::parallel_slash("/pagent:parallel");
+    let mut args: ParallelArgs =
+        match crate::cli::stdin_args::parse_words(slash, crate::cli::stdin_args::values(&text))? {
+            crate::cli::stdin_args::Parsed::Args(args) => args,
+            crate::cli::stdin_args::Parsed::Help(help) => bail!("{help}"),
+        };
     anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
     args.dry_run |= dry_run;
     Ok(args)

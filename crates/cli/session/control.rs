@@ -129,6 +129,8 @@ fn cancelled(state: &State, session: Option<&str>, now: pagent_engine::Timestamp
     );
     pagent_engine::budget::tick(&mut cancelled, now);
     cancelled.finish(Status::Cancelled, by.clone(), now);
+    // A cancel from a terminal or the dashboard: the loop's session hears of it.
+    cancelled.session_notice = pagent_engine::notice::cancelled_elsewhere(state, session);
     Outcome {
         decision: Decision::Allow,
         write: Some(cancelled),
@@ -193,6 +195,14 @@ pub fn resume(
         if store::ownership(project, config_dir, &state) != Ownership::Own {
             return Ok(Resumed::NotYours);
         }
+        if state.paused.is_none() {
+            // Nothing to write: the loop goes on as it is (the command hands the model its
+            // prompt, e.g. after Esc interrupted the turn).
+            return Ok(Resumed::Done {
+                state: Box::new(state),
+                was_paused: false,
+            });
+        }
         let now = now();
         let outcome = Outcome {
             decision: Decision::Allow,
@@ -232,11 +242,19 @@ impl Cancelled {
             Cancelled::SetAside { error, aside } => format!(
                 "pagent: the state file was corrupt ({error}); moved it to {aside}. No loop is active now."
             ),
-            Cancelled::NotActive(state) => format!(
-                "pagent: no active loop to cancel (the last one, {}, is {}).",
-                printable(&state.workflow, false),
-                state.status.as_str()
-            ),
+            Cancelled::NotActive(state) => match state.ended_at {
+                Some(ended) => format!(
+                    "pagent: no active loop to cancel (the last one, {}, {} {} ago).",
+                    printable(&state.workflow, false),
+                    ended_word(state.status),
+                    pagent_engine::format_duration(now().since(ended))
+                ),
+                None => format!(
+                    "pagent: no active loop to cancel (the last one, {}, is {}).",
+                    printable(&state.workflow, false),
+                    state.status.as_str()
+                ),
+            },
             Cancelled::NotYours => "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \
                  (or is an older copy), so pagent ignores it already: nothing to cancel. \
                  Delete the file if you want it gone; starting your own loop replaces it."
@@ -306,6 +324,16 @@ impl Resumed {
                 }
             }
         }
+    }
+}
+
+/// "was cancelled", "completed", "gave up", as a loop's end reads in a sentence.
+fn ended_word(status: Status) -> &'static str {
+    match status {
+        Status::Cancelled => "was cancelled",
+        Status::Complete => "completed",
+        Status::GaveUp => "gave up",
+        Status::Active => "is active",
     }
 }
 

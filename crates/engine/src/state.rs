@@ -144,6 +144,17 @@ pub struct State {
     /// Time, tokens and cost used so far (see `usage.rs`).
     #[serde(default)]
     pub usage: Usage,
+    /// Set by the UserPromptExpansion hook that set this loop up from a slash command: a
+    /// digest of the command's text, so the command's own `!` line, which runs next, hands
+    /// the model the loop's first prompt instead of setting the loop up a second time. That
+    /// line clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slash_handoff: Option<String>,
+    /// One line for the loop's Claude Code session, shown (`systemMessage`) at its next
+    /// hook call and then cleared: what the user did to the loop from elsewhere (a terminal,
+    /// the dashboard), which the session would otherwise never hear of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_notice: Option<String>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -307,6 +318,8 @@ impl State {
             story: None,
             budget: options.budget,
             usage: Usage::default(),
+            slash_handoff: None,
+            session_notice: None,
             seal: None,
         }
     }

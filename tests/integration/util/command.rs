@@ -335,13 +335,29 @@ impl Run {
         })
     }
 
-    /// Asserts a block and returns its reason.
+    /// Asserts the Stop hook keeps the model going (a re-prompt: `additionalContext` with
+    /// no `decision`, which both clients take as "go on") and returns what the model reads.
     pub fn blocked(&self) -> String {
         let decision = self
             .decision()
-            .unwrap_or_else(|| panic!("expected a block, got an allow\n{self}"));
-        assert_eq!(decision["decision"], "block", "{self}");
-        decision["reason"].as_str().unwrap().to_owned()
+            .unwrap_or_else(|| panic!("expected a re-prompt, got an allow\n{self}"));
+        assert!(decision.get("decision").is_none(), "{self}");
+        assert!(decision.get("reason").is_none(), "{self}");
+        assert_eq!(
+            decision["hookSpecificOutput"]["hookEventName"], "Stop",
+            "{self}"
+        );
+        decision["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a re-prompt without additionalContext\n{self}"))
+            .to_owned()
+    }
+
+    /// Whether the Stop hook keeps the model going (a re-prompt).
+    pub fn continues(&self) -> bool {
+        self.decision().is_some_and(|d| {
+            d.get("decision").is_some() || d["hookSpecificOutput"]["additionalContext"].is_string()
+        })
     }
 
     /// The PostToolUse additional context, or `None` when the hook said nothing.
@@ -366,8 +382,8 @@ impl Run {
             None => None,
             Some(decision) => {
                 assert!(
-                    decision.get("decision").is_none(),
-                    "expected an allow, got a block\n{self}"
+                    !self.continues(),
+                    "expected an allow, got a re-prompt\n{self}"
                 );
                 decision["systemMessage"].as_str().map(str::to_owned)
             }
