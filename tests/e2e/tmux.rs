@@ -9,6 +9,10 @@
 //! the mock API, and pagent found through PAGENT_BIN. Waiting is polling the screen with
 //! a deadline, never a fixed sleep; a wait that times out fails with the screen the user
 //! would have seen.
+//!
+//! Claude Code wraps its own lines (with an indent) at the terminal's width, so texts are
+//! compared with the screen's whitespace collapsed and its gutter marks (`⎿`, `●`)
+//! dropped ([`flat`]): a sentence matches at 80 columns as at 200.
 
 use std::fs;
 use std::process::Command;
@@ -36,6 +40,11 @@ impl Tmux {
     /// Starts `claude` in the project of `e2e`, in a 200x50 terminal, with pagent
     /// installed from this repository into the test's HOME as a user installs it.
     pub fn start(e2e: &E2e) -> Tmux {
+        Tmux::start_sized(e2e, 200, 50)
+    }
+
+    /// [`Tmux::start`] in a terminal of `width` x `height` (80x24: what a user has).
+    pub fn start_sized(e2e: &E2e, width: u16, height: u16) -> Tmux {
         seed_home(e2e);
         install_pagent(e2e);
         let script = e2e.home.join("start-claude.sh");
@@ -72,9 +81,9 @@ impl Tmux {
             "-s",
             "ui",
             "-x",
-            "200",
+            &width.to_string(),
             "-y",
-            "50",
+            &height.to_string(),
             "-c",
             &e2e.project.display().to_string(),
             &format!("sh {}", sh_quote(&script.display().to_string())),
@@ -120,9 +129,18 @@ impl Tmux {
         self.run(&["capture-pane", "-p", "-J", "-t", "ui", "-S", "-5000"])
     }
 
-    /// Waits until the screen contains `text`; returns the screen.
+    /// Waits until the screen contains `text` (as [`flat`] compares); returns the screen.
     pub fn wait_for(&self, text: &str) -> String {
-        self.wait_until(&format!("{text:?} on screen"), |s| s.contains(text))
+        let wanted = flat(text);
+        self.wait_until(&format!("{text:?} on screen"), |s| {
+            flat(s).contains(&wanted)
+        })
+    }
+
+    /// Claude Code 2.1.330's "send now" of a queued message: ctrl+x ctrl+s.
+    pub fn send_now(&self) {
+        self.key("C-x");
+        self.key("C-s");
     }
 
     /// Waits until `ready(screen)`; fails with the screen after [`WAIT`].
@@ -211,13 +229,16 @@ fn seed_home(e2e: &E2e) {
     fs::write(e2e.home.join(".claude.json"), config.to_string()).unwrap();
 }
 
-/// Lines of `screen` that begin with `prefix` (after the UI's own indentation).
-pub fn lines_starting(screen: &str, prefix: &str) -> usize {
-    screen
-        .lines()
-        .filter(|l| {
-            l.trim_start_matches(|c: char| c.is_whitespace() || "⏺●⎿".contains(c))
-                .starts_with(prefix)
-        })
-        .count()
+/// `text` with its whitespace collapsed to single spaces and the UI's gutter marks
+/// dropped, so a sentence Claude Code wrapped at the terminal's width still matches.
+pub fn flat(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || "⎿●⏺│".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How often `text` appears in `screen`, as [`flat`] compares.
+pub fn count(screen: &str, text: &str) -> usize {
+    flat(screen).matches(&flat(text)).count()
 }

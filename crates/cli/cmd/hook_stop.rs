@@ -202,7 +202,7 @@ fn decide_on(
     }
     let mut output = output_of(outcome.decision);
     if asked.contains(&Command::Status) {
-        add_message(&mut output, crate::slash::answer::status_text(project, env));
+        add_message(&mut output, crate::slash::answer::status_line(project, env));
     }
     if let Some((key, notice)) = world.take_notice()
         && !user::notice_given(config_dir, &project.root, &key)

@@ -316,7 +316,7 @@ impl Resumed {
                     .to_owned()
             }
             Resumed::Done { state, was_paused } => {
-                let how = "To stop it: Esc, then /pagent:cancel.";
+                let how = crate::store::setup::HOW_TO_STOP;
                 if *was_paused {
                     format!("pagent: resumed {}. {how}", what(state))
                 } else {

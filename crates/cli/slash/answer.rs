@@ -204,6 +204,22 @@ pub fn status_text(project: &Project, env: &Env) -> String {
     String::from_utf8_lossy(&out).trim_end().to_owned()
 }
 
+/// The status in one line, for a Stop that answers a `/pagent-status` typed while Claude
+/// works: the report's headline and the current stage's row (the whole report would push
+/// the re-prompt it comes with off an 80x24 screen).
+pub fn status_line(project: &Project, env: &Env) -> String {
+    let text = status_text(project, env);
+    let mut lines = text.lines();
+    let head = lines.next().unwrap_or_default().to_owned();
+    let current = lines
+        .find(|l| l.trim_start().starts_with("current"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+    match current {
+        Some(row) => format!("{head} · {row}"),
+        None => head,
+    }
+}
+
 fn resume(project: &Project, env: &Env, session: Option<&str>) -> anyhow::Result<Answer> {
     let done = control::resume(project, env, session, &mut std::io::sink())?;
     match &done {

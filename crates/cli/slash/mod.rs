@@ -72,11 +72,30 @@ impl Command {
 pub fn ralph_slash(name: &str) -> Slash<'_> {
     Slash {
         name,
-        about: "Start a Ralph loop: Claude works on the task, and each time it stops pagent \
-                gives it the task again, until its final message ends with the promise line \
-                <promise>DONE</promise> (or a limit ends the loop). Options go after the task.",
+        about: "Start a Ralph loop: at each stop pagent gives Claude the task again, until \
+                it ends with <promise>DONE</promise> or a limit ends the loop.",
         usage: "TASK [OPTIONS]",
         hidden: &["stdin_args", "prompt"],
+        shown: &[
+            (
+                "--max-iterations N",
+                "end it after N iterations (default 25)",
+            ),
+            ("--promise TEXT", "the promise that ends it (default DONE)"),
+            (
+                "--no-progress-limit N",
+                "give up after N unchanged turns (default 3)",
+            ),
+            ("--max-duration 2h", "end it after this long"),
+            ("--max-tokens 500k", "end it after this many tokens"),
+            ("--max-cost 5", "end it once it cost this many US dollars"),
+            (
+                "--review 'CRITERIA'",
+                "a fresh reviewer must agree it is done",
+            ),
+            ("--force", "replace the active loop"),
+        ],
+        more: "Every option: `pagent ralph --help` in a terminal.",
     }
 }
 
@@ -84,11 +103,25 @@ pub fn ralph_slash(name: &str) -> Slash<'_> {
 pub fn run_slash(name: &str) -> Slash<'_> {
     Slash {
         name,
-        about: "Run a pagent pipeline over a PRD (architect, qa, security, implementer, \
-                verifier by default), each stage checked on the files before the next \
-                begins; or, with --stories FILE, work through a plan's stories one at a time.",
+        about: "Run a pipeline over a PRD (architect, qa, security, implementer, verifier), \
+                each stage checked on the files; or, with --stories FILE, a plan's stories one \
+                at a time.",
         usage: "PRD_FILE [OPTIONS] | --stories FILE [OPTIONS]",
         hidden: &["stdin_args"],
+        shown: &[
+            ("--stories FILE", "work through a plan's stories instead"),
+            ("--workflow NAME", "a workflow's name, or a JSON file"),
+            ("--max-stages N", "stop after N stages"),
+            ("--max-iterations N", "iterations per stage (default 25)"),
+            ("--max-duration 2h", "end it after this long"),
+            ("--max-cost 5", "end it once it cost this many US dollars"),
+            (
+                "--review 'CRITERIA'",
+                "a fresh reviewer must agree it is done",
+            ),
+            ("--force", "replace the active loop"),
+        ],
+        more: "Every option: `pagent run --help` in a terminal.",
     }
 }
 
@@ -96,9 +129,63 @@ pub fn run_slash(name: &str) -> Slash<'_> {
 pub fn parallel_slash(name: &str) -> Slash<'_> {
     Slash {
         name,
-        about: "Run several Ralph loops at once with `pagent parallel`: one git worktree and \
-                branch per task, fresh agent processes per iteration, a summary at the end.",
+        about: "Run several Ralph loops at once with `pagent parallel`, each in its own git \
+                worktree and branch, fresh agent processes per iteration.",
         usage: "TASKS_FILE [OPTIONS]",
         hidden: &["stdin_args", "dry_run"],
+        shown: &[
+            ("-j N", "how many loops run at once (default 2)"),
+            ("--max-iterations N", "iterations per task (default 25)"),
+            ("--agent NAME", "claude, codex or opencode (default claude)"),
+            ("--max-cost 5", "end a task's loop at this many US dollars"),
+            ("--checkpoint", "commit after every iteration"),
+        ],
+        more: "Every option: `pagent parallel --help` in a terminal.",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::args::{ParallelArgs, RalphArgs, RunArgs};
+    use crate::cli::stdin_args::{help, usage_of};
+    use clap::Args;
+
+    /// Every option a slash command's help names is one clap takes, its help fits an
+    /// 80-column terminal in Claude Code's indent, and the whole help fits 24 rows.
+    #[test]
+    fn item_2_every_slash_help_names_real_options_and_fits_the_screen() {
+        let commands = [
+            (
+                ralph_slash("/ralph"),
+                usage_of(ralph_slash("/ralph"), &RalphArgs::augment_args),
+            ),
+            (
+                run_slash("/pagent-run"),
+                usage_of(run_slash("/pagent-run"), &RunArgs::augment_args),
+            ),
+            (
+                parallel_slash("/pagent:parallel"),
+                usage_of(
+                    parallel_slash("/pagent:parallel"),
+                    &ParallelArgs::augment_args,
+                ),
+            ),
+        ];
+        for (slash, command) in &commands {
+            for (option, _) in slash.shown {
+                let name = option.split_whitespace().next().unwrap();
+                let found = command.get_arguments().any(|arg| {
+                    arg.get_long().is_some_and(|l| format!("--{l}") == name)
+                        || arg.get_short().is_some_and(|s| format!("-{s}") == name)
+                });
+                assert!(found, "{}: {name} is not an option", slash.name);
+            }
+            let text = help::render(slash);
+            assert!(text.lines().count() <= 16, "{text}");
+            for line in text.lines() {
+                assert!(line.chars().count() <= help::WIDTH, "{line:?}");
+            }
+        }
     }
 }

@@ -23,7 +23,7 @@ mod claude;
 mod cost;
 
 pub use claude::{ClaudeCommand, ClaudeRun};
-pub use cost::{context_costs, reason_copies};
+pub use cost::{claude_at_least, context_costs, reason_copies};
 
 /// Longest a single `claude -p` run may take before it is killed and the test fails.
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);

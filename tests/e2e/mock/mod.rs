@@ -34,10 +34,37 @@ pub enum Reply {
     },
     /// An HTTP error with a Messages API error body.
     Error(u16),
-    /// A text answer made of the first line, in the messages since the model last spoke,
-    /// that starts with this prefix: a model that does what a command tells it ("begin
-    /// your reply with the line that starts with `pagent: started`").
-    Echo(String),
+    /// The reply, sent only once the test opens the gate: the screen before it stays
+    /// still until the test has read it (the terminal UI may clear what scrolled away).
+    After(Gate, Box<Reply>),
+}
+
+/// What holds a [`Reply::After`] back.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<(Mutex<bool>, std::sync::Condvar)>);
+
+/// Longest a gate holds a reply when the test never opens it (the test has failed).
+const GATE_LIMIT: Duration = Duration::from_secs(90);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    /// Lets the held reply go.
+    pub fn open(&self) {
+        let (open, changed) = &*self.0;
+        *open.lock().unwrap() = true;
+        changed.notify_all();
+    }
+
+    fn wait(&self) {
+        let (open, changed) = &*self.0;
+        let guard = open.lock().unwrap();
+        let _ = changed
+            .wait_timeout_while(guard, GATE_LIMIT, |open| !*open)
+            .unwrap();
+    }
 }
 
 impl Reply {
@@ -51,6 +78,11 @@ impl Reply {
             name: "Write".into(),
             input: json!({"file_path": path, "content": content}),
         }
+    }
+
+    /// `self`, held back until `gate` opens.
+    pub fn after(self, gate: &Gate) -> Reply {
+        Reply::After(gate.clone(), Box::new(self))
     }
 
     pub fn bash(command: &str) -> Reply {
@@ -126,13 +158,14 @@ impl MockApi {
         self.told(index).join("\n")
     }
 
-    /// The Stop hook feedback among what request `index` told the model: the text after
-    /// `Stop hook feedback:\n`. Fails when there is none.
+    /// The Stop hook's re-prompt among what request `index` told the model: pagent hands
+    /// it over as `additionalContext`, which both clients send as
+    /// `<system-reminder>\nStop hook additional context: TEXT\n</system-reminder>`; a block
+    /// arrives as `Stop hook feedback:\nTEXT`. Fails when there is neither.
     pub fn stop_feedback(&self, index: usize) -> String {
         let told = self.told(index);
         told.iter()
-            .find_map(|text| text.strip_prefix("Stop hook feedback:\n"))
-            .map(str::to_owned)
+            .find_map(|text| stop_feedback_in(text))
             .unwrap_or_else(|| panic!("request {index} carries no Stop hook feedback: {told:#?}"))
     }
 
@@ -153,6 +186,22 @@ impl Drop for MockApi {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// The Stop hook's re-prompt in one message's text, in either form.
+pub fn stop_feedback_in(text: &str) -> Option<String> {
+    if let Some(reason) = text.strip_prefix("Stop hook feedback:\n") {
+        return Some(reason.to_owned());
+    }
+    let (_, context) = text.split_once("Stop hook additional context: ")?;
+    let context = context.trim_end();
+    Some(
+        context
+            .strip_suffix("</system-reminder>")
+            .unwrap_or(context)
+            .trim_end()
+            .to_owned(),
+    )
 }
 
 /// The texts of the messages after the last assistant message of `request`.
@@ -282,19 +331,16 @@ fn serve(
         }
         requests.lock().unwrap().push(value.clone());
         let index = next.fetch_add(1, Ordering::SeqCst);
-        match script.get(index) {
+        let mut reply = script.get(index);
+        while let Some(Reply::After(gate, held)) = reply {
+            gate.wait();
+            reply = Some(held);
+        }
+        match reply {
             Some(Reply::Error(status)) => {
                 error_response(&mut writer, *status, "mock: scripted error")?
             }
             Some(reply) => {
-                let echoed;
-                let reply = match reply {
-                    Reply::Echo(prefix) => {
-                        echoed = Reply::Text(echo_line(&value, prefix));
-                        &echoed
-                    }
-                    other => other,
-                };
                 respond_sse(
                     &mut writer,
                     &match api {
@@ -330,25 +376,6 @@ fn respond_sse(writer: &mut TcpStream, body: &str) -> std::io::Result<()> {
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
-}
-
-/// The first line starting with `prefix` in the messages after the last assistant one.
-fn echo_line(request: &Value, prefix: &str) -> String {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let start = messages
-        .iter()
-        .rposition(|m| m["role"] == "assistant")
-        .map_or(0, |i| i + 1);
-    messages[start..]
-        .iter()
-        .flat_map(|m| {
-            message_text(m)
-                .lines()
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .find(|line| line.starts_with(prefix))
-        .unwrap_or_else(|| format!("(mock: no line starts with {prefix:?})"))
 }
 
 /// An error body both Anthropic's and OpenAI's clients read: `error.message` and

@@ -64,6 +64,31 @@ pub struct Slash<'a> {
     pub usage: &'static str,
     /// Argument ids of the shell command that mean nothing after a slash command.
     pub hidden: &'static [&'static str],
+    /// The options its `--help` lists, as typed and what they do: the common ones, one
+    /// line each, so the help fits a terminal.
+    pub shown: &'static [(&'static str, &'static str)],
+    /// The help's last line: where every option is described.
+    pub more: &'static str,
+}
+
+/// The command clap parses `slash`'s words with (hidden options hidden).
+pub fn usage_of(
+    slash: Slash<'_>,
+    augment: &dyn Fn(clap::Command) -> clap::Command,
+) -> clap::Command {
+    let mut command = augment(
+        clap::Command::new("slash-command")
+            .bin_name(slash.name.to_owned())
+            .no_binary_name(true)
+            .disable_version_flag(true),
+    )
+    // The derive's flattened structs set an `about` of their own: ours goes on last.
+    .about(slash.about)
+    .override_usage(format!("{} {}", slash.name, slash.usage));
+    for id in slash.hidden {
+        command = command.mut_arg(*id, |arg| arg.hide(true));
+    }
+    command
 }
 
 /// What the words of a slash command asked for.
@@ -80,22 +105,11 @@ pub fn parse_words<A: clap::Args + clap::FromArgMatches>(
     slash: Slash<'_>,
     words: impl IntoIterator<Item = String>,
 ) -> anyhow::Result<Parsed<A>> {
-    let mut command = A::augment_args(
-        clap::Command::new("slash-command")
-            .bin_name(slash.name.to_owned())
-            .no_binary_name(true)
-            .about(slash.about)
-            .override_usage(format!("{} {}", slash.name, slash.usage))
-            .disable_version_flag(true)
-            .max_term_width(100),
-    );
-    for id in slash.hidden {
-        command = command.mut_arg(*id, |arg| arg.hide(true));
-    }
-    let matches = match command.try_get_matches_from(words) {
+    let command = usage_of(slash, &A::augment_args);
+    let matches = match command.clone().try_get_matches_from(words) {
         Ok(matches) => matches,
         Err(err) if err.kind() == clap::error::ErrorKind::DisplayHelp => {
-            return Ok(Parsed::Help(err.render().to_string().trim_end().to_owned()));
+            return Ok(Parsed::Help(help::render(&slash)));
         }
         Err(err) => anyhow::bail!("{}", super::clap_error::sentence(&err)),
     };
@@ -347,5 +361,6 @@ fn unquote_whole(text: &str) -> &str {
     text
 }
 
+pub mod help;
 #[cfg(test)]
 mod tests;

@@ -241,9 +241,9 @@ pub fn consented_config(
     Ok(config.and_then(|(_, c)| c))
 }
 
-/// How the start line tells the user to stop a loop: Esc interrupts the turn (and the
-/// next message pauses the loop), then the cancel command ends it.
-pub const HOW_TO_STOP: &str = "To stop it: Esc, then /pagent:cancel.";
+/// How the start line tells the user to stop a loop, its last sentence. A cancel typed while Claude works takes effect at its
+/// next stop (the Stop hook reads it from the transcript's queue).
+pub const HOW_TO_STOP: &str = "To stop it: /pagent:cancel, even while Claude works.";
 
 /// The no-progress limit and the budget in words, for the start line (empty when
 /// neither is set).
