@@ -36,6 +36,7 @@ mod never_hostage;
 mod no_progress;
 mod notify;
 mod own_texts;
+mod own_voice;
 mod pause;
 mod pipeline;
 mod platform;

@@ -159,12 +159,13 @@ fn decide_on(
         _ => (state.clone(), Vec::new()),
     };
     let asked = queued_commands(&queued);
-    if asked.contains(&Command::Cancel) {
+    if let Some((_, typed)) = asked.iter().find(|(c, _)| *c == Command::Cancel) {
         let done = control::cancel(project, env, session.as_deref(), stderr)?;
         return Ok(HookOutput {
             system_message: Some(format!(
-                "{} (You typed /pagent:cancel while Claude worked.)",
-                done.message(&project.root)
+                "{} (You typed {} while Claude worked.)",
+                done.message(&project.root),
+                crate::cli::ui::printable(typed, false)
             )),
             ..HookOutput::default()
         });
@@ -201,7 +202,7 @@ fn decide_on(
         crate::notify::loop_ended(env, &project.root, &written);
     }
     let mut output = output_of(outcome.decision);
-    if asked.contains(&Command::Status) {
+    if asked.iter().any(|(c, _)| *c == Command::Status) {
         add_message(&mut output, crate::slash::answer::status_line(project, env));
     }
     if let Some((key, notice)) = world.take_notice()
@@ -213,15 +214,16 @@ fn decide_on(
     Ok(output)
 }
 
-/// pagent's status and cancel commands among the prompts queued during the turn.
-fn queued_commands(queued: &[String]) -> Vec<Command> {
+/// pagent's status and cancel commands among the prompts queued during the turn, with the
+/// name each was typed as.
+fn queued_commands(queued: &[String]) -> Vec<(Command, &str)> {
     queued
         .iter()
         .filter_map(|prompt| {
             let word = prompt.split_whitespace().next()?;
-            Command::named(word.strip_prefix('/')?)
+            Some((Command::named(word.strip_prefix('/')?)?, word))
         })
-        .filter(|c| matches!(c, Command::Status | Command::Cancel))
+        .filter(|(c, _)| matches!(c, Command::Status | Command::Cancel))
         .collect()
 }
 

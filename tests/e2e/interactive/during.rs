@@ -72,7 +72,7 @@ fn item_4_cancel_typed_while_the_model_works_ends_the_loop_at_its_next_stop() {
     ui.type_line("/pagent-cancel");
     ui.wait_for(
         "Stop says: pagent: cancelled the ralph loop at stage ralph (1 of 1 stages, 1 \
-         iterations). Claude can stop now. (You typed /pagent:cancel while Claude worked.)",
+         iterations). Claude can stop now. (You typed /pagent-cancel while Claude worked.)",
     );
     assert_eq!(e2e.status()["status"], "cancelled");
     ui.wait_for("pagent: no active loop to cancel (the last one, ralph, was cancelled");

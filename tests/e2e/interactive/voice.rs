@@ -115,9 +115,7 @@ fn item_7_replacing_a_loop_needs_force_and_is_announced() {
     ui.type_line("/ralph Refactor the parser");
     super::pause::interrupt_the_tool(&ui, &e2e);
     ui.type_line("/ralph Write the docs");
-    ui.wait_for(
-        "pagent: error: a ralph loop is already active in this project (started in this session",
-    );
+    ui.wait_for("pagent: error: a ralph loop is already active in this project (this session's");
     ui.wait_for("or add --force to replace it");
     assert_eq!(e2e.state()["stages"][0]["prompt"], "Refactor the parser");
     ui.type_line("/ralph Write the docs --force");

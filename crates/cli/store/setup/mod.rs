@@ -91,7 +91,7 @@ fn install(
         && !force
     {
         let owner = match whose {
-            Some(Whose::This) => "started in this session".to_owned(),
+            Some(Whose::This) => "this session's".to_owned(),
             Some(Whose::Runner) => "driven by `pagent loop`".to_owned(),
             Some(Whose::Other(owner)) => format!("session {owner}"),
             _ => "not yet claimed by a session".to_owned(),
