@@ -18,6 +18,7 @@ mod config_place;
 mod consent;
 mod crashes;
 mod dashboard;
+mod during_turn;
 mod escapes;
 mod faults;
 #[path = "../support/git.rs"]

@@ -1,13 +1,14 @@
 //! pagent's own voice in Claude Code (issue 20): the UserPromptExpansion hook's answers,
-//! the `!` lines' hand-off, what a Stop does with a command typed during the turn, what
-//! the prompt hook leaves alone. Every text the user or the model reads here is a whole
+//! the `!` lines' hand-off, what the prompt hook leaves alone, one rule for replacing a
+//! loop, a terminal's cancel told to the session (commands typed during a turn are
+//! `during_turn.rs`'s). Every text the user or the model reads here is a whole
 //! snapshot (paths, times and ids filtered); the real CLIs are driven in the e2e suite.
 
 use serde_json::{Value, json};
 
 use crate::util::*;
 
-fn filters(env: &TestEnv) -> Vec<(String, String)> {
+pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
     vec![
         (
             regex_escape(&env.root.display().to_string()),
@@ -48,7 +49,7 @@ fn expand(env: &TestEnv, name: &str, args: &str) -> Run {
     expand_with(env, name, args, None)
 }
 
-fn expand_with(env: &TestEnv, name: &str, args: &str, transcript: Option<&str>) -> Run {
+pub fn expand_with(env: &TestEnv, name: &str, args: &str, transcript: Option<&str>) -> Run {
     let mut input = json!({
         "session_id": SESSION,
         "cwd": env.root,
@@ -70,7 +71,7 @@ fn expand_with(env: &TestEnv, name: &str, args: &str, transcript: Option<&str>) 
 }
 
 /// The hook's answer: `Ok(line shown)` when the command expands, `Err(text)` for a block.
-fn answer(run: &Run) -> Result<Option<String>, String> {
+pub fn answer(run: &Run) -> Result<Option<String>, String> {
     assert_eq!(run.code, Some(0), "{run}");
     let Some(output) = run.decision() else {
         return Ok(None);
@@ -210,82 +211,6 @@ fn item_3_slash_errors_say_error_once_without_help_advice() {
         .cmd(&["ralph", "--max-iterations", "0", "Fix"])
         .failure();
     assert_eq!(out.stderr.matches("error").count(), 1, "{out}");
-}
-
-/// A transcript whose last lines queue `prompt`, typed while the model worked.
-fn queued(prompt: &str) -> String {
-    format!(
-        "{}\n{}\n",
-        json!({"type": "user", "timestamp": "2026-01-01T00:00:00.000Z", "message": {"role": "user", "content": "/ralph Fix it"}}),
-        json!({"type": "queue-operation", "operation": "enqueue", "timestamp": "2100-01-01T00:00:00.000Z", "content": prompt}),
-    )
-}
-
-fn stop_with_queue(env: &TestEnv, prompt: &str) -> Run {
-    std::fs::write(env.home.join("transcript.jsonl"), queued(prompt)).unwrap();
-    env.stop(&env.stop_input("Still working."))
-}
-
-#[test]
-fn item_4_a_status_typed_during_the_turn_is_answered_at_the_next_stop() {
-    let env = TestEnv::new();
-    env.cmd(&["ralph", "Fix it"])
-        .env("CLAUDE_CODE_SESSION_ID", SESSION)
-        .success();
-    let run = stop_with_queue(&env, "/pagent-status");
-    run.blocked();
-    let message = run.decision().unwrap()["systemMessage"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    snapshot!(&env, "stop_answers_a_queued_status", message);
-    assert_eq!(env.state().get("paused"), None);
-    // Read once: the next stop says nothing more about it.
-    let run = env.stop(&env.stop_input("Still working."));
-    let message = run.decision().unwrap()["systemMessage"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(!message.contains("pagent ralph loop ·"), "{message}");
-}
-
-#[test]
-fn item_4_a_cancel_typed_during_the_turn_ends_the_loop_at_the_next_stop() {
-    let env = TestEnv::new();
-    env.cmd(&["ralph", "Fix it"])
-        .env("CLAUDE_CODE_SESSION_ID", SESSION)
-        .success();
-    let message = stop_with_queue(&env, "/pagent:cancel").allowed().unwrap();
-    snapshot!(&env, "stop_ends_the_loop_for_a_queued_cancel", message);
-    assert_eq!(env.state()["status"], "cancelled");
-}
-
-#[test]
-fn item_4_a_status_sent_at_once_lets_the_command_expand_and_the_model_go_on() {
-    let env = TestEnv::new();
-    env.cmd(&["ralph", "Fix the parser"])
-        .env("CLAUDE_CODE_SESSION_ID", SESSION)
-        .success();
-    let shown = answer(&expand_with(
-        &env,
-        "pagent-status",
-        "",
-        Some(&queued("/pagent-status")),
-    ))
-    .unwrap()
-    .unwrap();
-    assert!(shown.starts_with("pagent ralph loop · active"), "{shown}");
-    let out = env
-        .cmd(&["status", "--slash"])
-        .env("CLAUDE_CODE_SESSION_ID", SESSION)
-        .success();
-    snapshot!(&env, "bang_status_goes_on", out.stdout);
-    // Without a running loop of this session, the `!` line hands the model the status.
-    let out = env.cmd(&["status", "--slash"]).success();
-    assert!(
-        out.stdout.contains("inside a plain fenced code block"),
-        "{out}"
-    );
 }
 
 #[test]

@@ -145,14 +145,12 @@ pub struct State {
     #[serde(default)]
     pub usage: Usage,
     /// Set by the UserPromptExpansion hook that set this loop up from a slash command: a
-    /// digest of the command's text, so the command's own `!` line, which runs next, hands
-    /// the model the loop's first prompt instead of setting the loop up a second time. That
-    /// line clears it.
+    /// digest of its text, so the command's `!` line hands the model the first prompt
+    /// instead of setting the loop up again (and clears it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slash_handoff: Option<String>,
-    /// One line for the loop's Claude Code session, shown (`systemMessage`) at its next
-    /// hook call and then cleared: what the user did to the loop from elsewhere (a terminal,
-    /// the dashboard), which the session would otherwise never hear of.
+    /// One line for the loop's session, shown at its next hook call and cleared: what the
+    /// user did to the loop from elsewhere (a terminal, the dashboard).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_notice: Option<String>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).

@@ -17,7 +17,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+mod gate;
 mod wire;
+
+pub use gate::Gate;
 
 use wire::{chat_sse, responses_sse, sse};
 
@@ -37,34 +40,6 @@ pub enum Reply {
     /// The reply, sent only once the test opens the gate: the screen before it stays
     /// still until the test has read it (the terminal UI may clear what scrolled away).
     After(Gate, Box<Reply>),
-}
-
-/// What holds a [`Reply::After`] back.
-#[derive(Debug, Clone, Default)]
-pub struct Gate(Arc<(Mutex<bool>, std::sync::Condvar)>);
-
-/// Longest a gate holds a reply when the test never opens it (the test has failed).
-const GATE_LIMIT: Duration = Duration::from_secs(90);
-
-impl Gate {
-    pub fn new() -> Gate {
-        Gate::default()
-    }
-
-    /// Lets the held reply go.
-    pub fn open(&self) {
-        let (open, changed) = &*self.0;
-        *open.lock().unwrap() = true;
-        changed.notify_all();
-    }
-
-    fn wait(&self) {
-        let (open, changed) = &*self.0;
-        let guard = open.lock().unwrap();
-        let _ = changed
-            .wait_timeout_while(guard, GATE_LIMIT, |open| !*open)
-            .unwrap();
-    }
 }
 
 impl Reply {
