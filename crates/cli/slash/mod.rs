@@ -151,6 +151,34 @@ mod tests {
     use crate::cli::stdin_args::{help, usage_of};
     use clap::Args;
 
+    /// hooks.json calls the UserPromptExpansion hook for exactly pagent's command names.
+    #[test]
+    fn item_1_the_expansion_hook_matches_every_command_name_and_no_other() {
+        let hooks: serde_json::Value =
+            serde_json::from_str(include_str!("../../../hooks/hooks.json")).unwrap();
+        let entries = hooks["hooks"]["UserPromptExpansion"].as_array().unwrap();
+        assert_eq!(entries.len(), 1);
+        let matcher: Vec<&str> = entries[0]["matcher"].as_str().unwrap().split('|').collect();
+        let names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
+        assert_eq!(matcher, names);
+        let hook = &entries[0]["hooks"][0];
+        assert_eq!(hook["command"], "${CLAUDE_PLUGIN_ROOT}/scripts/pagent");
+        assert_eq!(hook["args"], serde_json::json!(["hook", "user-prompt-expansion"]));
+    }
+
+    /// Every hook is given in exec form: the launcher and its arguments, no shell.
+    #[test]
+    fn item_12_every_hook_runs_the_launcher_in_exec_form() {
+        let hooks: serde_json::Value =
+            serde_json::from_str(include_str!("../../../hooks/hooks.json")).unwrap();
+        for (event, entries) in hooks["hooks"].as_object().unwrap() {
+            for hook in entries[0]["hooks"].as_array().unwrap() {
+                assert_eq!(hook["command"], "${CLAUDE_PLUGIN_ROOT}/scripts/pagent", "{event}");
+                assert_eq!(hook["args"][0], "hook", "{event}");
+            }
+        }
+    }
+
     /// Every option a slash command's help names is one clap takes, its help fits an
     /// 80-column terminal in Claude Code's indent, and the whole help fits 24 rows.
     #[test]

@@ -104,6 +104,8 @@ fn item_4_status_sent_at_once_keeps_the_loop_going() {
         "/ralph Refactor the parser --no-progress-limit 0",
     );
     ui.type_line("/pagent-status");
+    // Queued (both versions say how to edit it), then sent at once.
+    ui.wait_for("Press up to edit queued messages");
     ui.send_now();
     if crate::harness::claude_at_least("2.1.330") {
         // The command cut the turn; pagent showed the status and let the command expand,
