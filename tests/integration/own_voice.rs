@@ -335,3 +335,29 @@ fn item_12_a_re_prompt_is_additional_context_not_a_block() {
             .unwrap()
     );
 }
+
+#[test]
+fn item_1_parallel_shows_its_help_errors_and_plan_line_itself() {
+    let env = TestEnv::new();
+    let help = answer(&expand(&env, "pagent:parallel", "--help")).unwrap_err();
+    assert!(
+        help.contains("Usage: /pagent:parallel TASKS_FILE [OPTIONS]"),
+        "{help}"
+    );
+    let error = answer(&expand(&env, "pagent:parallel", "tasks.txt -j 0")).unwrap_err();
+    assert!(
+        error.starts_with("pagent: error: invalid value '0' for --jobs: 0 is not in 1..=64"),
+        "{error}"
+    );
+    let error = answer(&expand(&env, "pagent:parallel", "missing.txt")).unwrap_err();
+    assert!(error.starts_with("pagent: error: "), "{error}");
+    assert!(error.ends_with("Nothing was started."), "{error}");
+    env.write("tasks.txt", "docs: Write the docs\ntests: Add the tests\n");
+    let shown = answer(&expand(&env, "pagent:parallel", "tasks.txt -j 2"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        shown,
+        "pagent parallel: 2 tasks from tasks.txt, 2 at a time; Claude starts them in the background."
+    );
+}

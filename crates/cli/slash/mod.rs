@@ -163,7 +163,10 @@ mod tests {
         assert_eq!(matcher, names);
         let hook = &entries[0]["hooks"][0];
         assert_eq!(hook["command"], "${CLAUDE_PLUGIN_ROOT}/scripts/pagent");
-        assert_eq!(hook["args"], serde_json::json!(["hook", "user-prompt-expansion"]));
+        assert_eq!(
+            hook["args"],
+            serde_json::json!(["hook", "user-prompt-expansion"])
+        );
     }
 
     /// Every hook is given in exec form: the launcher and its arguments, no shell.
@@ -173,7 +176,10 @@ mod tests {
             serde_json::from_str(include_str!("../../../hooks/hooks.json")).unwrap();
         for (event, entries) in hooks["hooks"].as_object().unwrap() {
             for hook in entries[0]["hooks"].as_array().unwrap() {
-                assert_eq!(hook["command"], "${CLAUDE_PLUGIN_ROOT}/scripts/pagent", "{event}");
+                assert_eq!(
+                    hook["command"], "${CLAUDE_PLUGIN_ROOT}/scripts/pagent",
+                    "{event}"
+                );
                 assert_eq!(hook["args"][0], "hook", "{event}");
             }
         }
