@@ -361,3 +361,20 @@ fn item_1_parallel_shows_its_help_errors_and_plan_line_itself() {
         "pagent parallel: 2 tasks from tasks.txt, 2 at a time; Claude starts them in the background."
     );
 }
+
+#[test]
+fn item_2_the_help_of_the_commands_without_arguments_and_the_status_line_without_the_hook() {
+    let env = TestEnv::new();
+    let helps: Vec<String> = ["pagent-status", "pagent-cancel", "pagent-resume"]
+        .iter()
+        .map(|name| answer(&expand(&env, name, "--help")).unwrap_err())
+        .collect();
+    snapshot!(
+        &env,
+        "expansion_helps_without_arguments",
+        helps.join("\n\n")
+    );
+    env.cmd(&["ralph", "Fix it"]).success();
+    let out = env.cmd(&["status", "--slash"]).success();
+    snapshot!(&env, "bang_status_without_the_hook", out.stdout);
+}
