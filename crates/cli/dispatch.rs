@@ -16,8 +16,8 @@ use crate::cli::terminal::Edge;
 use crate::cli::ui;
 use crate::cmd::{
     cancel, dashboard, hook_compact, hook_expansion, hook_post_tool_use, hook_stop,
-    hook_user_prompt, install, log, loop_cmd, parallel, pause, prompt, ralph, resume, run, status,
-    trust,
+    hook_stop_failure, hook_user_prompt, install, log, loop_cmd, parallel, pause, prompt, ralph,
+    resume, run, status, trust,
 };
 use crate::io::Io;
 
@@ -26,6 +26,7 @@ use crate::io::Io;
 pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
     crate::store::door::ignore_sigxfsz();
     let stdout_is_terminal = io.stdout_is_terminal;
+    let stdin_is_terminal = io.stdin_is_terminal;
     let stdin = &mut *io.stdin;
     // Help, version and usage errors are clap's own text, coloured by clap: written
     // before the edge. Everything after passes through it (`cli::terminal`).
@@ -46,6 +47,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
         stdout: &mut stdout,
         stderr: &mut stderr,
         stdout_is_terminal,
+        stdin_is_terminal,
     };
     let status = dispatch(cli, env, &mut io);
     let _ = io.stdout.flush();
@@ -90,6 +92,9 @@ fn parse(
 fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
     let result = match cli.command {
         Command::Hook(HookCommand::Stop) => return hook_stop::run(&cli.global, env, io),
+        Command::Hook(HookCommand::StopFailure) => {
+            return hook_stop_failure::run(&cli.global, env, io);
+        }
         Command::Hook(HookCommand::PostToolUse) => {
             return hook_post_tool_use::run(&cli.global, env, io);
         }

@@ -16,6 +16,7 @@ fn main() -> ExitCode {
     let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
     let mut io = pagent::Io {
         stdout_is_terminal: stdout.is_terminal(),
+        stdin_is_terminal: stdin.is_terminal(),
         stdin: &mut stdin.lock(),
         stdout: &mut stdout.lock(),
         stderr: &mut stderr.lock(),

@@ -117,7 +117,7 @@ fn usage_forged_in_a_tool_result_is_not_counted() {
 }
 
 /// No transcript, or one without usage: a token or cost budget cannot be judged, the loop
-/// runs on under its other bounds, and status says no tokens were reported.
+/// runs on under its other bounds, and status says no tokens were counted yet.
 #[test]
 fn missing_usage_never_ends_or_breaks_a_loop() {
     let env = TestEnv::new();
@@ -138,10 +138,7 @@ fn missing_usage_never_ends_or_breaks_a_loop() {
     append(&env, &[transcript_line_text("m1", "no usage here")]);
     env.stop(&env.stop_input("Two.")).blocked();
     let human = env.cmd(&["status"]).success().stdout;
-    assert!(
-        human.contains("usage: no tokens reported by the agent yet"),
-        "{human}"
-    );
+    assert!(human.contains("usage: no tokens counted yet"), "{human}");
     let message = env.stop(&env.stop_input("Three.")).allowed().unwrap();
     assert!(message.contains("used all 3 iterations"), "{message}");
 }
@@ -331,7 +328,8 @@ fn parallel_shows_usage_per_task_and_in_total() {
         summary["total"],
         json!({"tokens": 2400, "cost_microusd": 1_000_000, "cost_known": true})
     );
-    // The human summary has the same figures, and a total row.
+    // The human summary has the same figures, and a total row. (--force: a second run
+    // of the same tasks would otherwise leave the loops that ended alone.)
     let out = env
         .cmd(&[
             "parallel",
@@ -340,6 +338,7 @@ fn parallel_shows_usage_per_task_and_in_total() {
             "2",
             "--max-iterations",
             "1",
+            "--force",
             "--agent-bin",
             &claude,
         ])

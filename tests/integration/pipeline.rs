@@ -327,7 +327,7 @@ fn slash_command_text_is_parsed_without_a_shell() {
         .success();
     assert!(
         out.stdout
-            .contains("for my prd.md: architect (up to 4 iterations per stage, giving up after 3 turns in a row that change no file). To stop it: /pagent:cancel, even while Claude works."),
+            .contains("for my prd.md: architect (up to 4 iterations per stage, giving up after 3 turns in a row that change no file). To stop it: Esc, then /pagent:cancel."),
         "{out}"
     );
 }

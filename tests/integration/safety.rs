@@ -306,9 +306,8 @@ fn cancel_ends_the_loop_is_idempotent_and_the_next_stop_is_allowed() {
     env.cmd(&["ralph", "Fix it"]).success();
     env.stop(&env.stop_input("hi")).blocked();
     let out = env.cmd(&["cancel"]).success();
-    assert!(
-        out.stdout
-            .contains("cancelled the ralph loop at stage ralph"),
+    assert_eq!(
+        out.stdout, "pagent: cancelled the Ralph loop after 2 iterations. Claude can stop now.\n",
         "{out}"
     );
     // The session is told once that the loop was cancelled from a terminal (item 10).
@@ -322,7 +321,8 @@ fn cancel_ends_the_loop_is_idempotent_and_the_next_stop_is_allowed() {
     let out = env.cmd(&["cancel"]).success();
     assert!(
         out.stdout
-            .contains("no active loop to cancel (the last one, ralph, was cancelled 0s ago)"),
+            .starts_with("pagent: no active loop to cancel (the last one, ralph, was cancelled ")
+            && out.stdout.ends_with(" ago).\n"),
         "{out}"
     );
     let state = env.state();

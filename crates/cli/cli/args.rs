@@ -1,10 +1,10 @@
 //! The command line, as clap derive types. The `///` comments are the help text.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
+pub use crate::cli::agent_args::{AgentArgs, AgentName};
 pub use crate::cli::budget_args::BudgetArgs;
 pub use crate::cli::loop_args::{LoopArgs, LoopStart, PlanArgs};
 
@@ -213,6 +213,10 @@ pub struct UninstallArgs {
     /// The Claude Code CLI [default: `claude` on PATH]
     #[arg(long, value_name = "PATH")]
     pub claude: Option<PathBuf>,
+    /// Also remove pagent's config folder: your settings (config.json), the trust list,
+    /// the secret that seals loop states and the register of loops
+    #[arg(long)]
+    pub purge: bool,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -269,52 +273,11 @@ pub struct LogArgs {
     pub tail: Option<usize>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AgentName {
-    Claude,
-    Codex,
-    Opencode,
-}
-
-/// How `pagent loop` runs its agent.
-#[derive(Debug, Args, Clone)]
-pub struct AgentArgs {
-    /// The agent CLI
-    #[arg(long, value_enum, default_value_t = AgentName::Claude)]
-    pub agent: AgentName,
-    /// Any command line as the agent, run with `sh -c`: the prompt arrives on stdin and in
-    /// the file $PAGENT_PROMPT_FILE ({prompt_file} in the line is replaced by its path);
-    /// its stdout is its final message
-    #[arg(long, value_name = "COMMAND")]
-    pub command: Option<String>,
-    /// The agent's program [default: its name on PATH]
-    #[arg(long, value_name = "PATH")]
-    pub agent_bin: Option<PathBuf>,
-    /// One more argument for the agent (repeatable), e.g. --agent-arg=--model --agent-arg=opus
-    #[arg(long = "agent-arg", value_name = "ARG", allow_hyphen_values = true)]
-    pub agent_args: Vec<String>,
-    /// Claude Code's permission mode for the agent
-    #[arg(long, value_name = "MODE", default_value = "acceptEdits")]
-    pub permission_mode: String,
-    /// Stop an iteration that runs longer than this (e.g. 45m, 2h, 90s)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
-    pub iteration_timeout: Duration,
-    /// Stop an agent that prints nothing for this long (the watchdog)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
-    pub idle_timeout: Duration,
-    /// Retries, with exponential backoff, when the agent crashes or reports an API error
-    /// (not counted as iterations)
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
-    pub retries: u32,
-    /// The first retry's delay; each next one doubles it (at most 5m)
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
-    pub retry_delay: Duration,
-}
-
 #[derive(Debug, Args, Clone)]
 pub struct ParallelArgs {
-    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations"} or a text
-    /// file with one task per line ("name: task" or just the task)
+    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations", "check"} or a text
+    /// file with one task per line ("name: task" or just the task). Each runs on branch
+    /// pagent/NAME in the worktree .pagent/worktrees/NAME
     #[arg(value_name = "TASKS_FILE", required_unless_present = "stdin_args")]
     pub tasks: Option<PathBuf>,
     /// How many loops run at once
@@ -328,17 +291,42 @@ pub struct ParallelArgs {
     /// Iterations per task unless the task sets its own
     #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: u32,
-    /// Commit after each iteration in every worktree
+    /// Leave each task's work uncommitted in its worktree (by default every iteration is
+    /// committed on the task's branch)
     #[arg(long)]
+    pub no_checkpoint: bool,
+    /// Committing each iteration is the default now; kept so older command lines run
+    #[arg(long, hide = true, conflicts_with = "no_checkpoint")]
     pub checkpoint: bool,
+    /// Start over: every task's loop from its first iteration (its branch keeps its
+    /// commits), and with --merge, every conflict resolution that gave up. Without it, a
+    /// second run resumes the tasks that did not end and leaves finished ones alone
+    #[arg(long)]
+    pub force: bool,
+    /// When the tasks are done, merge each completed task's branch into its target branch,
+    /// one at a time in task order; a conflict starts a resolution loop of the same agent
+    /// in the task's worktree
+    #[arg(long)]
+    pub merge: bool,
+    /// Merge the tasks that completed, as --merge does, without running any task
+    #[arg(long, conflicts_with = "merge")]
+    pub merge_only: bool,
+    /// The branch to merge into [default: the branch checked out where the task's worktree
+    /// was made]
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// A command that must pass before a conflict resolution counts (run with `sh -c` in
+    /// the task's worktree; a task's own "check" wins), e.g. --check 'cargo test'
+    #[arg(long, value_name = "COMMAND")]
+    pub check: Option<String>,
     /// Print one JSON object per line instead of the table
     #[arg(long)]
     pub json: bool,
     /// Print the tasks and the command that would run them, and stop
     #[arg(long)]
     pub dry_run: bool,
-    /// Trust the project files this loop uses that can make pagent run commands (its
-    /// workflow, .claude/pagent/config.json; for `pagent loop`, the agent's project
+    /// Trust the project files these loops use that can make pagent run commands (the
+    /// tasks file's checks, .claude/pagent/config.json, the agent's project
     /// configuration), as `pagent trust` would
     #[arg(long)]
     pub trust: bool,
@@ -348,15 +336,12 @@ pub struct ParallelArgs {
     pub stdin_args: bool,
 }
 
-/// `90`, `90s`, `45m`, `2h`, `1h30m`: the budgets' reading of a duration, as a `Duration`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    pagent_engine::budget::parse_duration(text).map(Duration::from_secs)
-}
-
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
     /// The Stop hook: reads Claude Code's hook JSON on stdin, prints a decision.
     Stop,
+    /// The StopFailure hook: a turn that ended on a usage limit makes the loop wait.
+    StopFailure,
     /// The PostToolUse hook: checks the file an edit tool just wrote, feeds problems back.
     PostToolUse,
     /// The UserPromptSubmit hook: a message typed in the loop's session pauses the loop.

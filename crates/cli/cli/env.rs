@@ -62,6 +62,12 @@ pub const DISPLAY: &str = "DISPLAY";
 pub const WAYLAND_DISPLAY: &str = "WAYLAND_DISPLAY";
 /// Any value turns colour off (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
+/// The machine's time zone and zone database, for an agent's usage-limit reset time.
+pub const TZ: &str = "TZ";
+pub const TZDIR: &str = "TZDIR";
+/// The terminal's width and height when it cannot be asked (see `cli::screen`).
+pub const COLUMNS: &str = "COLUMNS";
+pub const LINES: &str = "LINES";
 
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -81,11 +87,17 @@ pub struct Env {
     /// Whether a graphical session is there to open a browser in (`DISPLAY` or
     /// `WAYLAND_DISPLAY` set; always on macOS).
     pub has_display: bool,
+    /// `COLUMNS` and `LINES`: the terminal's size when no terminal answers the question.
+    pub columns: Option<u16>,
+    pub lines: Option<u16>,
     /// The pagent binary that `pagent parallel` starts and `pagent install` copies: `None`
     /// means this process's own. A test running [`crate::run`] in-process names the built
     /// binary here (its own executable is the test harness).
     pub exe: Option<PathBuf>,
     pub install: InstallEnv,
+    /// `TZ` (set, even empty: empty means UTC) and `TZDIR`.
+    pub tz: Option<OsString>,
+    pub tzdir: Option<OsString>,
 }
 
 /// What `pagent install` and `pagent uninstall` read: the user's own folders.
@@ -124,6 +136,12 @@ impl Env {
             has_display: cfg!(target_os = "macos")
                 || non_empty(DISPLAY).is_some()
                 || non_empty(WAYLAND_DISPLAY).is_some(),
+            columns: string(COLUMNS)
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n| *n > 0),
+            lines: string(LINES)
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n| *n > 0),
             exe: None,
             install: InstallEnv {
                 home: non_empty(HOME).map(PathBuf::from),
@@ -132,6 +150,8 @@ impl Env {
                 xdg_data_home: non_empty(XDG_DATA_HOME).map(PathBuf::from),
                 plugin_source: non_empty(PAGENT_PLUGIN_SOURCE).map(PathBuf::from),
             },
+            tz: var(TZ),
+            tzdir: non_empty(TZDIR),
         }
     }
 

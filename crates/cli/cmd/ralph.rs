@@ -22,7 +22,7 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::
     if args.stdin_args {
         return from_slash(&project, env, io);
     }
-    let (args, task) = task::resolve(args, io.stdin)?;
+    let (args, task) = task::resolve(args, io.stdin, io.stdin_is_terminal, "pagent ralph")?;
     let started = start::ralph(&project, env, &args, task, &Origin::default())?;
     writeln!(io.stdout, "{}", started.shown())?;
     writeln!(io.stdout, "{}", start::for_model(&project, &started.state))?;

@@ -12,7 +12,7 @@ pub(super) const SHELL: &str = "/bin/sh";
 /// A folder every system has and no project can write into.
 pub(super) const NEUTRAL_DIR: &str = "/";
 
-pub use libc::{SIGKILL, SIGTERM};
+pub use libc::{SIGINT, SIGKILL, SIGTERM};
 
 /// Starts the child as the leader of a new process group, so its whole group can be
 /// signalled (and a terminal's Ctrl-C reaches pagent, which stops it deliberately).

@@ -13,7 +13,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, Whose, whose_loop};
+use pagent_engine::{
+    Action, Decision, Kind, LogEntry, Outcome, State, Status, Whose, count, whose_loop,
+};
 
 use crate::cli::env::Env;
 use crate::cli::ui::printable;
@@ -195,9 +197,10 @@ pub fn resume(
         if store::ownership(project, config_dir, &state) != Ownership::Own {
             return Ok(Resumed::NotYours);
         }
-        if state.paused.is_none() {
+        if state.paused.is_none() && state.limit_wait.is_none() {
             // Nothing to write: the loop goes on as it is (the command hands the model its
-            // prompt, e.g. after Esc interrupted the turn).
+            // prompt, e.g. after Esc interrupted the turn). A usage-limit wait is ended
+            // below, like a pause.
             return Ok(Resumed::Done {
                 state: Box::new(state),
                 was_paused: false,
@@ -214,7 +217,8 @@ pub fn resume(
         {
             return Ok(Resumed::Done {
                 state: Box::new(written),
-                was_paused: state.paused.is_some(),
+                // A usage-limit wait the user ends is resumed as much as a pause.
+                was_paused: state.paused.is_some() || state.limit_wait.is_some(),
             });
         }
     }
@@ -259,14 +263,20 @@ impl Cancelled {
                  (or is an older copy), so pagent ignores it already: nothing to cancel. \
                  Delete the file if you want it gone; starting your own loop replaces it."
                 .to_owned(),
-            Cancelled::Done { was } => format!(
-                "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
-                printable(&was.workflow, false),
-                printable(&was.current().name, false),
-                was.stage + 1,
-                was.max_stages,
-                was.total_iterations()
-            ),
+            Cancelled::Done { was } => {
+                let iterations = count(was.total_iterations(), "iteration");
+                let what = match was.kind {
+                    Kind::Ralph => format!("the Ralph loop after {iterations}"),
+                    Kind::Pipeline => format!(
+                        "the {} pipeline at stage {} ({} of {}), after {iterations}",
+                        printable(&was.workflow, false),
+                        printable(&was.current().name, false),
+                        was.stage + 1,
+                        was.max_stages,
+                    ),
+                };
+                format!("pagent: cancelled {what}. Claude can stop now.")
+            }
         }
     }
 }

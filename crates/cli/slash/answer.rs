@@ -132,11 +132,14 @@ fn plan_parallel(project: &Project, env: &Env, name: &str, text: &str) -> anyhow
         .current_dir
         .clone()
         .unwrap_or_else(|| project.root.clone());
-    let tasks = crate::runner::parallel::read_tasks(&cwd.join(file))?;
+    anyhow::ensure!(
+        args.merge || args.merge_only || (args.into.is_none() && args.check.is_none()),
+        "--into and --check go with --merge or --merge-only"
+    );
+    let (tasks, _) = crate::runner::parallel::read_tasks_and_bytes(&cwd.join(file))?;
     Ok(Answer::Pass(Some(format!(
-        "pagent parallel: {} task{} from {}, {} at a time; Claude starts them in the background.",
-        tasks.len(),
-        if tasks.len() == 1 { "" } else { "s" },
+        "pagent parallel: {} from {}, {} at a time; Claude starts them in the background.",
+        pagent_engine::count(tasks.len() as u64, "task"),
         file.display(),
         args.jobs
     ))))

@@ -138,7 +138,8 @@ pub fn parallel_slash(name: &str) -> Slash<'_> {
             ("--max-iterations N", "iterations per task (default 25)"),
             ("--agent NAME", "claude, codex or opencode (default claude)"),
             ("--max-cost 5", "end a task's loop at this many US dollars"),
-            ("--checkpoint", "commit after every iteration"),
+            ("--no-checkpoint", "leave each task's work uncommitted"),
+            ("--merge", "then merge the completed branches here"),
         ],
         more: "Every option: `pagent parallel --help` in a terminal.",
     }

@@ -97,8 +97,8 @@ pub fn ralph(
     state.slash_handoff.clone_from(&origin.handoff);
     let installed = install(project, env, &state, args.force, origin, Action::Ralph)?;
     let start_line = format!(
-        "pagent: started a Ralph loop: up to {} iterations{}. {HOW_TO_STOP}",
-        installed.state.max_iterations,
+        "pagent: started a Ralph loop: up to {}{}. {HOW_TO_STOP}",
+        pagent_engine::count(installed.state.max_iterations, "iteration"),
         no_progress_words(&installed.state),
     );
     Ok(started(installed, start_line, notes.lines()))
@@ -116,9 +116,9 @@ pub fn run(
         state.slash_handoff.clone_from(&origin.handoff);
         let installed = install(project, env, &state, args.force, origin, Action::Stories)?;
         let start_line = format!(
-            "pagent: started the stories loop for {}: one story at a time (up to {} iterations{}). {HOW_TO_STOP}",
+            "pagent: started the stories loop for {}: one story at a time (up to {}{}). {HOW_TO_STOP}",
             installed.state.prd_path.as_deref().unwrap_or_default(),
-            installed.state.max_iterations,
+            pagent_engine::count(installed.state.max_iterations, "iteration"),
             no_progress_words(&installed.state),
         );
         return Ok(started(installed, start_line, notes.lines()));
@@ -132,12 +132,12 @@ pub fn run(
         .map(|s| s.name.as_str())
         .collect();
     let start_line = format!(
-        "pagent: started the {} pipeline ({}) for {}: {} (up to {} iterations per stage{}). {HOW_TO_STOP}",
+        "pagent: started the {} pipeline ({}) for {}: {} (up to {} per stage{}). {HOW_TO_STOP}",
         state.workflow,
         notes.source,
         state.prd_path.as_deref().unwrap_or_default(),
         names.join(" → "),
-        state.max_iterations,
+        pagent_engine::count(state.max_iterations, "iteration"),
         no_progress_words(state),
     );
     Ok(started(installed, start_line, notes.lines()))

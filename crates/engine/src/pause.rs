@@ -37,9 +37,24 @@ pub enum Prompt {
     Other,
     /// One of pagent's commands (status, cancel, resume, a new loop's set-up).
     OwnCommand,
-    /// Written by Claude Code itself: a background task's notification, or the note that
-    /// a usage limit has reset.
+    /// Not the user's words: a prompt Claude Code submits by itself (it goes on after a
+    /// usage limit reset, a background task finished). Leaves the loop alone.
     Automatic,
+}
+
+/// The prompts Claude Code 2.1.330 submits by itself through UserPromptSubmit, by their
+/// opening (`research/cc-facts.md`, A2 and B6): the continuation after a usage limit
+/// reset (the loop goes on, see `limit.rs`), and a background task's notification.
+const AUTOMATIC: &[&str] = &[
+    "Your claude.ai usage limit has reset. Continue the task",
+    "<task-notification>",
+];
+
+/// Whether `prompt` is one Claude Code submitted by itself rather than the user's words:
+/// the one place both the pause and the usage-limit wait ask.
+pub fn is_automatic(prompt: &str) -> bool {
+    let prompt = prompt.trim_start();
+    AUTOMATIC.iter().any(|opening| prompt.starts_with(opening))
 }
 
 /// The commands pagent installs: the plugin's (always namespaced) and the short names.
@@ -52,21 +67,13 @@ const OWN: &[&str] = &[
     "/ralph-cancel",
 ];
 
-/// How the prompts Claude Code writes by itself begin (2.1.330): a finished background
-/// task, and the session continued after a claude.ai usage limit reset.
-const AUTOMATIC: &[&str] = &[
-    "<task-notification>",
-    "Your claude.ai usage limit has reset.",
-];
-
 /// Classifies the prompt exactly as typed (Claude Code sends it before expanding a
 /// command).
 pub fn classify(prompt: &str) -> Prompt {
-    let text = prompt.trim_start();
-    if AUTOMATIC.iter().any(|start| text.starts_with(start)) {
+    if is_automatic(prompt) {
         return Prompt::Automatic;
     }
-    let word = text.split_whitespace().next().unwrap_or("");
+    let word = prompt.split_whitespace().next().unwrap_or("");
     if word.starts_with("/pagent:") || OWN.contains(&word) {
         Prompt::OwnCommand
     } else {
@@ -165,10 +172,11 @@ pub fn carry_pause(decided_on: &State, on_disk: &State, next: &State) -> Option<
     Some(carried)
 }
 
-/// The state after `pagent resume`: not paused, the no-progress count started afresh
-/// (the pause was the user's time, not the loop's).
+/// The state after `pagent resume`: not paused, not waiting for a usage limit any more
+/// (the user says it has reset, or wants to try now), the no-progress count started
+/// afresh (the pause was the user's time, not the loop's).
 pub fn resume(state: &State, now: Timestamp) -> State {
-    let mut next = state.clone();
+    let mut next = crate::limit::end_wait(state, now);
     next.paused = None;
     next.no_progress_count = 0;
     next.fingerprint = None;
@@ -219,6 +227,10 @@ mod tests {
                 Prompt::Automatic,
             ),
             ("Tell me about <task-notification>", Prompt::Other),
+            (
+                "Your claude.ai usage limit has reset? I wonder",
+                Prompt::Other,
+            ),
         ];
         for (prompt, want) in cases {
             assert_eq!(classify(prompt), want, "{prompt:?}");

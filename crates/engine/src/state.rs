@@ -43,6 +43,14 @@ impl Status {
             Status::GaveUp => "gave_up",
         }
     }
+
+    /// The status as a person reads it: `gave up`, not `gave_up`.
+    pub fn as_words(self) -> &'static str {
+        match self {
+            Status::GaveUp => "gave up",
+            other => other.as_str(),
+        }
+    }
 }
 
 /// Who advances the loop: the Stop hook inside one session, or `pagent loop` from outside.
@@ -144,6 +152,9 @@ pub struct State {
     /// Time, tokens and cost used so far (see `usage.rs`).
     #[serde(default)]
     pub usage: Usage,
+    /// Set while the loop waits for the agent's usage limit to reset (see `limit.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_wait: Option<crate::limit::LimitWait>,
     /// Set by the UserPromptExpansion hook that set this loop up from a slash command: a
     /// digest of its text, so the command's `!` line hands the model the first prompt
     /// instead of setting the loop up again (and clears it).
@@ -316,6 +327,7 @@ impl State {
             story: None,
             budget: options.budget,
             usage: Usage::default(),
+            limit_wait: None,
             slash_handoff: None,
             session_notice: None,
             seal: None,

@@ -31,6 +31,9 @@ pub struct HookInput {
     pub command_name: Option<String>,
     /// UserPromptExpansion only: the text after the command's name (`$ARGUMENTS`).
     pub command_args: Option<String>,
+    /// StopFailure only: the API error that ended the turn (`rate_limit`, `server_error`,
+    /// ...); `last_assistant_message` then holds Claude Code's text for it.
+    pub error: Option<String>,
 }
 
 impl HookInput {

@@ -22,7 +22,7 @@ mod wire;
 
 pub use gate::Gate;
 
-use wire::{chat_sse, responses_sse, sse};
+use wire::{chat_sse, responses_sse, sse, usage_limit_response};
 
 /// One scripted model turn.
 #[derive(Debug, Clone)]
@@ -40,6 +40,11 @@ pub enum Reply {
     /// The reply, sent only once the test opens the gate: the screen before it stays
     /// still until the test has read it (the terminal UI may clear what scrolled away).
     After(Gate, Box<Reply>),
+    /// A subscription's usage limit (HTTP 429 with the unified rate-limit headers Claude
+    /// Code reads, `research/cc-facts.md` B6): the window `claim` (`five_hour`,
+    /// `seven_day`) resets `reset_in` seconds after the request. Claude Code takes it for
+    /// a usage limit only when logged in with a subscription (`E2e::subscribed`).
+    UsageLimit { reset_in: u64, claim: String },
 }
 
 impl Reply {
@@ -314,6 +319,9 @@ fn serve(
         match reply {
             Some(Reply::Error(status)) => {
                 error_response(&mut writer, *status, "mock: scripted error")?
+            }
+            Some(Reply::UsageLimit { reset_in, claim }) => {
+                usage_limit_response(&mut writer, *reset_in, claim)?
             }
             Some(reply) => {
                 respond_sse(

@@ -91,7 +91,7 @@ fn the_cancel_and_status_commands_run_the_binary() {
     assert_eq!(run.code, Some(0));
     let result = run.result()["result"].as_str().unwrap().to_owned();
     assert!(
-        result.contains("pagent: cancelled the ralph loop"),
+        result.contains("pagent: cancelled the Ralph loop"),
         "{result}"
     );
     assert_eq!(e2e.status()["status"], "cancelled");

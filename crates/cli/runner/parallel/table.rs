@@ -1,17 +1,13 @@
-//! One row per task, folded from its child's `LoopEvent`s, and the two ways rows are shown:
-//! the table redrawn in place while the loops run (on a terminal), and the summary at the
-//! end (a table, or one JSON object with `--json`).
+//! One row per task, folded from its child's `LoopEvent`s. The table redrawn in place
+//! while the loops run is `live`'s, the summary at the end `summary`'s.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use pagent_engine::format_duration;
 use pagent_engine::usage::{format_cost, format_count};
 use serde_json::{Value, json};
 
 use super::tasks::Task;
-use crate::cli::terminal::Control;
-use crate::cli::ui::Style;
 use crate::runner::loop_event::{LoopEvent, UsageFigures};
 
 /// Where a task's loop is.
@@ -85,7 +81,7 @@ impl RowUsage {
     }
 
     /// The sum of every task's figures: a cost is known only where each task's was.
-    fn total(rows: &[Row]) -> RowUsage {
+    pub(super) fn total(rows: &[Row]) -> RowUsage {
         rows.iter().fold(
             RowUsage {
                 cost_known: true,
@@ -101,7 +97,7 @@ impl RowUsage {
     }
 
     /// `12.3k tok $0.04`, `-` before any usage was reported.
-    fn shown(&self) -> String {
+    pub(super) fn shown(&self) -> String {
         if !self.reported {
             return "-".to_owned();
         }
@@ -112,7 +108,7 @@ impl RowUsage {
         text
     }
 
-    fn json(&self) -> Value {
+    pub(super) fn json(&self) -> Value {
         json!({"tokens": self.tokens, "cost_microusd": self.cost_microusd, "cost_known": self.cost_known})
     }
 }
@@ -157,6 +153,10 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
                 );
             }
         }
+        LoopEvent::LimitWait { reason, .. } => {
+            row.tool = format!("waiting for a usage limit: {reason}");
+        }
+        LoopEvent::LimitResumed { .. } => row.tool.clear(),
         LoopEvent::Finished {
             iterations,
             reason,
@@ -173,120 +173,6 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
     }
 }
 
-/// Redraws the table in place; returns how many lines it drew.
-pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Write) -> usize {
-    let mut text = String::new();
-    if previous > 0 {
-        let up = u16::try_from(previous).unwrap_or(u16::MAX);
-        text.push_str(&Control::Up(up).to_string());
-    }
-    let width = name_width(rows);
-    for row in rows {
-        let elapsed = row
-            .finished
-            .or_else(|| row.started.map(|s| s.elapsed()))
-            .map_or_else(String::new, |d| format_duration(d.as_secs()));
-        let plain_state = format!("{:<11}", row.state.as_str());
-        let state = match row.state {
-            RowState::Complete => style.green(&plain_state),
-            RowState::Running => style.yellow(&plain_state),
-            RowState::Queued => style.dim(&plain_state),
-            _ => style.red(&plain_state),
-        };
-        let now = if row.state == RowState::Running {
-            format!("{} {}", row.stage_iteration, row.tool)
-        } else {
-            row.detail.clone()
-        };
-        // Cut to 110 visible characters, counted without the colour controls.
-        let plain = format!(
-            "{:<width$}  {plain_state} {:>7}  {:<16}  ",
-            row.task.name,
-            elapsed,
-            row.usage.shown(),
-        );
-        let room = 110usize.saturating_sub(plain.chars().count());
-        let now = now.trim();
-        let now = if now.chars().count() > room {
-            now.chars().take(room.saturating_sub(1)).collect::<String>() + "…"
-        } else {
-            now.to_owned()
-        };
-        let line = format!(
-            "{:<width$}  {state} {:>7}  {:<16}  {now}",
-            row.task.name,
-            elapsed,
-            row.usage.shown(),
-        );
-        text.push_str(&format!("{}{line}\n", Control::ClearLine));
-    }
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-    rows.len()
-}
-
-pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Write) {
-    if json {
-        let tasks: Vec<Value> = rows
-            .iter()
-            .map(|r| json!({"task": r.task.name, "outcome": r.state.as_str(), "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail, "usage": r.usage.json()}))
-            .collect();
-        let total = RowUsage::total(rows);
-        let _ = writeln!(
-            out,
-            "{}",
-            json!({"event": "summary", "tasks": tasks, "total": total.json()})
-        );
-        return;
-    }
-    let width = name_width(rows);
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{}",
-        style.bold(&format!(
-            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  detail",
-            "task",
-            "outcome",
-            "iterations",
-            "usage",
-            "branch",
-            w2 = width + 7
-        ))
-    );
-    for row in rows {
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  {}",
-            row.task.name,
-            row.state.as_str(),
-            row.iterations,
-            row.usage.shown(),
-            format!("pagent/{}", row.task.name),
-            row.detail,
-            w2 = width + 7
-        );
-    }
-    let iterations: u64 = rows.iter().map(|r| r.iterations).sum();
-    let _ = writeln!(
-        out,
-        "{:<width$}  {:<11} {:>10}  {:<16}",
-        "total",
-        "",
-        iterations,
-        RowUsage::total(rows).shown()
-    );
-}
-
-/// The width of the task-name column: the longest name, at least 4 ("task").
-fn name_width(rows: &[Row]) -> usize {
-    rows.iter()
-        .map(|r| r.task.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4)
-}
-
 #[cfg(test)]
 mod tests {
     use pagent_engine::{Action, Status};
@@ -301,6 +187,7 @@ mod tests {
                 task: "do it".into(),
                 promise: None,
                 max_iterations: None,
+                check: None,
             },
             state: RowState::Running,
             stage_iteration: String::new(),

@@ -23,7 +23,8 @@
 //! the user asked, but still regular files only, non-blocking and capped.
 //!
 //! The rooms: [`read`] (regular files only, capped), [`write`] (atomic replace, append,
-//! locks, no symlink followed), [`walk`] (listing and walking a tree without leaving it),
+//! locks, no symlink followed), [`remove`] (a whole folder, links removed as links),
+//! [`walk`] (listing and walking a tree without leaving it),
 //! [`resolve`] (paths taken apart and followed inside the root), [`outside`] (files the
 //! user named, outside any root) and [`sys`] (the system calls, one safe wrapper each,
 //! one file per system where they differ).
@@ -66,6 +67,7 @@
 
 mod outside;
 mod read;
+mod remove;
 mod resolve;
 mod sys;
 mod walk;

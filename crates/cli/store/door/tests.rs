@@ -272,3 +272,59 @@ fn removes_only_regular_files_and_never_through_a_symlink() {
         Err(DoorError::NotRegular(_, Kind::Dir))
     ));
 }
+
+/// A merged task's worktree is removed through the door: a symlink inside it to a folder
+/// outside is removed as a link, and what it pointed at is untouched.
+#[test]
+fn removing_a_tree_never_follows_a_symlink_out() {
+    let (project, outside, dir) = setup();
+    fs::write(outside.path().join("keep.txt"), "precious").unwrap();
+    let tree = project.path().join("wt");
+    fs::create_dir_all(tree.join("a/b")).unwrap();
+    fs::write(tree.join("a/b/file.txt"), "x").unwrap();
+    symlink(outside.path(), tree.join("a/out")).unwrap();
+    symlink(outside.path().join("keep.txt"), tree.join("link.txt")).unwrap();
+    mkfifo(&tree.join("fifo"));
+    assert!(dir.remove_tree(Path::new("wt")).unwrap());
+    assert!(!tree.exists());
+    assert_eq!(
+        fs::read_to_string(outside.path().join("keep.txt")).unwrap(),
+        "precious"
+    );
+    assert!(!dir.remove_tree(Path::new("wt")).unwrap());
+    // The folder itself as a symlink: refused, nothing removed.
+    symlink(outside.path(), project.path().join("wt")).unwrap();
+    assert!(dir.remove_tree(Path::new("wt")).is_err());
+    assert!(outside.path().join("keep.txt").exists());
+}
+
+/// Issue 21, item 1: `pagent loop` keeps one `Dir` for the whole run. Listing the root
+/// through a duplicate of its descriptor shared the descriptor's offset, so the second
+/// walk started where the first ended and saw no file at the root at all: new files
+/// stopped being progress from the runner's second decision on.
+#[test]
+fn issue_21_every_walk_of_one_dir_sees_the_whole_tree() {
+    let (project, _outside, dir) = setup();
+    let walk = |dir: &Dir| {
+        let mut seen = Vec::new();
+        dir.walk_tree(&mut |path, _| {
+            seen.push(String::from_utf8_lossy(path).into_owned());
+            true
+        });
+        seen.sort();
+        seen
+    };
+    fs::write(project.path().join("a.txt"), "a").unwrap();
+    assert_eq!(walk(&dir), ["a.txt"]);
+    fs::write(project.path().join("b.txt"), "b").unwrap();
+    fs::create_dir(project.path().join("new")).unwrap();
+    fs::write(project.path().join("new/c.txt"), "c").unwrap();
+    assert_eq!(walk(&dir), ["a.txt", "b.txt", "new", "new/c.txt"]);
+    assert_eq!(walk(&dir), ["a.txt", "b.txt", "new", "new/c.txt"]);
+    let mut listed = dir.list(Path::new(".")).unwrap();
+    listed.sort();
+    assert_eq!(listed, ["a.txt", "b.txt", "new"]);
+    let mut again = dir.list(Path::new(".")).unwrap();
+    again.sort();
+    assert_eq!(again, listed);
+}

@@ -135,11 +135,10 @@ fn install(
         );
     }
     let detail = format!(
-        "{} started: {} stage{}, up to {} iterations each",
+        "{} started: {}, up to {} each",
         state.workflow,
-        state.max_stages,
-        if state.max_stages == 1 { "" } else { "s" },
-        state.max_iterations
+        pagent_engine::count(state.max_stages as u64, "stage"),
+        pagent_engine::count(state.max_iterations, "iteration")
     );
     let event = Event::at(
         &state,
@@ -241,9 +240,22 @@ pub fn consented_config(
     Ok(config.and_then(|(_, c)| c))
 }
 
-/// How the start line tells the user to stop a loop, its last sentence. A cancel typed while Claude works takes effect at its
-/// next stop (the Stop hook reads it from the transcript's queue).
-pub const HOW_TO_STOP: &str = "To stop it: /pagent:cancel, even while Claude works.";
+/// Adds to `notes` what a Claude reviewer of `state` spends (`claude -p`), once.
+pub fn note_reviewer_costs(state: &State, notes: &mut Notes) {
+    let line = state
+        .stages
+        .iter()
+        .filter_map(|stage| stage.exit_when.review())
+        .find_map(|review| crate::cli::costs::reviewer(&review.reviewer));
+    if let Some(line) = line {
+        notes.lines.push(line.to_owned());
+    }
+}
+
+/// How the start line tells the user to stop a loop: Esc interrupts the turn (and the
+/// next message pauses the loop), then the cancel command ends it. (A cancel typed while
+/// Claude works, without Esc, ends the loop at its next stop: `docs/commands.md`.)
+pub const HOW_TO_STOP: &str = "To stop it: Esc, then /pagent:cancel.";
 
 /// The no-progress limit and the budget in words, for the start line (empty when
 /// neither is set).
