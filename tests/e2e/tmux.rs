@@ -2,8 +2,8 @@
 //! the screen (`capture-pane`) out, with pagent set up by `pagent install` (the plugin
 //! from a local marketplace, the binary in its data folder, the short command names).
 //!
-//! Each session gets its own tmux server (`-L <unique socket>`), so tests run in parallel
-//! and a dead test leaves nothing behind (the server is killed on drop). The CLI starts
+//! Each session gets its own tmux server (`tests/support/tmux.rs`, shared with the
+//! integration suite), so tests run in parallel and a dead test leaves nothing behind. The CLI starts
 //! through a small script with an explicit environment: the test's HOME (pre-seeded so
 //! onboarding, the API-key question and the trust dialog are skipped, see CLAUDE-CODE.md),
 //! the mock API, and pagent found through PAGENT_BIN. Waiting is polling the screen with
@@ -18,6 +18,8 @@ use std::fs;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::tmux_server::{Server, poll};
+
 use serde_json::json;
 
 use crate::harness::{E2e, claude_binary, pagent_bin, repo_root};
@@ -28,7 +30,7 @@ const API_KEY: &str = "sk-ant-api03-pagent-e2e-interactive-0123456789";
 pub const WAIT: Duration = Duration::from_secs(45);
 
 pub struct Tmux {
-    socket: String,
+    server: Server,
     started: Instant,
 }
 
@@ -88,24 +90,15 @@ impl Tmux {
             sh_quote(&claude_binary().display().to_string()),
         ));
         fs::write(&script, text).unwrap();
-        let socket = format!("pagent-e2e-{}-{}", std::process::id(), e2e.mock.port);
         let tmux = Tmux {
-            socket,
+            server: Server::start(
+                "pagent-e2e",
+                (width, height),
+                &e2e.project,
+                &format!("sh {}", sh_quote(&script.display().to_string())),
+            ),
             started: Instant::now(),
         };
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "ui",
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-            "-c",
-            &e2e.project.display().to_string(),
-            &format!("sh {}", sh_quote(&script.display().to_string())),
-        ]);
         // History to look back over what scrolled away.
         tmux.run(&["set-option", "-g", "history-limit", "5000"]);
         tmux.wait_for("accept edits on");
@@ -113,18 +106,7 @@ impl Tmux {
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        self.server.run(args)
     }
 
     /// Types `text` (literally) and presses Enter, as a person would: the slash-command
@@ -169,20 +151,14 @@ impl Tmux {
     /// [`Tmux::wait_until`] with its own limit (Claude Code's own timers: a usage limit's
     /// reset, its resume a minute after).
     pub fn wait_longer(&self, what: &str, limit: Duration, ready: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + limit;
-        loop {
+        poll(what, limit, Duration::from_millis(100), || {
             let screen = self.screen();
             if ready(&screen) {
-                return screen;
+                Ok(screen)
+            } else {
+                Err(screen)
             }
-            assert!(
-                Instant::now() < deadline,
-                "waited {limit:?} for {what}; the screen:\n{}\n{}",
-                "=".repeat(100),
-                screen
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        })
     }
 }
 
@@ -195,9 +171,6 @@ impl Drop for Tmux {
                 self.screen()
             );
         }
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
     }
 }
 

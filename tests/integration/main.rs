@@ -55,6 +55,8 @@ mod story_prompts;
 mod streams;
 mod terminal_stdin;
 mod texts;
+#[path = "../support/tmux.rs"]
+mod tmux_server;
 mod usage_limits;
 mod usage_limits_ends;
 mod usage_limits_session;
