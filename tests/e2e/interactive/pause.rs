@@ -91,7 +91,7 @@ fn item_1_status_and_cancel_are_answered_by_pagent_without_a_model_turn() {
     );
     assert_eq!(e2e.status()["paused"], false);
     ui.type_line("/pagent:cancel");
-    ui.wait_for("pagent: cancelled the ralph loop at stage ralph");
+    ui.wait_for("pagent: cancelled the Ralph loop after 1 iteration.");
     assert_eq!(e2e.status()["status"], "cancelled");
     ui.type_line("/pagent-cancel");
     ui.wait_for("pagent: no active loop to cancel (the last one, ralph, was cancelled");

@@ -21,14 +21,14 @@ fn item_1_the_start_line_and_errors_are_on_screen_with_a_model_that_copies_nothi
     ui.type_line("/ralph Fix the parser --max-iterations 4");
     ui.wait_for(
         "UserPromptExpansion says: pagent: started a Ralph loop: up to 4 iterations, giving up \
-         after 3 turns in a row that change no file. To stop it: /pagent:cancel, even while \
-         Claude works.",
+         after 3 turns in a row that change no file. To stop it: Esc, then \
+         /pagent:cancel.",
     );
     ui.wait_for("Stop says: pagent: ralph complete");
     ui.type_line("/pagent:ralph Tidy the docs --no-progress-limit 0");
     ui.wait_for(
         "UserPromptExpansion says: pagent: started a Ralph loop: up to 25 iterations. To stop \
-         it: /pagent:cancel, even while Claude works.",
+         it: Esc, then /pagent:cancel.",
     );
     ui.wait_until("two loops complete", |s| {
         count(s, "Stop says: pagent: ralph complete") == 2
