@@ -79,6 +79,42 @@ fn item_4_cancel_typed_while_the_model_works_ends_the_loop_at_its_next_stop() {
     ping(&ui, &e2e, 2);
 }
 
+/// A cancel that cannot wait for the next stop ends the loop while Claude's tool still
+/// would run: on 2.1.330 sent at once from the queue (ctrl+x ctrl+s), on 2.1.197 (no
+/// such key) after Esc. Either way pagent's answer is on screen and no iteration follows.
+#[test]
+#[ignore = "needs the Claude Code CLI and tmux"]
+fn item_4_cancel_sent_at_once_ends_the_loop_while_the_tool_still_runs() {
+    let e2e = E2e::start(vec![Reply::bash("sleep 20"), Reply::text("Stopped.")]);
+    let ui = Tmux::start_sized(&e2e, 80, 24);
+    ui.type_line("/ralph Refactor the parser");
+    ui.wait_until("the sleep to run", |_| super::pause::sleeping(&e2e));
+    let send_now = crate::harness::claude_at_least("2.1.330");
+    if send_now {
+        ui.type_line("/pagent-cancel");
+        ui.wait_for("Press up to edit queued messages");
+        ui.send_now();
+    } else {
+        ui.key("Escape");
+        ui.wait_for("Interrupted");
+        ui.type_line("/pagent-cancel");
+    }
+    let screen = ui.wait_for("pagent: cancelled the Ralph loop after 1 iteration.");
+    assert_eq!(e2e.status()["status"], "cancelled", "{screen}");
+    // Sent at once, the tool goes on in the background (Esc killed it on 2.1.197).
+    assert!(
+        !send_now || super::pause::sleeping(&e2e),
+        "the loop ended only after the tool:\n{screen}"
+    );
+    // No iteration follows: nothing the model is told after this carries the task again.
+    for index in 1..e2e.mock.requests().len() {
+        assert!(
+            !e2e.mock.told_text(index).contains("pagent · ralph loop"),
+            "request {index} re-prompts the loop"
+        );
+    }
+}
+
 /// Claude Code 2.1.330 lets the user send a queued message at once (ctrl+x ctrl+s), which
 /// cuts the turn short: pagent shows the status and hands the model the loop again, so
 /// asking never leaves the loop stalled. 2.1.197 has no such key: the command waits in

@@ -18,7 +18,7 @@ pub fn interrupt_the_tool(ui: &Tmux, e2e: &E2e) {
 }
 
 /// Whether a `sleep 20` runs in the test's project (the tool Claude Code started).
-fn sleeping(e2e: &E2e) -> bool {
+pub fn sleeping(e2e: &E2e) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return false;
     };
