@@ -41,6 +41,7 @@ mod no_progress;
 mod notify;
 mod own_texts;
 mod own_voice;
+mod own_voice_attacks;
 mod parallel;
 mod pause;
 mod pipeline;

@@ -132,7 +132,7 @@ const NUMBER_FLAGS: &[&str] = &[
     "--review-timeout",
 ];
 const TEXT_FLAGS: &[&str] = &["--promise", "--completion-promise", "--review"];
-const SWITCHES: &[&str] = &["--force", "--trust", "--help"];
+const SWITCHES: &[&str] = &["--force", "--trust", "--help", "-h"];
 /// Budgets: a value that looks like one (`2h`, `500k`, `$5`, `0.50`) is checked by clap.
 const BUDGET_FLAGS: &[&str] = &["--max-duration", "--max-tokens", "--max-cost"];
 
@@ -158,6 +158,13 @@ pub fn parse_ralph_line(text: &str) -> RalphLine {
     {
         let before = &words[..dash];
         let task = || unquote_whole(text[words[dash].end..].trim()).to_owned();
+        if before.is_empty() {
+            // `-- TEXT`: all of it is the task, `--help` and `--force` included.
+            return RalphLine {
+                task: task(),
+                flags: Vec::new(),
+            };
+        }
         if let Some(flags) = option_run(text, before) {
             return RalphLine {
                 task: task(),
@@ -199,6 +206,18 @@ fn is_bare(text: &str, word: &Word) -> bool {
     text[word.start..word.end] == word.value
 }
 
+/// An option as typed: its name, and its inline value (`--promise=DONE`, also quoted:
+/// `--promise="ALL DONE"`); `None` when the name itself was quoted (`"--force"`: the
+/// task's word).
+fn option_word<'w>(text: &str, word: &'w Word) -> Option<(&'w str, Option<&'w str>)> {
+    let typed = &text[word.start..word.end];
+    match word.value.split_once('=') {
+        Some((name, value)) if typed.starts_with(&format!("{name}=")) => Some((name, Some(value))),
+        _ if typed == word.value => Some((word.value.as_str(), None)),
+        _ => None,
+    }
+}
+
 /// `words` as options and their values, when every word is one; `None` otherwise (and
 /// for no words at all).
 fn option_run(text: &str, words: &[Word]) -> Option<Vec<String>> {
@@ -208,14 +227,7 @@ fn option_run(text: &str, words: &[Word]) -> Option<Vec<String>> {
     let mut flags = Vec::new();
     let mut i = 0;
     while i < words.len() {
-        let word = &words[i];
-        if !is_bare(text, word) {
-            return None;
-        }
-        let (name, inline) = match word.value.split_once('=') {
-            Some((name, value)) => (name, Some((value.to_owned(), true))),
-            None => (word.value.as_str(), None),
-        };
+        let (name, inline) = option_word(text, &words[i])?;
         if SWITCHES.contains(&name) && inline.is_none() {
             flags.push(name.to_owned());
             i += 1;
@@ -227,8 +239,9 @@ fn option_run(text: &str, words: &[Word]) -> Option<Vec<String>> {
         {
             return None;
         }
+        // A value given with `=` is given on purpose, whatever its letters.
         let (value, quoted) = match inline {
-            Some(value) => value,
+            Some(value) => (value.to_owned(), true),
             None => {
                 let next = words.get(i + 1)?;
                 i += 1;
@@ -259,13 +272,11 @@ fn meant_as_options(text: &str, words: &[Word]) -> bool {
     let mut i = 0;
     let mut ours = false;
     while i < words.len() {
-        let word = &words[i];
-        let (name, inline) = match word.value.split_once('=') {
-            Some((name, _)) => (name, true),
-            None => (word.value.as_str(), false),
+        let Some((name, inline)) = option_word(text, &words[i]) else {
+            return false;
         };
-        let is_name = is_bare(text, word)
-            && name.starts_with("--")
+        let inline = inline.is_some();
+        let is_name = name.starts_with("--")
             && name.len() > 2
             && name[2..]
                 .chars()

@@ -149,3 +149,64 @@ fn item_3_a_misspelt_or_refused_option_at_the_end_is_never_task_text() {
         assert_eq!(line.flags, *flags, "{text:?}");
     }
 }
+
+/// Attacks on the rule (issue 20, items 2 and 3): a leading `--` makes everything after it
+/// the task, `--help` and `--force` included; an option whose value is quoted after `=`
+/// is an option, as in a shell; `-h` is help like `--help`; a quoted option is a word.
+#[test]
+fn item_3_odd_arguments_are_read_as_typed() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("-- --help", "--help", &[]),
+        (
+            "-- Fix the --force flag --force",
+            "Fix the --force flag --force",
+            &[],
+        ),
+        ("--", "", &[]),
+        (
+            "--max-iterations 3 -- Explain what --help does",
+            "Explain what --help does",
+            &["--max-iterations", "3"],
+        ),
+        (
+            "--max-iterations 3 -- Explain --help",
+            "Explain --help",
+            &["--max-iterations", "3"],
+        ),
+        (
+            "Fix it --promise=\"ALL DONE\"",
+            "Fix it",
+            &["--promise", "ALL DONE"],
+        ),
+        (
+            "Fix it --promise='ALL DONE' --max-iterations 2",
+            "Fix it",
+            &["--promise", "ALL DONE", "--max-iterations", "2"],
+        ),
+        ("Fix it --promise=done", "Fix it", &["--promise", "done"]),
+        (
+            "Fix \"it\" --promise \"ALL DONE\"",
+            "Fix \"it\"",
+            &["--promise", "ALL DONE"],
+        ),
+        (
+            "Fix \"a --force\" --force",
+            "Fix \"a --force\"",
+            &["--force"],
+        ),
+        ("Fix it \"--force\"", "Fix it \"--force\"", &[]),
+        (
+            "Fix it \"--promise=DONE\"",
+            "Fix it \"--promise=DONE\"",
+            &[],
+        ),
+        ("'--help'", "--help", &[]),
+        ("Fix it -h", "Fix it", &["-h"]),
+        ("--help -- Fix", "Fix", &["--help"]),
+    ];
+    for (text, task, flags) in cases {
+        let line = parse_ralph_line(text);
+        assert_eq!(line.task, *task, "{text:?}");
+        assert_eq!(line.flags, *flags, "{text:?}");
+    }
+}
