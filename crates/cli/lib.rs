@@ -19,6 +19,7 @@ mod process;
 mod runner;
 mod session;
 mod setup;
+mod slash;
 mod store;
 mod world;
 

@@ -127,6 +127,31 @@ pub fn change_own_loop(
     anyhow::bail!("the loop state kept changing while pagent tried to update it")
 }
 
+/// The notice waiting for `session` (see `pagent_engine::notice`), cleared through
+/// [`apply`] so it is said once; `None` when there is none for this session, or another
+/// writer got there first (the next hook call says it).
+pub fn tell_session(
+    project: &Project,
+    config_dir: Option<&Path>,
+    state: &State,
+    session: Option<&str>,
+    stderr: &mut dyn Write,
+) -> anyhow::Result<Option<String>> {
+    if store::ownership(project, config_dir, state) != store::Ownership::Own {
+        return Ok(None);
+    }
+    let Some((notice, next)) = pagent_engine::notice::take(state, session, crate::io::now()) else {
+        return Ok(None);
+    };
+    let outcome = Outcome {
+        decision: pagent_engine::Decision::Allow,
+        write: Some(next),
+        log: None,
+    };
+    let record = |entry| Event::of(entry, crate::io::now(), None);
+    Ok(apply(project, config_dir, state, &outcome, record, stderr)?.map(|_| notice))
+}
+
 /// Appends `event` to the log; a failure is a warning. Returns whether it was written.
 pub fn log(project: &Project, event: &Event, stderr: &mut dyn Write) -> bool {
     match append_event(project, event) {

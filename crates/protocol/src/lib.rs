@@ -21,6 +21,6 @@ pub use event::HookEvent;
 pub use hook::{Decision, HookInput, HookOutput, HookSpecificOutput};
 pub use stream::{AgentKind, RunSummary, StreamEvent, parse_line};
 pub use transcript::{
-    ContentBlock, MessageContent, TokenCounts, TranscriptLine, TranscriptMessage, UsageLine,
-    UsageMessage,
+    ContentBlock, MessageContent, QueueLine, TokenCounts, TranscriptLine, TranscriptMessage,
+    UsageLine, UsageMessage,
 };
