@@ -171,6 +171,8 @@ pub enum Hook {
     UserPrompt,
     Compact,
     PostToolUse,
+    /// UserPromptExpansion: pagent's own commands, answered with or without a loop.
+    Expansion,
 }
 
 /// The hooks' short-cut, decided before a hook reads its input, and in one place for the
@@ -180,13 +182,18 @@ pub enum Hook {
 ///   checked, by the loop's own settings);
 /// - a named project (`root`) without a state file has no loop to act on; for
 ///   PostToolUse, only if the user's own config (in `config_dir`) does not ask for checks
-///   everywhere.
+///   everywhere;
+/// - UserPromptExpansion never stands aside: it answers pagent's own commands, loop or no
+///   loop.
 pub fn hook_stands_aside(
     hook: Hook,
     driver: Option<pagent_engine::Driver>,
     root: Option<&Path>,
     config_dir: Option<&Path>,
 ) -> bool {
+    if hook == Hook::Expansion {
+        return false;
+    }
     if hook != Hook::PostToolUse && driver == Some(pagent_engine::Driver::Loop) {
         return true;
     }

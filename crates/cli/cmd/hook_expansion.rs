@@ -13,44 +13,35 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::{Io, read_hook_input};
+use crate::io::Io;
+use crate::session::Hook;
+use crate::session::hook::{HookCall, run_hook};
 use crate::slash::Command;
 use crate::slash::answer::{Answer, Asked, answer};
-use crate::store::project::Project;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    match output(global, env, io) {
-        Ok(output) => {
-            if !output.is_empty() {
-                let _ = writeln!(
-                    io.stdout,
-                    "{}",
-                    serde_json::to_string(&output).unwrap_or_default()
-                );
-            }
-            ExitStatus::Success
-        }
-        Err(err) => {
-            ui::report(
-                io.stderr,
-                &err.context("the UserPromptExpansion hook failed; the command runs as usual"),
-            );
-            ExitStatus::Failure
-        }
-    }
+    let failed = "the UserPromptExpansion hook failed; the command runs as usual";
+    run_hook(
+        Hook::Expansion,
+        global.project.as_deref(),
+        env,
+        io,
+        failed,
+        output,
+    )
 }
 
-fn output(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<HookOutput> {
-    let input = read_hook_input(io.stdin)?;
+fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
+    let input = &call.input;
     let Some(name) = input.command_name.as_deref() else {
         return Ok(HookOutput::default());
     };
     let Some(command) = Command::named(name) else {
         return Ok(HookOutput::default());
     };
-    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
+    let project = call.project()?;
     // The loop belongs to the session that typed the command, in the folder it works in.
-    let mut env = env.clone();
+    let mut env = call.env.clone();
     if let Some(session) = &input.session_id {
         env.session_id = Some(session.clone());
     }

@@ -41,51 +41,29 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::{Io, now, read_hook_input};
+use crate::io::{Io, now};
+use crate::session::hook::run_hook;
 use crate::session::{self, Hook, control};
 use crate::slash::Command;
 use crate::store::eventlog::Event;
-use crate::store::project::{self, Project};
+use crate::store::project::Project;
 use crate::store::{self, Ownership, user};
 use crate::world::FsWorld;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
-    if session::hook_stands_aside(
-        Hook::Stop,
-        env.driver,
-        root.as_deref(),
-        env.config_dir.as_deref(),
-    ) {
-        return ExitStatus::Success;
-    }
     let started = Instant::now();
-    match decide(global, env, started, io) {
-        Ok(output) => {
-            if !output.is_empty() {
-                // Unwritable stdout: Claude Code sees no decision, which allows the stop.
-                let _ = writeln!(
-                    io.stdout,
-                    "{}",
-                    serde_json::to_string(&output).unwrap_or_default()
-                );
-            }
-            ExitStatus::Success
-        }
-        Err(err) => {
-            ui::report(
-                io.stderr,
-                &err.context("the Stop hook failed, so Claude may stop"),
-            );
-            ExitStatus::Failure
-        }
-    }
-}
-
-fn decide(global: &Global, env: &Env, started: Instant, io: &mut Io) -> anyhow::Result<HookOutput> {
-    let input = read_hook_input(io.stdin)?;
-    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
-    decide_on(&project, &input, env, started, io.stderr)
+    let failed = "the Stop hook failed, so Claude may stop";
+    run_hook(
+        Hook::Stop,
+        global.project.as_deref(),
+        env,
+        io,
+        failed,
+        |call| {
+            let project = call.project()?;
+            decide_on(&project, &call.input, call.env, started, call.stderr)
+        },
+    )
 }
 
 fn decide_on(

@@ -21,52 +21,34 @@ use pagent_protocol::HookOutput;
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::cli::ui;
-use crate::io::{Io, now, read_hook_input};
+use crate::io::{Io, now};
+use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
 use crate::store;
 use crate::store::eventlog::Event;
-use crate::store::project::{self, Project};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let root = project::root_from_flag_or_env(global.project.as_deref(), env);
-    if session::hook_stands_aside(
+    let failed = "the UserPromptSubmit hook failed; the loop was not paused";
+    run_hook(
         Hook::UserPrompt,
-        env.driver,
-        root.as_deref(),
-        env.config_dir.as_deref(),
-    ) {
-        return ExitStatus::Success;
-    }
-    match pause_if_typed(global, env, io) {
-        Ok(None) => ExitStatus::Success,
-        Ok(Some(notice)) => {
-            let output = HookOutput {
-                system_message: Some(notice),
+        global.project.as_deref(),
+        env,
+        io,
+        failed,
+        |call| {
+            Ok(HookOutput {
+                system_message: pause_if_typed(call)?,
                 ..HookOutput::default()
-            };
-            let _ = writeln!(
-                io.stdout,
-                "{}",
-                serde_json::to_string(&output).unwrap_or_default()
-            );
-            ExitStatus::Success
-        }
-        Err(err) => {
-            ui::report(
-                io.stderr,
-                &err.context("the UserPromptSubmit hook failed; the loop was not paused"),
-            );
-            ExitStatus::Failure
-        }
-    }
+            })
+        },
+    )
 }
 
 /// Pauses the loop if the user wrote in its session; returns the notice waiting for this
 /// session, if any.
-fn pause_if_typed(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Option<String>> {
-    let input = read_hook_input(io.stdin)?;
-    let project = Project::resolve(global.project.as_deref(), env, input.cwd.as_deref())?;
+fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
+    let (input, env) = (&call.input, call.env);
+    let project = call.project()?;
     let session = input.session_id.clone().or_else(|| env.session_id.clone());
     let prompt = input.prompt.clone().unwrap_or_default();
     let now = now();
@@ -76,7 +58,7 @@ fn pause_if_typed(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Opt
             env.config_dir.as_deref(),
             &state,
             session.as_deref(),
-            io.stderr,
+            call.stderr,
         )?,
         _ => None,
     };
@@ -84,14 +66,14 @@ fn pause_if_typed(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<Opt
         &project,
         env.config_dir.as_deref(),
         |state| decide_prompt(state, session.as_deref(), &prompt, now),
-        io.stderr,
+        call.stderr,
     )?;
     if let Some(state) = written {
         let detail = "paused: the user wrote a message in the loop's session".to_owned();
         session::log(
             &project,
             &Event::at(&state, Action::Pause, detail, now, session.as_deref()),
-            io.stderr,
+            call.stderr,
         );
     }
     Ok(notice)
