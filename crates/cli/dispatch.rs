@@ -197,7 +197,7 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
         hook,
         driver.as_deref().and_then(env::parse_driver),
         root.as_deref().map(std::path::Path::new),
-        config_dir.as_deref(),
+        &crate::store::user::UserDir::at(config_dir.as_deref()),
     )
     .then_some(ExitStatus::Success)
 }

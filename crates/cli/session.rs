@@ -24,6 +24,7 @@ use pagent_engine::{Outcome, State};
 use crate::cli::ui;
 use crate::store::eventlog::{Event, append_event};
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::store::{self, Applied};
 
 /// Writes `outcome.write` over `decided_on` compare-and-swap, and on success (or when
@@ -33,7 +34,7 @@ use crate::store::{self, Applied};
 /// there was nothing to write), or `None` when another writer changed it meanwhile.
 pub fn apply(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     decided_on: &State,
     outcome: &Outcome,
     record: impl Fn(pagent_engine::LogEntry) -> Event,
@@ -41,11 +42,11 @@ pub fn apply(
 ) -> anyhow::Result<Option<State>> {
     let now_on_disk = match &outcome.write {
         Some(next) => {
-            let secret = store::secret::read_secret(config_dir)
+            let secret = store::secret::read_secret(user_dir)
                 .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
             let mut warn = |m: &str| ui::warn(stderr, m);
             match store::apply_if_unchanged(
-                project, config_dir, decided_on, next, &secret, &mut warn,
+                project, user_dir, decided_on, next, &secret, &mut warn,
             )? {
                 Applied::Changed => return Ok(None),
                 Applied::Written(written) => {
@@ -100,7 +101,7 @@ pub fn apply(
 /// Returns the state written, if any.
 pub fn change_own_loop(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     change: impl Fn(&State) -> Option<State>,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Option<State>> {
@@ -108,7 +109,7 @@ pub fn change_own_loop(
         let Some(state) = store::read_state(project)?.filter(State::is_active) else {
             return Ok(None);
         };
-        if store::ownership(project, config_dir, &state) != store::Ownership::Own {
+        if store::ownership(project, user_dir, &state) != store::Ownership::Own {
             return Ok(None);
         }
         let Some(next) = change(&state) else {
@@ -120,7 +121,7 @@ pub fn change_own_loop(
             log: None,
         };
         let record = |entry| Event::of(entry, crate::io::now(), None);
-        if let Some(written) = apply(project, config_dir, &state, &outcome, record, stderr)? {
+        if let Some(written) = apply(project, user_dir, &state, &outcome, record, stderr)? {
             return Ok(Some(written));
         }
     }
@@ -132,12 +133,12 @@ pub fn change_own_loop(
 /// writer got there first (the next hook call says it).
 pub fn tell_session(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     state: &State,
     session: Option<&str>,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Option<String>> {
-    if store::ownership(project, config_dir, state) != store::Ownership::Own {
+    if store::ownership(project, user_dir, state) != store::Ownership::Own {
         return Ok(None);
     }
     let Some((notice, next)) = pagent_engine::notice::take(state, session, crate::io::now()) else {
@@ -149,7 +150,7 @@ pub fn tell_session(
         log: None,
     };
     let record = |entry| Event::of(entry, crate::io::now(), None);
-    Ok(apply(project, config_dir, state, &outcome, record, stderr)?.map(|_| notice))
+    Ok(apply(project, user_dir, state, &outcome, record, stderr)?.map(|_| notice))
 }
 
 /// Appends `event` to the log; a failure is a warning. Returns whether it was written.
@@ -189,7 +190,7 @@ pub fn hook_stands_aside(
     hook: Hook,
     driver: Option<pagent_engine::Driver>,
     root: Option<&Path>,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
 ) -> bool {
     if hook == Hook::Expansion {
         return false;
@@ -204,7 +205,7 @@ pub fn hook_stands_aside(
         return false;
     }
     hook != Hook::PostToolUse
-        || !store::config::user_config_path(config_dir)
+        || !store::config::user_config_path(user_dir)
             .as_deref()
             .is_some_and(store::door::exists_no_follow)
 }

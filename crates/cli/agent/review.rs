@@ -37,6 +37,7 @@ use crate::agent::{self, AgentSpec, End, Limits};
 use crate::cli::env;
 use crate::process::{Program, SearchPath};
 use crate::store::project::{Project, RUNS_DIR};
+use crate::store::user::UserDir;
 
 /// The Stop hook's `timeout` in `hooks/hooks.json` (a test keeps them equal).
 pub const STOP_HOOK_TIMEOUT_SECS: u64 = 600;
@@ -106,7 +107,8 @@ pub fn run_review(
         Err(why) => return ReviewOutcome::Failed(why),
     };
     if matches!(request.reviewer, Reviewer::Opencode)
-        && let Some(why) = untrusted_opencode_config(project, setup.config_dir.as_deref())
+        && let Some(why) =
+            untrusted_opencode_config(project, &UserDir::at(setup.config_dir.as_deref()))
     {
         return ReviewOutcome::Failed(why);
     }
@@ -194,11 +196,11 @@ const OPENCODE_NO_PROJECT: &str = "OPENCODE_DISABLE_PROJECT_CONFIG";
 /// project's `.opencode/` even with [`OPENCODE_NO_PROJECT`] set (proven by the end-to-end
 /// suite), so a project with OpenCode configuration the user has not trusted gets no
 /// OpenCode reviewer at all.
-fn untrusted_opencode_config(project: &Project, config_dir: Option<&Path>) -> Option<String> {
+fn untrusted_opencode_config(project: &Project, user_dir: &UserDir) -> Option<String> {
     let untrusted: Vec<String> = crate::store::agent_config::sources(project, AgentKind::Opencode)
         .into_iter()
         .filter(|source| {
-            crate::store::consent::verdict(project, config_dir, source)
+            crate::store::consent::verdict(project, user_dir, source)
                 != crate::store::trust::Verdict::Trusted
         })
         .map(|source| crate::store::consent::shell_word(&source.rel.display().to_string()))

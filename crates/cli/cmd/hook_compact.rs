@@ -15,6 +15,7 @@ use crate::cli::exit::ExitStatus;
 use crate::io::Io;
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
+use crate::store::user::UserDir;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let failed = "the compaction hook failed";
@@ -37,7 +38,7 @@ fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let session = (call.input.session_id.clone()).or_else(|| call.env.session_id.clone());
     session::change_own_loop(
         &project,
-        call.env.config_dir.as_deref(),
+        &UserDir::of(call.env),
         |state| {
             // Only the session's own loop: `pagent loop` sends every agent the full prompt.
             let mine = whose_loop(state, session.as_deref()) == Whose::This;

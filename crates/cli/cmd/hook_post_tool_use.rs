@@ -25,8 +25,9 @@ use crate::cli::exit::ExitStatus;
 use crate::io::{Io, now};
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
+use crate::store::door;
 use crate::store::eventlog::Event;
-use crate::store::{door, user};
+use crate::store::user::{NoticeKey, UserDir};
 use crate::world::backpressure::run_checks;
 use crate::{cli::ui, store, store::config, store::consent};
 
@@ -68,8 +69,8 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
     };
     let project = call.project()?;
     let session = input.session_id.as_deref();
-    let config_dir = env.config_dir.as_deref();
-    let user = match config::user_config_path(config_dir).map(|p| config::read_config(&p)) {
+    let user_dir = &UserDir::of(env);
+    let user = match config::user_config_path(user_dir).map(|p| config::read_config(&p)) {
         Some(Ok(file)) => file.and_then(|f| f.backpressure).unwrap_or_default(),
         Some(Err(err)) => {
             ui::warn(call.stderr, &format!("{err:#}; using the default checks"));
@@ -81,7 +82,7 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
     let event = EditEvent {
         session_id: session,
         seal_valid: state.as_ref().is_some_and(|s| {
-            s.is_active() && store::ownership(&project, config_dir, s) == store::Ownership::Own
+            s.is_active() && store::ownership(&project, user_dir, s) == store::Ownership::Own
         }),
     };
     let Some(plan) = decide_post_tool_use(&event, state.as_ref(), &user) else {
@@ -102,8 +103,8 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
         return Ok(Said::default());
     }
     let shown = rel.display().to_string();
-    let trusted = |program: &Path| consent::program_trusted(&project, config_dir, program);
-    let cache = config_dir.map(|d| d.join("cache"));
+    let trusted = |program: &Path| consent::program_trusted(&project, user_dir, program);
+    let cache = user_dir.path().map(|d| d.join("cache"));
     let checked = run_checks(
         &project,
         &rel,
@@ -115,8 +116,9 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
     let mut notice = None;
     for program in checked.iter().filter_map(|c| c.untrusted.as_ref()) {
         let key = format!("untrusted program {}", program.display());
-        if !user::notice_given(config_dir, &project.root, &key) {
-            let _ = user::remember_notice(config_dir, &project.root, &key);
+        let key = NoticeKey::new(&key);
+        if !user_dir.notice_given(&project.root, &key) {
+            let _ = user_dir.remember_notice(&project.root, &key);
             notice = Some(format!(
                 "pagent: a check of {shown} needs {}, which runs the project's own code, and you have not trusted it, \
                  so the check was skipped. Run `pagent trust {}` to allow it (said once).",
@@ -148,7 +150,7 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
         }
         session::change_own_loop(
             &project,
-            config_dir,
+            user_dir,
             |state| record_check(state, session, &shown, &results),
             call.stderr,
         )?;

@@ -47,7 +47,8 @@ use crate::session::{self, Hook, control};
 use crate::slash::Command;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
-use crate::store::{self, Ownership, user};
+use crate::store::user::{NoticeKey, UserDir};
+use crate::store::{self, Ownership};
 use crate::world::FsWorld;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
@@ -73,14 +74,14 @@ fn decide_on(
     started: Instant,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<HookOutput> {
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     // A state that cannot be read or parsed (corrupt, a symlink out, a FIFO, too large)
     // is reported once per cause and content, then the hook stays quiet.
     let mut once = |key: String, err: anyhow::Error| -> anyhow::Result<HookOutput> {
-        if user::notice_given(config_dir, &project.root, &key) {
+        if user_dir.notice_given(&project.root, &NoticeKey::new(&key)) {
             return Ok(HookOutput::default());
         }
-        remember(config_dir, project, &key, stderr);
+        remember(user_dir, project, &key, stderr);
         Err(err)
     };
     let bytes = match store::read_state_bytes(project) {
@@ -97,7 +98,7 @@ fn decide_on(
     let session = input.session_id.clone();
     if state.session_notice.is_some()
         && let Some(notice) =
-            session::tell_session(project, config_dir, &state, session.as_deref(), stderr)?
+            session::tell_session(project, user_dir, &state, session.as_deref(), stderr)?
     {
         return Ok(HookOutput {
             system_message: Some(notice),
@@ -107,7 +108,7 @@ fn decide_on(
     if !state.is_active() {
         return Ok(HookOutput::default());
     }
-    let ownership = store::ownership(project, config_dir, &state);
+    let ownership = store::ownership(project, user_dir, &state);
     // Which stranger's file the user was told about; not computed for their own state.
     let notice_key = (ownership != Ownership::Own).then(|| format!("not yours {}", digest(&bytes)));
     let event = StopEvent {
@@ -115,7 +116,7 @@ fn decide_on(
         seal_valid: ownership == Ownership::Own,
         unsealed_warned: notice_key
             .as_deref()
-            .is_some_and(|key| user::notice_given(config_dir, &project.root, key)),
+            .is_some_and(|key| user_dir.notice_given(&project.root, &NoticeKey::new(key))),
         now: now(),
     };
     let mut world = FsWorld::for_hook(
@@ -132,7 +133,7 @@ fn decide_on(
             &state,
             session.as_deref(),
             input.transcript_path.as_deref(),
-            config_dir,
+            user_dir,
         ),
         _ => (state.clone(), Vec::new()),
     };
@@ -152,13 +153,13 @@ fn decide_on(
     // A reviewer that ran is paid for like the session: its usage counts too.
     if let Some(write) = &mut outcome.write {
         *write =
-            crate::world::usage::add_records(write, &world.take_review_usage(), None, config_dir);
+            crate::world::usage::add_records(write, &world.take_review_usage(), None, user_dir);
     }
 
     if let Some(notice_key) = notice_key {
         // Never write in the project for a state pagent ignores.
         if let Decision::Notify(message) = &outcome.decision {
-            remember(config_dir, project, &notice_key, stderr);
+            remember(user_dir, project, &notice_key, stderr);
             let message = if ownership == Ownership::Stale {
                 "pagent: ignoring .claude/pagent-pipeline.json: it is an older copy of a loop \
                  state than the newest pagent wrote here (restored from a backup or a stash?), \
@@ -176,8 +177,7 @@ fn decide_on(
     }
 
     let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
-    let Some(written) = session::apply(project, config_dir, &state, &outcome, logged, stderr)?
-    else {
+    let Some(written) = session::apply(project, user_dir, &state, &outcome, logged, stderr)? else {
         // Cancelled, replaced, removed or decided by another hook meanwhile.
         return Ok(HookOutput::default());
     };
@@ -189,9 +189,9 @@ fn decide_on(
         add_message(&mut output, crate::slash::answer::status_line(project, env));
     }
     if let Some((key, notice)) = world.take_notice()
-        && !user::notice_given(config_dir, &project.root, &key)
+        && !user_dir.notice_given(&project.root, &NoticeKey::new(&key))
     {
-        remember(config_dir, project, &key, stderr);
+        remember(user_dir, project, &key, stderr);
         add_message(&mut output, notice);
     }
     Ok(output)
@@ -241,13 +241,8 @@ fn digest(bytes: &[u8]) -> String {
     pagent_engine::seal::hex(&Sha256::digest(bytes))
 }
 
-fn remember(
-    config_dir: Option<&std::path::Path>,
-    project: &Project,
-    key: &str,
-    stderr: &mut dyn Write,
-) {
-    if let Err(err) = user::remember_notice(config_dir, &project.root, key) {
+fn remember(user_dir: &UserDir, project: &Project, key: &str, stderr: &mut dyn Write) {
+    if let Err(err) = user_dir.remember_notice(&project.root, &NoticeKey::new(key)) {
         ui::warn(
             stderr,
             &format!("cannot remember a notice in pagent's config folder: {err:#}"),

@@ -27,6 +27,7 @@ use crate::io::{Io, now};
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
 use crate::store::eventlog::Event;
+use crate::store::user::UserDir;
 use crate::store::{self, Ownership};
 use crate::world::zone::{self, Zones};
 
@@ -45,7 +46,7 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
 fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let (input, env) = (&call.input, call.env);
     let project = call.project()?;
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     let Some(state) = store::read_state(&project)?.filter(pagent_engine::State::is_active) else {
         return Ok(HookOutput::default());
     };
@@ -62,7 +63,7 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let session = input.session_id.clone();
     let event = StopFailureEvent {
         session_id: session.as_deref(),
-        seal_valid: store::ownership(&project, config_dir, &state) == Ownership::Own,
+        seal_valid: store::ownership(&project, user_dir, &state) == Ownership::Own,
         error: input.error.as_deref().unwrap_or(""),
         limit,
         now,
@@ -72,8 +73,7 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         return Ok(HookOutput::default());
     }
     let logged = |entry| Event::of(entry, now, session.as_deref());
-    let Some(written) =
-        session::apply(&project, config_dir, &state, &outcome, logged, call.stderr)?
+    let Some(written) = session::apply(&project, user_dir, &state, &outcome, logged, call.stderr)?
     else {
         return Ok(HookOutput::default());
     };

@@ -26,6 +26,7 @@ use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
 use crate::store;
 use crate::store::eventlog::Event;
+use crate::store::user::UserDir;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let failed = "the UserPromptSubmit hook failed; the loop was not paused";
@@ -55,7 +56,7 @@ fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
     let notice = match store::read_state(&project) {
         Ok(Some(state)) if state.session_notice.is_some() => session::tell_session(
             &project,
-            env.config_dir.as_deref(),
+            &UserDir::of(env),
             &state,
             session.as_deref(),
             call.stderr,
@@ -64,7 +65,7 @@ fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
     };
     let written = session::change_own_loop(
         &project,
-        env.config_dir.as_deref(),
+        &UserDir::of(env),
         |state| decide_prompt(state, session.as_deref(), &prompt, now),
         call.stderr,
     )?;

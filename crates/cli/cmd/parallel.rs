@@ -16,6 +16,7 @@ use crate::setup::plan::agent_cli;
 use crate::setup::tasks::{Task, read_tasks_and_bytes};
 use crate::store::consent;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 
 pub fn run(
     global: &Global,
@@ -92,7 +93,7 @@ fn consent_to_checks(
     };
     for line in consent::require(
         project,
-        env.config_dir.as_deref(),
+        &UserDir::of(env),
         &[source],
         trust,
         &crate::io::now().to_string(),

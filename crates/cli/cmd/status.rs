@@ -19,6 +19,7 @@ use crate::cli::ui::{Style, printable, printable_json};
 use crate::io::{Io, now};
 use crate::store;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::world::overview;
 use crate::world::report::{build, print_human};
 
@@ -29,7 +30,7 @@ pub fn run(
     io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
     if args.all {
-        let rows = overview::gather(env.config_dir.as_deref(), now());
+        let rows = overview::gather(&UserDir::of(env), now());
         if args.json {
             let text = serde_json::to_string_pretty(&rows)?;
             writeln!(io.stdout, "{}", printable_json(&text))?;
@@ -56,8 +57,7 @@ pub fn run(
         }
         return Ok(ExitStatus::Success);
     };
-    let sealed =
-        store::ownership(&project, env.config_dir.as_deref(), &state) == store::Ownership::Own;
+    let sealed = store::ownership(&project, &UserDir::of(env), &state) == store::Ownership::Own;
     let mut report = build(&project, &state, sealed);
     let zones = crate::world::zone::Zones {
         tz: env.tz.as_deref(),

@@ -14,6 +14,7 @@ use crate::io::{Io, now};
 use crate::store::consent::{self, Source};
 use crate::store::project::Project;
 use crate::store::trust::{self, Verdict};
+use crate::store::user::UserDir;
 
 pub fn run(
     global: &Global,
@@ -22,7 +23,7 @@ pub fn run(
     io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global.project.as_deref(), env, None)?;
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     let cwd = env
         .current_dir
         .clone()
@@ -35,7 +36,7 @@ pub fn run(
 
     if args.revoke {
         let targets: Vec<PathBuf> = if named.is_empty() {
-            trust::list(config_dir, Some(&project.root))
+            trust::list(user_dir, Some(&project.root))
                 .into_iter()
                 .map(|(p, _)| p)
                 .collect()
@@ -44,7 +45,7 @@ pub fn run(
         };
         let mut any = false;
         for path in targets {
-            if trust::revoke(config_dir, &path)? {
+            if trust::revoke(user_dir, &path)? {
                 writeln!(
                     io.stdout,
                     "pagent: no longer trusted: {}",
@@ -76,7 +77,7 @@ pub fn run(
     };
 
     if args.list {
-        let recorded = trust::list(config_dir, Some(&project.root));
+        let recorded = trust::list(user_dir, Some(&project.root));
         if sources.is_empty() && recorded.is_empty() {
             writeln!(
                 io.stdout,
@@ -84,7 +85,7 @@ pub fn run(
             )?;
         }
         for source in &sources {
-            let verdict = match consent::verdict(&project, config_dir, source) {
+            let verdict = match consent::verdict(&project, user_dir, source) {
                 Verdict::Trusted => "trusted",
                 Verdict::Changed => "CHANGED since trusted",
                 Verdict::Untrusted => "not trusted",
@@ -111,7 +112,7 @@ pub fn run(
     let when = now().to_string();
     for source in &sources {
         trust::trust(
-            config_dir,
+            user_dir,
             &project.root.join(&source.rel),
             &source.bytes,
             source.commands.clone(),

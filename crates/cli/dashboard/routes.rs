@@ -22,6 +22,7 @@ use crate::cli::env::Env;
 use crate::io::now;
 use crate::session::control;
 use crate::store::register;
+use crate::store::user::UserDir;
 use crate::world::overview;
 
 const INDEX: &str = include_str!("assets/index.html");
@@ -70,7 +71,7 @@ pub fn answer(site: &Site, request: &Request) -> Response {
         ("GET", ["", "app.css"]) => asset(STYLE, "text/css; charset=utf-8"),
         ("GET", ["", "api", "loops"]) => {
             let now = now();
-            let rows = overview::gather(site.env.config_dir.as_deref(), now);
+            let rows = overview::gather(&UserDir::of(&site.env), now);
             Response::json(200, &json!({ "now": now, "loops": rows }))
         }
         ("GET", ["", "api", "loops", id]) => loop_page(site, id),
@@ -97,9 +98,9 @@ fn asset(body: &str, content_type: &'static str) -> Response {
 
 /// The registered loop `id` with its project, row and (when the user's own) state.
 fn find(site: &Site, id: &str) -> Option<overview::Found> {
-    let config_dir = site.env.config_dir.as_deref();
-    let entry = register::find(config_dir, id)?;
-    overview::row(config_dir, &entry, now())
+    let user_dir = &UserDir::of(&site.env);
+    let entry = register::find(user_dir, id)?;
+    overview::row(user_dir, &entry, now())
 }
 
 fn loop_page(site: &Site, id: &str) -> Response {

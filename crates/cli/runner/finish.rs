@@ -2,8 +2,6 @@
 //! mid-wait) so the next `pagent loop` resumes exactly there, and what a completed loop
 //! does next when asked (push, open a pull request).
 
-use std::path::Path;
-
 use pagent_engine::{Action, Decision, LogEntry, Outcome, State};
 
 use crate::cli::exit::ExitStatus;
@@ -17,11 +15,12 @@ use crate::runner::{github, stories, worktree};
 use crate::setup::plan::LoopPlan;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 
 /// Ctrl-C while the agent ran: the state keeps the iteration's prompt.
 pub(super) fn interrupted(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     state: &State,
     prompt: String,
     progress: &mut Progress,
@@ -43,7 +42,7 @@ pub(super) fn interrupted(
     };
     let logged = |entry| Event::of(entry, now(), None);
     let stderr = progress.stderr();
-    if apply_over_pause(project, config_dir, state, outcome, logged, stderr)?.is_none() {
+    if apply_over_pause(project, user_dir, state, outcome, logged, stderr)?.is_none() {
         let ended = ended_elsewhere(project, state)
             .unwrap_or_else(|| "the state changed meanwhile".to_owned());
         return Ok(stopped_elsewhere(state, &ended, progress));

@@ -11,7 +11,6 @@
 //! is written as over and the same iteration runs again, with the same prompt, not
 //! counted.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pagent_engine::limit::{
@@ -30,6 +29,7 @@ use crate::runner::watch::ended_elsewhere;
 use crate::store;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::world::zone::{self, Zones};
 
 /// How often the waiting runner looks at the state (cancel, resume, replacement).
@@ -68,10 +68,10 @@ pub(super) fn wait_out(
     prompt: &str,
     progress: &mut Progress,
 ) -> anyhow::Result<Waited> {
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     let now = now();
     let seen: LimitSeen = zone::limit_seen(hit, &zones(env), now);
-    let mut next = metered(state, spent, options, config_dir);
+    let mut next = metered(state, spent, options, user_dir);
     next.pending_prompt = Some(prompt.to_owned());
     let wait_options = WaitOptions {
         margin_secs: options.limit_margin.as_secs(),
@@ -80,18 +80,16 @@ pub(super) fn wait_out(
     let outcome = match plan(&seen, now, wait_options) {
         LimitPlan::GiveUp(reason) => {
             let outcome = give_up(&next, reason, now);
-            return Ok(
-                match apply(project, config_dir, state, outcome, progress)? {
-                    Some(written) => Waited::GaveUp(Box::new(written)),
-                    None => Waited::Ended(ended(project, state)),
-                },
-            );
+            return Ok(match apply(project, user_dir, state, outcome, progress)? {
+                Some(written) => Waited::GaveUp(Box::new(written)),
+                None => Waited::Ended(ended(project, state)),
+            });
         }
         LimitPlan::Wait { until, reset_known } => {
             begin_wait(&next, &seen, Some(until), reset_known, now)
         }
     };
-    let Some(waiting) = apply(project, config_dir, state, outcome, progress)? else {
+    let Some(waiting) = apply(project, user_dir, state, outcome, progress)? else {
         return Ok(Waited::Ended(ended(project, state)));
     };
     crate::session::notify::limit_reached(env, &project.root, &waiting, &seen.message);
@@ -153,8 +151,8 @@ pub(super) fn wait(
         write: Some(end_wait(&current, now)),
         log: Some(resumed_entry(&current, now)),
     };
-    let config_dir = env.config_dir.as_deref();
-    match apply(project, config_dir, &current, outcome, progress)? {
+    let user_dir = &UserDir::of(env);
+    match apply(project, user_dir, &current, outcome, progress)? {
         Some(written) => {
             progress.limit_resumed(now.since(limit.since));
             Ok(Waited::Go(Box::new(written)))
@@ -169,7 +167,7 @@ fn seconds(t: Timestamp) -> i64 {
 
 fn apply(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     decided_on: &State,
     outcome: Outcome,
     progress: &mut Progress,
@@ -177,7 +175,7 @@ fn apply(
     let logged = |entry| Event::of(entry, now(), None);
     apply_over_pause(
         project,
-        config_dir,
+        user_dir,
         decided_on,
         outcome,
         logged,

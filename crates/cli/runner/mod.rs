@@ -54,6 +54,7 @@ use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::store::register::Origin;
 use crate::store::secret;
+use crate::store::user::{NoticeKey, UserDir};
 use crate::world::FsWorld;
 
 use pause::{Waited, apply_over_pause, wait_if_paused};
@@ -92,14 +93,14 @@ pub fn drive(
     }
     prepare::refuse_nothing_to_resume(&project, &args)?;
     let agent = agent_spec(&args.agent, env, &search)?;
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     // The agent reads the project's own configuration: what can run commands needs trust
     // before the first worker starts, like a workflow's commands.
     if let AgentSpec::Known { kind, .. } = &agent {
         let sources = crate::store::agent_config::sources(&project, *kind);
         for line in consent::require(
             &project,
-            config_dir,
+            user_dir,
             &sources,
             args.trusts(),
             &now().to_string(),
@@ -109,7 +110,7 @@ pub fn drive(
     }
     // The seal's secret exists before anything is set up or taken over; the writes read
     // it themselves.
-    secret::read_or_create_secret(config_dir)?;
+    secret::read_or_create_secret(user_dir)?;
     let (mut state, resumed, _runner) = prepare_state(
         &project,
         env,
@@ -124,7 +125,7 @@ pub fn drive(
     } else {
         Origin::Loop
     };
-    setup::register_loop(&project, config_dir, &state, origin, progress.stderr());
+    setup::register_loop(&project, user_dir, &state, origin, progress.stderr());
     progress.started(
         &state,
         &agent.label(),
@@ -233,7 +234,7 @@ pub fn drive(
                 continue;
             }
             Attempt::Interrupted => {
-                return finish::interrupted(&project, config_dir, &state, prompt, progress);
+                return finish::interrupted(&project, user_dir, &state, prompt, progress);
             }
         };
         limited = 0;
@@ -242,19 +243,19 @@ pub fn drive(
             .with_path(env.path.clone())
             .with_review(review_setup(&agent, env));
         // Decided on the state with this run's usage added; applied over the state read.
-        let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
+        let metered = usage::metered(&state, &run.usage, &args.agent, user_dir);
         let mut step = decide_iteration(&metered, &mut world, now());
         // A reviewer that ran is paid for like the agent: its usage counts too.
         step.write = crate::world::usage::add_records(
             &step.write,
             &world.take_review_usage(),
             None,
-            config_dir,
+            user_dir,
         );
         if let Some((key, notice)) = world.take_notice()
-            && !crate::store::user::notice_given(config_dir, &project.root, &key)
+            && !user_dir.notice_given(&project.root, &NoticeKey::new(&key))
         {
-            let _ = crate::store::user::remember_notice(config_dir, &project.root, &key);
+            let _ = user_dir.remember_notice(&project.root, &NoticeKey::new(&key));
             progress.note(&notice);
         }
         let stopped = match run.end {
@@ -286,7 +287,7 @@ pub fn drive(
         // `pagent cancel` may have ended the loop while the agent ran: that wins.
         let outcome = step.into();
         let stderr = progress.stderr();
-        let Some(next) = apply_over_pause(&project, config_dir, &state, outcome, logged, stderr)?
+        let Some(next) = apply_over_pause(&project, user_dir, &state, outcome, logged, stderr)?
         else {
             let ended = ended_elsewhere(&project, &state)
                 .unwrap_or_else(|| "the state changed meanwhile".to_owned());

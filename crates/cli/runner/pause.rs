@@ -8,7 +8,6 @@
 //! decision over it, keeping the user's pause; any other change voids the decision as
 //! before (a cancel, a replacement).
 
-use std::path::Path;
 use std::time::Duration;
 
 use pagent_engine::{Outcome, State};
@@ -20,6 +19,7 @@ use crate::session;
 use crate::store;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 
 /// How often a paused runner looks whether it may go on.
 const POLL: Duration = Duration::from_millis(250);
@@ -69,14 +69,13 @@ pub(super) fn wait_if_paused(project: &Project, state: State, progress: &mut Pro
 /// the user's pause or resume, the same decision applied over it with the pause kept.
 pub(super) fn apply_over_pause(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     decided_on: &State,
     outcome: Outcome,
     record: impl Fn(pagent_engine::LogEntry) -> Event,
     stderr: &mut dyn std::io::Write,
 ) -> anyhow::Result<Option<State>> {
-    if let Some(written) =
-        session::apply(project, config_dir, decided_on, &outcome, &record, stderr)?
+    if let Some(written) = session::apply(project, user_dir, decided_on, &outcome, &record, stderr)?
     {
         return Ok(Some(written));
     }
@@ -94,5 +93,5 @@ pub(super) fn apply_over_pause(
         write: Some(write),
         ..outcome
     };
-    session::apply(project, config_dir, &on_disk, &carried, &record, stderr)
+    session::apply(project, user_dir, &on_disk, &carried, &record, stderr)
 }

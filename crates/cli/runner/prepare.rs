@@ -19,6 +19,7 @@ use crate::setup;
 use crate::setup::plan::LoopPlan;
 use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNNER_LOCK};
+use crate::store::user::UserDir;
 use crate::store::{self, door};
 
 /// The agent to run, its program found now so a typo fails before any state is written:
@@ -86,7 +87,7 @@ pub(super) fn prepare_state(
     // the old loop notices the new one within a moment and lets go of the runner lock.
     let installed = setup::install_state(
         project,
-        env.config_dir.as_deref(),
+        &UserDir::of(env),
         &state,
         force,
         action,
@@ -143,9 +144,9 @@ fn resume(
     state: State,
     progress: &mut Progress,
 ) -> anyhow::Result<(State, bool)> {
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     anyhow::ensure!(
-        store::ownership(project, config_dir, &state) == store::Ownership::Own,
+        store::ownership(project, user_dir, &state) == store::Ownership::Own,
         "the active loop in {} was not set up by you for this project (its seal does not verify, or it is an older copy); pagent will not run it",
         project.root.display()
     );
@@ -162,7 +163,7 @@ fn resume(
     let record = |entry| Event::of(entry, now(), None);
     match session::apply(
         project,
-        config_dir,
+        user_dir,
         &state,
         &outcome,
         record,

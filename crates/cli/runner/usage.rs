@@ -8,16 +8,17 @@ use pagent_engine::{State, Timestamp};
 use pagent_protocol::stream::UsageRecord;
 
 use crate::agent::Limits;
+use crate::store::user::UserDir;
 
 /// `state` with a run's usage records added (each priced when the agent gave no cost).
 pub(super) fn metered(
     state: &State,
     records: &[UsageRecord],
     agent: &crate::agent::Options,
-    config_dir: Option<&std::path::Path>,
+    user_dir: &UserDir,
 ) -> State {
     let model_flag = model_from_args(&agent.agent_args);
-    crate::world::usage::add_records(state, records, model_flag.as_deref(), config_dir)
+    crate::world::usage::add_records(state, records, model_flag.as_deref(), user_dir)
 }
 
 /// The model named by `--agent-arg=--model --agent-arg=NAME` (or `-m`, or `--model=NAME`):

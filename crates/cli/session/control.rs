@@ -22,6 +22,7 @@ use crate::cli::ui::printable;
 use crate::io::now;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::store::{self, Ownership};
 
 /// How the user stops a loop, as the start line and the resume line say it: Esc
@@ -84,7 +85,7 @@ pub fn cancel(
     here: Option<&str>,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Cancelled> {
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     for _ in 0..TRIES {
         let Some(bytes) = store::read_state_bytes(project)? else {
             return Ok(Cancelled::NoState);
@@ -107,14 +108,14 @@ pub fn cancel(
         if !state.is_active() {
             return Ok(Cancelled::NotActive(Box::new(state)));
         }
-        if store::ownership(project, config_dir, &state) != Ownership::Own {
+        if store::ownership(project, user_dir, &state) != Ownership::Own {
             return Ok(Cancelled::NotYours);
         }
         // Make sure a secret exists before deciding: a cancel never fails for want of one.
-        store::secret::read_or_create_secret(config_dir)?;
+        store::secret::read_or_create_secret(user_dir)?;
         let outcome = cancelled(&state, here, now);
         let logged = |entry| Event::of(entry, now, here);
-        let Some(written) = super::apply(project, config_dir, &state, &outcome, logged, stderr)?
+        let Some(written) = super::apply(project, user_dir, &state, &outcome, logged, stderr)?
         else {
             continue;
         };
@@ -154,12 +155,12 @@ pub fn pause(
     why: &str,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Paused> {
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     for _ in 0..TRIES {
         let Some(state) = store::read_state(project)?.filter(State::is_active) else {
             return Ok(Paused::NoActiveLoop);
         };
-        if store::ownership(project, config_dir, &state) != Ownership::Own {
+        if store::ownership(project, user_dir, &state) != Ownership::Own {
             return Ok(Paused::NotYours);
         }
         let now = now();
@@ -172,8 +173,7 @@ pub fn pause(
             log: Some(entry(&state, Action::Pause, format!("paused: {why}"))),
         };
         let logged = |entry| Event::of(entry, now, None);
-        if let Some(written) = super::apply(project, config_dir, &state, &outcome, logged, stderr)?
-        {
+        if let Some(written) = super::apply(project, user_dir, &state, &outcome, logged, stderr)? {
             return Ok(Paused::Done(Box::new(written)));
         }
     }
@@ -189,7 +189,7 @@ pub fn resume(
     here: Option<&str>,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Resumed> {
-    let config_dir = env.config_dir.as_deref();
+    let user_dir = &UserDir::of(env);
     for _ in 0..TRIES {
         let Some(state) = store::read_state(project)?.filter(State::is_active) else {
             return Ok(Resumed::NoActiveLoop);
@@ -200,7 +200,7 @@ pub fn resume(
                 workflow: state.workflow.clone(),
             });
         }
-        if store::ownership(project, config_dir, &state) != Ownership::Own {
+        if store::ownership(project, user_dir, &state) != Ownership::Own {
             return Ok(Resumed::NotYours);
         }
         if state.paused.is_none() && state.limit_wait.is_none() {
@@ -219,8 +219,7 @@ pub fn resume(
             log: Some(entry(&state, Action::Resume, "resumed by the user".into())),
         };
         let logged = |entry| Event::of(entry, now, here);
-        if let Some(written) = super::apply(project, config_dir, &state, &outcome, logged, stderr)?
-        {
+        if let Some(written) = super::apply(project, user_dir, &state, &outcome, logged, stderr)? {
             return Ok(Resumed::Done {
                 state: Box::new(written),
                 // A usage-limit wait the user ends is resumed as much as a pause.

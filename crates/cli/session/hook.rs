@@ -19,6 +19,7 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, read_hook_input};
 use crate::store::project::{Project, root_from_flag_or_env};
+use crate::store::user::UserDir;
 
 /// One hook call: its input, and what the body may ask of the frame.
 pub struct HookCall<'a> {
@@ -46,7 +47,7 @@ pub fn run_hook(
     body: impl FnOnce(&mut HookCall) -> anyhow::Result<HookOutput>,
 ) -> ExitStatus {
     let root = root_from_flag_or_env(flag, env);
-    if hook_stands_aside(hook, env.driver, root.as_deref(), env.config_dir.as_deref()) {
+    if hook_stands_aside(hook, env.driver, root.as_deref(), &UserDir::of(env)) {
         return ExitStatus::Success;
     }
     let result = read_hook_input(io.stdin).and_then(|input| {

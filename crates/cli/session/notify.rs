@@ -23,6 +23,7 @@ use pagent_engine::{State, Status};
 use crate::cli::env::Env;
 use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 use crate::store::config::{NotifyConfig, read_config, user_config_path};
+use crate::store::user::UserDir;
 
 /// A notifier command is killed after this long unless the config says otherwise.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
@@ -50,7 +51,7 @@ pub fn limit_reached(env: &Env, project_root: &Path, state: &State, why: &str) {
 }
 
 fn send(env: &Env, project_root: &Path, state: &State, status: &str, reason: &str) {
-    let Some(config) = user_notify_config(env.config_dir.as_deref()) else {
+    let Some(config) = user_notify_config(&UserDir::of(env)) else {
         return;
     };
     let project = project_root.file_name().map_or_else(
@@ -99,8 +100,8 @@ fn send(env: &Env, project_root: &Path, state: &State, status: &str, reason: &st
     }
 }
 
-fn user_notify_config(config_dir: Option<&Path>) -> Option<NotifyConfig> {
-    let path = user_config_path(config_dir)?;
+fn user_notify_config(user_dir: &UserDir) -> Option<NotifyConfig> {
+    let path = user_config_path(user_dir)?;
     read_config(&path).ok().flatten()?.notify
 }
 

@@ -12,6 +12,7 @@ use crate::cli::args::{RalphArgs, ReviewArgs, RunArgs};
 use crate::cli::env::Env;
 use crate::io::now;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::store::{consent, door, workflows};
 
 /// PRDs larger than this are refused: the model has to read them.
@@ -49,7 +50,7 @@ pub fn pipeline(
         .extend(prompt_files.into_iter().map(|f| format!("prompt {f}")));
     let backpressure = consented_config(
         project,
-        env.config_dir.as_deref(),
+        &UserDir::of(env),
         consent::workflow_source(&loaded),
         args.trust,
         &mut notes,
@@ -131,13 +132,7 @@ pub fn ralph(
     )
     .map_err(|e| anyhow::anyhow!("--promise: {}", e.reason))?;
     let mut notes = Notes::default();
-    let backpressure = consented_config(
-        project,
-        env.config_dir.as_deref(),
-        None,
-        args.trust,
-        &mut notes,
-    )?;
+    let backpressure = consented_config(project, &UserDir::of(env), None, args.trust, &mut notes)?;
     let options = SetupOptions {
         max_iterations: args.max_iterations,
         no_progress_limit: args.no_progress_limit,

@@ -16,6 +16,7 @@ use pagent_engine::{Action, State, Whose, format_duration, whose_loop};
 
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::{cli::ui, store, store::exclude, store::register, store::secret};
 
 pub mod build;
@@ -33,13 +34,13 @@ pub struct Installed {
 
 pub fn install_state(
     project: &Project,
-    config_dir: Option<&std::path::Path>,
+    user_dir: &UserDir,
     state: &State,
     force: bool,
     action: Action,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Installed> {
-    install(project, config_dir, state, force, false, action, stderr)
+    install(project, user_dir, state, force, false, action, stderr)
 }
 
 /// [`install_state`] for a slash command: it never replaces a loop that another Claude
@@ -47,32 +48,32 @@ pub fn install_state(
 /// other one's work; ending it is that session's business, or a terminal's.
 pub fn install_state_from_slash(
     project: &Project,
-    config_dir: Option<&std::path::Path>,
+    user_dir: &UserDir,
     state: &State,
     force: bool,
     action: Action,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Installed> {
-    install(project, config_dir, state, force, true, action, stderr)
+    install(project, user_dir, state, force, true, action, stderr)
 }
 
 fn install(
     project: &Project,
-    config_dir: Option<&std::path::Path>,
+    user_dir: &UserDir,
     state: &State,
     force: bool,
     slash: bool,
     action: Action,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Installed> {
-    let secret = secret::read_or_create_secret(config_dir)?;
+    let secret = secret::read_or_create_secret(user_dir)?;
     let mut state = state.clone();
     let id: [u8; 8] = crate::store::door::random_bytes().context("cannot read random bytes")?;
     state.loop_id = pagent_engine::seal::hex(&id);
     let _lock = store::lock_state(project)?;
     // A corrupt old file is simply replaced: it holds no loop anyone can continue.
     let old = store::read_state(project).ok().flatten().filter(|old| {
-        old.is_active() && store::ownership(project, config_dir, old) == store::Ownership::Own
+        old.is_active() && store::ownership(project, user_dir, old) == store::Ownership::Own
     });
     let whose = old
         .as_ref()
@@ -107,7 +108,7 @@ fn install(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    let state = store::write_state_atomic(project, config_dir, &state, &secret, &mut |m: &str| {
+    let state = store::write_state_atomic(project, user_dir, &state, &secret, &mut |m: &str| {
         ui::warn(stderr, m)
     })?;
     let replaced = old.as_ref().map(|old| {
@@ -130,7 +131,7 @@ fn install(
         pagent_engine::Driver::Hook => register::Origin::Session,
         pagent_engine::Driver::Loop => register::Origin::Loop,
     };
-    register_loop(project, config_dir, &state, origin, stderr);
+    register_loop(project, user_dir, &state, origin, stderr);
     store::write_prompt_file(project, &state, &mut |m: &str| ui::warn(stderr, m));
     if let Err(err) = exclude::exclude_pagent_files(project) {
         ui::warn(
@@ -174,12 +175,12 @@ fn where_it_is(state: &State) -> String {
 /// failure is a warning: the loop runs the same without it.
 pub fn register_loop(
     project: &Project,
-    config_dir: Option<&std::path::Path>,
+    user_dir: &UserDir,
     state: &State,
     origin: register::Origin,
     stderr: &mut dyn Write,
 ) {
-    if let Err(err) = register::record(config_dir, &project.root, origin, state.started_at) {
+    if let Err(err) = register::record(user_dir, &project.root, origin, state.started_at) {
         ui::warn(
             stderr,
             &format!("cannot record the loop in pagent's register of loops: {err:#}"),
@@ -215,7 +216,7 @@ impl Notes {
 /// backpressure settings to seal into the state.
 pub fn consented_config(
     project: &Project,
-    config_dir: Option<&std::path::Path>,
+    user_dir: &UserDir,
     workflow: Option<crate::store::consent::Source>,
     trust: bool,
     notes: &mut Notes,
@@ -231,7 +232,7 @@ pub fn consented_config(
         .collect();
     notes.lines.extend(crate::store::consent::require(
         project,
-        config_dir,
+        user_dir,
         &sources,
         trust,
         &crate::io::now().to_string(),

@@ -21,6 +21,7 @@ use crate::cli::env::Env;
 use crate::io::now;
 use crate::store::consent::{self, plan_source};
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 
 /// The stories prompt: what every iteration's agent reads, `{{story}}` filled at each.
 pub const STORIES_PROMPT: &str = include_str!("../../../plugin/prompts/stories.md");
@@ -88,7 +89,7 @@ pub fn stories(project: &Project, env: &Env, spec: &StoriesSpec) -> anyhow::Resu
     let mut notes = Notes::default();
     let backpressure = consented_config(
         project,
-        env.config_dir.as_deref(),
+        &UserDir::of(env),
         plan_source(&rel_path, &plan),
         spec.trust,
         &mut notes,

@@ -16,6 +16,7 @@ use crate::cli::stdin_args::{self, Parsed};
 use crate::cli::ui::Style;
 use crate::session::control::{self, Resumed};
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::world::report;
 
 /// What the hook prints.
@@ -184,7 +185,7 @@ fn this_sessions_running_loop(
         && state.paused.is_none()
         && session.is_some()
         && whose_loop(state, session) == Whose::This
-        && crate::store::ownership(project, env.config_dir.as_deref(), state)
+        && crate::store::ownership(project, &UserDir::of(env), state)
             == crate::store::Ownership::Own
 }
 
@@ -196,8 +197,8 @@ pub fn status_text(project: &Project, env: &Env) -> String {
             crate::cli::ui::printable(&project.root.display().to_string(), false)
         );
     };
-    let sealed = crate::store::ownership(project, env.config_dir.as_deref(), &state)
-        == crate::store::Ownership::Own;
+    let sealed =
+        crate::store::ownership(project, &UserDir::of(env), &state) == crate::store::Ownership::Own;
     let mut out = Vec::new();
     let _ = report::print_human(
         &report::build(project, &state, sealed),

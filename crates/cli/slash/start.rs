@@ -22,6 +22,7 @@ use crate::cli::env::Env;
 use crate::cli::stdin_args::{self, Parsed, Slash};
 use crate::setup::{self, HOW_TO_STOP, Installed, no_progress_words};
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::world::FsWorld;
 
 /// A loop just set up, and its words.
@@ -159,7 +160,7 @@ fn install(
     // Set-up's own warnings (an unwritable log, say) are not the user's business here.
     install(
         project,
-        env.config_dir.as_deref(),
+        &UserDir::of(env),
         state,
         force,
         action,
@@ -238,7 +239,7 @@ pub fn take_handoff(project: &Project, env: &Env, text: &str) -> anyhow::Result<
     let session = env.session_id.as_deref();
     let taken = crate::session::change_own_loop(
         project,
-        env.config_dir.as_deref(),
+        &UserDir::of(env),
         |state| {
             let ours = state.slash_handoff.as_deref() == Some(key.as_str())
                 && (session.is_none() || state.session_id.as_deref() == session);

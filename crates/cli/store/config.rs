@@ -23,6 +23,7 @@ use pagent_engine::usage::{Price, PriceSource, Prices};
 use serde::Deserialize;
 
 use crate::store::project::{CONFIG_FILE, Project};
+use crate::store::user::UserDir;
 use crate::store::{SMALL_FILE_CAP, door};
 
 pub const FILE: &str = "config.json";
@@ -70,7 +71,8 @@ pub struct NotifyConfig {
     pub timeout: Option<u64>,
 }
 
-pub fn user_config_path(config_dir: Option<&Path>) -> Option<PathBuf> {
+pub fn user_config_path(user_dir: &UserDir) -> Option<PathBuf> {
+    let config_dir = user_dir.path();
     config_dir.map(|d| d.join(FILE))
 }
 
@@ -130,8 +132,8 @@ fn price_of(prefix: &str, entry: &PriceEntry) -> anyhow::Result<Price> {
 /// The price table: the user's prices over the built-in ones. A config that cannot be
 /// read or is invalid gives the built-in table (status then names pagent's list prices
 /// as the source; set-up and the hooks report the broken config themselves).
-pub fn read_prices(config_dir: Option<&Path>) -> Prices {
-    let Some(path) = user_config_path(config_dir) else {
+pub fn read_prices(user_dir: &UserDir) -> Prices {
+    let Some(path) = user_config_path(user_dir) else {
         return Prices::built_in();
     };
     match read_config(&path) {

@@ -21,6 +21,7 @@ use anyhow::bail;
 pub use crate::store::project::rel_in_project;
 use crate::store::project::{CONFIG_FILE, Project, WORKFLOWS_DIR};
 use crate::store::trust::{self, Verdict};
+use crate::store::user::UserDir;
 use crate::store::{SMALL_FILE_CAP, covers};
 
 /// Project-local programs that built-in checks run, with what running them means.
@@ -51,8 +52,8 @@ impl Source {
 }
 
 /// The trust verdict of `source`.
-pub fn verdict(project: &Project, config_dir: Option<&Path>, source: &Source) -> Verdict {
-    trust::verdict(config_dir, &source.absolute(project), &source.bytes)
+pub fn verdict(project: &Project, user_dir: &UserDir, source: &Source) -> Verdict {
+    trust::verdict(user_dir, &source.absolute(project), &source.bytes)
 }
 
 /// Makes sure every source is trusted: trusts them when `trust_now` (the `--trust` flag),
@@ -60,7 +61,7 @@ pub fn verdict(project: &Project, config_dir: Option<&Path>, source: &Source) ->
 /// set-up's output.
 pub fn require(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     sources: &[Source],
     trust_now: bool,
     now: &str,
@@ -68,11 +69,11 @@ pub fn require(
     let mut notes = Vec::new();
     let mut refused = Vec::new();
     for source in sources {
-        match verdict(project, config_dir, source) {
+        match verdict(project, user_dir, source) {
             Verdict::Trusted => {}
             _ if trust_now => {
                 trust::trust(
-                    config_dir,
+                    user_dir,
                     &source.absolute(project),
                     &source.bytes,
                     source.commands.clone(),
@@ -257,9 +258,9 @@ pub fn tasks_source(rel: &Path, bytes: &[u8]) -> Option<Source> {
 }
 
 /// Whether a check may run the project-local program at `rel` (trusted content).
-pub fn program_trusted(project: &Project, config_dir: Option<&Path>, rel: &Path) -> Verdict {
+pub fn program_trusted(project: &Project, user_dir: &UserDir, rel: &Path) -> Verdict {
     match program_source(project, rel) {
-        Some(source) => verdict(project, config_dir, &source),
+        Some(source) => verdict(project, user_dir, &source),
         None => Verdict::Untrusted,
     }
 }

@@ -15,6 +15,7 @@ use anyhow::Context;
 use pagent_engine::{State, seal};
 
 use crate::store::project::{LOCK_FILE, Project, STATE_FILE};
+use crate::store::user::UserDir;
 
 pub mod agent_config;
 pub mod config;
@@ -99,14 +100,14 @@ pub enum Ownership {
 }
 
 /// Whether `state` is the user's own, current state for `project`.
-pub fn ownership(project: &Project, config_dir: Option<&Path>, state: &State) -> Ownership {
-    let Some(secret) = crate::store::secret::read_secret(config_dir) else {
+pub fn ownership(project: &Project, user_dir: &UserDir, state: &State) -> Ownership {
+    let Some(secret) = crate::store::secret::read_secret(user_dir) else {
         return Ownership::Unsealed;
     };
     if !seal::verify(state, &project.seal_key(), &secret) {
         return Ownership::Unsealed;
     }
-    let newest = user::newest_generation(config_dir, &project.root).unwrap_or(0);
+    let newest = user_dir.newest_generation(&project.root).unwrap_or(0);
     if state.generation >= newest {
         return Ownership::Own;
     }
@@ -124,13 +125,13 @@ pub fn ownership(project: &Project, config_dir: Option<&Path>, state: &State) ->
 /// as written.
 pub fn write_state_atomic(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     state: &State,
     secret: &[u8],
     warn: &mut dyn Warn,
 ) -> anyhow::Result<State> {
     let mut sealed = state.clone();
-    let newest = user::newest_generation(config_dir, &project.root).unwrap_or(0);
+    let newest = user_dir.newest_generation(&project.root).unwrap_or(0);
     sealed.generation = state.generation.max(newest) + 1;
     seal::apply(&mut sealed, &project.seal_key(), secret);
     let mut text = sealed.to_json_pretty();
@@ -139,7 +140,7 @@ pub fn write_state_atomic(
         .dir()
         .write_atomic(Path::new(STATE_FILE), text.as_bytes())
         .context("cannot write the loop state")?;
-    if let Err(err) = user::record_generation(config_dir, &project.root, sealed.generation) {
+    if let Err(err) = user_dir.record_generation(&project.root, sealed.generation) {
         warn.warn(&format!(
             "cannot record the loop's generation in pagent's config folder: {err:#}"
         ));
@@ -160,7 +161,7 @@ pub enum Applied {
 /// still `decided_on` (same loop, same generation).
 pub fn apply_if_unchanged(
     project: &Project,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     decided_on: &State,
     next: &State,
     secret: &[u8],
@@ -171,7 +172,7 @@ pub fn apply_if_unchanged(
         Some(now)
             if now.loop_id == decided_on.loop_id && now.generation == decided_on.generation =>
         {
-            write_state_atomic(project, config_dir, next, secret, warn)
+            write_state_atomic(project, user_dir, next, secret, warn)
                 .map(|s| Applied::Written(Box::new(s)))
         }
         _ => Ok(Applied::Changed),

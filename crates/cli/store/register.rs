@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::door::Dir;
 use crate::store::project::STATE_FILE;
-use crate::store::user::{self, PROJECTS, project_key};
+use crate::store::user::{PROJECTS, UserDir, project_key};
 
 const FILE: &str = "loop.json";
 /// An entry is a few hundred bytes; anything larger is not pagent's.
@@ -77,12 +77,12 @@ pub struct Registered {
 
 /// Records that a loop of `origin` lives in the project at `root` (canonical).
 pub fn record(
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     root: &Path,
     origin: Origin,
     now: Timestamp,
 ) -> anyhow::Result<()> {
-    let dir = user::open(config_dir)?;
+    let dir = user_dir.open()?;
     let entry = Entry {
         version: 1,
         root_hex: pagent_engine::seal::hex(root.as_os_str().as_bytes()),
@@ -99,7 +99,8 @@ pub fn record(
 
 /// Every entry that holds (its root hashes to its folder's name), newest first, at most
 /// [`MAX_LISTED`]. Nothing registered, or no config folder, is an empty list.
-pub fn list(config_dir: Option<&Path>) -> Vec<Registered> {
+pub fn list(user_dir: &UserDir) -> Vec<Registered> {
+    let config_dir = user_dir.path();
     let Some(dir) = config_dir.and_then(|d| Dir::open(d).ok()) else {
         return Vec::new();
     };
@@ -118,7 +119,8 @@ pub fn list(config_dir: Option<&Path>) -> Vec<Registered> {
 }
 
 /// The entry `key`, if it is registered and holds.
-pub fn find(config_dir: Option<&Path>, key: &str) -> Option<Registered> {
+pub fn find(user_dir: &UserDir, key: &str) -> Option<Registered> {
+    let config_dir = user_dir.path();
     if !is_key(key) {
         return None;
     }
@@ -127,12 +129,13 @@ pub fn find(config_dir: Option<&Path>, key: &str) -> Option<Registered> {
 }
 
 /// Drops the entry `key` from the register (the project's other memories stay).
-pub fn forget(config_dir: Option<&Path>, key: &str) -> anyhow::Result<()> {
+pub fn forget(user_dir: &UserDir, key: &str) -> anyhow::Result<()> {
+    let config_dir = user_dir.path();
     anyhow::ensure!(is_key(key), "not a register key: {key:?}");
-    let Some(config_dir) = config_dir else {
+    let Some(user_dir) = config_dir else {
         return Ok(());
     };
-    let dir = Dir::open(config_dir)?;
+    let dir = Dir::open(user_dir)?;
     dir.remove_file(&entry_path(key))?;
     Ok(())
 }
@@ -179,7 +182,7 @@ mod tests {
     #[test]
     fn records_lists_finds_and_forgets() {
         let (_dir, config) = config();
-        let config = Some(config.as_path());
+        let config = &UserDir::at(Some(config.as_path()));
         assert!(list(config).is_empty());
         record(config, Path::new("/work/a"), Origin::Session, Timestamp(10)).unwrap();
         record(config, Path::new("/work/b"), Origin::Loop, Timestamp(20)).unwrap();
@@ -216,7 +219,7 @@ mod tests {
     fn an_entry_that_does_not_hash_to_its_folder_is_not_believed() {
         let (_dir, config) = config();
         record(
-            Some(&config),
+            &UserDir::at(Some(&config)),
             Path::new("/work/a"),
             Origin::Loop,
             Timestamp(1),
@@ -230,24 +233,30 @@ mod tests {
             config.join("projects").join(&b).join(FILE),
         )
         .unwrap();
-        let listed = list(Some(&config));
+        let listed = list(&UserDir::at(Some(&config)));
         assert_eq!(listed.len(), 1, "{listed:?}");
         assert_eq!(listed[0].key, a);
-        assert_eq!(find(Some(&config), &b), None);
+        assert_eq!(find(&UserDir::at(Some(&config)), &b), None);
     }
 
     #[test]
     fn roots_that_are_not_utf8_survive_and_bad_keys_are_refused() {
         let (_dir, config) = config();
         let root = PathBuf::from(OsString::from_vec(b"/work/\xff\xfe".to_vec()));
-        record(Some(&config), &root, Origin::Session, Timestamp(1)).unwrap();
-        assert_eq!(list(Some(&config))[0].root, root);
+        record(
+            &UserDir::at(Some(&config)),
+            &root,
+            Origin::Session,
+            Timestamp(1),
+        )
+        .unwrap();
+        assert_eq!(list(&UserDir::at(Some(&config)))[0].root, root);
         for bad in ["", "../x", "ABCDEF0123456789abcdef0123456789", "0"] {
             assert!(!is_key(bad), "{bad}");
-            assert_eq!(find(Some(&config), bad), None);
-            assert!(forget(Some(&config), bad).is_err());
+            assert_eq!(find(&UserDir::at(Some(&config)), bad), None);
+            assert!(forget(&UserDir::at(Some(&config)), bad).is_err());
         }
-        assert!(list(None).is_empty());
+        assert!(list(&UserDir::at(None)).is_empty());
     }
 
     #[test]
@@ -257,8 +266,8 @@ mod tests {
         let folder = config.join("projects").join(&key);
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(folder.join(FILE), vec![b' '; 10_000]).unwrap();
-        assert!(list(Some(&config)).is_empty());
+        assert!(list(&UserDir::at(Some(&config))).is_empty());
         std::fs::write(folder.join(FILE), "{\"version\": 2}").unwrap();
-        assert!(list(Some(&config)).is_empty());
+        assert!(list(&UserDir::at(Some(&config))).is_empty());
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::store::door::{self, Dir};
+use crate::store::user::UserDir;
 
 const FILE: &str = "secret";
 const LEN: usize = 32;
@@ -19,18 +20,20 @@ fn path(config_dir: &Path) -> PathBuf {
 }
 
 /// Reads the secret; `None` if there is none yet or it cannot be read.
-pub fn read_secret(config_dir: Option<&Path>) -> Option<Vec<u8>> {
+pub fn read_secret(user_dir: &UserDir) -> Option<Vec<u8>> {
+    let config_dir = user_dir.path();
     let bytes = door::read_outside(&path(config_dir?), 1024).ok()?;
     let bytes = pagent_engine::seal::unhex(std::str::from_utf8(&bytes).ok()?.trim())?;
     (bytes.len() == LEN).then_some(bytes)
 }
 
 /// Reads the secret, creating it first if needed.
-pub fn read_or_create_secret(config_dir: Option<&Path>) -> anyhow::Result<Vec<u8>> {
+pub fn read_or_create_secret(user_dir: &UserDir) -> anyhow::Result<Vec<u8>> {
+    let config_dir = user_dir.path();
     let dir = config_dir.context(
         "cannot find a config folder for pagent's secret: set HOME or PAGENT_CONFIG_DIR",
     )?;
-    if let Some(secret) = read_secret(Some(dir)) {
+    if let Some(secret) = read_secret(user_dir) {
         return Ok(secret);
     }
     Dir::open_or_create_private(dir)
@@ -41,7 +44,7 @@ pub fn read_or_create_secret(config_dir: Option<&Path>) -> anyhow::Result<Vec<u8
     // Another process may have created it first: then theirs is used.
     door::create_new_private(&file, pagent_engine::seal::hex(&random).as_bytes())
         .with_context(|| format!("cannot create {}", file.display()))?;
-    read_secret(Some(dir)).with_context(|| {
+    read_secret(user_dir).with_context(|| {
         format!(
             "{} exists but is not a valid pagent secret; delete it and run again",
             file.display()
@@ -67,7 +70,7 @@ mod tests {
             let config = dir.path().join("pagent");
             let secrets: Vec<Vec<u8>> = std::thread::scope(|scope| {
                 let racers: Vec<_> = (0..8)
-                    .map(|_| scope.spawn(|| read_or_create_secret(Some(&config))))
+                    .map(|_| scope.spawn(|| read_or_create_secret(&UserDir::at(Some(&config)))))
                     .collect();
                 racers
                     .into_iter()
@@ -84,10 +87,13 @@ mod tests {
     fn creates_once_and_reads_back() {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("pagent");
-        assert_eq!(read_secret(Some(&config)), None);
-        let first = read_or_create_secret(Some(&config)).unwrap();
+        assert_eq!(read_secret(&UserDir::at(Some(&config))), None);
+        let first = read_or_create_secret(&UserDir::at(Some(&config))).unwrap();
         assert_eq!(first.len(), LEN);
-        assert_eq!(read_or_create_secret(Some(&config)).unwrap(), first);
+        assert_eq!(
+            read_or_create_secret(&UserDir::at(Some(&config))).unwrap(),
+            first
+        );
         let mode = fs::metadata(path(&config)).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }

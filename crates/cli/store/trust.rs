@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::store::door::{self, Dir};
+use crate::store::user::UserDir;
 
 const FILE: &str = "trust.json";
 const CAP: u64 = 4 * 1024 * 1024;
@@ -51,7 +52,8 @@ pub fn hash(bytes: &[u8]) -> String {
     pagent_engine::seal::hex(&Sha256::digest(bytes))
 }
 
-fn load(config_dir: Option<&Path>) -> TrustFile {
+fn load(user_dir: &UserDir) -> TrustFile {
+    let config_dir = user_dir.path();
     let Some(dir) = config_dir else {
         return TrustFile::default();
     };
@@ -61,7 +63,8 @@ fn load(config_dir: Option<&Path>) -> TrustFile {
         .unwrap_or_default()
 }
 
-fn save(config_dir: Option<&Path>, file: &TrustFile) -> anyhow::Result<()> {
+fn save(user_dir: &UserDir, file: &TrustFile) -> anyhow::Result<()> {
+    let config_dir = user_dir.path();
     let dir = config_dir.context("no config folder for pagent: set HOME or PAGENT_CONFIG_DIR")?;
     let folder = Dir::open_or_create_private(dir)
         .with_context(|| format!("cannot open pagent's config folder {}", dir.display()))?;
@@ -72,8 +75,8 @@ fn save(config_dir: Option<&Path>, file: &TrustFile) -> anyhow::Result<()> {
 }
 
 /// Whether `bytes`, the content of the file at `path`, is trusted.
-pub fn verdict(config_dir: Option<&Path>, path: &Path, bytes: &[u8]) -> Verdict {
-    match load(config_dir).files.get(&key(path)) {
+pub fn verdict(user_dir: &UserDir, path: &Path, bytes: &[u8]) -> Verdict {
+    match load(user_dir).files.get(&key(path)) {
         Some(entry) if entry.sha256 == hash(bytes) => Verdict::Trusted,
         Some(_) => Verdict::Changed,
         None => Verdict::Untrusted,
@@ -82,13 +85,13 @@ pub fn verdict(config_dir: Option<&Path>, path: &Path, bytes: &[u8]) -> Verdict 
 
 /// Trusts `bytes` as the content of `path`, recording what it allows.
 pub fn trust(
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
     path: &Path,
     bytes: &[u8],
     commands: Vec<String>,
     now: &str,
 ) -> anyhow::Result<()> {
-    let mut file = load(config_dir);
+    let mut file = load(user_dir);
     file.files.insert(
         key(path),
         Entry {
@@ -97,22 +100,22 @@ pub fn trust(
             trusted_at: now.to_owned(),
         },
     );
-    save(config_dir, &file)
+    save(user_dir, &file)
 }
 
 /// Forgets the trust of `path`; true if it was trusted.
-pub fn revoke(config_dir: Option<&Path>, path: &Path) -> anyhow::Result<bool> {
-    let mut file = load(config_dir);
+pub fn revoke(user_dir: &UserDir, path: &Path) -> anyhow::Result<bool> {
+    let mut file = load(user_dir);
     let removed = file.files.remove(&key(path)).is_some();
     if removed {
-        save(config_dir, &file)?;
+        save(user_dir, &file)?;
     }
     Ok(removed)
 }
 
 /// Every trusted file under `root` (all of them when `root` is `None`).
-pub fn list(config_dir: Option<&Path>, root: Option<&Path>) -> Vec<(PathBuf, Entry)> {
-    load(config_dir)
+pub fn list(user_dir: &UserDir, root: Option<&Path>) -> Vec<(PathBuf, Entry)> {
+    load(user_dir)
         .files
         .into_iter()
         .map(|(k, e)| (PathBuf::from(k), e))

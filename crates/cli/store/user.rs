@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use sha2::{Digest, Sha256};
 
+use crate::cli::env::Env;
 use crate::store::door::Dir;
 
 mod notices;
@@ -43,16 +44,30 @@ impl UserDir {
         }
     }
 
+    /// The folder the environment names (`PAGENT_CONFIG_DIR`, else the default).
+    pub fn of(env: &Env) -> UserDir {
+        UserDir::at(env.config_dir.as_deref())
+    }
+
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
-    fn open(&self) -> anyhow::Result<Dir> {
-        open(self.path())
+    /// Opens the folder, creating it (private to the user) if needed.
+    pub(super) fn open(&self) -> anyhow::Result<Dir> {
+        let dir = self
+            .path()
+            .context("no config folder for pagent: set HOME or PAGENT_CONFIG_DIR")?;
+        Dir::open_or_create_private(dir)
+            .with_context(|| format!("cannot open pagent's config folder {}", dir.display()))
     }
 
     fn read(&self, root: &Path, file: &str) -> Option<String> {
-        read(self.path(), root, file)
+        let dir = Dir::open(self.path()?).ok()?;
+        let bytes = dir
+            .read_if_exists(&project_folder(root).join(file), CAP)
+            .ok()??;
+        String::from_utf8(bytes).ok()
     }
 
     /// The newest state generation pagent wrote for `root`, if any.
@@ -87,42 +102,4 @@ pub(super) const PROJECTS: &str = "projects";
 pub fn project_key(root: &Path) -> String {
     let digest = Sha256::digest(root.as_os_str().as_bytes());
     pagent_engine::seal::hex(&digest)[..32].to_owned()
-}
-
-pub(super) fn open(config_dir: Option<&Path>) -> anyhow::Result<Dir> {
-    let dir = config_dir.context("no config folder for pagent: set HOME or PAGENT_CONFIG_DIR")?;
-    Dir::open_or_create_private(dir)
-        .with_context(|| format!("cannot open pagent's config folder {}", dir.display()))
-}
-
-fn read(config_dir: Option<&Path>, root: &Path, file: &str) -> Option<String> {
-    let dir = Dir::open(config_dir?).ok()?;
-    let bytes = dir
-        .read_if_exists(&project_folder(root).join(file), CAP)
-        .ok()??;
-    String::from_utf8(bytes).ok()
-}
-
-/// The newest state generation pagent wrote for `root`, if any.
-pub fn newest_generation(config_dir: Option<&Path>, root: &Path) -> Option<u64> {
-    UserDir::at(config_dir).newest_generation(root)
-}
-
-/// Remembers `generation` as the newest for `root` (see [`UserDir::record_generation`]).
-pub fn record_generation(
-    config_dir: Option<&Path>,
-    root: &Path,
-    generation: u64,
-) -> anyhow::Result<()> {
-    UserDir::at(config_dir).record_generation(root, generation)
-}
-
-/// Whether the notice `key` was already given for `root`.
-pub fn notice_given(config_dir: Option<&Path>, root: &Path, key: &str) -> bool {
-    UserDir::at(config_dir).notice_given(root, &NoticeKey::new(key))
-}
-
-/// Remembers that the notice `key` was given for `root`.
-pub fn remember_notice(config_dir: Option<&Path>, root: &Path, key: &str) -> anyhow::Result<()> {
-    UserDir::at(config_dir).remember_notice(root, &NoticeKey::new(key))
 }

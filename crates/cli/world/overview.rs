@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::store::project::Project;
 use crate::store::register::{self, Origin, Registered};
+use crate::store::user::UserDir;
 use crate::store::{self, Ownership};
 
 pub use print::print_all;
@@ -106,13 +107,13 @@ pub struct ReviewRow {
 
 /// Every registered loop as it is at `now`: active ones first, by folder. Drops from
 /// the register what is gone or ended long ago.
-pub fn gather(config_dir: Option<&Path>, now: Timestamp) -> Vec<LoopRow> {
-    let mut rows: Vec<LoopRow> = register::list(config_dir)
+pub fn gather(user_dir: &UserDir, now: Timestamp) -> Vec<LoopRow> {
+    let mut rows: Vec<LoopRow> = register::list(user_dir)
         .into_iter()
         .filter_map(|entry| {
-            let found = row(config_dir, &entry, now);
+            let found = row(user_dir, &entry, now);
             if found.is_none() {
-                let _ = register::forget(config_dir, &entry.key);
+                let _ = register::forget(user_dir, &entry.key);
             }
             found.map(|found| found.row)
         })
@@ -138,7 +139,7 @@ pub struct Found {
 
 /// The registered loop `entry` at `now`, or `None` when it has left: folder or state
 /// gone, or ended more than [`KEEP_ENDED`] ago.
-pub fn row(config_dir: Option<&Path>, entry: &Registered, now: Timestamp) -> Option<Found> {
+pub fn row(user_dir: &UserDir, entry: &Registered, now: Timestamp) -> Option<Found> {
     let project = Project::at(&entry.root).ok()?;
     // A folder that now resolves elsewhere is not the project that was registered.
     if project.root != entry.root {
@@ -171,7 +172,7 @@ pub fn row(config_dir: Option<&Path>, entry: &Registered, now: Timestamp) -> Opt
     {
         return None;
     }
-    if store::ownership(&project, config_dir, &state) != Ownership::Own {
+    if store::ownership(&project, user_dir, &state) != Ownership::Own {
         row.status = "not_yours";
         return Some(Found {
             project,

@@ -19,6 +19,7 @@
 //! like an assistant line is a string inside a `user` line, never a line of its own), and
 //! every figure saturates, so a huge forged count could only end the loop early.
 
+use crate::store::user::UserDir;
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -46,7 +47,7 @@ pub fn meter_stop(
     state: &State,
     session: Option<&str>,
     transcript: Option<&Path>,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
 ) -> (State, Vec<String>) {
     let acts = state.is_active()
         && state.driver == Driver::Hook
@@ -66,7 +67,7 @@ pub fn meter_stop(
     let (reports, cursor) = (read.reports, read.cursor);
     let mut metered = state.clone();
     if !reports.is_empty() {
-        let prices = crate::store::config::read_prices(config_dir);
+        let prices = crate::store::config::read_prices(user_dir);
         for report in &reports {
             metered.usage.add(report, &prices);
         }
@@ -295,13 +296,13 @@ pub fn add_records(
     state: &State,
     records: &[pagent_protocol::stream::UsageRecord],
     model: Option<&str>,
-    config_dir: Option<&Path>,
+    user_dir: &UserDir,
 ) -> State {
     let mut metered = state.clone();
     if records.is_empty() {
         return metered;
     }
-    let prices = crate::store::config::read_prices(config_dir);
+    let prices = crate::store::config::read_prices(user_dir);
     for record in records {
         let report = Report {
             model: record.model.clone().or_else(|| model.map(str::to_owned)),

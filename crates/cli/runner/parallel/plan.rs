@@ -20,6 +20,7 @@ use crate::cli::env::Env;
 use crate::runner::loop_event::UsageFigures;
 use crate::runner::worktree;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::store::{self, Ownership};
 
 use super::child::Mode;
@@ -96,7 +97,7 @@ fn step(project: &Project, env: &Env, task: &Task, force: bool) -> Step {
 /// The worktree's loop state, if this user set it up there (a planted one is nobody's).
 pub(super) fn own_state(tree: &Project, env: &Env) -> Option<State> {
     let state = store::read_state(tree).ok().flatten()?;
-    (store::ownership(tree, env.config_dir.as_deref(), &state) == Ownership::Own).then_some(state)
+    (store::ownership(tree, &UserDir::of(env), &state) == Ownership::Own).then_some(state)
 }
 
 const MERGED_KEY: &str = "pagentMerged";

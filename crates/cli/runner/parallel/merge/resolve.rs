@@ -108,7 +108,7 @@ pub(super) fn set_up(
     let state = resolution_state(q, &project, task, &tree.branch, &spec, &conflicted)?;
     setup::install_state(
         &project,
-        q.env.config_dir.as_deref(),
+        &crate::store::user::UserDir::of(q.env),
         &state,
         true,
         Action::Run,
@@ -154,7 +154,7 @@ fn resolution_state(
     let mut notes = Notes::default();
     let backpressure = setup::consented_config(
         project,
-        q.env.config_dir.as_deref(),
+        &crate::store::user::UserDir::of(q.env),
         None,
         q.args.trust,
         &mut notes,
