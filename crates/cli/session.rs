@@ -21,6 +21,7 @@ use std::path::Path;
 
 use pagent_engine::{Outcome, State};
 
+use crate::cli::env::Env;
 use crate::cli::ui;
 use crate::store::eventlog::{Event, append_event};
 use crate::store::project::Project;
@@ -32,14 +33,17 @@ use crate::store::{self, Applied};
 /// duration). Entering a new stage also refreshes the prompt file the quiet re-prompts
 /// point at. Returns the state as it now is on disk (as written, or `decided_on` when
 /// there was nothing to write), or `None` when another writer changed it meanwhile.
+/// A write that ends the loop (complete, gave up, cancelled) tells the user's notifier,
+/// here and only here, whoever decided it (the Stop hook, `pagent loop`, a cancel).
 pub fn apply(
     project: &Project,
-    user_dir: &UserDir,
+    env: &Env,
     decided_on: &State,
     outcome: &Outcome,
     record: impl Fn(pagent_engine::LogEntry) -> Event,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Option<State>> {
+    let user_dir = &UserDir::of(env);
     let now_on_disk = match &outcome.write {
         Some(next) => {
             let secret = store::secret::read_secret(user_dir)
@@ -90,6 +94,9 @@ pub fn apply(
         };
         log(project, &event, stderr);
     }
+    if outcome.write.is_some() && decided_on.is_active() && !now_on_disk.is_active() {
+        notify::loop_ended(env, &project.root, &now_on_disk);
+    }
     Ok(Some(now_on_disk))
 }
 
@@ -101,7 +108,7 @@ pub fn apply(
 /// Returns the state written, if any.
 pub fn change_own_loop(
     project: &Project,
-    user_dir: &UserDir,
+    env: &Env,
     change: impl Fn(&State) -> Option<State>,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Option<State>> {
@@ -109,7 +116,7 @@ pub fn change_own_loop(
         let Some(state) = store::read_state(project)?.filter(State::is_active) else {
             return Ok(None);
         };
-        if store::ownership(project, user_dir, &state) != store::Ownership::Own {
+        if store::ownership(project, &UserDir::of(env), &state) != store::Ownership::Own {
             return Ok(None);
         }
         let Some(next) = change(&state) else {
@@ -121,7 +128,7 @@ pub fn change_own_loop(
             log: None,
         };
         let record = |entry| Event::of(entry, crate::io::now(), None);
-        if let Some(written) = apply(project, user_dir, &state, &outcome, record, stderr)? {
+        if let Some(written) = apply(project, env, &state, &outcome, record, stderr)? {
             return Ok(Some(written));
         }
     }
@@ -133,12 +140,12 @@ pub fn change_own_loop(
 /// writer got there first (the next hook call says it).
 pub fn tell_session(
     project: &Project,
-    user_dir: &UserDir,
+    env: &Env,
     state: &State,
     session: Option<&str>,
     stderr: &mut dyn Write,
 ) -> anyhow::Result<Option<String>> {
-    if store::ownership(project, user_dir, state) != store::Ownership::Own {
+    if store::ownership(project, &UserDir::of(env), state) != store::Ownership::Own {
         return Ok(None);
     }
     let Some((notice, next)) = pagent_engine::notice::take(state, session, crate::io::now()) else {
@@ -150,7 +157,7 @@ pub fn tell_session(
         log: None,
     };
     let record = |entry| Event::of(entry, crate::io::now(), None);
-    Ok(apply(project, user_dir, state, &outcome, record, stderr)?.map(|_| notice))
+    Ok(apply(project, env, state, &outcome, record, stderr)?.map(|_| notice))
 }
 
 /// Appends `event` to the log; a failure is a warning. Returns whether it was written.

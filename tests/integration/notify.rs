@@ -182,3 +182,32 @@ fn a_broken_config_or_none_notifies_nothing_and_fails_nothing() {
     let out = env.bin(&["cancel"]).success();
     assert!(out.stdout.contains("cancelled"), "{out}");
 }
+
+/// Issue 22: the loop-end notice has one owner, `session::apply`, whoever wrote the end;
+/// `pagent loop`'s end reaches the notifier through it too.
+#[test]
+fn issue_22_a_loop_pagent_loop_ends_notifies_through_the_one_write_path() {
+    let env = TestEnv::new();
+    let out_file = env.home.join("notified.txt");
+    let tools = env.fake_tool(
+        "bin",
+        "fake-notify",
+        &format!("printf '%s|%s\\n' \"$1\" \"$2\" >> {}", out_file.display()),
+    );
+    user_config(
+        &env,
+        &format!(
+            r#"{{"notify": {{"command": ["{}/fake-notify", "{{status}}", "{{workflow}}"]}}}}"#,
+            tools.display()
+        ),
+    );
+    env.cmd(&[
+        "loop",
+        "--command",
+        "echo 'Done.'; echo '<promise>DONE</promise>'",
+        "ralph",
+        "Fix it",
+    ])
+    .success();
+    assert_eq!(wait_for(&out_file), "complete|ralph\n");
+}

@@ -15,7 +15,6 @@ use crate::cli::exit::ExitStatus;
 use crate::io::Io;
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
-use crate::store::user::UserDir;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let failed = "the compaction hook failed";
@@ -38,7 +37,7 @@ fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let session = (call.input.session_id.clone()).or_else(|| call.env.session_id.clone());
     session::change_own_loop(
         &project,
-        &UserDir::of(call.env),
+        call.env,
         |state| {
             // Only the session's own loop: `pagent loop` sends every agent the full prompt.
             let mine = whose_loop(state, session.as_deref()) == Whose::This;

@@ -150,7 +150,7 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
         }
         session::change_own_loop(
             &project,
-            user_dir,
+            env,
             |state| record_check(state, session, &shown, &results),
             call.stderr,
         )?;

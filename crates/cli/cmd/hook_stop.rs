@@ -98,7 +98,7 @@ fn decide_on(
     let session = input.session_id.clone();
     if state.session_notice.is_some()
         && let Some(notice) =
-            session::tell_session(project, user_dir, &state, session.as_deref(), stderr)?
+            session::tell_session(project, env, &state, session.as_deref(), stderr)?
     {
         return Ok(HookOutput {
             system_message: Some(notice),
@@ -177,12 +177,9 @@ fn decide_on(
     }
 
     let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
-    let Some(written) = session::apply(project, user_dir, &state, &outcome, logged, stderr)? else {
+    if session::apply(project, env, &state, &outcome, logged, stderr)?.is_none() {
         // Cancelled, replaced, removed or decided by another hook meanwhile.
         return Ok(HookOutput::default());
-    };
-    if outcome.write.is_some() {
-        crate::session::notify::loop_ended(env, &project.root, &written);
     }
     let mut output = output_of(outcome.decision);
     if asked.iter().any(|(c, _)| *c == Command::Status) {

@@ -73,7 +73,7 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         return Ok(HookOutput::default());
     }
     let logged = |entry| Event::of(entry, now, session.as_deref());
-    let Some(written) = session::apply(&project, user_dir, &state, &outcome, logged, call.stderr)?
+    let Some(written) = session::apply(&project, env, &state, &outcome, logged, call.stderr)?
     else {
         return Ok(HookOutput::default());
     };

@@ -26,7 +26,6 @@ use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
 use crate::store;
 use crate::store::eventlog::Event;
-use crate::store::user::UserDir;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let failed = "the UserPromptSubmit hook failed; the loop was not paused";
@@ -54,18 +53,14 @@ fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
     let prompt = input.prompt.clone().unwrap_or_default();
     let now = now();
     let notice = match store::read_state(&project) {
-        Ok(Some(state)) if state.session_notice.is_some() => session::tell_session(
-            &project,
-            &UserDir::of(env),
-            &state,
-            session.as_deref(),
-            call.stderr,
-        )?,
+        Ok(Some(state)) if state.session_notice.is_some() => {
+            session::tell_session(&project, env, &state, session.as_deref(), call.stderr)?
+        }
         _ => None,
     };
     let written = session::change_own_loop(
         &project,
-        &UserDir::of(env),
+        env,
         |state| decide_prompt(state, session.as_deref(), &prompt, now),
         call.stderr,
     )?;

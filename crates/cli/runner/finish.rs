@@ -4,6 +4,7 @@
 
 use pagent_engine::{Action, Decision, LogEntry, Outcome, State};
 
+use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
 use crate::process::SearchPath;
@@ -15,12 +16,11 @@ use crate::runner::{github, stories, worktree};
 use crate::setup::plan::LoopPlan;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
-use crate::store::user::UserDir;
 
 /// Ctrl-C while the agent ran: the state keeps the iteration's prompt.
 pub(super) fn interrupted(
     project: &Project,
-    user_dir: &UserDir,
+    env: &Env,
     state: &State,
     prompt: String,
     progress: &mut Progress,
@@ -42,7 +42,7 @@ pub(super) fn interrupted(
     };
     let logged = |entry| Event::of(entry, now(), None);
     let stderr = progress.stderr();
-    if apply_over_pause(project, user_dir, state, outcome, logged, stderr)?.is_none() {
+    if apply_over_pause(project, env, state, outcome, logged, stderr)?.is_none() {
         let ended = ended_elsewhere(project, state)
             .unwrap_or_else(|| "the state changed meanwhile".to_owned());
         return Ok(stopped_elsewhere(state, &ended, progress));

@@ -80,7 +80,7 @@ pub(super) fn wait_out(
     let outcome = match plan(&seen, now, wait_options) {
         LimitPlan::GiveUp(reason) => {
             let outcome = give_up(&next, reason, now);
-            return Ok(match apply(project, user_dir, state, outcome, progress)? {
+            return Ok(match apply(project, env, state, outcome, progress)? {
                 Some(written) => Waited::GaveUp(Box::new(written)),
                 None => Waited::Ended(ended(project, state)),
             });
@@ -89,7 +89,7 @@ pub(super) fn wait_out(
             begin_wait(&next, &seen, Some(until), reset_known, now)
         }
     };
-    let Some(waiting) = apply(project, user_dir, state, outcome, progress)? else {
+    let Some(waiting) = apply(project, env, state, outcome, progress)? else {
         return Ok(Waited::Ended(ended(project, state)));
     };
     crate::session::notify::limit_reached(env, &project.root, &waiting, &seen.message);
@@ -151,8 +151,7 @@ pub(super) fn wait(
         write: Some(end_wait(&current, now)),
         log: Some(resumed_entry(&current, now)),
     };
-    let user_dir = &UserDir::of(env);
-    match apply(project, user_dir, &current, outcome, progress)? {
+    match apply(project, env, &current, outcome, progress)? {
         Some(written) => {
             progress.limit_resumed(now.since(limit.since));
             Ok(Waited::Go(Box::new(written)))
@@ -167,20 +166,13 @@ fn seconds(t: Timestamp) -> i64 {
 
 fn apply(
     project: &Project,
-    user_dir: &UserDir,
+    env: &Env,
     decided_on: &State,
     outcome: Outcome,
     progress: &mut Progress,
 ) -> anyhow::Result<Option<State>> {
     let logged = |entry| Event::of(entry, now(), None);
-    apply_over_pause(
-        project,
-        user_dir,
-        decided_on,
-        outcome,
-        logged,
-        progress.stderr(),
-    )
+    apply_over_pause(project, env, decided_on, outcome, logged, progress.stderr())
 }
 
 fn ended(project: &Project, state: &State) -> String {

@@ -234,7 +234,7 @@ pub fn drive(
                 continue;
             }
             Attempt::Interrupted => {
-                return finish::interrupted(&project, user_dir, &state, prompt, progress);
+                return finish::interrupted(&project, env, &state, prompt, progress);
             }
         };
         limited = 0;
@@ -287,8 +287,7 @@ pub fn drive(
         // `pagent cancel` may have ended the loop while the agent ran: that wins.
         let outcome = step.into();
         let stderr = progress.stderr();
-        let Some(next) = apply_over_pause(&project, user_dir, &state, outcome, logged, stderr)?
-        else {
+        let Some(next) = apply_over_pause(&project, env, &state, outcome, logged, stderr)? else {
             let ended = ended_elsewhere(&project, &state)
                 .unwrap_or_else(|| "the state changed meanwhile".to_owned());
             return Ok(stopped_elsewhere(&state, &ended, progress));
@@ -322,7 +321,6 @@ pub fn drive(
         }
     }
 
-    crate::session::notify::loop_ended(env, &project.root, &state);
     let reason = state.end_reason.clone().unwrap_or_default();
     match state.status {
         Status::Complete => {

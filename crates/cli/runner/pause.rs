@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use pagent_engine::{Outcome, State};
 
+use crate::cli::env::Env;
 use crate::process::signals;
 use crate::runner::progress::Progress;
 use crate::runner::watch::ended_elsewhere;
@@ -19,7 +20,6 @@ use crate::session;
 use crate::store;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
-use crate::store::user::UserDir;
 
 /// How often a paused runner looks whether it may go on.
 const POLL: Duration = Duration::from_millis(250);
@@ -69,14 +69,13 @@ pub(super) fn wait_if_paused(project: &Project, state: State, progress: &mut Pro
 /// the user's pause or resume, the same decision applied over it with the pause kept.
 pub(super) fn apply_over_pause(
     project: &Project,
-    user_dir: &UserDir,
+    env: &Env,
     decided_on: &State,
     outcome: Outcome,
     record: impl Fn(pagent_engine::LogEntry) -> Event,
     stderr: &mut dyn std::io::Write,
 ) -> anyhow::Result<Option<State>> {
-    if let Some(written) = session::apply(project, user_dir, decided_on, &outcome, &record, stderr)?
-    {
+    if let Some(written) = session::apply(project, env, decided_on, &outcome, &record, stderr)? {
         return Ok(Some(written));
     }
     let Ok(Some(on_disk)) = store::read_state(project) else {
@@ -93,5 +92,5 @@ pub(super) fn apply_over_pause(
         write: Some(write),
         ..outcome
     };
-    session::apply(project, user_dir, &on_disk, &carried, &record, stderr)
+    session::apply(project, env, &on_disk, &carried, &record, stderr)
 }

@@ -161,14 +161,7 @@ fn resume(
         log: None,
     };
     let record = |entry| Event::of(entry, now(), None);
-    match session::apply(
-        project,
-        user_dir,
-        &state,
-        &outcome,
-        record,
-        progress.stderr(),
-    )? {
+    match session::apply(project, env, &state, &outcome, record, progress.stderr())? {
         Some(written) => Ok((written, true)),
         None => bail!("the loop's state changed while taking it over; run `pagent loop` again"),
     }

@@ -78,7 +78,8 @@ pub enum Resumed {
 }
 
 /// Ends the active loop (status `cancelled`, kept for status and the log); `here` is the
-/// Claude Code session asking, if any. Tells the user's notifier, as any loop's end does.
+/// Claude Code session asking, if any. The user's notifier hears of it from `apply`, as
+/// of any loop's end.
 pub fn cancel(
     project: &Project,
     env: &Env,
@@ -115,11 +116,9 @@ pub fn cancel(
         store::secret::read_or_create_secret(user_dir)?;
         let outcome = cancelled(&state, here, now);
         let logged = |entry| Event::of(entry, now, here);
-        let Some(written) = super::apply(project, user_dir, &state, &outcome, logged, stderr)?
-        else {
+        if super::apply(project, env, &state, &outcome, logged, stderr)?.is_none() {
             continue;
-        };
-        crate::session::notify::loop_ended(env, &project.root, &written);
+        }
         return Ok(Cancelled::Done {
             was: Box::new(state),
         });
@@ -173,7 +172,7 @@ pub fn pause(
             log: Some(entry(&state, Action::Pause, format!("paused: {why}"))),
         };
         let logged = |entry| Event::of(entry, now, None);
-        if let Some(written) = super::apply(project, user_dir, &state, &outcome, logged, stderr)? {
+        if let Some(written) = super::apply(project, env, &state, &outcome, logged, stderr)? {
             return Ok(Paused::Done(Box::new(written)));
         }
     }
@@ -219,7 +218,7 @@ pub fn resume(
             log: Some(entry(&state, Action::Resume, "resumed by the user".into())),
         };
         let logged = |entry| Event::of(entry, now, here);
-        if let Some(written) = super::apply(project, user_dir, &state, &outcome, logged, stderr)? {
+        if let Some(written) = super::apply(project, env, &state, &outcome, logged, stderr)? {
             return Ok(Resumed::Done {
                 state: Box::new(written),
                 // A usage-limit wait the user ends is resumed as much as a pause.

@@ -239,7 +239,7 @@ pub fn take_handoff(project: &Project, env: &Env, text: &str) -> anyhow::Result<
     let session = env.session_id.as_deref();
     let taken = crate::session::change_own_loop(
         project,
-        &UserDir::of(env),
+        env,
         |state| {
             let ours = state.slash_handoff.as_deref() == Some(key.as_str())
                 && (session.is_none() || state.session_id.as_deref() == session);
