@@ -16,17 +16,15 @@ pub mod control;
 pub mod hook;
 pub mod notify;
 
-use std::io::Write;
 use std::path::Path;
 
 use pagent_engine::{Outcome, State};
 
 use crate::cli::env::Env;
-use crate::cli::ui;
 use crate::store::eventlog::{Event, append_event};
 use crate::store::project::Project;
 use crate::store::user::UserDir;
-use crate::store::{self, Applied};
+use crate::store::{self, Applied, Warn};
 
 /// Writes `outcome.write` over `decided_on` compare-and-swap, and on success (or when
 /// there is nothing to write) logs `outcome.log` as `record` says (time, session,
@@ -41,21 +39,18 @@ pub fn apply(
     decided_on: &State,
     outcome: &Outcome,
     record: impl Fn(pagent_engine::LogEntry) -> Event,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Option<State>> {
     let user_dir = &UserDir::of(env);
     let now_on_disk = match &outcome.write {
         Some(next) => {
             let secret = store::secret::read_secret(user_dir)
                 .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
-            let mut warn = |m: &str| ui::warn(stderr, m);
-            match store::apply_if_unchanged(
-                project, user_dir, decided_on, next, &secret, &mut warn,
-            )? {
+            match store::apply_if_unchanged(project, user_dir, decided_on, next, &secret, warn)? {
                 Applied::Changed => return Ok(None),
                 Applied::Written(written) => {
                     if next.stage != decided_on.stage {
-                        store::write_prompt_file(project, next, &mut warn);
+                        store::write_prompt_file(project, next, warn);
                     }
                     *written
                 }
@@ -81,7 +76,7 @@ pub fn apply(
                 ms: None,
                 ..record(entry)
             },
-            stderr,
+            warn,
         );
     }
     if let Some(entry) = &outcome.log {
@@ -92,7 +87,7 @@ pub fn apply(
         } else {
             event
         };
-        log(project, &event, stderr);
+        log(project, &event, warn);
     }
     if outcome.write.is_some() && decided_on.is_active() && !now_on_disk.is_active() {
         notify::loop_ended(env, &project.root, &now_on_disk);
@@ -110,7 +105,7 @@ pub fn change_own_loop(
     project: &Project,
     env: &Env,
     change: impl Fn(&State) -> Option<State>,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Option<State>> {
     for _ in 0..4 {
         let Some(state) = store::read_state(project)?.filter(State::is_active) else {
@@ -128,7 +123,7 @@ pub fn change_own_loop(
             log: None,
         };
         let record = |entry| Event::of(entry, crate::io::now(), None);
-        if let Some(written) = apply(project, env, &state, &outcome, record, stderr)? {
+        if let Some(written) = apply(project, env, &state, &outcome, record, warn)? {
             return Ok(Some(written));
         }
     }
@@ -143,7 +138,7 @@ pub fn tell_session(
     env: &Env,
     state: &State,
     session: Option<&str>,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Option<String>> {
     if store::ownership(project, &UserDir::of(env), state) != store::Ownership::Own {
         return Ok(None);
@@ -157,15 +152,15 @@ pub fn tell_session(
         log: None,
     };
     let record = |entry| Event::of(entry, crate::io::now(), None);
-    Ok(apply(project, env, state, &outcome, record, stderr)?.map(|_| notice))
+    Ok(apply(project, env, state, &outcome, record, warn)?.map(|_| notice))
 }
 
 /// Appends `event` to the log; a failure is a warning. Returns whether it was written.
-pub fn log(project: &Project, event: &Event, stderr: &mut dyn Write) -> bool {
+pub fn log(project: &Project, event: &Event, warn: &mut dyn Warn) -> bool {
     match append_event(project, event) {
         Ok(()) => true,
         Err(err) => {
-            ui::warn(stderr, &format!("cannot append to the event log: {err:#}"));
+            warn.warn(&format!("cannot append to the event log: {err:#}"));
             false
         }
     }

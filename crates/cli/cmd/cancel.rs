@@ -12,13 +12,16 @@
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::Io;
 use crate::session::control;
 use crate::store::project::Project;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global.project.as_deref(), env, None)?;
-    let done = control::cancel(&project, env, env.session_id.as_deref(), io.stderr)?;
+    let done = control::cancel(&project, env, env.session_id.as_deref(), &mut |m: &str| {
+        ui::warn(io.stderr, m)
+    })?;
     writeln!(io.stdout, "{}", done.message(&project.root))?;
     Ok(ExitStatus::Success)
 }

@@ -12,6 +12,7 @@ use pagent_protocol::HookOutput;
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::Io;
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
@@ -47,7 +48,7 @@ fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
                 next
             })
         },
-        call.stderr,
+        &mut |m: &str| ui::warn(call.stderr, m),
     )?;
     Ok(HookOutput::default())
 }

@@ -144,7 +144,7 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
             let mut event = Event::of(entry, now, session);
             event.iteration = None;
             event.ms = Some(check.millis);
-            if !session::log(&project, &event, call.stderr) {
+            if !session::log(&project, &event, &mut |m: &str| ui::warn(call.stderr, m)) {
                 break;
             }
         }
@@ -152,7 +152,7 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
             &project,
             env,
             |state| record_check(state, session, &shown, &results),
-            call.stderr,
+            &mut |m: &str| ui::warn(call.stderr, m),
         )?;
     }
     Ok(Said {

@@ -98,7 +98,9 @@ fn decide_on(
     let session = input.session_id.clone();
     if state.session_notice.is_some()
         && let Some(notice) =
-            session::tell_session(project, env, &state, session.as_deref(), stderr)?
+            session::tell_session(project, env, &state, session.as_deref(), &mut |m: &str| {
+                ui::warn(stderr, m)
+            })?
     {
         return Ok(HookOutput {
             system_message: Some(notice),
@@ -139,7 +141,9 @@ fn decide_on(
     };
     let asked = queued_commands(&queued);
     if let Some((_, typed)) = asked.iter().find(|(c, _)| *c == Command::Cancel) {
-        let done = control::cancel(project, env, session.as_deref(), stderr)?;
+        let done = control::cancel(project, env, session.as_deref(), &mut |m: &str| {
+            ui::warn(stderr, m)
+        })?;
         return Ok(HookOutput {
             system_message: Some(format!(
                 "{} (You typed {} while Claude worked.)",
@@ -177,7 +181,11 @@ fn decide_on(
     }
 
     let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
-    if session::apply(project, env, &state, &outcome, logged, stderr)?.is_none() {
+    if session::apply(project, env, &state, &outcome, logged, &mut |m: &str| {
+        ui::warn(stderr, m)
+    })?
+    .is_none()
+    {
         // Cancelled, replaced, removed or decided by another hook meanwhile.
         return Ok(HookOutput::default());
     }

@@ -23,6 +23,7 @@ use pagent_protocol::stream::limit::claude_text;
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::{Io, now};
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
@@ -73,7 +74,9 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         return Ok(HookOutput::default());
     }
     let logged = |entry| Event::of(entry, now, session.as_deref());
-    let Some(written) = session::apply(&project, env, &state, &outcome, logged, call.stderr)?
+    let Some(written) = session::apply(&project, env, &state, &outcome, logged, &mut |m: &str| {
+        ui::warn(call.stderr, m)
+    })?
     else {
         return Ok(HookOutput::default());
     };

@@ -21,6 +21,7 @@ use pagent_protocol::HookOutput;
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::{Io, now};
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
@@ -54,7 +55,9 @@ fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
     let now = now();
     let notice = match store::read_state(&project) {
         Ok(Some(state)) if state.session_notice.is_some() => {
-            session::tell_session(&project, env, &state, session.as_deref(), call.stderr)?
+            session::tell_session(&project, env, &state, session.as_deref(), &mut |m: &str| {
+                ui::warn(call.stderr, m)
+            })?
         }
         _ => None,
     };
@@ -62,14 +65,14 @@ fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
         &project,
         env,
         |state| decide_prompt(state, session.as_deref(), &prompt, now),
-        call.stderr,
+        &mut |m: &str| ui::warn(call.stderr, m),
     )?;
     if let Some(state) = written {
         let detail = "paused: the user wrote a message in the loop's session".to_owned();
         session::log(
             &project,
             &Event::at(&state, Action::Pause, detail, now, session.as_deref()),
-            call.stderr,
+            &mut |m: &str| ui::warn(call.stderr, m),
         );
     }
     Ok(notice)

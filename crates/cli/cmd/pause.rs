@@ -6,6 +6,7 @@
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::Io;
 use crate::session::control;
 use crate::store::project::Project;
@@ -15,7 +16,7 @@ pub const WHY: &str = "you paused it (`pagent pause`)";
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global.project.as_deref(), env, None)?;
-    let done = control::pause(&project, env, WHY, io.stderr)?;
+    let done = control::pause(&project, env, WHY, &mut |m: &str| ui::warn(io.stderr, m))?;
     writeln!(io.stdout, "{}", done.message())?;
     Ok(ExitStatus::Success)
 }

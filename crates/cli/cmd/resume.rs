@@ -10,13 +10,16 @@ use anyhow::bail;
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::Io;
 use crate::session::control::{self, Resumed};
 use crate::store::project::Project;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global.project.as_deref(), env, None)?;
-    let done = control::resume(&project, env, env.session_id.as_deref(), io.stderr)?;
+    let done = control::resume(&project, env, env.session_id.as_deref(), &mut |m: &str| {
+        ui::warn(io.stderr, m)
+    })?;
     let resumed = match &done {
         Resumed::Done { state, .. } => state,
         Resumed::NoActiveLoop => {

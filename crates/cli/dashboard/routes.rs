@@ -19,6 +19,7 @@ use super::detail;
 use super::guard::TokenIn;
 use super::http::{Request, Response};
 use crate::cli::env::Env;
+use crate::cli::ui;
 use crate::io::now;
 use crate::session::control;
 use crate::store::register;
@@ -130,18 +131,22 @@ fn act(site: &Site, id: &str, action: &str) -> Response {
     // shows the outcome, which the state decides.
     let mut stderr = Vec::new();
     let done = match action {
-        "cancel" => control::cancel(&project, env, None, &mut stderr).map(|done| {
-            let ok = matches!(done, control::Cancelled::Done { .. });
-            (ok, done.message(&project.root))
-        }),
-        "pause" => control::pause(&project, env, PAUSED_WHY, &mut stderr)
-            .map(|done| (matches!(done, control::Paused::Done(_)), done.message())),
-        "resume" => control::resume(&project, env, None, &mut stderr).map(|done| {
-            (
-                matches!(done, control::Resumed::Done { .. }),
-                done.message(),
-            )
-        }),
+        "cancel" => control::cancel(&project, env, None, &mut |m: &str| ui::warn(&mut stderr, m))
+            .map(|done| {
+                let ok = matches!(done, control::Cancelled::Done { .. });
+                (ok, done.message(&project.root))
+            }),
+        "pause" => control::pause(&project, env, PAUSED_WHY, &mut |m: &str| {
+            ui::warn(&mut stderr, m)
+        })
+        .map(|done| (matches!(done, control::Paused::Done(_)), done.message())),
+        "resume" => control::resume(&project, env, None, &mut |m: &str| ui::warn(&mut stderr, m))
+            .map(|done| {
+                (
+                    matches!(done, control::Resumed::Done { .. }),
+                    done.message(),
+                )
+            }),
         _ => return Response::text(404, "pagent dashboard: not found\n"),
     };
     let (ok, message) = match done {

@@ -6,6 +6,7 @@ use pagent_engine::{Action, Decision, LogEntry, Outcome, State};
 
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::now;
 use crate::process::SearchPath;
 use crate::runner::loop_event::Ending;
@@ -42,7 +43,11 @@ pub(super) fn interrupted(
     };
     let logged = |entry| Event::of(entry, now(), None);
     let stderr = progress.stderr();
-    if apply_over_pause(project, env, state, outcome, logged, stderr)?.is_none() {
+    if apply_over_pause(project, env, state, outcome, logged, &mut |m: &str| {
+        ui::warn(stderr, m)
+    })?
+    .is_none()
+    {
         let ended = ended_elsewhere(project, state)
             .unwrap_or_else(|| "the state changed meanwhile".to_owned());
         return Ok(stopped_elsewhere(state, &ended, progress));

@@ -20,6 +20,7 @@ use pagent_engine::{Decision, Outcome, State, Timestamp};
 use pagent_protocol::stream::{LimitHit, UsageRecord};
 
 use crate::cli::env::Env;
+use crate::cli::ui;
 use crate::io::now;
 use crate::process::signals;
 use crate::runner::pause::apply_over_pause;
@@ -172,7 +173,9 @@ fn apply(
     progress: &mut Progress,
 ) -> anyhow::Result<Option<State>> {
     let logged = |entry| Event::of(entry, now(), None);
-    apply_over_pause(project, env, decided_on, outcome, logged, progress.stderr())
+    apply_over_pause(project, env, decided_on, outcome, logged, &mut |m: &str| {
+        ui::warn(progress.stderr(), m)
+    })
 }
 
 fn ended(project: &Project, state: &State) -> String {

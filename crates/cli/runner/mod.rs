@@ -43,6 +43,7 @@ use pagent_engine::{Decision, Status, decide_iteration};
 use crate::agent::{AgentSpec, End, Limits, review};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
 use crate::io::now;
 use crate::process::SearchPath;
 use crate::runner::loop_event::Ending;
@@ -125,7 +126,9 @@ pub fn drive(
     } else {
         Origin::Loop
     };
-    setup::register_loop(&project, user_dir, &state, origin, progress.stderr());
+    setup::register_loop(&project, user_dir, &state, origin, &mut |m: &str| {
+        ui::warn(progress.stderr(), m)
+    });
     progress.started(
         &state,
         &agent.label(),
@@ -287,7 +290,11 @@ pub fn drive(
         // `pagent cancel` may have ended the loop while the agent ran: that wins.
         let outcome = step.into();
         let stderr = progress.stderr();
-        let Some(next) = apply_over_pause(&project, env, &state, outcome, logged, stderr)? else {
+        let Some(next) =
+            apply_over_pause(&project, env, &state, outcome, logged, &mut |m: &str| {
+                ui::warn(stderr, m)
+            })?
+        else {
             let ended = ended_elsewhere(&project, &state)
                 .unwrap_or_else(|| "the state changed meanwhile".to_owned());
             return Ok(stopped_elsewhere(&state, &ended, progress));

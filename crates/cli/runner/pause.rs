@@ -73,9 +73,9 @@ pub(super) fn apply_over_pause(
     decided_on: &State,
     outcome: Outcome,
     record: impl Fn(pagent_engine::LogEntry) -> Event,
-    stderr: &mut dyn std::io::Write,
+    warn: &mut dyn crate::store::Warn,
 ) -> anyhow::Result<Option<State>> {
-    if let Some(written) = session::apply(project, env, decided_on, &outcome, &record, stderr)? {
+    if let Some(written) = session::apply(project, env, decided_on, &outcome, &record, warn)? {
         return Ok(Some(written));
     }
     let Ok(Some(on_disk)) = store::read_state(project) else {
@@ -92,5 +92,5 @@ pub(super) fn apply_over_pause(
         write: Some(write),
         ..outcome
     };
-    session::apply(project, env, &on_disk, &carried, &record, stderr)
+    session::apply(project, env, &on_disk, &carried, &record, warn)
 }

@@ -11,6 +11,7 @@ use pagent_engine::{Action, Driver, State};
 use super::stories::stories_spec;
 use crate::agent::{AgentSpec, Options};
 use crate::cli::env::Env;
+use crate::cli::ui;
 use crate::io::now;
 use crate::process::{Program, SearchPath};
 use crate::runner::progress::Progress;
@@ -91,7 +92,7 @@ pub(super) fn prepare_state(
         &state,
         force,
         action,
-        progress.stderr(),
+        &mut |m: &str| ui::warn(progress.stderr(), m),
     )?;
     if let Some(line) = &installed.replaced {
         progress.note(line);
@@ -161,7 +162,9 @@ fn resume(
         log: None,
     };
     let record = |entry| Event::of(entry, now(), None);
-    match session::apply(project, env, &state, &outcome, record, progress.stderr())? {
+    match session::apply(project, env, &state, &outcome, record, &mut |m: &str| {
+        ui::warn(progress.stderr(), m)
+    })? {
         Some(written) => Ok((written, true)),
         None => bail!("the loop's state changed while taking it over; run `pagent loop` again"),
     }

@@ -16,6 +16,7 @@ use pagent_protocol::stream::{LimitHit, UsageRecord};
 
 use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::cli::env;
+use crate::cli::ui;
 use crate::io::now;
 use crate::process::SearchPath;
 use crate::process::signals;
@@ -133,7 +134,9 @@ pub(super) fn run_with_retries(
             detail: format!("{why} (log: {})", log_path.display()),
         };
         let event = Event::of(entry, now(), None).took(run.elapsed);
-        session::log(project, &event, progress.stderr());
+        session::log(project, &event, &mut |m: &str| {
+            ui::warn(progress.stderr(), m)
+        });
         if attempt > options.retries {
             bail!(
                 "the agent failed {} ({why}); the state is saved: fix the cause and run `pagent loop` to resume \

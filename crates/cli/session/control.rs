@@ -10,7 +10,6 @@
 //! writes nothing for a stranger); cancel is the one that also sets a corrupt state file
 //! aside, because it can only make pagent do less.
 
-use std::io::Write;
 use std::path::Path;
 
 use pagent_engine::{
@@ -23,7 +22,7 @@ use crate::io::now;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::store::user::UserDir;
-use crate::store::{self, Ownership};
+use crate::store::{self, Ownership, Warn};
 
 /// How the user stops a loop, as the start line and the resume line say it: Esc
 /// interrupts the turn (and the next message pauses the loop), then the cancel command
@@ -84,7 +83,7 @@ pub fn cancel(
     project: &Project,
     env: &Env,
     here: Option<&str>,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Cancelled> {
     let user_dir = &UserDir::of(env);
     for _ in 0..TRIES {
@@ -116,7 +115,7 @@ pub fn cancel(
         store::secret::read_or_create_secret(user_dir)?;
         let outcome = cancelled(&state, here, now);
         let logged = |entry| Event::of(entry, now, here);
-        if super::apply(project, env, &state, &outcome, logged, stderr)?.is_none() {
+        if super::apply(project, env, &state, &outcome, logged, warn)?.is_none() {
             continue;
         }
         return Ok(Cancelled::Done {
@@ -152,7 +151,7 @@ pub fn pause(
     project: &Project,
     env: &Env,
     why: &str,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Paused> {
     let user_dir = &UserDir::of(env);
     for _ in 0..TRIES {
@@ -172,7 +171,7 @@ pub fn pause(
             log: Some(entry(&state, Action::Pause, format!("paused: {why}"))),
         };
         let logged = |entry| Event::of(entry, now, None);
-        if let Some(written) = super::apply(project, env, &state, &outcome, logged, stderr)? {
+        if let Some(written) = super::apply(project, env, &state, &outcome, logged, warn)? {
             return Ok(Paused::Done(Box::new(written)));
         }
     }
@@ -186,7 +185,7 @@ pub fn resume(
     project: &Project,
     env: &Env,
     here: Option<&str>,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Resumed> {
     let user_dir = &UserDir::of(env);
     for _ in 0..TRIES {
@@ -218,7 +217,7 @@ pub fn resume(
             log: Some(entry(&state, Action::Resume, "resumed by the user".into())),
         };
         let logged = |entry| Event::of(entry, now, here);
-        if let Some(written) = super::apply(project, env, &state, &outcome, logged, stderr)? {
+        if let Some(written) = super::apply(project, env, &state, &outcome, logged, warn)? {
             return Ok(Resumed::Done {
                 state: Box::new(written),
                 // A usage-limit wait the user ends is resumed as much as a pause.

@@ -9,15 +9,14 @@
 //! person typing in one session cannot see the other one's work. "Whose loop" is the
 //! engine's one answer, `whose_loop`.
 
-use std::io::Write;
-
 use anyhow::{Context, bail};
 use pagent_engine::{Action, State, Whose, format_duration, whose_loop};
 
+use crate::store::Warn;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::store::user::UserDir;
-use crate::{cli::ui, store, store::exclude, store::register, store::secret};
+use crate::{store, store::exclude, store::register, store::secret};
 
 pub mod build;
 pub mod plan;
@@ -38,9 +37,9 @@ pub fn install_state(
     state: &State,
     force: bool,
     action: Action,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Installed> {
-    install(project, user_dir, state, force, false, action, stderr)
+    install(project, user_dir, state, force, false, action, warn)
 }
 
 /// [`install_state`] for a slash command: it never replaces a loop that another Claude
@@ -52,9 +51,9 @@ pub fn install_state_from_slash(
     state: &State,
     force: bool,
     action: Action,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Installed> {
-    install(project, user_dir, state, force, true, action, stderr)
+    install(project, user_dir, state, force, true, action, warn)
 }
 
 fn install(
@@ -64,7 +63,7 @@ fn install(
     force: bool,
     slash: bool,
     action: Action,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) -> anyhow::Result<Installed> {
     let secret = secret::read_or_create_secret(user_dir)?;
     let mut state = state.clone();
@@ -108,9 +107,7 @@ fn install(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    let state = store::write_state_atomic(project, user_dir, &state, &secret, &mut |m: &str| {
-        ui::warn(stderr, m)
-    })?;
+    let state = store::write_state_atomic(project, user_dir, &state, &secret, warn)?;
     let replaced = old.as_ref().map(|old| {
         let event = Event::at(
             old,
@@ -119,7 +116,7 @@ fn install(
             state.started_at,
             state.session_id.as_deref(),
         );
-        crate::session::log(project, &event, stderr);
+        crate::session::log(project, &event, warn);
         format!(
             "pagent: replaced the active {} loop ({}, started {} ago).",
             old.workflow,
@@ -131,13 +128,12 @@ fn install(
         pagent_engine::Driver::Hook => register::Origin::Session,
         pagent_engine::Driver::Loop => register::Origin::Loop,
     };
-    register_loop(project, user_dir, &state, origin, stderr);
-    store::write_prompt_file(project, &state, &mut |m: &str| ui::warn(stderr, m));
+    register_loop(project, user_dir, &state, origin, warn);
+    store::write_prompt_file(project, &state, warn);
     if let Err(err) = exclude::exclude_pagent_files(project) {
-        ui::warn(
-            stderr,
-            &format!("could not add pagent's files to .git/info/exclude: {err:#}"),
-        );
+        warn.warn(&format!(
+            "could not add pagent's files to .git/info/exclude: {err:#}"
+        ));
     }
     let detail = format!(
         "{} started: {}, up to {} each",
@@ -152,7 +148,7 @@ fn install(
         state.started_at,
         state.session_id.as_deref(),
     );
-    crate::session::log(project, &event, stderr);
+    crate::session::log(project, &event, warn);
     Ok(Installed { state, replaced })
 }
 
@@ -178,13 +174,12 @@ pub fn register_loop(
     user_dir: &UserDir,
     state: &State,
     origin: register::Origin,
-    stderr: &mut dyn Write,
+    warn: &mut dyn Warn,
 ) {
     if let Err(err) = register::record(user_dir, &project.root, origin, state.started_at) {
-        ui::warn(
-            stderr,
-            &format!("cannot record the loop in pagent's register of loops: {err:#}"),
-        );
+        warn.warn(&format!(
+            "cannot record the loop in pagent's register of loops: {err:#}"
+        ));
     }
 }
 

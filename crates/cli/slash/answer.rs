@@ -62,7 +62,7 @@ pub fn answer(project: &Project, env: &Env, asked: &Asked<'_>) -> Answer {
             ))
         }
         Command::Status => Ok(status(project, env, asked)),
-        Command::Cancel => control::cancel(project, env, asked.session, &mut std::io::sink())
+        Command::Cancel => control::cancel(project, env, asked.session, &mut |_: &str| {})
             .map(|done| Answer::Show(done.message(&project.root))),
         Command::Resume => resume(project, env, asked.session),
     };
@@ -225,7 +225,7 @@ pub fn status_line(project: &Project, env: &Env) -> String {
 }
 
 fn resume(project: &Project, env: &Env, session: Option<&str>) -> anyhow::Result<Answer> {
-    let done = control::resume(project, env, session, &mut std::io::sink())?;
+    let done = control::resume(project, env, session, &mut |_: &str| {})?;
     match &done {
         Resumed::Done { .. } => Ok(Answer::Pass(Some(done.message()))),
         Resumed::NoActiveLoop => Ok(Answer::Show(done.message())),

@@ -164,7 +164,7 @@ fn install(
         state,
         force,
         action,
-        &mut std::io::sink(),
+        &mut |_: &str| {},
     )
 }
 
@@ -249,7 +249,7 @@ pub fn take_handoff(project: &Project, env: &Env, text: &str) -> anyhow::Result<
                 next
             })
         },
-        &mut std::io::sink(),
+        &mut |_: &str| {},
     )?;
     Ok(taken.map(|state| for_model(project, &state)))
 }

@@ -112,7 +112,7 @@ pub(super) fn set_up(
         &state,
         true,
         Action::Run,
-        &mut std::io::sink(),
+        &mut |_: &str| {},
     )?;
     Ok(conflicted)
 }
