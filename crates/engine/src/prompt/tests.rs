@@ -197,3 +197,37 @@ fn issue_22_the_notes_of_a_stopped_run_read_whole() {
         )
     ));
 }
+
+/// A ralph loop whose condition is the promise and a check: the re-prompt says which of
+/// the two still holds it back, in three different sentences (mutation testing found them
+/// unpinned). The fourth case (the promise made and nothing else missing) cannot reach a
+/// re-prompt: the loop completes.
+#[test]
+fn issue_22_a_ralph_reprompt_says_whether_the_promise_or_the_rest_is_missing() {
+    use crate::CheckOutcome;
+    use crate::condition::Condition;
+    let mut state = ralph(5);
+    state.stages[0].exit_when = Condition::from_json(
+        &serde_json::json!({"all": [{"promise_in_output": "DONE"}, {"command": ["make", "check"]}]}),
+        "exit_when",
+    )
+    .unwrap();
+    let failed = || CheckOutcome::Failed {
+        code: Some(2),
+        tail: String::new(),
+    };
+    let reason = |message: &str, check: CheckOutcome| {
+        let mut world = MemoryWorld::default()
+            .message(message)
+            .check("make check", check);
+        let outcome = decide_stop(&event(Some("s1")), &state, &mut world);
+        let reason = block_reason(&outcome.decision).to_owned();
+        reason.split("\n\n").next().unwrap_or_default().to_owned()
+    };
+    insta::assert_snapshot!(format!(
+        "{}\n---\n{}\n---\n{}",
+        reason("Not yet.", failed()),
+        reason("Not yet.", CheckOutcome::Passed),
+        reason("Done.\n<promise>DONE</promise>", failed()),
+    ));
+}
