@@ -11,7 +11,8 @@
 //! cmd        one thin file per subcommand     (none names another)
 //! use cases  runner, slash, dashboard, install
 //! setup      turning a plan into a new loop   (the runner starts loops too)
-//! session    applying an outcome: lock, re-read, compare-and-swap, log, notify
+//! session    applying an outcome: lock, re-read, compare-and-swap, log, the loop-end
+//!            notice; the hooks' frame
 //! world      the engine's World over the disk: probes, checks, fingerprint, transcript
 //! agent      one agent process (a loop's worker, a reviewer): the hook's world and the
 //!            runner both start them
@@ -150,6 +151,20 @@ mod tests {
             "7:world::probe::x",
             "10:cmd::run",
             "11:cli::args::Global",
+        ]
+    );
+}
+
+#[test]
+fn issue_22_a_folder_outside_the_stack_fails_until_it_has_a_tier() {
+    let got: Vec<String> = check_source(Path::new("helpers/mod.rs"), "fn f() {}\n")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "helpers/mod.rs:1: helpers -> ? (a room that is not in the stack: give it a tier in rules.rs)"
         ]
     );
 }
