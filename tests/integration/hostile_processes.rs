@@ -97,7 +97,9 @@ fn finding_4_a_path_with_dot_never_runs_the_projects_programs() {
             .env("CLAUDE_PROJECT_DIR", &env.root)
             .env("PATH", dot_path())
             .stdin(input.to_string())
-            .run();
+            .run()
+            // A hook that failed before its checkers ran would pass the test below.
+            .answered();
     }
     assert!(!pwned(&env), "a planted program ran");
 }

@@ -236,8 +236,7 @@ fn links_swapped_in_after_the_users_own_loop_started_are_never_written_through()
     let before_moved = snapshot(&outside);
     link(&env, ".claude/pagent", outside.join("moved"));
     let stop = env.stop(&env.stop_input("still working"));
-    assert_eq!(stop.decision(), None, "{stop}");
-    assert!(stop.stderr.contains("symlink"), "{stop}");
+    assert!(stop.allowed_on_error().contains("symlink"), "{stop}");
     assert_eq!(before_moved, snapshot(&outside));
     let _ = before;
 }

@@ -143,10 +143,6 @@ fn a_rolled_back_sealed_state_does_not_reactivate() {
     fs::write(env.path(".claude/pagent-pipeline.json"), copy).unwrap();
     let stop = env.stop(&env.stop_input("working"));
     assert!(
-        stop.decision().is_none_or(|d| d.get("decision").is_none()),
-        "{stop}"
-    );
-    assert!(
         stop.allowed().unwrap_or_default().contains("older copy"),
         "{stop}"
     );

@@ -38,9 +38,18 @@ fn a_hook_input_that_is_not_an_object_or_names_no_session_never_blocks() {
     let env = TestEnv::new();
     env.cmd(&["ralph", "Fix it"]).success();
     let before = env.read(".claude/pagent-pipeline.json");
+    // Input that is not an object is an error (exit 1, the stop allowed); an object that
+    // names no session is a stop of no loop (exit 0, allowed).
+    let allowed = |out: &Run, object: bool| {
+        if object {
+            assert_eq!(out.allowed(), None, "{out}");
+        } else {
+            out.allowed_on_error();
+        }
+    };
     for stdin in ["[]", "\"x\"", "3", "null", "{}", r#"{"session_id": null}"#] {
-        let out = env.stop_raw(stdin.as_bytes().to_vec());
-        assert!(out.decision().is_none(), "{stdin}: {out}");
+        let object = stdin.starts_with('{');
+        allowed(&env.stop_raw(stdin.as_bytes().to_vec()), object);
         // The environment naming a session does not stand in for the input's.
         let out = env
             .cmd(&["hook", "stop"])
@@ -48,8 +57,7 @@ fn a_hook_input_that_is_not_an_object_or_names_no_session_never_blocks() {
             .env("CLAUDE_CODE_SESSION_ID", SESSION)
             .stdin(stdin)
             .run();
-        assert!(out.decision().is_none(), "{stdin}: {out}");
-        assert!(matches!(out.code, Some(0 | 1)), "{stdin}: {out}");
+        allowed(&out, object);
         assert_eq!(
             env.read(".claude/pagent-pipeline.json"),
             before,
@@ -189,8 +197,7 @@ fn bad_hook_input_fails_open_and_says_why() {
     ];
     for (stdin, expected) in cases {
         let out = env.stop_raw(stdin);
-        assert_eq!(out.code, Some(1), "{out}");
-        assert_eq!(out.stdout, "", "{out}");
+        out.allowed_on_error();
         assert!(
             out.stderr
                 .contains("the Stop hook failed, so Claude may stop"),
@@ -236,8 +243,7 @@ fn a_corrupt_state_fails_open_and_cancel_sets_it_aside() {
     ] {
         env.write(".claude/pagent-pipeline.json", corrupt);
         let out = env.stop(&env.stop_input("hi"));
-        assert_eq!(out.code, Some(1), "{corrupt:?}: {out}");
-        assert_eq!(out.stdout, "", "{out}");
+        out.allowed_on_error();
         assert!(
             out.stderr.contains("pagent-pipeline.json is corrupt"),
             "{out}"
@@ -370,11 +376,8 @@ fn hook_input_cut_at_any_point_never_blocks_and_never_exits_2() {
                 .env("CLAUDE_PROJECT_DIR", &env.root)
                 .stdin(whole[..cut].to_vec())
                 .run();
-            assert!(matches!(out.code, Some(0 | 1)), "cut at {cut}: {out}");
-            assert!(
-                out.stdout.is_empty(),
-                "cut at {cut}, {event} printed a decision: {out}"
-            );
+            // Every cut is JSON cut short: an error that allows.
+            out.allowed_on_error();
         }
     }
     // The whole input still blocks: the loop was not disturbed by any of it.

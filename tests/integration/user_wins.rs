@@ -128,7 +128,7 @@ fn a_loop_does_not_complete_while_an_edited_files_check_fails() {
         reason.contains("- the latest check of config.json failed (JSON syntax)"),
         "{reason}"
     );
-    assert!(env.stop(&env.stop_input(promise)).decision().is_some());
+    env.stop(&env.stop_input(promise)).blocked();
     // Fixed and checked again: the promise completes the loop.
     env.write("config.json", "{\"a\": 1}\n");
     env.post_tool_use("Edit", "config.json", &[]);
@@ -157,7 +157,6 @@ fn the_prompt_hook_is_silent_without_a_loop_and_never_blocks() {
         .env("CLAUDE_PROJECT_DIR", &env.root)
         .stdin("not json at all")
         .run();
-    assert_eq!(out.code, Some(1), "{out}");
-    assert!(out.stdout.is_empty(), "{out}");
+    out.allowed_on_error();
     assert!(env.state()["paused"].is_null());
 }

@@ -13,8 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
-
+use super::Run;
 use super::pagent_bin;
 
 pub struct TestCommand {
@@ -124,11 +123,7 @@ impl TestCommand {
         } else {
             self.run_in_process()
         };
-        assert_ne!(
-            run.code,
-            Some(2),
-            "pagent exited 2, which blocks in Claude Code\n{run}"
-        );
+        run.never_blocks_by_exit_or_crashes();
         run
     }
 
@@ -150,12 +145,12 @@ impl TestCommand {
                 stdin_is_terminal: self.stdin_is_terminal,
             },
         );
-        Run {
-            code: Some(i32::from(status.code())),
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
-            command: self.describe(),
-        }
+        Run::new(
+            Some(i32::from(status.code())),
+            &stdout,
+            &stderr,
+            self.describe(),
+        )
     }
 
     fn run_binary(mut self) -> Run {
@@ -173,12 +168,12 @@ impl TestCommand {
         });
         let output = child.wait_with_output().unwrap();
         let _ = writer.join();
-        Run {
-            code: output.status.code(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            command: self.describe(),
-        }
+        Run::new(
+            output.status.code(),
+            &output.stdout,
+            &output.stderr,
+            self.describe(),
+        )
     }
 
     /// Runs the binary with a time limit (the whole process group is killed past it) and
@@ -237,18 +232,14 @@ impl TestCommand {
         let elapsed = started.elapsed();
         let _ = writer.join();
         let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-        let run = Run {
+        let run = Run::new(
             code,
-            stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
-            stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
-            command: self.describe(),
-        };
-        assert!(!hung, "hung for {elapsed:?} (killed)\n{run}");
-        assert_ne!(
-            run.code,
-            Some(2),
-            "pagent exited 2, which blocks in Claude Code\n{run}"
+            &out.join().unwrap(),
+            &err.join().unwrap(),
+            self.describe(),
         );
+        assert!(!hung, "hung for {elapsed:?} (killed)\n{run}");
+        run.never_blocks_by_exit_or_crashes();
         let max_rss_kb = peak_memory_kb(&usage, rss_file.path())
             .unwrap_or_else(|| panic!("no peak memory from /usr/bin/time\n{run}"));
         Bounded { run, max_rss_kb }
@@ -317,72 +308,4 @@ pub struct Bounded {
     pub run: Run,
     /// Peak resident memory of the process, in KiB.
     pub max_rss_kb: i64,
-}
-
-#[derive(Debug)]
-pub struct Run {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-    command: String,
-}
-
-impl std::fmt::Display for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "command: {}\nexit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.command, self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-impl Run {
-    /// The hook's decision JSON; `None` when it printed nothing (allow).
-    pub fn decision(&self) -> Option<Value> {
-        let text = self.stdout.trim();
-        (!text.is_empty()).then(|| {
-            serde_json::from_str(text)
-                .unwrap_or_else(|e| panic!("hook stdout is not JSON: {e}\n{self}"))
-        })
-    }
-
-    /// Asserts a block and returns its reason.
-    pub fn blocked(&self) -> String {
-        let decision = self
-            .decision()
-            .unwrap_or_else(|| panic!("expected a block, got an allow\n{self}"));
-        assert_eq!(decision["decision"], "block", "{self}");
-        decision["reason"].as_str().unwrap().to_owned()
-    }
-
-    /// The PostToolUse additional context, or `None` when the hook said nothing.
-    pub fn context(&self) -> Option<String> {
-        assert_eq!(self.code, Some(0), "{self}");
-        let decision = self.decision()?;
-        assert_eq!(
-            decision["hookSpecificOutput"]["hookEventName"], "PostToolUse",
-            "{self}"
-        );
-        Some(
-            decision["hookSpecificOutput"]["additionalContext"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        )
-    }
-
-    /// Asserts the stop is allowed and returns the user message, if any.
-    pub fn allowed(&self) -> Option<String> {
-        match self.decision() {
-            None => None,
-            Some(decision) => {
-                assert!(
-                    decision.get("decision").is_none(),
-                    "expected an allow, got a block\n{self}"
-                );
-                decision["systemMessage"].as_str().map(str::to_owned)
-            }
-        }
-    }
 }

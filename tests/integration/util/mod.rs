@@ -7,6 +7,7 @@
 //! happens, it never exits 2 (Claude Code would read that as "block").
 
 mod command;
+mod run;
 mod tmux;
 
 use std::fmt::Write as _;
@@ -15,7 +16,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-pub use command::{Run, TestCommand};
+pub use command::TestCommand;
+pub use run::Run;
 pub use tmux::{Tmux, pagent_script};
 
 pub const SESSION: &str = "35f641a1-e3ce-47f3-8fb7-50415b29808a";
@@ -123,7 +125,9 @@ impl TestEnv {
             .run()
     }
 
-    /// `pagent hook post-tool-use` after `tool` wrote `rel`, with extra environment.
+    /// `pagent hook post-tool-use` after `tool` wrote `rel`, with extra environment. The
+    /// hook must answer (exit 0, no crash): every test that runs it means a normal run,
+    /// and one that failed open would pass many of them by saying nothing.
     pub fn post_tool_use(&self, tool: &str, rel: &str, env: &[(&str, &std::ffi::OsStr)]) -> Run {
         let field = if tool == "NotebookEdit" {
             "notebook_path"
@@ -145,7 +149,9 @@ impl TestEnv {
         for (key, value) in env {
             command = command.env(key, value);
         }
-        command.run()
+        let run = command.run();
+        run.answered();
+        run
     }
 
     /// Writes an executable script (a fake tool) and returns its folder.
