@@ -18,10 +18,10 @@
     clippy::print_stderr
 )]
 
+use pagent_test_support::git;
+
 mod agents;
 mod budgets;
-#[path = "../support/git.rs"]
-mod git;
 mod harness;
 mod interactive;
 mod limits;

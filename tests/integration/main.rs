@@ -10,6 +10,8 @@
     clippy::panic
 )]
 
+use pagent_test_support::git;
+
 mod all_loops;
 mod backpressure;
 mod budgets;
@@ -21,8 +23,6 @@ mod dashboard;
 mod docs;
 mod escapes;
 mod faults;
-#[path = "../support/git.rs"]
-mod git;
 mod hook_input;
 mod hostile_configs;
 mod hostile_processes;

@@ -1,0 +1,33 @@
+//! What every test suite of pagent shares: the unit tests of `crates/cli`, the
+//! integration tests (`tests/integration`) and the end-to-end tests (`tests/e2e`) all
+//! take it as a dev-dependency, so each helper exists once.
+//!
+//! It holds the helpers that keep a test from passing, or failing, by accident:
+//!
+//! - [`wait`]: a test that must see something happen waits for it, polling under a
+//!   deadline, instead of sleeping a guessed time and then asserting. A fixed sleep
+//!   either wastes time on a fast machine or decides the test wrongly on a slow one.
+//! - [`timing`]: a test that asserts how long something took measures, on the same
+//!   machine and at the same moment, what a reference run takes, and sets its limit in
+//!   those units. A fixed limit tuned on a quiet laptop fails under qemu or beside 64
+//!   stress hooks on two shared cores; a limit that scales with the machine still fails
+//!   on a real regression (a wait that never ends, quadratic work), because that grows
+//!   against the reference too.
+//! - [`git`]: `git` in a folder with an identity and no signing, on any machine.
+//!
+//! Helpers that need pagent's own types (a test project, a command's result) live in
+//! each suite's harness (`tests/integration/util`, `tests/e2e/harness`); this crate
+//! knows nothing of pagent.
+
+// Test support fails loudly: a helper that cannot do its job panics with what it saw.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+pub mod git;
+pub mod timing;
+pub mod wait;
