@@ -19,13 +19,15 @@
 //! each suite's harness (`tests/integration/util`, `tests/e2e/harness`); this crate
 //! knows nothing of pagent.
 
-// Test support fails loudly: a helper that cannot do its job panics with what it saw.
+// Test support fails loudly: a helper that cannot do its job panics with what it saw,
+// and a measurement says its figures on stderr (shown with a failing test).
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,
     clippy::unwrap_used,
     clippy::expect_used,
-    clippy::panic
+    clippy::panic,
+    clippy::print_stderr
 )]
 
 pub mod git;

@@ -85,6 +85,7 @@ pub fn growth(mut small: impl FnMut(), mut large: impl FnMut()) -> f64 {
 pub fn assert_linear(what: &str, scale: u32, small: impl FnMut(), large: impl FnMut()) {
     let ratio = growth(small, large);
     let limit = f64::from(LINEAR_SLACK * scale);
+    eprintln!("{what}: {scale} times the input took {ratio:.1} times as long (limit {limit})");
     assert!(
         ratio <= limit,
         "{what}: {scale} times the input took {ratio:.1} times as long (linear is {scale}, the limit {limit})"
