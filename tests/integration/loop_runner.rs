@@ -151,6 +151,7 @@ fn giving_up_exits_3_and_keeps_the_state() {
 fn the_iteration_timeout_and_the_watchdog_count_as_iterations_and_say_so() {
     let env = TestEnv::new();
     env.write("agent.sh", "n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs\ncat > /dev/null\ncase $n in\n  1) while true; do echo busy; sleep 0.1; done ;;\n  2) echo started; sleep 30 ;;\n  *) echo '<promise>DONE</promise>' ;;\nesac\n");
+    let baseline = env.baseline();
     let started = std::time::Instant::now();
     let out = env
         .cmd(&[
@@ -167,10 +168,15 @@ fn the_iteration_timeout_and_the_watchdog_count_as_iterations_and_say_so() {
             "Task",
         ])
         .success();
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
+    // The two clocks (2 s and 1 s), then three iterations' work: far from the 30 s the
+    // second agent sleeps if the watchdog misses it.
+    baseline.assert_within(
+        started
+            .elapsed()
+            .saturating_sub(std::time::Duration::from_secs(3)),
+        150,
+        std::time::Duration::from_secs(17),
+        "a loop of a timed-out and a stalled iteration",
     );
     assert_eq!(env.state()["iterations"], json!([3]));
     let details: Vec<String> = events(&env)
@@ -252,6 +258,7 @@ fn crashes_are_retried_without_counting_and_bounded() {
 fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
     let env = TestEnv::new();
     env.write("agent.sh", "cat > /dev/null\nif [ -f fast ]; then echo '<promise>DONE</promise>'; exit 0; fi\necho working; sleep 30\n");
+    let baseline = env.baseline();
     let mut child = env
         .bin(&[
             "loop",
@@ -278,7 +285,13 @@ fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{rest:?}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // Left alone, the agent sleeps 30 s.
+    baseline.assert_within(
+        started.elapsed(),
+        100,
+        std::time::Duration::from_secs(10),
+        "the loop after Ctrl-C",
+    );
     let finished: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
     assert_eq!(finished["outcome"], "interrupted");
     let state = env.state();

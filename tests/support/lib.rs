@@ -13,6 +13,8 @@
 //!   stress hooks on two shared cores; a limit that scales with the machine still fails
 //!   on a real regression (a wait that never ends, quadratic work), because that grows
 //!   against the reference too.
+//! - [`lines`]: a child's output read on a thread, so a test waits for the line it
+//!   expects under a deadline rather than blocking on a read that never returns.
 //! - [`git`]: `git` in a folder with an identity and no signing, on any machine.
 //!
 //! Helpers that need pagent's own types (a test project, a command's result) live in
@@ -31,5 +33,6 @@
 )]
 
 pub mod git;
+pub mod lines;
 pub mod timing;
 pub mod wait;

@@ -178,10 +178,19 @@ impl TestCommand {
 
     /// Runs the binary with a time limit (the whole process group is killed past it) and
     /// reports the elapsed time and the peak memory: for inputs that could hang or grow a
-    /// hook.
-    pub fn run_bounded(mut self, limit: std::time::Duration) -> Bounded {
+    /// hook. The limit is `floor` on a quiet machine, and 1000 times what `pagent
+    /// --version` takes here now on a slower one (qemu, load): a hang is caught either way.
+    pub fn run_bounded(mut self, floor: std::time::Duration) -> Bounded {
         use std::io::Read;
         use std::os::unix::process::CommandExt;
+        let limit = pagent_test_support::timing::Baseline::measure(3, || {
+            let version = Command::new(pagent_bin())
+                .arg("--version")
+                .output()
+                .unwrap();
+            assert!(version.status.success(), "{version:?}");
+        })
+        .limit(1000, floor);
         let rss_file = tempfile::NamedTempFile::new().unwrap();
         let mut timed = with_peak_memory(self.command(), rss_file.path());
         timed

@@ -17,6 +17,9 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 pub use command::TestCommand;
+pub use pagent_test_support::lines::Lines;
+pub use pagent_test_support::timing::Baseline;
+pub use pagent_test_support::wait::{wait_for, wait_showing, wait_until};
 pub use run::Run;
 pub use tmux::{Tmux, pagent_script};
 
@@ -111,6 +114,16 @@ impl TestEnv {
             .env("HOME", &self.home)
             .env("PAGENT_CONFIG_DIR", &self.config)
             .env("NO_COLOR", "1")
+    }
+
+    /// What one short command of the real binary (`pagent status` in this project) takes
+    /// here now, the fastest of three: the unit of the suite's time limits ("cancel takes
+    /// effect within 20 of these"), so a limit grows with a slow or loaded machine (qemu,
+    /// two cores beside the 64-hook stress test) but not with a regression.
+    pub fn baseline(&self) -> Baseline {
+        Baseline::measure(3, || {
+            self.bin(&["status"]).success();
+        })
     }
 
     /// `pagent hook stop` as Claude Code runs it, with `input` on stdin.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::TestEnv;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -67,19 +67,14 @@ impl Tmux {
     }
 
     pub fn wait_until(&self, what: &str, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + WAIT;
-        loop {
+        pagent_test_support::wait::wait_showing(WAIT, what, || {
             let rows = self.rows();
             if ready(&rows) {
-                return rows;
+                Ok(rows)
+            } else {
+                Err(rows.join("\n"))
             }
-            assert!(
-                Instant::now() < deadline,
-                "waited {WAIT:?} for {what}:\n{}",
-                rows.join("\n")
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        })
     }
 }
 
