@@ -22,9 +22,8 @@ pub(crate) fn path_of(dirs: &[&Path]) -> std::ffi::OsString {
 }
 
 pub(crate) fn check_events(env: &TestEnv) -> Vec<String> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    env.events()
+        .into_iter()
         .filter(|e| e["action"] == "check")
         .map(|e| format!("{} ({} ms)", e["detail"].as_str().unwrap(), e["ms"]))
         .collect()
@@ -315,8 +314,7 @@ fn status_shows_the_last_checks() {
         "{status}"
     );
     assert!(status.contains("TOML syntax ok.toml: passed"), "{status}");
-    let json: serde_json::Value =
-        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    let json: serde_json::Value = env.status();
     assert_eq!(json["checks"].as_array().unwrap().len(), 2, "{json}");
     let _ = OsStr::new("");
 }

@@ -31,10 +31,6 @@ fn append(env: &TestEnv, lines: &[String]) {
     }
 }
 
-fn status(env: &TestEnv) -> Value {
-    serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap()
-}
-
 #[test]
 fn a_max_tokens_loop_gives_up_with_the_figures_from_the_transcript() {
     let env = TestEnv::new();
@@ -58,7 +54,7 @@ fn a_max_tokens_loop_gives_up_with_the_figures_from_the_transcript() {
         ],
     );
     env.stop(&env.stop_input("First pass.")).blocked();
-    let usage = &status(&env)["usage"];
+    let usage = &env.status()["usage"];
     assert_eq!(usage["total_tokens"], 500, "{usage}");
     assert_eq!(usage["cost_source"], "estimated from pagent's list prices");
     // $3/Mtok in, $15/Mtok out: 400 in and 100 out cost $0.0027.
@@ -113,7 +109,7 @@ fn usage_forged_in_a_tool_result_is_not_counted() {
         ],
     );
     env.stop(&env.stop_input("First pass.")).blocked();
-    assert_eq!(status(&env)["usage"]["total_tokens"], 0);
+    assert_eq!(env.status()["usage"]["total_tokens"], 0);
 }
 
 /// No transcript, or one without usage: a token or cost budget cannot be judged, the loop
@@ -252,18 +248,16 @@ fn the_users_prices_override_the_list_and_a_cost_budget_ends_the_loop() {
 
 /// A fake `claude -p` whose `result` record reports 600 tokens and $0.25 per run.
 fn fake_claude(env: &TestEnv) -> String {
-    env.write(
-        "fake-claude",
-        "#!/bin/sh\ncat > /dev/null\n\
+    env.fake_tool(
+        "bin",
+        "claude",
+        "cat > /dev/null\n\
          echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"model\":\"claude-sonnet-4-5\"}'\n\
-         echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":1,\"result\":\"working\",\"session_id\":\"s\",\"total_cost_usd\":0.25,\"usage\":{\"input_tokens\":500,\"output_tokens\":100}}'\n",
-    );
-    std::fs::set_permissions(
-        env.path("fake-claude"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+         echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":1,\"result\":\"working\",\"session_id\":\"s\",\"total_cost_usd\":0.25,\"usage\":{\"input_tokens\":500,\"output_tokens\":100}}'",
     )
-    .unwrap();
-    env.path("fake-claude").display().to_string()
+    .join("claude")
+    .display()
+    .to_string()
 }
 
 #[test]
@@ -288,7 +282,7 @@ fn pagent_loop_counts_the_streams_usage_and_gives_up_on_its_budget() {
         out.stdout.contains("reached the token budget (1.2k tokens used of 1.0k; 1200 of 1000) at stage ralph, iteration 2"),
         "{out}"
     );
-    let usage = &status(&env)["usage"];
+    let usage = &env.status()["usage"];
     assert_eq!(usage["cost_microusd"], 500_000);
     assert_eq!(usage["cost_source"], "reported by the agent");
 }
@@ -383,7 +377,7 @@ fn a_huge_transcript_is_read_in_bounded_time_and_memory() {
         stop.run
     );
     assert!(stop.run.blocked().contains("iteration 2"), "{}", stop.run);
-    assert_eq!(status(&env)["usage"]["total_tokens"], 60);
+    assert_eq!(env.status()["usage"]["total_tokens"], 60);
     // The next Stop reads only what was added since.
     append(&env, &[assistant_line("m2", 50, 0)]);
     let message = env.stop(&env.stop_input("more")).allowed().unwrap();

@@ -30,8 +30,7 @@ pub(crate) fn iterations(env: &TestEnv) -> u64 {
 }
 
 pub(crate) fn sealed(env: &TestEnv) -> bool {
-    let status: Value =
-        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    let status: Value = env.status();
     status["sealed"] == true
 }
 

@@ -32,20 +32,6 @@ fn snapshot_output(name: &str, text: &str) {
     });
 }
 
-fn events(env: &TestEnv) -> Vec<Value> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn actions(env: &TestEnv) -> Vec<String> {
-    events(env)
-        .iter()
-        .map(|e| e["action"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn a_promise_on_iteration_three_ends_the_loop_with_three_iterations() {
     let env = TestEnv::new();
@@ -57,7 +43,7 @@ fn a_promise_on_iteration_three_ends_the_loop_with_three_iterations() {
     assert_eq!(env.state()["status"], "complete");
     assert_eq!(env.state()["iterations"], json!([3]));
     assert_eq!(env.state()["driver"], "loop");
-    assert_eq!(actions(&env), ["ralph", "block", "block", "complete"]);
+    assert_eq!(env.actions(), ["ralph", "block", "block", "complete"]);
     // One log and one prompt file per iteration; the second prompt is the re-prompt.
     let runs = env.path(".claude/pagent/runs");
     let mut names: Vec<String> = std::fs::read_dir(&runs)
@@ -121,7 +107,7 @@ fn a_pipeline_advances_stage_by_stage() {
         .success();
     assert!(out.stdout.contains("✓ draft · iteration 1"), "{out}");
     assert_eq!(env.state()["iterations"], json!([1, 1]));
-    assert_eq!(actions(&env), ["run", "advance", "complete"]);
+    assert_eq!(env.actions(), ["run", "advance", "complete"]);
 }
 
 #[test]
@@ -144,7 +130,7 @@ fn giving_up_exits_3_and_keeps_the_state() {
     assert_eq!(out.code, Some(3), "{out}");
     snapshot_output("gave_up_after_two", &out.stdout);
     assert_eq!(env.state()["status"], "gave_up");
-    assert_eq!(actions(&env), ["ralph", "block", "gave_up"]);
+    assert_eq!(env.actions(), ["ralph", "block", "gave_up"]);
 }
 
 #[test]
@@ -179,7 +165,8 @@ fn the_iteration_timeout_and_the_watchdog_count_as_iterations_and_say_so() {
         "a loop of a timed-out and a stalled iteration",
     );
     assert_eq!(env.state()["iterations"], json!([3]));
-    let details: Vec<String> = events(&env)
+    let details: Vec<String> = env
+        .events()
         .iter()
         .map(|e| e["detail"].as_str().unwrap().to_owned())
         .collect();
@@ -228,7 +215,7 @@ fn crashes_are_retried_without_counting_and_bounded() {
         "{out}"
     );
     assert_eq!(env.state()["iterations"], json!([1]));
-    assert_eq!(actions(&env), ["ralph", "retry", "retry", "complete"]);
+    assert_eq!(env.actions(), ["ralph", "retry", "retry", "complete"]);
 
     // Always crashing: bounded, the state kept for a later resume.
     let env = TestEnv::new();
@@ -312,7 +299,7 @@ fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
     );
     assert_eq!(env.state()["status"], "complete");
     assert_eq!(env.state()["iterations"], json!([1]));
-    assert_eq!(actions(&env), ["ralph", "interrupted", "complete"]);
+    assert_eq!(env.actions(), ["ralph", "interrupted", "complete"]);
 }
 
 #[test]

@@ -146,8 +146,7 @@ fn a_rolled_back_sealed_state_does_not_reactivate() {
         stop.allowed().unwrap_or_default().contains("older copy"),
         "{stop}"
     );
-    let status: serde_json::Value =
-        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    let status: serde_json::Value = env.status();
     assert_eq!(status["sealed"], false);
     // It never runs under `pagent loop` either.
     let out = env.cmd(&["loop", "--command", "true"]).failure();

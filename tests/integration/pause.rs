@@ -5,21 +5,9 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::util::*;
-
-fn actions(env: &TestEnv) -> Vec<String> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["action"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
-}
 
 #[test]
 fn pause_lets_the_sessions_stops_through_until_resume() {
@@ -45,7 +33,7 @@ fn pause_lets_the_sessions_stops_through_until_resume() {
     env.stop(&env.stop_input("Not yet.")).blocked();
     assert_eq!(env.state()["iterations"], json!([2]));
     assert_eq!(
-        actions(&env),
+        env.actions(),
         ["ralph", "pause", "paused", "resume", "block"]
     );
 }
@@ -106,7 +94,7 @@ fn a_paused_runner_finishes_its_iteration_then_waits_for_resume() {
     assert_eq!(env.state()["status"], "complete");
     assert_eq!(env.read(".runs").trim(), "2");
     assert_eq!(
-        actions(&env),
+        env.actions(),
         ["ralph", "pause", "block", "resume", "complete"]
     );
 }

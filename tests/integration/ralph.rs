@@ -29,8 +29,7 @@ fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
         .allowed()
         .unwrap();
     assert!(message.contains("complete"), "{message}");
-    let status: serde_json::Value =
-        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    let status: serde_json::Value = env.status();
     assert_eq!(status["status"], "complete");
     assert_eq!(status["iterations"], 2);
     // A finished loop never blocks again.

@@ -64,9 +64,8 @@ fn stop_with_reviewer(env: &TestEnv, message: &str) -> Run {
 }
 
 fn review_events(env: &TestEnv) -> Vec<Value> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    env.events()
+        .into_iter()
         .filter(|e| e["action"] == "review")
         .collect()
 }

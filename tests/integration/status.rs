@@ -30,8 +30,7 @@ fn status_shows_every_stage_with_its_progress() {
         insta::assert_snapshot!(human);
     });
 
-    let status: Value =
-        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    let status: Value = env.status();
     assert_eq!(status["status"], "active");
     assert_eq!(status["stage"], "qa");
     assert_eq!(status["iterations"], 3);

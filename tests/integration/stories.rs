@@ -7,8 +7,6 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use crate::util::*;
 
 pub const CHIEF: &str = include_str!("../fixtures/plans/chief-prd.md");
@@ -94,18 +92,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn actions(env: &TestEnv) -> Vec<String> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["action"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
-}
-
 /// The prompt files of the loop's iterations, in order.
 pub fn prompts(env: &TestEnv) -> Vec<String> {
     let runs = env.path(".claude/pagent/runs");
@@ -145,7 +131,7 @@ fn every_format_is_worked_through_story_by_story_and_only_its_markers_change() {
             "{path}: the second story took two runs, the checks failing on the first"
         );
         assert_eq!(
-            actions(&env),
+            env.actions(),
             ["stories", "block", "block", "block", "complete"],
             "{path}"
         );

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::util::*;
 
@@ -38,20 +38,6 @@ echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":42
 
 pub(crate) const CLAUDE_DONE: &str = r#"printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"Done.\n<promise>DONE</promise>","total_cost_usd":0.01,"usage":{"input_tokens":10,"output_tokens":5}}'"#;
 
-fn events(env: &TestEnv) -> Vec<Value> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-pub(crate) fn actions(env: &TestEnv) -> Vec<String> {
-    events(env)
-        .iter()
-        .map(|e| e["action"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 pub(crate) fn runs(env: &TestEnv) -> u32 {
     env.read("../home/agent/runs").trim().parse().unwrap()
 }
@@ -60,7 +46,7 @@ pub(crate) fn runs(env: &TestEnv) -> u32 {
 fn assert_waited_and_completed(env: &TestEnv, out: &Run, what: &str) {
     assert_eq!(runs(env), 2, "{what}: {out}");
     assert_eq!(
-        actions(env),
+        env.actions(),
         ["ralph", "limit_wait", "limit_resumed", "complete"],
         "{what}: {out}"
     );

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::all_loops::regex_escape;
-use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, actions, limited_agent, runs};
+use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent, runs};
 use crate::util::*;
 
 /// Starts the loop on an agent whose limit resets in an hour, and returns once the wait
@@ -182,7 +182,7 @@ fn issue_21_a_credit_limit_that_will_not_reset_gives_up_and_notifies() {
     assert_eq!(state["status"], "gave_up");
     assert_eq!(state["end_reason"], reason);
     assert_eq!(state["iterations"], json!([1]));
-    assert_eq!(actions(&env), ["ralph", "gave_up"]);
+    assert_eq!(env.actions(), ["ralph", "gave_up"]);
     let text = wait_until(Duration::from_secs(20), "the notification", || {
         std::fs::read_to_string(&notified)
             .ok()
@@ -227,7 +227,7 @@ fn issue_21_outages_stay_retries_told_apart_from_limits() {
             .success();
         assert!(!out.stdout.contains("⏸ usage limit"), "{fixture}: {out}");
         assert_eq!(
-            actions(&env),
+            env.actions(),
             ["ralph", "retry", "complete"],
             "{fixture}: {out}"
         );
@@ -253,5 +253,5 @@ fn issue_21_no_limit_wait_treats_a_limit_as_before() {
         ])
         .success();
     assert!(!out.stdout.contains("usage limit:"), "{out}");
-    assert_eq!(actions(&env), ["ralph", "retry", "complete"], "{out}");
+    assert_eq!(env.actions(), ["ralph", "retry", "complete"], "{out}");
 }

@@ -3,7 +3,7 @@
 //! `pagent prompt`, and a compaction brings the full prompt back; a failing check of an
 //! edited file holds completion back.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::util::*;
 
@@ -13,10 +13,6 @@ fn typed(env: &TestEnv, session: &str, prompt: &str) -> Run {
         .env("CLAUDE_PROJECT_DIR", &env.root)
         .stdin(input.to_string())
         .success()
-}
-
-fn status(env: &TestEnv) -> Value {
-    serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap()
 }
 
 #[test]
@@ -44,7 +40,7 @@ fn a_message_typed_in_the_loops_session_pauses_it_until_resume() {
     typed(&env, SESSION, "/pagent:status");
     let shown = env.cmd(&["status"]).success().stdout;
     assert!(shown.contains("paused"), "{shown}");
-    assert_eq!(status(&env)["iterations"], 1);
+    assert_eq!(env.status()["iterations"], 1);
     assert_eq!(env.stop(&env.stop_input("more")).allowed(), None);
     // Another session cannot resume it; its own can.
     let out = env

@@ -144,15 +144,13 @@ fn item_11_status_tells_an_interrupted_loop_from_a_running_one() {
             }
         }
         let during = env.cmd(&["status"]).success().stdout;
-        let json: Value =
-            serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+        let json: Value = env.status();
         assert_eq!(json["runner_running"], true, "{json}");
         // SAFETY: signalling our own child.
         unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) };
         child.wait().unwrap();
         let after = env.cmd(&["status"]).success().stdout;
-        let json: Value =
-            serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+        let json: Value = env.status();
         assert_eq!(json["status"], "active", "{json}");
         assert_eq!(json["runner_running"], false, "{json}");
         (during, after)

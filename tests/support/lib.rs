@@ -15,11 +15,13 @@
 //!   against the reference too.
 //! - [`lines`]: a child's output read on a thread, so a test waits for the line it
 //!   expects under a deadline rather than blocking on a read that never returns.
+//! - [`project`]: pagent's event log in a test's project (what a test asserts on, rather
+//!   than on timing) and the binary under test.
 //! - [`git`]: `git` in a folder with an identity and no signing, on any machine.
 //!
 //! Helpers that need pagent's own types (a test project, a command's result) live in
 //! each suite's harness (`tests/integration/util`, `tests/e2e/harness`); this crate
-//! knows nothing of pagent.
+//! knows pagent only through its files.
 
 // Test support fails loudly: a helper that cannot do its job panics with what it saw,
 // and a measurement says its figures on stderr (shown with a failing test).
@@ -34,5 +36,6 @@
 
 pub mod git;
 pub mod lines;
+pub mod project;
 pub mod timing;
 pub mod wait;

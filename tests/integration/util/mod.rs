@@ -116,6 +116,22 @@ impl TestEnv {
             .env("NO_COLOR", "1")
     }
 
+    /// Every event of the project's event log, in order.
+    pub fn events(&self) -> Vec<Value> {
+        pagent_test_support::project::events(&self.root)
+    }
+
+    /// The `action` of every event of the log, in order.
+    pub fn actions(&self) -> Vec<String> {
+        pagent_test_support::project::actions(&self.root)
+    }
+
+    /// `pagent status --json`, parsed.
+    pub fn status(&self) -> Value {
+        let out = self.cmd(&["status", "--json"]).success();
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"))
+    }
+
     /// What one short command of the real binary (`pagent status` in this project) takes
     /// here now, the fastest of three: the unit of the suite's time limits ("cancel takes
     /// effect within 20 of these"), so a limit grows with a slow or loaded machine (qemu,
@@ -250,7 +266,5 @@ pub fn memory_limit_kb(native_kb: i64) -> i64 {
 /// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
 /// static one scripts/install.sh makes), else the one cargo built for these tests.
 pub fn pagent_bin() -> std::path::PathBuf {
-    std::env::var_os("PAGENT_TEST_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_pagent")))
+    pagent_test_support::project::pagent_bin(env!("CARGO_BIN_EXE_pagent"))
 }
