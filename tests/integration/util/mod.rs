@@ -8,6 +8,7 @@
 
 mod command;
 mod run;
+pub mod snapshot;
 mod tmux;
 
 use std::fmt::Write as _;
@@ -21,6 +22,7 @@ pub use pagent_test_support::lines::Lines;
 pub use pagent_test_support::timing::Baseline;
 pub use pagent_test_support::wait::{wait_for, wait_showing, wait_until};
 pub use run::Run;
+pub(crate) use snapshot::{Said, assert_text, prompt_elided};
 pub use tmux::{Tmux, pagent_script};
 
 pub const SESSION: &str = "35f641a1-e3ce-47f3-8fb7-50415b29808a";
