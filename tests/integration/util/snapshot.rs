@@ -17,6 +17,8 @@ pub fn filters() -> Vec<(&'static str, &'static str)> {
             r"(\d+ iterations?), \d+(h\d\dm|m\d\ds|s)\b",
             "$1, [ELAPSED]",
         ),
+        (r" in \d+(h\d\dm|m\d\ds|s) \(", " in [ELAPSED] ("),
+        (r"-\d{9,}\.", "-[STAMP]."),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "[TIME]"),
         (r"\((x86_64|aarch64)-[a-z0-9_-]+\)", "([TARGET])"),
     ]
