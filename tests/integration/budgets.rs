@@ -44,7 +44,8 @@ fn a_max_tokens_loop_gives_up_with_the_figures_from_the_transcript() {
             "Fix it",
         ])
         .success();
-    assert!(out.stdout.contains("its budget of 1.0k tokens"), "{out}");
+    let mut said = Said::new();
+    said.say("pagent ralph --max-tokens 1k", &out.stdout);
     // Each message is two lines (text, then a tool call) repeating its usage.
     append(
         &env,
@@ -77,10 +78,8 @@ fn a_max_tokens_loop_gives_up_with_the_figures_from_the_transcript() {
             .len()
     );
     let human = env.cmd(&["status"]).success().stdout;
-    assert!(
-        human.contains("usage: 1.1k tokens (input 850, output 200, cache read 0, cache write 0) · $0.0056 (estimated from pagent's list prices) · budget: 1.0k tokens"),
-        "{human}"
-    );
+    said.say("pagent status", &human);
+    assert_text!(said.text());
     // A finished loop never blocks again, whatever the transcript says.
     append(&env, &[assistant_line("m3", 1, 1)]);
     assert_eq!(env.stop(&env.stop_input("more")).allowed(), None);
@@ -133,31 +132,33 @@ fn missing_usage_never_ends_or_breaks_a_loop() {
     env.stop(&env.stop_input("One.")).blocked();
     append(&env, &[transcript_line_text("m1", "no usage here")]);
     env.stop(&env.stop_input("Two.")).blocked();
-    let human = env.cmd(&["status"]).success().stdout;
-    assert!(human.contains("usage: no tokens counted yet"), "{human}");
+    let mut said = Said::new();
+    said.say("pagent status", &env.cmd(&["status"]).success().stdout);
     let message = env.stop(&env.stop_input("Three.")).allowed().unwrap();
-    assert!(message.contains("used all 3 iterations"), "{message}");
+    said.say("the third stop", &message);
+    assert_text!(said.text());
 }
 
 #[test]
 fn zero_negative_and_absurd_budgets_are_refused_before_anything_starts() {
     let env = TestEnv::new();
-    for (flag, value, says) in [
-        ("--max-tokens", "0", "a token budget must be more than 0"),
-        ("--max-tokens", "-5", ""),
-        ("--max-tokens", "99999999999999999999", ""),
-        ("--max-tokens", "5000G", "at most"),
-        ("--max-cost", "-1", ""),
-        ("--max-cost", "1e9", ""),
-        ("--max-cost", "NaN", ""),
-        ("--max-duration", "0s", "more than 0"),
-        ("--max-duration", "9999d", "at most"),
-        ("--max-duration", "soon", ""),
+    let mut said = Said::new();
+    for (flag, value) in [
+        ("--max-tokens", "0"),
+        ("--max-tokens", "-5"),
+        ("--max-tokens", "99999999999999999999"),
+        ("--max-tokens", "5000G"),
+        ("--max-cost", "-1"),
+        ("--max-cost", "1e9"),
+        ("--max-cost", "NaN"),
+        ("--max-duration", "0s"),
+        ("--max-duration", "9999d"),
+        ("--max-duration", "soon"),
     ] {
         let out = env
             .cmd(&["ralph", &format!("{flag}={value}"), "Fix it"])
             .failure();
-        assert!(out.stderr.contains(says), "{flag} {value}: {out}");
+        said.say(&format!("{flag}={value}"), &out.stderr);
         assert!(
             !env.exists(".claude/pagent-pipeline.json"),
             "{flag} {value}"
@@ -168,8 +169,9 @@ fn zero_negative_and_absurd_budgets_are_refused_before_anything_starts() {
         .cmd(&["run", "--stdin-args"])
         .stdin("prd.md --max-cost 0")
         .success();
-    assert!(out.stdout.contains("pagent: error:"), "{out}");
+    said.say("/pagent:run prd.md --max-cost 0", &out.stdout);
     assert!(!env.exists(".claude/pagent-pipeline.json"));
+    assert_text!(said.text());
 }
 
 #[test]
@@ -201,7 +203,7 @@ fn a_workflow_sets_budgets_and_flags_win() {
     let out = env
         .cmd(&["run", "prd.md", "--workflow", "bad", "--force"])
         .failure();
-    assert!(out.stderr.contains("max_tokens"), "{out}");
+    assert_text!(out.stderr);
 }
 
 /// Prices and notifications come only from the user's own config: a project that priced
@@ -209,15 +211,18 @@ fn a_workflow_sets_budgets_and_flags_win() {
 #[test]
 fn a_project_config_cannot_set_prices_or_notifications() {
     let env = TestEnv::new();
+    let mut said = Said::new();
     for config in [
         r#"{"prices": {"claude": {"input": 0, "output": 0}}}"#,
         r#"{"notify": {"command": ["sh", "-c", "touch pwned"]}}"#,
     ] {
         env.write(".claude/pagent/config.json", config);
         let out = env.cmd(&["ralph", "--trust", "Fix it"]).failure();
-        assert!(out.stderr.contains("only honoured in your own"), "{out}");
+        said.say(config, &out.stderr);
         assert!(!env.exists(".claude/pagent-pipeline.json"));
+        assert!(!env.exists("pwned"));
     }
+    assert_text!(said.text());
 }
 
 #[test]
@@ -240,10 +245,7 @@ fn the_users_prices_override_the_list_and_a_cost_budget_ends_the_loop() {
     .success();
     append(&env, &[assistant_line("m1", 600, 0)]);
     let message = env.stop(&env.stop_input("One.")).allowed().unwrap();
-    assert!(
-        message.contains("reached the cost budget ($0.60 spent of $0.50, estimated from the prices in your config)"),
-        "{message}"
-    );
+    assert_text!(message);
 }
 
 /// A fake `claude -p` whose `result` record reports 600 tokens and $0.25 per run.
@@ -278,10 +280,7 @@ fn pagent_loop_counts_the_streams_usage_and_gives_up_on_its_budget() {
         ])
         .run();
     assert_eq!(out.code, Some(3), "{out}");
-    assert!(
-        out.stdout.contains("reached the token budget (1.2k tokens used of 1.0k; 1200 of 1000) at stage ralph, iteration 2"),
-        "{out}"
-    );
+    assert_text!(out.stdout);
     let usage = &env.status()["usage"];
     assert_eq!(usage["cost_microusd"], 500_000);
     assert_eq!(usage["cost_source"], "reported by the agent");
@@ -381,7 +380,7 @@ fn a_huge_transcript_is_read_in_bounded_time_and_memory() {
     // The next Stop reads only what was added since.
     append(&env, &[assistant_line("m2", 50, 0)]);
     let message = env.stop(&env.stop_input("more")).allowed().unwrap();
-    assert!(message.contains("(110 tokens used of 100)"), "{message}");
+    assert_text!(message);
 }
 
 /// /pagent:parallel shows the plan and the command the model runs: the budget is in it.
@@ -393,9 +392,5 @@ fn the_parallel_plan_carries_the_budget_to_the_command_it_prints() {
         .cmd(&["parallel", "--stdin-args", "--dry-run"])
         .stdin("tasks.txt -j 2 --max-cost 2.50 --max-tokens 500k")
         .success();
-    assert!(
-        out.stdout
-            .contains("--max-tokens 500000 --max-cost 2.500000"),
-        "{out}"
-    );
+    assert_text!(out.stdout);
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::all_loops::regex_escape;
 use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent, runs};
+use crate::util::snapshot::regex_escape;
 use crate::util::*;
 
 /// Starts the loop on an agent whose limit resets in an hour, and returns once the wait

@@ -7,9 +7,14 @@
 //! `.contains` stays where a test asserts a property rather than the wording: that a
 //! path is quoted, that nothing leaked, that a planted escape is inert.
 
-/// What changes between runs of the same test.
+/// What changes between runs of the same test: the binary under test (its path is the
+/// checkout's, or `$PAGENT_TEST_BIN`), the temp folders, elapsed times, clock times, the
+/// build's target, a file name's time stamp.
 pub fn filters() -> Vec<(&'static str, &'static str)> {
+    static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let binary = BINARY.get_or_init(|| regex_escape(&super::pagent_bin().display().to_string()));
     vec![
+        (binary.as_str(), "[PAGENT]"),
         (r"[^\s'`]*/\.tmp[A-Za-z0-9]+", "[TMP]"),
         (r"· \d+(h\d\dm|m\d\ds|s)\b", "· [ELAPSED]"),
         (r"started \d+(h\d\dm|m\d\ds|s) ago", "started [ELAPSED] ago"),
@@ -22,6 +27,19 @@ pub fn filters() -> Vec<(&'static str, &'static str)> {
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "[TIME]"),
         (r"\((x86_64|aarch64)-[a-z0-9_-]+\)", "([TARGET])"),
     ]
+}
+
+/// `text` as a regular expression that matches it literally.
+pub fn regex_escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
 }
 
 /// `assert_text!(text)` or `assert_text!("name", text)`: a snapshot of `text` with
