@@ -9,7 +9,7 @@
 
 /// What changes between runs of the same test: the binary under test (its path is the
 /// checkout's, or `$PAGENT_TEST_BIN`), the temp folders, elapsed times, clock times, the
-/// build's target, a file name's time stamp.
+/// build's target, a file name's time stamp, how long a check took.
 pub fn filters() -> Vec<(&'static str, &'static str)> {
     static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let binary = BINARY.get_or_init(|| regex_escape(&super::pagent_bin().display().to_string()));
@@ -24,6 +24,7 @@ pub fn filters() -> Vec<(&'static str, &'static str)> {
         ),
         (r" in \d+(h\d\dm|m\d\ds|s) \(", " in [ELAPSED] ("),
         (r"-\d{9,}\.", "-[STAMP]."),
+        (r"\(\d+ ms\)", "([N] ms)"),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "[TIME]"),
         (r"\((x86_64|aarch64)-[a-z0-9_-]+\)", "([TARGET])"),
     ]
