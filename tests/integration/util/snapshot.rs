@@ -22,7 +22,10 @@ pub fn filters() -> Vec<(&'static str, &'static str)> {
             r"(\d+ iterations?), \d+(h\d\dm|m\d\ds|s)\b",
             "$1, [ELAPSED]",
         ),
-        (r" in \d+(h\d\dm|m\d\ds|s) \(", " in [ELAPSED] ("),
+        (
+            r"(\d+ iterations?) in \d+(h\d\dm|m\d\ds|s)\b",
+            "$1 in [ELAPSED]",
+        ),
         (r"-\d{9,}\.", "-[STAMP]."),
         (r"\(\d+ ms\)", "([N] ms)"),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "[TIME]"),
