@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::util::{SESSION, TestEnv, wait_for};
+use crate::util::{SESSION, Said, TestEnv, assert_text, wait_for};
 
 /// Waits (polling, with a deadline) until `path` exists: the moment a child reached a
 /// known point, without sleeping a guessed amount.
@@ -94,12 +94,8 @@ fn force_over_a_running_loop_leaves_one_runner() {
     wait_for_file(&env.path("first-running"));
     // A second runner on the same loop is refused while the first runs.
     let resume = env.cmd(&["loop", "--command", "true"]).failure();
-    assert!(
-        resume
-            .stderr
-            .contains("another `pagent loop` is driving this loop"),
-        "{resume}"
-    );
+    let mut said = Said::new();
+    said.say("a second pagent loop", &resume.stderr);
     let baseline = env.baseline();
     let started = Instant::now();
     let second = env
@@ -122,10 +118,11 @@ fn force_over_a_running_loop_leaves_one_runner() {
         "the replaced runner",
     );
     assert_eq!(first.status.code(), Some(130), "{first:?}");
-    assert!(
-        String::from_utf8_lossy(&first.stdout).contains("another loop replaced this one"),
-        "{first:?}"
+    said.say(
+        "the first runner, replaced",
+        &String::from_utf8_lossy(&first.stdout),
     );
+    assert_text!(said.text());
     assert_eq!(env.state()["stages"][0]["prompt"], "Second task");
     assert_eq!(env.state()["status"], "complete");
 }
@@ -142,13 +139,12 @@ fn a_rolled_back_sealed_state_does_not_reactivate() {
     // A backup, a stash or a `git checkout` brings the active copy back.
     fs::write(env.path(".claude/pagent-pipeline.json"), copy).unwrap();
     let stop = env.stop(&env.stop_input("working"));
-    assert!(
-        stop.allowed().unwrap_or_default().contains("older copy"),
-        "{stop}"
-    );
+    let mut said = Said::new();
+    said.say("a stop", &stop.allowed().unwrap());
     let status: serde_json::Value = env.status();
     assert_eq!(status["sealed"], false);
     // It never runs under `pagent loop` either.
     let out = env.cmd(&["loop", "--command", "true"]).failure();
-    assert!(out.stderr.contains("older copy"), "{out}");
+    said.say("pagent loop", &out.stderr);
+    assert_text!(said.text());
 }
