@@ -200,9 +200,5 @@ fn issue_20_item_6_the_plan_says_what_the_branches_will_hold_and_the_run_line_ke
         .cmd(&["parallel", "tasks.txt", "--check", "true"])
         .run();
     assert_eq!(err.code, Some(1), "{err}");
-    assert!(
-        err.stderr
-            .contains("--into and --check go with --merge or --merge-only"),
-        "{err}"
-    );
+    assert_text!("into_without_merge", err.stderr);
 }
