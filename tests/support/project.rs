@@ -28,6 +28,35 @@ pub fn actions(project: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Every path under `project` (its `.git` left out), relative, in walk order: what a
+/// failing test shows of the project.
+pub fn files(project: &Path) -> Vec<String> {
+    walkdir::WalkDir::new(project)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git")
+        .flatten()
+        .map(|entry| {
+            let path = entry.path();
+            path.strip_prefix(project)
+                .unwrap_or(path)
+                .display()
+                .to_string()
+        })
+        .collect()
+}
+
+/// The npm platform (`process.platform`-`process.arch`) of a Rust target: the package
+/// scripts/release.sh packs for it.
+pub fn npm_platform(target: &str) -> &'static str {
+    match target {
+        "x86_64-unknown-linux-gnu" => "linux-x64",
+        "aarch64-unknown-linux-gnu" => "linux-arm64",
+        "aarch64-apple-darwin" => "darwin-arm64",
+        "x86_64-apple-darwin" => "darwin-x64",
+        other => panic!("no npm platform for {other}"),
+    }
+}
+
 /// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
 /// static one scripts/install.sh makes, or the arm64 one under qemu), else `built`, the
 /// one cargo built for the suite (its `CARGO_BIN_EXE_pagent`).

@@ -215,16 +215,8 @@ impl TestEnv {
     /// Everything a failing test should show: the project's files and pagent's state.
     pub fn dump(&self) -> String {
         let mut out = String::from("--- project files ---\n");
-        for entry in walkdir::WalkDir::new(&self.root)
-            .into_iter()
-            .filter_entry(|e| e.file_name() != ".git")
-            .flatten()
-        {
-            let _ = writeln!(
-                out,
-                "{}",
-                entry.path().strip_prefix(&self.root).unwrap().display()
-            );
+        for file in pagent_test_support::project::files(&self.root) {
+            let _ = writeln!(out, "{file}");
         }
         for rel in [
             ".claude/pagent-pipeline.json",
