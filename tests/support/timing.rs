@@ -73,10 +73,11 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (value, started.elapsed())
 }
 
-/// How many times longer `large` took than `small`, each the fastest of three runs.
+/// How many times longer `large` took than `small`, each the fastest of two runs (one
+/// run disturbed by other load does not decide; a third costs the large run again).
 pub fn growth(mut small: impl FnMut(), mut large: impl FnMut()) -> f64 {
-    let small = Baseline::measure(3, &mut small).unit();
-    let large = Baseline::measure(3, &mut large).unit();
+    let small = Baseline::measure(2, &mut small).unit();
+    let large = Baseline::measure(2, &mut large).unit();
     large.as_secs_f64() / small.as_secs_f64().max(1e-6)
 }
 
