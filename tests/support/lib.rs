@@ -17,6 +17,8 @@
 //!   expects under a deadline rather than blocking on a read that never returns.
 //! - [`project`]: pagent's event log in a test's project (what a test asserts on, rather
 //!   than on timing) and the binary under test.
+//! - [`tmux`]: a terminal of the test's own (a tmux server on its own socket, killed on
+//!   drop), for the tests that look at the screen a user sees.
 //! - [`git`]: `git` in a folder with an identity and no signing, on any machine.
 //!
 //! Helpers that need pagent's own types (a test project, a command's result) live in
@@ -38,4 +40,5 @@ pub mod git;
 pub mod lines;
 pub mod project;
 pub mod timing;
+pub mod tmux;
 pub mod wait;

@@ -42,6 +42,17 @@ pub fn wait_until<T>(
 pub fn wait_showing<T>(
     deadline: Duration,
     what: impl Display,
+    look: impl FnMut() -> Result<T, String>,
+) -> T {
+    wait_showing_every(deadline, POLL, what, look)
+}
+
+/// [`wait_showing`], looking every `every` instead of every [`POLL`]: for a look that
+/// costs a process of its own (a terminal's screen captured by tmux).
+pub fn wait_showing_every<T>(
+    deadline: Duration,
+    every: Duration,
+    what: impl Display,
     mut look: impl FnMut() -> Result<T, String>,
 ) -> T {
     let until = Instant::now() + deadline;
@@ -51,9 +62,9 @@ pub fn wait_showing<T>(
             Err(seen) => seen,
         };
         if Instant::now() >= until {
-            panic!("waited {deadline:?} for {what}, in vain\n{seen}");
+            panic!("waited {deadline:?} for {what}, in vain; what was seen last:\n{seen}");
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(every);
     }
 }
 

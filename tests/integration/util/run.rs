@@ -84,14 +84,31 @@ impl Run {
         })
     }
 
-    /// Asserts a block (exit 0, no crash) and returns its reason.
+    /// Asserts the Stop hook keeps the model going (exit 0, no crash, a re-prompt:
+    /// `additionalContext` with no `decision`, which both clients take as "go on") and
+    /// returns what the model reads.
     pub fn blocked(&self) -> String {
         self.answered();
         let decision = self
             .decision()
-            .unwrap_or_else(|| panic!("expected a block, got an allow\n{self}"));
-        assert_eq!(decision["decision"], "block", "{self}");
-        decision["reason"].as_str().unwrap().to_owned()
+            .unwrap_or_else(|| panic!("expected a re-prompt, got an allow\n{self}"));
+        assert!(decision.get("decision").is_none(), "{self}");
+        assert!(decision.get("reason").is_none(), "{self}");
+        assert_eq!(
+            decision["hookSpecificOutput"]["hookEventName"], "Stop",
+            "{self}"
+        );
+        decision["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a re-prompt without additionalContext\n{self}"))
+            .to_owned()
+    }
+
+    /// Whether the Stop hook keeps the model going (a re-prompt).
+    pub fn continues(&self) -> bool {
+        self.decision().is_some_and(|d| {
+            d.get("decision").is_some() || d["hookSpecificOutput"]["additionalContext"].is_string()
+        })
     }
 
     /// The PostToolUse additional context (exit 0, no crash), or `None` when the hook
@@ -144,8 +161,8 @@ impl Run {
     fn allow_message(&self) -> Option<String> {
         let decision = self.decision()?;
         assert!(
-            decision.get("decision").is_none(),
-            "expected an allow, got a block\n{self}"
+            !self.continues(),
+            "expected an allow, got a re-prompt\n{self}"
         );
         decision["systemMessage"].as_str().map(str::to_owned)
     }
@@ -158,7 +175,8 @@ mod tests {
     use super::Run;
 
     const ALLOW: &str = "";
-    const BLOCK: &str = r#"{"decision":"block","reason":"keep going"}"#;
+    const BLOCK: &str =
+        r#"{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"keep going"}}"#;
     const PANIC: &str = "thread 'main' panicked at crates/cli/x.rs:1:1:\nboom\n";
     const CAUGHT: &str = "pagent: error: internal error (a bug in pagent); nothing was blocked\n";
     const ERROR: &str = "pagent: error: the Stop hook failed, so Claude may stop: x\n";
