@@ -35,15 +35,7 @@ pub fn filters() -> Vec<(&'static str, &'static str)> {
 
 /// `text` as a regular expression that matches it literally.
 pub fn regex_escape(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
-                c.to_string()
-            } else {
-                format!("\\{c}")
-            }
-        })
-        .collect()
+    regex::escape(text)
 }
 
 /// `assert_text!(text)` or `assert_text!("name", text)`: a snapshot of `text` with
