@@ -1,5 +1,5 @@
 //! What one pagent command did ([`Run`]), and the assertions a test makes of it. Each
-//! assertion of a hook's answer (an allow, a block, a context) also checks how the hook
+//! assertion of a hook's answer (an allow, a re-prompt, a context) also checks how the hook
 //! ended: exit 0 and no crash. A hook that crashed, or met an error, allows the stop too
 //! (that is pagent's failure policy), so an "allowed" that looked only at stdout would
 //! pass when the hook never decided anything. An error that allows is its own assertion,
