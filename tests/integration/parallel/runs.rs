@@ -3,6 +3,8 @@
 //! Ctrl-C too) and leaves finished tasks alone, `--force` starts over, and every hint
 //! names the folder it applies to.
 
+use std::time::Duration;
+
 use super::*;
 
 #[test]
@@ -82,6 +84,11 @@ fn issue_20_item_6_a_second_run_resumes_after_ctrl_c_and_leaves_finished_tasks_a
         &mut lines,
         &[("finished", "alpha"), ("iteration_started", "beta")],
     );
+    // The event comes as the agent starts, a moment before its first line runs: Ctrl-C
+    // then would stop a run that never logged itself. Wait until beta's agent is at work.
+    wait_for(Duration::from_secs(20), "beta's agent at work", || {
+        p.log().iter().any(|l| l == "task beta")
+    });
     ctrl_c(&child);
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     assert_eq!(child.wait().unwrap().code(), Some(130), "{rest:?}");
