@@ -18,10 +18,10 @@
     clippy::print_stderr
 )]
 
+use pagent_test_support::git;
+
 mod agents;
 mod budgets;
-#[path = "../support/git.rs"]
-mod git;
 mod harness;
 mod interactive;
 mod limits;
@@ -30,6 +30,4 @@ mod npm;
 mod review;
 mod scenarios;
 mod tmux;
-#[path = "../support/tmux.rs"]
-mod tmux_server;
 mod untrusted;

@@ -27,13 +27,7 @@ fn check(what: &str, out: &Output) {
 /// The npm platform (`process.platform`-`process.arch`) these tests were built for: the
 /// package scripts/release.sh packs on this machine.
 fn npm_platform() -> &'static str {
-    match env!("PAGENT_TARGET") {
-        "x86_64-unknown-linux-gnu" => "linux-x64",
-        "aarch64-unknown-linux-gnu" => "linux-arm64",
-        "aarch64-apple-darwin" => "darwin-arm64",
-        "x86_64-apple-darwin" => "darwin-x64",
-        other => panic!("no npm platform for {other}"),
-    }
+    pagent_test_support::project::npm_platform(env!("PAGENT_TARGET"))
 }
 
 /// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own.

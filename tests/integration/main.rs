@@ -10,6 +10,8 @@
     clippy::panic
 )]
 
+use pagent_test_support::git;
+
 mod all_loops;
 mod backpressure;
 mod budgets;
@@ -22,8 +24,6 @@ mod docs;
 mod during_turn;
 mod escapes;
 mod faults;
-#[path = "../support/git.rs"]
-mod git;
 mod hook_input;
 mod hostile_configs;
 mod hostile_processes;
@@ -56,8 +56,6 @@ mod story_prompts;
 mod streams;
 mod terminal_stdin;
 mod texts;
-#[path = "../support/tmux.rs"]
-mod tmux_server;
 mod usage_limits;
 mod usage_limits_ends;
 mod usage_limits_session;

@@ -6,6 +6,7 @@
 
 use serde_json::{Value, json};
 
+use crate::util::snapshot::regex_escape;
 use crate::util::*;
 
 pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
@@ -19,21 +20,11 @@ pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
     ]
 }
 
-fn regex_escape(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '/' || c == '_' || c == '-' {
-                c.to_string()
-            } else {
-                format!("\\{c}")
-            }
-        })
-        .collect()
-}
-
+/// A snapshot of `$value` named `$name`, with [`filters`] for `$env`'s project (shared
+/// with `during_turn.rs`).
 macro_rules! snapshot {
     ($env:expr, $name:expr, $value:expr) => {
-        let filters = filters($env);
+        let filters = $crate::own_voice::filters($env);
         let filters: Vec<(&str, &str)> = filters
             .iter()
             .map(|(a, b)| (a.as_str(), b.as_str()))
@@ -43,6 +34,7 @@ macro_rules! snapshot {
         });
     };
 }
+pub(crate) use snapshot;
 
 /// `pagent hook user-prompt-expansion` for the command `name` typed with `args`.
 fn expand(env: &TestEnv, name: &str, args: &str) -> Run {
