@@ -40,6 +40,9 @@ pub const PAGENT_REVIEW: &str = "PAGENT_REVIEW";
 pub const PAGENT_CONFIG_DIR: &str = "PAGENT_CONFIG_DIR";
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 pub const HOME: &str = "HOME";
+/// Windows: the user's roaming application data folder, where pagent's config folder is
+/// (`%APPDATA%\pagent`) unless `PAGENT_CONFIG_DIR` says otherwise.
+pub const APPDATA: &str = "APPDATA";
 /// Where check programs are looked up.
 pub const PATH: &str = "PATH";
 /// Claude Code's config folder (default `~/.claude`): where `pagent install` puts the
@@ -136,13 +139,18 @@ impl Env {
     }
 
     /// pagent's config folder: `PAGENT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/pagent`, else
-    /// `~/.config/pagent`.
+    /// `~/.config/pagent` (on Windows `%APPDATA%\pagent`).
     pub fn capture_config_dir() -> Option<PathBuf> {
         Env::config_dir_from(&|name: &str| std::env::var_os(name).filter(|v| !v.is_empty()))
     }
 
     fn config_dir_from(non_empty: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-        non_empty(PAGENT_CONFIG_DIR).map(PathBuf::from).or_else(|| {
+        let explicit = non_empty(PAGENT_CONFIG_DIR).map(PathBuf::from);
+        if cfg!(windows) {
+            return explicit
+                .or_else(|| non_empty(APPDATA).map(|a| PathBuf::from(a).join("pagent")));
+        }
+        explicit.or_else(|| {
             non_empty(XDG_CONFIG_HOME)
                 .map(|x| PathBuf::from(x).join("pagent"))
                 .or_else(|| {

@@ -12,7 +12,6 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -67,7 +66,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> 
     let tmp = parent.join(format!(".{name}.tmp.{}", std::process::id()));
     let result = (|| -> io::Result<()> {
         fs::write(&tmp, bytes)?;
-        fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
+        }
+        // Windows has no mode bits: a program is one by its name (`pagent.exe`).
+        #[cfg(windows)]
+        let _ = mode;
         fs::rename(&tmp, path)
     })();
     if result.is_err() {

@@ -72,10 +72,10 @@ pub enum ProgramError {
 }
 
 impl Program {
-    /// `name` found on `path` (a name with a `/` is refused: it would name a file
-    /// relative to wherever the child happens to run).
+    /// `name` found on `path` (a name with a `/` (or on Windows a `\\`) is refused: it
+    /// would name a file relative to wherever the child happens to run).
     pub fn named(name: &str, path: &SearchPath) -> Result<Program, ProgramError> {
-        if name.contains('/') || name.is_empty() {
+        if name.contains('/') || (cfg!(windows) && name.contains(['\\', ':'])) || name.is_empty() {
             return Err(ProgramError::NotFound(name.to_owned()));
         }
         path.find(name)
@@ -127,9 +127,10 @@ impl Program {
     }
 
     /// The POSIX shell, by its absolute path: `sh` looked up on a `PATH` of `.` would be
-    /// the project's.
-    pub fn shell() -> Program {
-        Program(PathBuf::from(sys::SHELL))
+    /// the project's. On Windows, Git Bash (what Claude Code itself runs hooks with),
+    /// found on the cleaned `path` or beside Git for Windows' `git.exe`.
+    pub fn shell(path: &SearchPath) -> Program {
+        Program(sys::shell(path))
     }
 
     pub fn path(&self) -> &Path {
@@ -185,7 +186,9 @@ impl Launch {
 
     /// `sh -c LINE` (a command line the user wrote or trusted).
     pub fn shell(line: &str, cwd: &Path, path: &SearchPath) -> Launch {
-        Launch::new(Program::shell(), cwd, path).arg("-c").arg(line)
+        Launch::new(Program::shell(path), cwd, path)
+            .arg("-c")
+            .arg(line)
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Launch {
