@@ -265,5 +265,10 @@ impl Launch {
     }
 }
 
+// Tried with `sh` and Unix tools; Windows' own (job objects, pipes) in `tests_windows.rs`.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests;
+#[cfg(test)]
+#[cfg(windows)]
+mod tests_windows;

@@ -85,6 +85,7 @@ impl SearchPath {
 
     /// The folders kept, in order.
     #[cfg(test)]
+    #[cfg(unix)]
     pub fn dirs(&self) -> &[PathBuf] {
         &self.dirs
     }

@@ -333,5 +333,8 @@ pub(super) fn read_capped(file: File, cap: u64, shown: &str) -> Result<Vec<u8>, 
     Ok(bytes)
 }
 
+// The Unix door against symlinks, FIFOs and devices; the Windows door's own are in
+// `win/tests.rs`.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests;

@@ -323,9 +323,11 @@ impl Dir {
         Dir::open(root)
     }
 
+    /// The root opened afresh (an empty name relative to its handle): a handle of its
+    /// own, so a listing starts at the first entry (a duplicated handle shares its
+    /// position in the listing, and Wine ignores a restart).
     pub(super) fn dup(&self) -> Result<OwnedHandle, DoorError> {
-        self.handle
-            .try_clone()
+        nt_open(self.handle.as_handle(), &[], How::folder(nt::FILE_OPEN))
             .map_err(|e| DoorError::Io(self.root.display().to_string(), e))
     }
 
@@ -348,7 +350,13 @@ impl Dir {
             let next = nt_open(dir.as_handle(), &wide(part), How::folder(disposition))
                 .map_err(|e| folder_error(e, shown, create))?;
             let tag = tag_of(next.as_handle()).map_err(|e| DoorError::Io(shown.to_owned(), e))?;
-            if tag.redirects() {
+            // A link, or a folder the system placed elsewhere all the same (Wine shows a
+            // Unix symlink as the folder it leads to; a filter driver may redirect): its
+            // final path must still be under the root's.
+            let escaped = !tag.redirects()
+                && final_path(next.as_handle())
+                    .is_ok_and(|real| !is_under(&real, &self.final_root));
+            if tag.redirects() || escaped {
                 return Err(if create {
                     DoorError::Symlink(shown.to_owned())
                 } else {
@@ -406,6 +414,9 @@ pub(super) fn plain_path(path: PathBuf) -> PathBuf {
     use std::os::windows::ffi::OsStringExt;
     PathBuf::from(OsString::from_wide(&plain))
 }
+
+#[cfg(test)]
+mod tests;
 
 /// A folder Windows keeps for the user's account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -223,19 +223,21 @@ fn write_error(err: io::Error, shown: &str) -> DoorError {
     }
 }
 
-/// Renames the file open as `file` to `name` in the folder `dir` (`FileRenameInfo`, the
-/// call `MoveFileExW` makes, by handle); retried for a moment on a sharing violation.
+/// Renames the file open as `file` to `name` in the folder `dir`: `NtSetInformationFile`
+/// with `FileRenameInformation`, the call `MoveFileExW` makes, by handle (Win32's
+/// `SetFileInformationByHandle` would do on Windows, but Wine's rewrites a relative name
+/// against the working folder); retried for a moment on a sharing violation.
 fn rename_by_handle(
     file: BorrowedHandle<'_>,
     dir: BorrowedHandle<'_>,
     name: &[u16],
     replace: bool,
 ) -> io::Result<()> {
-    let header = std::mem::offset_of!(fs::FILE_RENAME_INFO, FileName);
+    let header = std::mem::offset_of!(nt::FILE_RENAME_INFORMATION, FileName);
     let size = header + (name.len() + 1) * 2;
     // u64s: the struct holds a handle, 8-byte aligned.
     let mut buf = vec![0u64; size.div_ceil(8)];
-    let info = buf.as_mut_ptr().cast::<fs::FILE_RENAME_INFO>();
+    let info = buf.as_mut_ptr().cast::<nt::FILE_RENAME_INFORMATION>();
     // SAFETY: `buf` is zeroed, aligned and large enough for the header and the name.
     unsafe {
         (*info).Anonymous.ReplaceIfExists = replace;
@@ -249,19 +251,24 @@ fn rename_by_handle(
     }
     let started = Instant::now();
     loop {
-        // SAFETY: `buf` holds a FILE_RENAME_INFO of `size` bytes.
-        let ok = unsafe {
-            fs::SetFileInformationByHandle(
+        // SAFETY: all-zero is a valid IO_STATUS_BLOCK.
+        let mut status_block: windows_sys::Win32::System::IO::IO_STATUS_BLOCK =
+            unsafe { std::mem::zeroed() };
+        // SAFETY: `buf` holds a FILE_RENAME_INFORMATION of `size` bytes.
+        let status = unsafe {
+            nt::NtSetInformationFile(
                 file.as_raw_handle(),
-                fs::FileRenameInfo,
+                &raw mut status_block,
                 buf.as_ptr().cast(),
                 size as u32,
+                nt::FileRenameInformation,
             )
         };
-        if ok != 0 {
+        if status >= 0 {
             return Ok(());
         }
-        let err = io::Error::last_os_error();
+        // SAFETY: a pure conversion of a status code.
+        let err = io::Error::from_raw_os_error(unsafe { wf::RtlNtStatusToDosError(status) } as i32);
         let busy = matches!(
             err.raw_os_error().map(|c| c as u32),
             Some(wf::ERROR_SHARING_VIOLATION | wf::ERROR_ACCESS_DENIED)
