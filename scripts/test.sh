@@ -17,7 +17,17 @@
 #      (PAGENT_TEST_BIN): --version, the hooks, the hostile repositories, everything.
 #      It needs the tools of scripts/install-tools.sh --cross (.ci/run installs them);
 #      PAGENT_ARM64=0 leaves it out (the release workflow proves arm64 on an arm64
-#      runner instead).
+#      runner instead);
+#   5. on x86-64 Linux, Windows under Wine: a debug cross-build for x86_64-pc-windows-gnu
+#      (mingw-w64), then, under Debian's Wine, the engine's and protocol's tests, the
+#      library's Windows door and process door tests, and the integration tests of the
+#      hooks with pagent.exe as the binary under test (PAGENT_TEST_BIN): the Ralph loop,
+#      status and cancel, the hostile repositories (symlinks out, which Wine shows as the
+#      files they lead to), and the Windows cases (stream and device names, a device as
+#      the project). The integration modules that need a POSIX shell or Unix tools on the
+#      Windows side (checks, `pagent loop`'s agents, install) are not in this part; the
+#      release workflow's Windows runner runs the Windows tests natively, junctions and
+#      NTFS symbolic links included. PAGENT_WINDOWS=0 leaves it out.
 # A CLI or a tool that cannot be installed is a failure, never a skip. Extra arguments go
 # to every `cargo test` run (e.g. a test name filter). Each part says how long it took.
 set -euo pipefail
@@ -81,4 +91,36 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_ARM64:-1}" != 0 ]; then
         cargo test --workspace --locked --target aarch64-unknown-linux-gnu "$@" -- \
         --skip runner::agent::tests::a_missing_program_does_not_start \
         --skip world::check::tests::a_missing_program_is_an_error
+fi
+
+if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; then
+    cross_windows --wine || {
+        echo "test.sh: the Windows part needs these tools (or PAGENT_WINDOWS=0 to leave it out)" >&2
+        exit 1
+    }
+    trap cross_windows_done EXIT
+    win=x86_64-pc-windows-gnu
+    timed "Windows: cross-build (debug)" cargo build --locked --target "$win" --bin pagent
+    if ! "$PWD/target/wine/pagent" --version </dev/null | grep -q "($win)"; then
+        echo "test.sh: target/wine/pagent does not run pagent.exe under Wine" >&2
+        exit 1
+    fi
+    timed "Windows under Wine: engine and protocol tests" \
+        cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol "$@"
+    timed "Windows under Wine: the file and process doors' tests" \
+        cargo test --locked --target "$win" -p pagent --lib "$@" -- store::door process::
+    # Wine's own memory (about 90 MiB) counts in a command's peak, as qemu's does.
+    # Left out: a non-UTF-8 folder name (Windows names are UTF-16: the door's os tests),
+    # a worktree loop whose agent is `sh`, and checks and agents run through `sh`.
+    PAGENT_TEST_BIN="$PWD/target/wine/pagent" PAGENT_TEST_EMULATOR_KB=131072 \
+        timed "Windows under Wine: the hooks' integration tests" \
+        cargo test --locked --test integration "$@" -- \
+        ralph:: hook_input:: status:: user_wins:: safety:: pipeline:: hostile_repo:: \
+        own_texts:: no_progress:: crashes:: \
+        --skip safety::folders_whose_names_differ_only_in_non_utf8_bytes_do_not_share_seals \
+        --skip hostile_repo::a_planted_worktree_folder_or_link_is_never_reused \
+        --skip pipeline::a_project_workflow_with_a_failing_check_feeds_its_output_back
+    PAGENT_TEST_BIN="$PWD/target/wine/pagent" \
+        timed "Windows under Wine: the Windows hostile cases and the Ralph loop" \
+        cargo test --locked --test integration "$@" -- --ignored windows::
 fi

@@ -48,4 +48,5 @@ mod story_prompts;
 mod streams;
 mod user_wins;
 mod util;
+mod windows;
 mod worktrees;

@@ -198,7 +198,7 @@ impl fmt::Display for DoorError {
             DoorError::Outside(p) => write!(f, "{p} is a symlink that leads outside the folder"),
             DoorError::Reparse(p) => write!(
                 f,
-                "{p} is (or passes through) a symbolic link or junction; pagent on Windows does not follow them"
+                "{p} is (or passes through) a symlink or junction; pagent on Windows does not follow them"
             ),
             DoorError::TooLarge(p, cap) => write!(f, "{p} is larger than {}; not read", size(*cap)),
             DoorError::Busy(p, waited) => write!(

@@ -323,6 +323,12 @@ impl Dir {
         Dir::open(root)
     }
 
+    /// Whether the file `handle` holds is under the root, by its final path (a path the
+    /// system cannot name is not).
+    pub(super) fn holds(&self, handle: BorrowedHandle<'_>) -> bool {
+        final_path(handle).is_ok_and(|real| is_under(&real, &self.final_root))
+    }
+
     /// The root opened afresh (an empty name relative to its handle): a handle of its
     /// own, so a listing starts at the first entry (a duplicated handle shares its
     /// position in the listing, and Wine ignores a restart).
@@ -353,15 +359,15 @@ impl Dir {
             // A link, or a folder the system placed elsewhere all the same (Wine shows a
             // Unix symlink as the folder it leads to; a filter driver may redirect): its
             // final path must still be under the root's.
-            let escaped = !tag.redirects()
-                && final_path(next.as_handle())
-                    .is_ok_and(|real| !is_under(&real, &self.final_root));
-            if tag.redirects() || escaped {
-                return Err(if create {
-                    DoorError::Symlink(shown.to_owned())
-                } else {
-                    DoorError::Reparse(shown.to_owned())
-                });
+            let escaped = !tag.redirects() && !self.holds(next.as_handle());
+            if create && (tag.redirects() || escaped) {
+                return Err(DoorError::Symlink(shown.to_owned()));
+            }
+            if tag.redirects() {
+                return Err(DoorError::Reparse(shown.to_owned()));
+            }
+            if escaped {
+                return Err(DoorError::Outside(shown.to_owned()));
             }
             dir = next;
         }

@@ -68,9 +68,7 @@ impl Dir {
         if !is_disk(handle.as_handle()) {
             return Err(DoorError::NotRegular(shown.to_owned(), Kind::Device));
         }
-        let real =
-            final_path(handle.as_handle()).map_err(|e| DoorError::Io(shown.to_owned(), e))?;
-        if !is_under(&real, &self.final_root) {
+        if !self.holds(handle.as_handle()) {
             return Err(DoorError::Outside(shown.to_owned()));
         }
         Ok(File::from(handle))
@@ -88,7 +86,7 @@ impl Dir {
             Err(DoorError::Missing(_)) => return Ok(None),
             Err(err) => return Err(err),
         };
-        match stat_at(parent.as_handle(), &last, &shown)? {
+        match stat_at(self, parent.as_handle(), &last, &shown)? {
             None => Ok(None),
             Some(stat) if stat.kind == Kind::Symlink => Err(DoorError::Reparse(shown)),
             Some(stat) => Ok(Some((stat.kind, stat.size))),
@@ -100,7 +98,7 @@ impl Dir {
     pub fn kind_no_follow(&self, rel: &Path) -> Result<Option<Kind>, DoorError> {
         let shown = show(rel);
         let (dir, name) = self.parent_for_write(rel, &shown)?;
-        Ok(stat_at(dir.as_handle(), &name, &shown)?.map(|s| s.kind))
+        Ok(stat_at(self, dir.as_handle(), &name, &shown)?.map(|s| s.kind))
     }
 
     /// The real path of a folder inside the root, for walkers and child processes.
@@ -122,7 +120,7 @@ impl Dir {
         let mut parts = normal_components(&rel, &shown).ok()?;
         let last = parts.pop()?;
         let parent = self.folder(&parts, &shown, false).ok()?;
-        stat_at(parent.as_handle(), &last, &shown).ok()?
+        stat_at(self, parent.as_handle(), &last, &shown).ok()?
     }
 
     /// Walks the whole tree under the root by handle, never following a link: calls
@@ -160,9 +158,11 @@ fn nt_open_following(dir: BorrowedHandle<'_>, name: &[u16], how: How) -> io::Res
     super::nt_open_with(dir, name, how, 0)
 }
 
-/// The [`Stat`] of `name` in `parent` itself (a link is [`Kind::Symlink`]), `None` when
-/// nothing is there.
+/// The [`Stat`] of `name` in `parent` itself, `None` when nothing is there. A link is
+/// [`Kind::Symlink`]; anything whose final path is not under the root is
+/// [`DoorError::Outside`] (Wine shows a Unix symlink as the file it leads to).
 pub(super) fn stat_at(
+    dir: &Dir,
     parent: BorrowedHandle<'_>,
     name: &OsStr,
     shown: &str,
@@ -185,6 +185,8 @@ pub(super) fn stat_at(
     let tag = tag_of(handle.as_handle()).map_err(|e| DoorError::Io(shown.to_owned(), e))?;
     let kind = if tag.kind() == Kind::File && !is_disk(handle.as_handle()) {
         Kind::Device
+    } else if !tag.redirects() && !dir.holds(handle.as_handle()) {
+        return Err(DoorError::Outside(shown.to_owned()));
     } else {
         tag.kind()
     };

@@ -34,7 +34,10 @@ impl Dir {
     fn replace(&self, rel: &Path, bytes: &[u8], durable: bool) -> Result<(), DoorError> {
         let shown = show(rel);
         let (dir, name) = self.parent_for_write(rel, &shown)?;
-        match stat_at(dir.as_handle(), &name, &shown)? {
+        match stat_at(self, dir.as_handle(), &name, &shown).map_err(|e| match e {
+            DoorError::Outside(p) => DoorError::Symlink(p),
+            other => other,
+        })? {
             None
             | Some(Stat {
                 kind: Kind::File, ..
@@ -45,7 +48,7 @@ impl Dir {
             }) => return Err(DoorError::Symlink(shown)),
             Some(stat) => return Err(DoorError::NotRegular(shown, stat.kind)),
         }
-        remove_stale_temps(dir.as_handle(), &name);
+        remove_stale_temps(self, dir.as_handle(), &name);
         let temp = wide(&temp_name(&name));
         let how = How {
             access: fs::FILE_GENERIC_WRITE | fs::DELETE,
@@ -98,7 +101,7 @@ impl Dir {
         };
         let handle =
             nt_open(dir.as_handle(), &wide(&name), how).map_err(|e| write_error(e, &shown))?;
-        check_regular(handle.as_handle(), &shown)?;
+        check_regular(self, handle.as_handle(), &shown)?;
         Ok(File::from(handle))
     }
 
@@ -131,7 +134,7 @@ impl Dir {
         if names::windows_name_problem(&wide(OsStr::new(new_name))).is_some() {
             return Err(DoorError::BadPath(shown));
         }
-        let handle = open_existing_for_delete(dir.as_handle(), &name, &shown)?;
+        let handle = open_existing_for_delete(self, dir.as_handle(), &name, &shown)?;
         rename_by_handle(
             handle.as_handle(),
             dir.as_handle(),
@@ -155,7 +158,7 @@ impl Dir {
             Err(DoorError::Reparse(p)) => return Err(DoorError::Symlink(p)),
             Err(err) => return Err(err),
         };
-        let handle = match open_existing_for_delete(dir.as_handle(), &last, &shown) {
+        let handle = match open_existing_for_delete(self, dir.as_handle(), &last, &shown) {
             Ok(handle) => handle,
             Err(DoorError::Missing(_)) => return Ok(false),
             Err(err) => return Err(err),
@@ -189,6 +192,7 @@ impl Dir {
 /// A regular file (never a link or folder) opened with `DELETE` access, to rename or
 /// remove it by handle.
 fn open_existing_for_delete(
+    root: &Dir,
     dir: BorrowedHandle<'_>,
     name: &OsStr,
     shown: &str,
@@ -200,13 +204,17 @@ fn open_existing_for_delete(
         kind: 0,
     };
     let handle = nt_open(dir, &wide(name), how).map_err(|e| read_error(e, shown))?;
-    check_regular(handle.as_handle(), shown)?;
+    check_regular(root, handle.as_handle(), shown)?;
     Ok(handle)
 }
 
-/// A link or a non-file where pagent writes is refused.
-fn check_regular(handle: BorrowedHandle<'_>, shown: &str) -> Result<(), DoorError> {
+/// A link, a file whose final path is not under the root, or a non-file where pagent
+/// writes is refused.
+fn check_regular(root: &Dir, handle: BorrowedHandle<'_>, shown: &str) -> Result<(), DoorError> {
     let tag = tag_of(handle).map_err(|e| DoorError::Io(shown.to_owned(), e))?;
+    if !root.holds(handle) {
+        return Err(DoorError::Symlink(shown.to_owned()));
+    }
     match tag.kind() {
         Kind::File if is_disk(handle) => Ok(()),
         Kind::File => Err(DoorError::NotRegular(shown.to_owned(), Kind::Device)),
@@ -311,7 +319,7 @@ fn temp_name(name: &OsStr) -> OsString {
 }
 
 /// Removes `.NAME.PID.*.tmp` files whose writer is dead (or that are over an hour old).
-fn remove_stale_temps(dir: BorrowedHandle<'_>, name: &OsStr) {
+fn remove_stale_temps(root: &Dir, dir: BorrowedHandle<'_>, name: &OsStr) {
     use std::os::windows::ffi::OsStringExt;
     let mut prefix = wide(OsStr::new("."));
     prefix.extend(wide(name));
@@ -333,13 +341,13 @@ fn remove_stale_temps(dir: BorrowedHandle<'_>, name: &OsStr) {
             .and_then(|p| p.parse::<u32>().ok());
         let owner_dead = pid.is_some_and(|pid| pid != std::process::id() && !process_alive(pid));
         let entry = OsString::from_wide(&entry);
-        let old = stat_at(dir, &entry, "")
+        let old = stat_at(root, dir, &entry, "")
             .ok()
             .flatten()
             .and_then(|st| u64::try_from(st.mtime.0).ok())
             .is_some_and(|mtime| now.saturating_sub(mtime) > STALE_TEMP.as_secs());
         if (owner_dead || old)
-            && let Ok(handle) = open_existing_for_delete(dir, &entry, "")
+            && let Ok(handle) = open_existing_for_delete(root, dir, &entry, "")
         {
             let _ = delete_by_handle(handle.as_handle());
         }
