@@ -41,7 +41,14 @@ prefix="$repo_root/target/clients/$name-$version"
 executable() {
     local found
     case $name in
-        claude) found="$prefix/node_modules/.bin/claude" ;;
+        claude)
+            # On Windows `.bin/claude` is a shell shim; the package's own executable runs
+            # from anything (the Windows runner's Python starts it).
+            case $(uname -s) in
+                MINGW* | MSYS* | CYGWIN*) found="$prefix/node_modules/@anthropic-ai/claude-code/bin/claude.exe" ;;
+                *) found="$prefix/node_modules/.bin/claude" ;;
+            esac
+            ;;
         codex) found="$( (ls -d "$prefix"/node_modules/@openai/codex-{linux,darwin}-*/vendor/*/bin/codex 2>/dev/null || true) | head -n 1)" ;;
         opencode) found="$( (ls -d "$prefix"/node_modules/opencode-{linux,darwin}-*/bin/opencode 2>/dev/null || true) | grep -v baseline | head -n 1)" ;;
     esac

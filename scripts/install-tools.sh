@@ -71,6 +71,20 @@ case $(uname -s) in
     Darwin)
         command -v tmux >/dev/null || brew install tmux
         ;;
+    MINGW* | MSYS* | CYGWIN*)
+        # Windows (Git Bash; the release workflow's Windows runner): pagent is built for
+        # the GNU target there too, with the mingw-w64 gcc the runner image carries.
+        rustup target list --installed | grep -qx x86_64-pc-windows-gnu ||
+            rustup target add x86_64-pc-windows-gnu
+        command -v gcc >/dev/null || {
+            echo "install-tools: no mingw-w64 gcc on PATH (it compiles libgit2 and zlib)" >&2
+            exit 1
+        }
+        command -v python3 >/dev/null || command -v python >/dev/null || {
+            echo "install-tools: no Python (scripts/ralph-e2e.py needs one)" >&2
+            exit 1
+        }
+        ;;
 esac
 
 $cross || exit 0

@@ -28,6 +28,10 @@
 #      Windows side (checks, `pagent loop`'s agents, install) are not in this part; the
 #      release workflow's Windows runner runs the Windows tests natively, junctions and
 #      NTFS symbolic links included. PAGENT_WINDOWS=0 leaves it out.
+# On Windows (the release workflow's runner) it runs instead what builds there, natively:
+# the engine's and protocol's tests, the doors' Windows tests on NTFS (junctions and
+# symbolic links included) and scripts/ralph-e2e.py, a Ralph loop through each pinned
+# Claude Code version with pagent.exe and this repository's plugin.
 # A CLI or a tool that cannot be installed is a failure, never a skip. Extra arguments go
 # to every `cargo test` run (e.g. a test name filter). Each part says how long it took.
 set -euo pipefail
@@ -41,6 +45,26 @@ timed() { # LABEL COMMAND...: run it, then say how long it took
     "$@"
     echo "test.sh: $label: $((SECONDS - start)) s" >&2
 }
+
+case $(uname -s) in
+    # Windows (the release workflow's runner, in Git Bash): what builds there, natively.
+    MINGW* | MSYS* | CYGWIN*)
+        win=x86_64-pc-windows-gnu
+        timed "engine and protocol tests" \
+            cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol "$@"
+        # --include-ignored: the junction and NTFS symbolic link cases Wine cannot make.
+        timed "the file and process doors' tests, on NTFS" \
+            cargo test --locked --target "$win" -p pagent --lib "$@" -- --include-ignored store::door process::
+        cargo build --locked --target "$win" --bin pagent
+        python="$(command -v python3 || command -v python)"
+        for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
+            claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
+            timed "a Ralph loop through Claude Code $version" \
+                "$python" scripts/ralph-e2e.py --claude "$claude" --pagent "$PWD/target/$win/debug/pagent.exe"
+        done
+        exit 0
+        ;;
+esac
 
 timed "unit and integration tests" cargo test --workspace --locked "$@"
 
@@ -105,9 +129,12 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; th
         echo "test.sh: target/wine/pagent does not run pagent.exe under Wine" >&2
         exit 1
     fi
-    timed "Windows under Wine: engine and protocol tests" \
+    # insta finds the workspace with `cargo metadata`, a Linux program Wine cannot start.
+    INSTA_WORKSPACE_ROOT="$PWD" INSTA_UPDATE=no \
+        timed "Windows under Wine: engine and protocol tests" \
         cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol "$@"
-    timed "Windows under Wine: the file and process doors' tests" \
+    INSTA_WORKSPACE_ROOT="$PWD" INSTA_UPDATE=no \
+        timed "Windows under Wine: the file and process doors' tests" \
         cargo test --locked --target "$win" -p pagent --lib "$@" -- store::door process::
     # Wine's own memory (about 90 MiB) counts in a command's peak, as qemu's does.
     # Left out: a non-UTF-8 folder name (Windows names are UTF-16: the door's os tests),
