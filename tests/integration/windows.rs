@@ -141,3 +141,201 @@ fn windows_a_ralph_loop_runs_from_start_to_cancel() {
         serde_json::from_str(&env.bin(&["status", "--json"]).success().stdout).unwrap();
     assert_eq!(status["status"], "cancelled");
 }
+
+/// `cmd.exe` as the tests run it: `wine cmd` here (scripts/test.sh sets
+/// PAGENT_TEST_WINDOWS_CMD), with a path of this machine as Windows names it.
+fn cmd_exe() -> (std::process::Command, fn(&std::path::Path) -> String) {
+    let line = std::env::var("PAGENT_TEST_WINDOWS_CMD")
+        .expect("PAGENT_TEST_WINDOWS_CMD names cmd.exe (scripts/test.sh sets `wine cmd`)");
+    let mut parts = line.split_whitespace();
+    let mut command = std::process::Command::new(parts.next().unwrap());
+    command.args(parts);
+    fn wine_path(path: &std::path::Path) -> String {
+        format!("Z:{}", path.display()).replace('/', "\\")
+    }
+    (command, wine_path)
+}
+
+/// A plugin folder with the Windows launcher and, when `with_binary`, the Windows build
+/// where a checkout keeps it (`target\debug\pagent.exe`).
+fn plugin_with_launcher(env: &TestEnv, with_binary: bool) -> std::path::PathBuf {
+    let plugin = env.home.join("plugin");
+    std::fs::create_dir_all(plugin.join("scripts")).unwrap();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        repo.join("scripts/pagent.cmd"),
+        plugin.join("scripts/pagent.cmd"),
+    )
+    .unwrap();
+    if with_binary {
+        std::fs::create_dir_all(plugin.join("target/debug")).unwrap();
+        let exe = repo.join("target/x86_64-pc-windows-gnu/debug/pagent.exe");
+        std::fs::copy(exe, plugin.join("target/debug/pagent.exe")).unwrap();
+    }
+    plugin
+}
+
+fn run_launcher(env: &TestEnv, plugin: &std::path::Path, args: &[&str], stdin: &str) -> Run {
+    use std::io::Write;
+    let (mut command, windows) = cmd_exe();
+    command
+        .arg("/c")
+        .arg(windows(&plugin.join("scripts/pagent.cmd")))
+        .args(args)
+        .current_dir(&env.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("USERPROFILE", windows(&env.home))
+        .env("PAGENT_CONFIG_DIR", &env.config)
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("NO_COLOR", "1");
+    for key in ["WINEPREFIX", "WINEDEBUG", "WINEDLLOVERRIDES"] {
+        if let Some(value) = std::env::var_os(key) {
+            command.env(key, value);
+        }
+    }
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run::of(
+        &format!("cmd /c scripts\\pagent.cmd {args:?}"),
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
+        String::from_utf8_lossy(&out.stderr).replace("\r\n", "\n"),
+    )
+}
+
+/// Issue 25: the Windows launcher (`scripts/pagent.cmd`, run by `cmd.exe`) starts the
+/// checkout's pagent.exe with the hook's stdin, and its stdout and exit code come back.
+#[test]
+#[ignore = "the Windows launcher under Wine's cmd: scripts/test.sh runs it"]
+fn windows_the_cmd_launcher_passes_stdin_stdout_and_the_exit_code() {
+    let env = TestEnv::new();
+    let plugin = plugin_with_launcher(&env, true);
+    env.bin(&["ralph", "Fix it"]).success();
+    let run = run_launcher(
+        &env,
+        &plugin,
+        &["hook", "stop"],
+        &env.stop_input("working").to_string(),
+    );
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(run.blocked().ends_with("\n\nFix it"), "{run}");
+    let run = run_launcher(&env, &plugin, &["--bogus"], "");
+    assert_eq!(run.code, Some(1), "{run}");
+}
+
+/// Issue 25: with no binary anywhere the launcher says so and allows the stop (exit 0,
+/// nothing on stdout), and never runs a `pagent.exe` planted in the project.
+#[test]
+#[ignore = "the Windows launcher under Wine's cmd: scripts/test.sh runs it"]
+fn windows_the_cmd_launcher_without_a_binary_allows_the_stop_and_ignores_the_project() {
+    let env = TestEnv::new();
+    let plugin = plugin_with_launcher(&env, false);
+    let planted = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/x86_64-pc-windows-gnu/debug/pagent.exe");
+    std::fs::copy(planted, env.path("pagent.exe")).unwrap();
+    env.bin(&["ralph", "Fix it"]).success();
+    let run = run_launcher(
+        &env,
+        &plugin,
+        &["hook", "stop"],
+        &env.stop_input("working").to_string(),
+    );
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""), "{run}");
+    assert!(
+        run.stderr.contains("pagent binary is not installed"),
+        "{run}"
+    );
+}
+
+/// Issue 25: Claude Code on Windows runs a shell-form hook through Git Bash after putting
+/// `${CLAUDE_PLUGIN_ROOT}` in with backslashes (`C:\Users\me\.claude\plugins\...`), which
+/// bash reads as escapes wherever they are not quoted. Each of hooks.json's shell-form
+/// commands is fed to bash here with such a root (a folder whose name holds the
+/// backslashes, so the path still exists on this system): each must still reach pagent and
+/// decide. An exec-form hook (`"args"`) starts its program with no shell: its program
+/// must be the launcher, found under the root.
+#[cfg(unix)]
+#[test]
+fn windows_hook_commands_survive_a_plugin_root_with_backslashes() {
+    let env = TestEnv::new();
+    env.bin(&["ralph", "Fix it"]).success();
+    let root = env
+        .home
+        .join(r"C:\Users\me\.claude\plugins\cache\pagent\pagent\0.1.0");
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(repo.join("scripts/pagent"), root.join("scripts/pagent")).unwrap();
+    let root_text = root.to_str().unwrap();
+    let hooks: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join("hooks/hooks.json")).unwrap())
+            .unwrap();
+    let mut seen = 0;
+    for (event, groups) in hooks["hooks"].as_object().unwrap() {
+        for hook in groups
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["hooks"].as_array().unwrap())
+        {
+            let command = hook["command"]
+                .as_str()
+                .unwrap()
+                .replace("${CLAUDE_PLUGIN_ROOT}", root_text);
+            if hook.get("args").is_some() {
+                assert!(
+                    std::path::Path::new(&command).is_file(),
+                    "{event}: {command}"
+                );
+                seen += 1;
+                continue;
+            }
+            if event != "Stop" {
+                continue;
+            }
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(&command)
+                .current_dir(&env.root)
+                .env("PAGENT_BIN", crate::util::pagent_bin())
+                .env("PAGENT_CONFIG_DIR", &env.config)
+                .env("CLAUDE_PROJECT_DIR", &env.root)
+                .env("CLAUDE_PLUGIN_ROOT", &root)
+                .env_remove("CLAUDE_PLUGIN_DATA")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .and_then(|mut child| {
+                    use std::io::Write;
+                    child
+                        .stdin
+                        .take()
+                        .unwrap()
+                        .write_all(env.stop_input("working").to_string().as_bytes())?;
+                    child.wait_with_output()
+                })
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                stdout.contains("\"decision\":\"block\""),
+                "{event}: {command}\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "no hook command was tried");
+}

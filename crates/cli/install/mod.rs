@@ -107,7 +107,8 @@ impl Layout {
         record.push(".record.json");
         Ok(Layout {
             commands_dir: config_dir.join("commands"),
-            data_bin: data_dir.join("bin/pagent"),
+            // `pagent.exe` on Windows: the name the hooks' launchers look for there.
+            data_bin: data_dir.join(format!("bin/pagent{}", std::env::consts::EXE_SUFFIX)),
             data_dir,
             plugin_cache: config_dir.join("plugins/cache").join(claude::MARKETPLACE),
             record_file: PathBuf::from(record),
@@ -227,7 +228,7 @@ pub fn owned(dir: &Path) -> bool {
             .next()
             .map(|c| c.as_os_str().to_string_lossy().into_owned());
         (staged_plugin && top.is_some_and(|t| PLUGIN_ITEMS.contains(&t.as_str())))
-            || rel == Path::new("bin/pagent")
+            || rel == Path::new(&format!("bin/pagent{}", std::env::consts::EXE_SUFFIX))
     })
 }
 
