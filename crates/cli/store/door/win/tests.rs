@@ -288,3 +288,21 @@ fn windows_a_symbolic_link_is_never_followed() {
     ));
     assert_eq!(fs::read_to_string(&target).unwrap(), "original");
 }
+
+/// Found under Wine with 64 hooks at once: a replace failed ("Access denied") while
+/// another hook was reading the state. Readers share delete access, the rename asks for
+/// POSIX semantics where the system has them, and a busy target is retried.
+#[test]
+fn windows_a_reader_holding_the_state_does_not_fail_its_replace() {
+    let (_project, _outside, dir) = setup();
+    let rel = Path::new(".claude/pagent-pipeline.json");
+    dir.write_atomic(rel, b"old").unwrap();
+    let reader = dir.open_read(rel).unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(reader);
+    });
+    dir.write_atomic(rel, b"new").unwrap();
+    release.join().unwrap();
+    assert_eq!(dir.read(rel, 100).unwrap(), b"new");
+}

@@ -14,8 +14,9 @@ use super::*;
 /// A temp file left by a writer that is still alive is removed after this long anyway.
 const STALE_TEMP: Duration = Duration::from_secs(3600);
 /// How long a rename blocked by another program's open handle (a scanner, an indexer,
-/// an editor without `FILE_SHARE_DELETE`) is retried.
-const SHARING_RETRY: Duration = Duration::from_secs(1);
+/// an editor without `FILE_SHARE_DELETE`, or, without POSIX semantics, a reader of the
+/// target) is retried: well under the lock's wait, so a stuck holder still shows.
+const SHARING_RETRY: Duration = Duration::from_secs(5);
 
 impl Dir {
     /// Replaces `rel` with `bytes` atomically: a crash at any instant leaves the old file or
@@ -257,23 +258,45 @@ fn rename_by_handle(
             name.len(),
         );
     }
+    // POSIX semantics first (Windows 10 1709 and later, NTFS): the target is replaced
+    // even while a reader holds it open, as a rename over it is on Unix. Where the class
+    // or the flag is not known (older systems, other file systems, Wine), the classic
+    // rename, which a reader of the target makes fail for a moment: retried.
+    let mut class = FILE_RENAME_INFORMATION_EX;
+    // SAFETY: `buf` holds the header written above.
+    unsafe {
+        (*info).Anonymous.Flags = if replace {
+            RENAME_REPLACE_IF_EXISTS | RENAME_POSIX_SEMANTICS
+        } else {
+            RENAME_POSIX_SEMANTICS
+        };
+    }
     let started = Instant::now();
     loop {
         // SAFETY: all-zero is a valid IO_STATUS_BLOCK.
         let mut status_block: windows_sys::Win32::System::IO::IO_STATUS_BLOCK =
             unsafe { std::mem::zeroed() };
-        // SAFETY: `buf` holds a FILE_RENAME_INFORMATION of `size` bytes.
+        // SAFETY: `buf` holds a FILE_RENAME_INFORMATION(_EX) of `size` bytes.
         let status = unsafe {
             nt::NtSetInformationFile(
                 file.as_raw_handle(),
                 &raw mut status_block,
                 buf.as_ptr().cast(),
                 size as u32,
-                nt::FileRenameInformation,
+                class,
             )
         };
         if status >= 0 {
             return Ok(());
+        }
+        if class == FILE_RENAME_INFORMATION_EX && UNKNOWN_CLASS.contains(&status) {
+            class = nt::FileRenameInformation;
+            // SAFETY: as above; the classic structure has a BOOLEAN where the flags were.
+            unsafe {
+                (*info).Anonymous.Flags = 0;
+                (*info).Anonymous.ReplaceIfExists = replace;
+            }
+            continue;
         }
         // SAFETY: a pure conversion of a status code.
         let err = io::Error::from_raw_os_error(unsafe { wf::RtlNtStatusToDosError(status) } as i32);
@@ -284,9 +307,22 @@ fn rename_by_handle(
         if !busy || started.elapsed() >= SHARING_RETRY {
             return Err(err);
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// `FileRenameInformationEx` and its flags (ntifs.h), which windows-sys does not name.
+const FILE_RENAME_INFORMATION_EX: i32 = 65;
+const RENAME_REPLACE_IF_EXISTS: u32 = 0x1;
+const RENAME_POSIX_SEMANTICS: u32 = 0x2;
+/// What a system answers for a class or flag it does not know: STATUS_INVALID_INFO_CLASS,
+/// STATUS_INVALID_PARAMETER, STATUS_NOT_SUPPORTED, STATUS_NOT_IMPLEMENTED.
+const UNKNOWN_CLASS: [i32; 4] = [
+    0xC000_0003_u32 as i32,
+    0xC000_000D_u32 as i32,
+    0xC000_00BB_u32 as i32,
+    0xC000_0002_u32 as i32,
+];
 
 /// Marks the file open as `file` for deletion (gone when its last handle closes).
 fn delete_by_handle(file: BorrowedHandle<'_>) -> io::Result<()> {
