@@ -22,8 +22,9 @@
 //!   local` so a `go.mod` cannot pick the Go that runs). A tool that needs the project
 //!   root (`cargo check`, `tsc`, `go vet`, a command the user configured or trusted) runs
 //!   there, and only what the user trusted runs project code.
-//! - **Every child is owned**: in its own process group, with a time limit, its output
-//!   capped while it is read, and the whole group killed when it ends or is stopped.
+//! - **Every child is owned**: in its own process group (a job object on Windows), with a
+//!   time limit, its output capped while it is read, and the whole group killed when it
+//!   ends or is stopped.
 //!   Output is read with `poll`, never by a thread left blocked, so a grandchild that
 //!   left the group (`setsid`) and holds the pipe costs a short drain, and what the check
 //!   printed until then still reaches the feedback.
@@ -32,7 +33,7 @@
 //! kept from the project's files), [`run`] (a child run to its end: checks and
 //! short commands), [`spawn`] (children that outlive the call: agents, `pagent
 //! parallel`'s loops, the notifier) and [`sys`] (the system calls: groups, signals,
-//! `poll`; the one place a macOS or Windows branch goes).
+//! `poll` on Unix; job objects, console control events and peeked pipes on Windows).
 
 #![allow(clippy::disallowed_methods)] // the one place processes are made
 

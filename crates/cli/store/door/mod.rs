@@ -26,7 +26,15 @@
 //! locks, no symlink followed), [`walk`] (listing and walking a tree without leaving it),
 //! [`resolve`] (paths taken apart and followed inside the root), [`outside`] (files the
 //! user named, outside any root) and [`sys`] (the system calls, one safe wrapper each,
-//! one file per system where they differ).
+//! one file per system where they differ); on Windows `win` in place of the first four
+//! and `sys`, with [`names`] (the names Windows reads as something else) and [`os`] (a
+//! path's own bytes, for keys, on every system).
+//!
+//! **Windows** has the same rules, made of handles: `NtCreateFile` relative to a folder
+//! handle is its `openat`, `FILE_OPEN_REPARSE_POINT` its `O_NOFOLLOW`, and every file is
+//! checked once more by its final path; stream and device names (`file.txt:stream`,
+//! `NUL`, `con.txt`) are refused before any call; replace is a rename by handle. Each
+//! guarantee is argued in `win/mod.rs`; `docs/windows.md` says what is proven where.
 //!
 //! **Linux and macOS.** Both have the POSIX calls the rules above are made of, with the
 //! same meaning, so one door serves both; `scripts/check-macos.sh` compiles and lints it
