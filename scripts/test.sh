@@ -105,16 +105,13 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_ARM64:-1}" != 0 ]; then
         exit 1
     fi
     # Under qemu-user, posix_spawn cannot report that a program is missing (qemu runs
-    # its vfork as a fork, so the child's exec error never reaches the parent, which
-    # sees an exit status of 127): the two tests of exactly that are left out here and
-    # prove it on real machines. The emulator's own memory, up to 45 MiB measured,
-    # counts in a command's peak: PAGENT_TEST_EMULATOR_KB allows for it.
+    # its vfork as a fork): the process door checks the program before it starts it,
+    # so the tests of a missing program hold here too. The emulator's own memory, up to
+    # 45 MiB measured, counts in a command's peak: PAGENT_TEST_EMULATOR_KB allows for it.
     PAGENT_TEST_BIN="$arm64_bin" PAGENT_TEST_FOREIGN_BIN="$PWD/target/debug/pagent" \
         PAGENT_TEST_EMULATOR_KB=65536 \
         timed "Linux arm64 under qemu: unit and integration tests" \
-        cargo test --workspace --locked --target aarch64-unknown-linux-gnu "$@" -- \
-        --skip runner::agent::tests::a_missing_program_does_not_start \
-        --skip world::check::tests::a_missing_program_is_an_error
+        cargo test --workspace --locked --target aarch64-unknown-linux-gnu "$@"
 fi
 
 if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; then

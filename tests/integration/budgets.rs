@@ -331,7 +331,8 @@ fn parallel_shows_usage_per_task_and_in_total() {
         summary["total"],
         json!({"tokens": 2400, "cost_microusd": 1_000_000, "cost_known": true})
     );
-    // The human summary has the same figures, and a total row.
+    // The human summary has the same figures, and a total row. (--force: a second run
+    // of the same tasks would otherwise leave the loops that ended alone.)
     let out = env
         .cmd(&[
             "parallel",
@@ -340,6 +341,7 @@ fn parallel_shows_usage_per_task_and_in_total() {
             "2",
             "--max-iterations",
             "1",
+            "--force",
             "--agent-bin",
             &claude,
         ])

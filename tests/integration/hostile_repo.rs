@@ -270,7 +270,7 @@ fn a_planted_worktree_folder_or_link_is_never_reused() {
     crate::git::git(&env.root, &["add", "-A"]);
     crate::git::git(&env.root, &["commit", "-qm", "init"]);
     // A link to another repository where pagent would put the worktree.
-    link(&env, ".claude/pagent/worktrees/task", &other.root);
+    link(&env, ".pagent/worktrees/task", &other.root);
     let out = env
         .cmd(&[
             "loop",
@@ -288,8 +288,8 @@ fn a_planted_worktree_folder_or_link_is_never_reused() {
         "nothing was written in the other repository"
     );
     // A plain folder that git never registered there.
-    fs::remove_file(env.path(".claude/pagent/worktrees/task")).unwrap();
-    env.write(".claude/pagent/worktrees/task/planted.txt", "x");
+    fs::remove_file(env.path(".pagent/worktrees/task")).unwrap();
+    env.write(".pagent/worktrees/task/planted.txt", "x");
     let out = env
         .cmd(&[
             "loop",
@@ -306,7 +306,7 @@ fn a_planted_worktree_folder_or_link_is_never_reused() {
         "{out}"
     );
     // Removed, the worktree is created and used.
-    fs::remove_dir_all(env.path(".claude/pagent/worktrees/task")).unwrap();
+    fs::remove_dir_all(env.path(".pagent/worktrees/task")).unwrap();
     env.cmd(&[
         "loop",
         "--worktree",

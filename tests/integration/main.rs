@@ -18,6 +18,7 @@ mod config_place;
 mod consent;
 mod crashes;
 mod dashboard;
+mod docs;
 mod escapes;
 mod faults;
 #[path = "../support/git.rs"]
@@ -36,6 +37,7 @@ mod never_hostage;
 mod no_progress;
 mod notify;
 mod own_texts;
+mod parallel;
 mod pause;
 mod pipeline;
 mod platform;

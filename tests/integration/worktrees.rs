@@ -25,7 +25,7 @@ fn a_worktree_loop_commits_each_iteration_on_its_branch() {
         "Work",
     ])
     .success();
-    let tree = env.path(".claude/pagent/worktrees/demo");
+    let tree = env.path(".pagent/worktrees/demo");
     assert!(tree.join("setup-ran").exists());
     let repo = git2::Repository::open(&tree).unwrap();
     let head = repo.head().unwrap();

@@ -310,8 +310,9 @@ pub struct AgentArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ParallelArgs {
-    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations"} or a text
-    /// file with one task per line ("name: task" or just the task)
+    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations", "check"} or a text
+    /// file with one task per line ("name: task" or just the task). Each runs on branch
+    /// pagent/NAME in the worktree .pagent/worktrees/NAME
     #[arg(value_name = "TASKS_FILE", required_unless_present = "stdin_args")]
     pub tasks: Option<PathBuf>,
     /// How many loops run at once
@@ -325,17 +326,42 @@ pub struct ParallelArgs {
     /// Iterations per task unless the task sets its own
     #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: u32,
-    /// Commit after each iteration in every worktree
+    /// Leave each task's work uncommitted in its worktree (by default every iteration is
+    /// committed on the task's branch)
     #[arg(long)]
+    pub no_checkpoint: bool,
+    /// Committing each iteration is the default now; kept so older command lines run
+    #[arg(long, hide = true, conflicts_with = "no_checkpoint")]
     pub checkpoint: bool,
+    /// Start over: every task's loop from its first iteration (its branch keeps its
+    /// commits), and with --merge, every conflict resolution that gave up. Without it, a
+    /// second run resumes the tasks that did not end and leaves finished ones alone
+    #[arg(long)]
+    pub force: bool,
+    /// When the tasks are done, merge each completed task's branch into its target branch,
+    /// one at a time in task order; a conflict starts a resolution loop of the same agent
+    /// in the task's worktree
+    #[arg(long)]
+    pub merge: bool,
+    /// Merge the tasks that completed, as --merge does, without running any task
+    #[arg(long, conflicts_with = "merge")]
+    pub merge_only: bool,
+    /// The branch to merge into [default: the branch checked out where the task's worktree
+    /// was made]
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// A command that must pass before a conflict resolution counts (run with `sh -c` in
+    /// the task's worktree; a task's own "check" wins), e.g. --check 'cargo test'
+    #[arg(long, value_name = "COMMAND")]
+    pub check: Option<String>,
     /// Print one JSON object per line instead of the table
     #[arg(long)]
     pub json: bool,
     /// Print the tasks and the command that would run them, and stop
     #[arg(long)]
     pub dry_run: bool,
-    /// Trust the project files this loop uses that can make pagent run commands (its
-    /// workflow, .claude/pagent/config.json; for `pagent loop`, the agent's project
+    /// Trust the project files these loops use that can make pagent run commands (the
+    /// tasks file's checks, .claude/pagent/config.json, the agent's project
     /// configuration), as `pagent trust` would
     #[arg(long)]
     pub trust: bool,

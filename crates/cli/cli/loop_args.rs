@@ -67,7 +67,7 @@ pub struct LoopArgs {
     /// Iterations for --stories or --issues [default: the stories left, plus a margin]
     #[arg(long, value_name = "N", requires = "plan_source", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_iterations: Option<u32>,
-    /// Run in the git worktree .claude/pagent/worktrees/NAME on branch pagent/NAME
+    /// Run in the git worktree .pagent/worktrees/NAME on branch pagent/NAME
     /// (created from HEAD, or reused to resume)
     #[arg(long, value_name = "NAME")]
     pub worktree: Option<String>,

@@ -10,8 +10,9 @@ use crate::cli::args::{Global, ParallelArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::Io;
-use crate::runner::parallel::{Task, agent_cli, read_tasks, run_tasks};
+use crate::runner::parallel::{Task, agent_cli, read_tasks_and_bytes, run_tasks};
 use crate::runner::signals;
+use crate::store::consent;
 use crate::store::project::Project;
 
 pub fn run(
@@ -34,11 +35,18 @@ pub fn run(
     let Some(tasks_file) = &args.tasks else {
         bail!("name the tasks file, e.g. `pagent parallel tasks.txt -j 3`")
     };
+    anyhow::ensure!(
+        args.merge || args.merge_only || (args.into.is_none() && args.check.is_none()),
+        "--into and --check go with --merge or --merge-only"
+    );
     let cwd = env
         .current_dir
         .clone()
         .unwrap_or_else(|| project.root.clone());
-    let tasks = read_tasks(&cwd.join(tasks_file))?;
+    let (tasks, bytes) = read_tasks_and_bytes(&cwd.join(tasks_file))?;
+    if !args.dry_run {
+        consent_to_checks(env, &project, &cwd.join(tasks_file), &bytes, args.trust, io)?;
+    }
     let exe = env
         .pagent_exe()
         .context("cannot find the pagent binary itself")?;
@@ -54,6 +62,35 @@ pub fn run(
         return Ok(ExitStatus::Success);
     }
     run_tasks(env, &project, args, tasks, &exe, io)
+}
+
+/// The tasks' own `check` commands run only once trusted when the tasks file is one of
+/// the project's (a cloned repository's file is not the user's word); a file elsewhere
+/// is one the user named themselves.
+fn consent_to_checks(
+    env: &Env,
+    project: &Project,
+    file: &Path,
+    bytes: &[u8],
+    trust: bool,
+    io: &mut Io,
+) -> anyhow::Result<()> {
+    let Ok(rel) = consent::rel_in_project(project, &project.root, file) else {
+        return Ok(());
+    };
+    let Some(source) = consent::tasks_source(&rel, bytes) else {
+        return Ok(());
+    };
+    for line in consent::require(
+        project,
+        env.config_dir.as_deref(),
+        &[source],
+        trust,
+        &crate::io::now().to_string(),
+    )? {
+        let _ = writeln!(io.stderr, "pagent: {line}");
+    }
+    Ok(())
 }
 
 /// The slash command's arguments, parsed without a shell.
@@ -98,6 +135,29 @@ fn print_plan(
             task.task.lines().next().unwrap_or("")
         )?;
     }
+    writeln!(
+        out,
+        "Each task's work is {} on its branch; its worktree is {}/{}/NAME.",
+        if args.no_checkpoint {
+            "left uncommitted (--no-checkpoint)"
+        } else {
+            "committed after every iteration"
+        },
+        crate::store::git::discover(&project.root)
+            .and_then(|r| crate::store::git::work_tree(&r))
+            .unwrap_or_else(|| project.root.clone())
+            .display(),
+        crate::store::project::WORKTREES_DIR
+    )?;
+    if args.merge || args.merge_only {
+        writeln!(
+            out,
+            "Then each completed branch is merged into {}, one at a time; conflicts go to a resolution loop of the same agent.",
+            args.into
+                .as_deref()
+                .unwrap_or("the branch checked out here")
+        )?;
+    }
     let mut argv = vec![
         exe.display().to_string(),
         "--project".into(),
@@ -112,11 +172,21 @@ fn print_plan(
         args.max_iterations.to_string(),
         "--json".into(),
     ]);
-    if args.checkpoint {
-        argv.push("--checkpoint".into());
+    for (on, flag) in [
+        (args.no_checkpoint, "--no-checkpoint"),
+        (args.force, "--force"),
+        (args.merge, "--merge"),
+        (args.merge_only, "--merge-only"),
+        (args.trust, "--trust"),
+    ] {
+        if on {
+            argv.push(flag.into());
+        }
     }
-    if args.trust {
-        argv.push("--trust".into());
+    for (value, flag) in [(&args.into, "--into"), (&args.check, "--check")] {
+        if let Some(value) = value {
+            argv.extend([flag.to_owned(), value.clone()]);
+        }
     }
     argv.extend(crate::runner::parallel::budget_cli(&args.budget));
     argv.extend(agent_cli(&args.agent));

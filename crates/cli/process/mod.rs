@@ -47,6 +47,8 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::store::door;
+
 pub use isolate::node_guard;
 pub use path::SearchPath;
 pub use run::{Ran, RunLimits};
@@ -241,7 +243,26 @@ impl Launch {
     }
 
     /// The `std::process::Command` this launch means: the only place one is made.
-    fn command(&self, input: Input) -> Command {
+    /// The program as an executable regular file, checked before every start: the
+    /// kernel would say the same from `exec`, but not every way of starting says it back
+    /// (qemu-user's `vfork` runs as a `fork`, so a missing program there is an exit 127,
+    /// not an error), and a check here gives every caller one error for it.
+    fn startable(&self) -> std::io::Result<()> {
+        if door::is_executable_file(self.program.path()) {
+            Ok(())
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "{} is not an executable file",
+                    self.program.path().display()
+                ),
+            ))
+        }
+    }
+
+    fn command(&self, input: Input) -> std::io::Result<Command> {
+        self.startable()?;
         let mut args = self.args.clone();
         let mut set = self.set.clone();
         if self.isolated {
@@ -262,7 +283,7 @@ impl Launch {
         if self.own_group {
             sys::own_group(&mut command);
         }
-        command
+        Ok(command)
     }
 }
 

@@ -193,7 +193,10 @@ impl Launch {
             Ok(w) => w,
             Err(err) => return Ran::NotStarted(format!("cannot create a pipe: {err}")),
         };
-        let mut command = self.command(Input::Null);
+        let mut command = match self.command(Input::Null) {
+            Ok(command) => command,
+            Err(err) => return Ran::NotStarted(err.to_string()),
+        };
         command.stdout(writer).stderr(writer_too);
         let spawned = command.spawn();
         // `command` holds the pipe's write ends; drop them so EOF arrives when the child
@@ -221,7 +224,7 @@ impl Launch {
     /// Runs the child with its two streams kept apart (each capped at `keep` bytes), for
     /// at most `timeout`; an error when it could not start.
     pub fn output(&self, timeout: Duration, keep: usize) -> Result<Output, String> {
-        let mut command = self.command(Input::Null);
+        let mut command = self.command(Input::Null).map_err(|e| e.to_string())?;
         command
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());

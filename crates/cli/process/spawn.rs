@@ -72,6 +72,13 @@ impl Running {
         let _ = self.child.wait();
     }
 
+    /// SIGINT to the child alone, as a terminal's Ctrl-C would send it: a `pagent loop`
+    /// of `pagent parallel` then saves its state and stops. For a stop the parent decided
+    /// (a SIGTERM to it), which the children in its group did not get.
+    pub fn interrupt(&mut self) {
+        sys::signal_process(self.child.id(), sys::SIGINT);
+    }
+
     /// SIGKILL to what is left of its group, after it ended.
     pub fn kill_leftovers(&mut self) {
         if self.own_group {
@@ -91,7 +98,7 @@ impl Running {
 impl Launch {
     /// Starts the child and hands it back running, with the pipes `streams` asks for.
     pub fn spawn(&self, streams: Streams) -> std::io::Result<Running> {
-        let mut command = self.command(streams.stdin);
+        let mut command = self.command(streams.stdin)?;
         let output = || {
             if streams.output {
                 Stdio::piped()
@@ -111,7 +118,7 @@ impl Launch {
     /// Starts the child with no stdio in its own group and lets it go: nobody waits for
     /// it (the notifier helper, which must outlive a hook that returns at once).
     pub fn spawn_detached(&self) -> std::io::Result<()> {
-        let mut command = self.command(Input::Null);
+        let mut command = self.command(Input::Null)?;
         command.stdout(Stdio::null()).stderr(Stdio::null());
         let child = command.spawn()?;
         sys::adopt(&child, self.own_group);
@@ -121,7 +128,7 @@ impl Launch {
     /// Runs the child with the caller's stdin, stdout and stderr (a set-up command the
     /// user watches) and waits for it; its exit code, `None` for a signal.
     pub fn status(&self) -> std::io::Result<Option<i32>> {
-        let mut command = self.command(Input::Inherit);
+        let mut command = self.command(Input::Inherit)?;
         command.stdout(Stdio::inherit()).stderr(Stdio::inherit());
         let mut child = command.spawn()?;
         sys::adopt(&child, self.own_group);

@@ -140,7 +140,10 @@ pub fn drive(
                 progress.finished(
                     &state,
                     Ending::Interrupted,
-                    "stopped by a signal while paused; the state is saved, run `pagent loop` to resume",
+                    &format!(
+                        "stopped by a signal while paused; the state is saved, run `pagent loop` in {} to resume",
+                        project.root.display()
+                    ),
                 );
                 return Ok(ExitStatus::Interrupted);
             }
@@ -177,7 +180,10 @@ pub fn drive(
                     action: Action::Interrupted,
                     stage: stage.clone(),
                     iteration,
-                    detail: "stopped by a signal; run `pagent loop` to resume".into(),
+                    detail: format!(
+                        "stopped by a signal; run `pagent loop` in {} to resume",
+                        project.root.display()
+                    ),
                 }),
             };
             let logged = |entry| Event::of(entry, now(), None);
@@ -190,7 +196,10 @@ pub fn drive(
             progress.finished(
                 &state,
                 Ending::Interrupted,
-                "stopped by a signal; the state is saved, run `pagent loop` to resume",
+                &format!(
+                    "stopped by a signal; the state is saved, run `pagent loop` in {} to resume",
+                    project.root.display()
+                ),
             );
             return Ok(ExitStatus::Interrupted);
         };

@@ -8,7 +8,7 @@
 //! read-only: Claude Code in its default permission mode with the edit tools refused and
 //! only reading tools and the stage's check commands allowed; Codex in its read-only
 //! sandbox. OpenCode has no read-only switch for `run`: the prompt forbids changes, and
-//! the README says so. Its time is its own timeout, cut to what is left of the caller's
+//! docs/review.md and docs/limitations.md say so. Its time is its own timeout, cut to what is left of the caller's
 //! limit (the Stop hook's), so a slow reviewer is stopped and counted "not met" before
 //! Claude Code would kill the hook.
 //!

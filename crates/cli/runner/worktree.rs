@@ -21,8 +21,8 @@ const REMOTE_TIMEOUT: Duration = Duration::from_secs(600);
 const KEEP: usize = 16 * 1024;
 
 /// Where loop worktrees live, inside the repository's work tree (ignored through
-/// `.git/info/exclude` with the rest of `.claude/pagent/`).
-pub const WORKTREES: &str = ".claude/pagent/worktrees";
+/// `.git/info/exclude`), outside `.claude/`, where Claude Code refuses every edit.
+pub const WORKTREES: &str = crate::store::project::WORKTREES_DIR;
 
 #[derive(Debug, Clone)]
 pub struct Worktree {
@@ -83,6 +83,7 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
             .with_context(|| format!("cannot create the branch {branch}"))?
             .into_reference(),
     };
+    remember_target(&repo, &branch);
     tree.create_dir_all(Path::new(WORKTREES))?;
     let mut options = WorktreeAddOptions::new();
     options.reference(Some(&reference));
@@ -95,6 +96,84 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
         branch,
         created: true,
     })
+}
+
+/// The branch a task branch merges into: the one checked out where the worktree was
+/// made, kept in the repository's own config (`branch.pagent/NAME.pagentTarget`), which
+/// no clone can plant. Never a remote-tracking setting: an agent's bare `git push` in
+/// the worktree must not land on the user's branch.
+pub fn target_of(repo: &Repository, branch: &str) -> Option<String> {
+    repo.config()
+        .ok()?
+        .get_string(&format!("branch.{branch}.{TARGET_KEY}"))
+        .ok()
+        .filter(|t| !t.is_empty())
+}
+
+const TARGET_KEY: &str = "pagentTarget";
+
+/// Records HEAD's branch as `branch`'s target, unless one is recorded already (a detached
+/// HEAD records nothing: `--into` names the target then).
+fn remember_target(repo: &Repository, branch: &str) {
+    if target_of(repo, branch).is_some() {
+        return;
+    }
+    let Some(current) = repo
+        .head()
+        .ok()
+        .filter(git2::Reference::is_branch)
+        .and_then(|h| h.shorthand().map(str::to_owned))
+    else {
+        return;
+    };
+    if let Ok(mut config) = repo.config() {
+        let _ = config.set_str(&format!("branch.{branch}.{TARGET_KEY}"), &current);
+    }
+}
+
+/// The worktree `name` if this repository has it registered in its place; `None` when
+/// there is none (never made, or removed after its merge).
+pub fn existing(project_root: &Path, name: &str) -> anyhow::Result<Option<Worktree>> {
+    let Some(repo) = crate::store::git::discover(project_root) else {
+        return Ok(None);
+    };
+    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)
+        .context("the repository's work tree cannot be opened")?;
+    let tree = Dir::open(&workdir)?;
+    let rel = Path::new(WORKTREES).join(name);
+    let path = workdir.join(&rel);
+    Ok(reusable(&repo, &tree, &rel, &path)?.map(|path| Worktree {
+        path,
+        branch: format!("pagent/{name}"),
+        created: false,
+    }))
+}
+
+/// Removes the worktree `name`: its folder (through the door, links never followed) and
+/// git's record of it. The branch stays.
+pub fn remove(project_root: &Path, name: &str) -> anyhow::Result<()> {
+    let repo = crate::store::git::discover(project_root).context("no git repository")?;
+    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)?;
+    let rel = Path::new(WORKTREES).join(name);
+    let path = workdir.join(&rel);
+    Dir::open(&workdir)?
+        .remove_tree(&rel)
+        .with_context(|| format!("cannot remove the worktree {}", path.display()))?;
+    for admin in repo.worktrees()?.iter().flatten() {
+        let Ok(found) = repo.find_worktree(admin) else {
+            continue;
+        };
+        if found.path() == path || door::canonical(found.path()).is_ok_and(|p| p == path) {
+            found
+                .prune(Some(
+                    git2::WorktreePruneOptions::new()
+                        .valid(true)
+                        .working_tree(false),
+                ))
+                .with_context(|| format!("cannot forget the worktree {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// The existing worktree at `rel` (`path` in full), if it is one this repository has
@@ -130,8 +209,14 @@ fn reusable(
 
 /// Commits every change in `root`'s work tree (what `git add -A` would add); `None` when
 /// there was nothing to commit.
+///
+/// During a merge (a conflict resolution), nothing is committed: a checkpoint would make
+/// a one-parent commit of conflict markers; the agent finishes the merge with `git commit`.
 pub fn checkpoint(root: &Path, message: &str) -> anyhow::Result<Option<String>> {
     let repo = crate::store::git::discover(root).context("--checkpoint needs a git repository")?;
+    if repo.state() != git2::RepositoryState::Clean {
+        return Ok(None);
+    }
     let mut index = repo.index()?;
     index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
     index.update_all(["*"], None)?;

@@ -225,6 +225,9 @@ pub fn file_source(project: &Project, rel: &Path) -> anyhow::Result<Option<Sourc
     }
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| anyhow::anyhow!("{} is not a workflow: {e}", rel.display()))?;
+    if value.is_array() {
+        return Ok(tasks_source(rel, &bytes));
+    }
     let workflow = pagent_engine::Workflow::from_json(&value, "workflow")
         .map_err(|e| anyhow::anyhow!("{} is not a valid workflow: {e}", rel.display()))?;
     let commands = workflow.commands();
@@ -233,6 +236,23 @@ pub fn file_source(project: &Project, rel: &Path) -> anyhow::Result<Option<Sourc
         bytes,
         commands,
     }))
+}
+
+/// A `pagent parallel` tasks file (a JSON list) as a command source: the `check` of each
+/// task, the file's bytes what is trusted. `None` when no task has a check.
+pub fn tasks_source(rel: &Path, bytes: &[u8]) -> Option<Source> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let commands: Vec<String> = value
+        .as_array()?
+        .iter()
+        .filter_map(|task| task.get("check")?.as_str())
+        .map(str::to_owned)
+        .collect();
+    (!commands.is_empty()).then(|| Source {
+        rel: rel.to_path_buf(),
+        bytes: bytes.to_vec(),
+        commands,
+    })
 }
 
 /// Whether a check may run the project-local program at `rel` (trusted content).

@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::store::door::{self, Dir};
-use crate::store::project::{PAGENT_DIR, Project, STATE_FILE};
+use crate::store::project::{PAGENT_DIR, Project, STATE_FILE, WORKTREES_DIR};
 
 /// Adds the entries that are missing; returns how many were added. Outside a git
 /// repository there is nothing to do, and nothing is written in a git folder that is
@@ -45,6 +45,8 @@ pub fn exclude_pagent_files(project: &Project) -> anyhow::Result<usize> {
         anchored(STATE_FILE),
         anchored(&format!("{PAGENT_DIR}/")),
         anchored(".claude/.pagent-pipeline.json.*"),
+        // Worktrees are at the work tree's root, whatever folder the project is.
+        format!("/{WORKTREES_DIR}/"),
     ];
     let git_dir = Dir::open(&common)?;
     let file = Path::new("info/exclude");
@@ -105,7 +107,7 @@ mod tests {
         fs::create_dir(&sub).unwrap();
         assert_eq!(
             exclude_pagent_files(&Project::at(&sub).unwrap()).unwrap(),
-            3
+            4
         );
         assert_eq!(
             exclude_pagent_files(&Project::at(&sub).unwrap()).unwrap(),
@@ -117,6 +119,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\n/app/.claude/pagent/\n"));
+        // Worktrees are at the work tree's root, whatever folder the project is.
+        assert!(text.contains("\n/.pagent/worktrees/\n"), "{text}");
         let repo = git2::Repository::open(&root).unwrap();
         assert!(
             repo.is_path_ignored(Path::new("app/.claude/pagent-pipeline.json"))
@@ -129,6 +133,10 @@ mod tests {
         assert!(
             !repo
                 .is_path_ignored(Path::new("app/.claude/settings.json"))
+                .unwrap()
+        );
+        assert!(
+            repo.is_path_ignored(Path::new(".pagent/worktrees/task/a.txt"))
                 .unwrap()
         );
     }

@@ -31,6 +31,11 @@ pub fn discover(start: &Path) -> Option<Repository> {
     Repository::discover(start).ok()
 }
 
+/// The repository's work tree as a path to show and compare (libgit2 ends it with `/`).
+pub fn work_tree(repo: &Repository) -> Option<PathBuf> {
+    repo.workdir().map(|dir| dir.components().collect())
+}
+
 /// Opens the repository whose git folder (or work tree) is exactly `path`.
 pub fn open(path: &Path) -> Option<Repository> {
     let meta = fs::metadata(path).ok()?;

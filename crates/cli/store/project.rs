@@ -9,8 +9,13 @@
 //! .claude/prompts/<stage>.md      prompt overrides
 //! .claude/pagent/runs/            `pagent loop`: each agent run's prompt and output
 //! .claude/pagent/runner.lock      held by the `pagent loop` driving the state
-//! .claude/pagent/worktrees/NAME   `pagent loop --worktree NAME` (see `worktree.rs`)
+//! .pagent/worktrees/NAME          `pagent loop --worktree NAME` and `pagent parallel`'s
+//!                                 tasks (see `worktree.rs`), at the work tree's root
 //! ```
+//!
+//! The worktrees are the one thing outside `.claude/`: Claude Code (2.1.197 and 2.1.330
+//! alike) refuses every edit under a `.claude` folder ("a sensitive file") in `-p`, so an
+//! agent working in a worktree there could change nothing at all.
 //!
 //! Every path here is relative to the root and reached through the project's
 //! [`Dir`](crate::store::door::Dir), the one door to its files.
@@ -33,6 +38,8 @@ pub const CONFIG_FILE: &str = ".claude/pagent/config.json";
 pub const PROMPTS_DIR: &str = ".claude/prompts";
 pub const RUNS_DIR: &str = ".claude/pagent/runs";
 pub const RUNNER_LOCK: &str = ".claude/pagent/runner.lock";
+/// Where loop worktrees live, relative to the repository's work tree.
+pub const WORKTREES_DIR: &str = ".pagent/worktrees";
 
 #[derive(Debug, Clone)]
 pub struct Project {

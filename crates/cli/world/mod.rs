@@ -4,6 +4,7 @@
 pub mod backpressure;
 pub mod check;
 pub mod fingerprint;
+pub mod merge;
 pub mod overview;
 pub mod probe;
 pub mod report;
@@ -195,6 +196,13 @@ impl World for FsWorld<'_> {
         let (digest, notice) = fingerprint::fingerprint_noting(self.project);
         self.notice = self.notice.take().or(notice);
         digest
+    }
+
+    fn merge_probe(
+        &mut self,
+        spec: &pagent_engine::merge::MergeSpec,
+    ) -> pagent_engine::merge::MergeProbe {
+        merge::probe(&self.project.root, spec)
     }
 }
 

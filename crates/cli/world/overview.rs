@@ -276,14 +276,14 @@ fn budget_left(state: &State, elapsed: u64) -> Option<String> {
 }
 
 /// The project's folder name; a worktree of `pagent loop --worktree` or `pagent
-/// parallel` (`<project>/.claude/pagent/worktrees/<name>`) as `<project>/<name>`.
+/// parallel` (`<project>/.pagent/worktrees/<name>`) as `<project>/<name>`.
 pub fn short_name(root: &Path) -> String {
     let name = |p: &Path| {
         p.file_name()
             .map_or_else(|| p.to_string_lossy(), |n| n.to_string_lossy())
             .into_owned()
     };
-    let worktrees = Path::new(crate::store::project::PAGENT_DIR).join("worktrees");
+    let worktrees = Path::new(crate::store::project::WORKTREES_DIR);
     match root.parent().and_then(|parent| {
         let base = parent.to_str()?.strip_suffix(worktrees.to_str()?)?;
         Some(Path::new(base.trim_end_matches('/')).to_path_buf())
@@ -314,7 +314,7 @@ mod tests {
     fn worktrees_are_named_after_their_project() {
         assert_eq!(short_name(Path::new("/work/app")), "app");
         assert_eq!(
-            short_name(Path::new("/work/app/.claude/pagent/worktrees/fix-1")),
+            short_name(Path::new("/work/app/.pagent/worktrees/fix-1")),
             "app/fix-1"
         );
         assert_eq!(short_name(Path::new("/")), "/");

@@ -44,6 +44,9 @@ pub enum Condition {
         format: Option<crate::stories::Format>,
     },
     Command(Check),
+    /// A merge of another branch is committed here, keeping the branch's own work, with no
+    /// conflict left (see `merge.rs`): `pagent parallel --merge`'s resolution loops.
+    MergeCommitted(crate::merge::MergeSpec),
     /// A fresh reviewer agent agrees the work meets the criteria (see `review.rs`). Only
     /// the whole condition or an item of its top-level `all`, and once per stage.
     Review(crate::review::Review),
@@ -88,7 +91,10 @@ impl Condition {
                 items.iter().flat_map(Condition::paths).collect()
             }
             Condition::StoriesPass { path, .. } => vec![path],
-            Condition::Promise(_) | Condition::Command(_) | Condition::Review(_) => Vec::new(),
+            Condition::Promise(_)
+            | Condition::Command(_)
+            | Condition::Review(_)
+            | Condition::MergeCommitted(_) => Vec::new(),
         }
     }
 

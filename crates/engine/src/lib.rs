@@ -18,6 +18,7 @@ pub mod backpressure;
 pub mod budget;
 mod condition;
 mod decide;
+pub mod merge;
 mod path;
 pub mod pause;
 mod promise;

@@ -21,6 +21,8 @@ pub struct MemoryWorld {
     /// What the next reviewers answer, in order; none left is a failed start.
     reviews: VecDeque<ReviewOutcome>,
     pub reviews_run: Vec<ReviewRequest>,
+    /// What the repository says of a merge (`merge_committed`).
+    merge: Option<crate::merge::MergeProbe>,
 }
 
 impl MemoryWorld {
@@ -69,6 +71,11 @@ impl MemoryWorld {
 
     pub fn review_ends(mut self, outcome: ReviewOutcome) -> Self {
         self.reviews.push_back(outcome);
+        self
+    }
+
+    pub fn merge(mut self, probe: crate::merge::MergeProbe) -> Self {
+        self.merge = Some(probe);
         self
     }
 
@@ -143,5 +150,13 @@ impl World for MemoryWorld {
 
     fn fingerprint(&mut self) -> Option<String> {
         self.fingerprint.clone()
+    }
+
+    fn merge_probe(&mut self, _spec: &crate::merge::MergeSpec) -> crate::merge::MergeProbe {
+        self.merge
+            .clone()
+            .unwrap_or(crate::merge::MergeProbe::Error(
+                "no repository in the test world".into(),
+            ))
     }
 }

@@ -2,6 +2,7 @@
 //! tests implement it in memory (`testing.rs`). Methods take `&mut self` so an
 //! implementation may cache (the transcript is read at most once per decision).
 
+use crate::merge::{MergeProbe, MergeSpec};
 use crate::review::{ReviewOutcome, ReviewRequest};
 use crate::{Check, RelPath};
 
@@ -57,4 +58,10 @@ pub trait World {
     fn run_review(&mut self, request: &ReviewRequest) -> ReviewOutcome;
     /// A digest of the working tree, equal for equal trees; `None` when it cannot be taken.
     fn fingerprint(&mut self) -> Option<String>;
+    /// Whether the merge `spec` names is committed in the project's repository (a
+    /// `merge_committed` condition). A world without a repository cannot tell.
+    fn merge_probe(&mut self, spec: &MergeSpec) -> MergeProbe {
+        let _ = spec;
+        MergeProbe::Error("this world has no git repository to look at".into())
+    }
 }

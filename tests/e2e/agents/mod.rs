@@ -6,7 +6,7 @@
 //! Each runs offline: a scratch HOME (and CODEX_HOME, XDG folders) whose config names the
 //! mock as the only provider and turns off everything that would reach a network (Codex:
 //! analytics, feedback, plugins, update checks; OpenCode: `OPENCODE_PURE`, model list
-//! fetches, auto-update, default plugins, LSP downloads, sharing). The README says how this
+//! fetches, auto-update, default plugins, LSP downloads, sharing). docs/testing.md says how this
 //! was checked with strace.
 
 use std::fs;

@@ -159,6 +159,19 @@ impl E2e {
         self.pagent_loop_with(args, &[])
     }
 
+    /// `pagent parallel ARGS` in the project, its agents talking to the mock.
+    pub fn pagent_parallel(&self, args: &[&str]) -> std::process::Output {
+        let mut command = Command::new(pagent_bin());
+        command
+            .arg("parallel")
+            .args(args)
+            .current_dir(&self.project)
+            .stdin(Stdio::null())
+            .env("NO_COLOR", "1");
+        self.offline_env(&mut command);
+        command.output().unwrap()
+    }
+
     /// The same, with more environment for the agents (Codex's and OpenCode's set-up).
     pub fn pagent_loop_with(
         &self,

@@ -110,5 +110,78 @@ fn ralph_parallel_shows_the_plan_and_the_command_to_run() {
         "{told}"
     );
     // A plan only: nothing ran.
-    assert!(!e2e.path(".claude/pagent/worktrees").exists());
+    assert!(!e2e.path(".pagent/worktrees").exists());
+}
+
+/// Issues 20 (item 6) and 21 through the real CLI: three tasks run by fresh Claude Code
+/// processes in their worktrees, each one's work committed on its branch; then `--merge`
+/// lands alpha and beta cleanly and gives gamma's conflict (both add notes.md) to a
+/// resolution loop of the same agent, which resolves it with git in gamma's worktree.
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn parallel_merge_lands_every_task_and_resolves_a_conflict_with_claude() {
+    let e2e = E2e::start_with(|e2e| {
+        let tree = |name: &str, file: &str| e2e.path(&format!(".pagent/worktrees/{name}/{file}"));
+        vec![
+            Reply::write(&tree("alpha", "notes.md"), "alpha\n"),
+            Reply::text("Done.\n<promise>DONE</promise>"),
+            Reply::write(&tree("beta", "beta.md"), "beta\n"),
+            Reply::text("Done.\n<promise>DONE</promise>"),
+            Reply::write(&tree("gamma", "notes.md"), "gamma\n"),
+            Reply::text("Done.\n<promise>DONE</promise>"),
+            Reply::bash(
+                "printf 'alpha\\ngamma\\n' > notes.md && git add notes.md && git commit -q --no-edit",
+            ),
+            Reply::text("Resolved: both notes kept."),
+        ]
+    });
+    for (key, value) in [("user.name", "Tess"), ("user.email", "tess@example.com")] {
+        crate::git::git(&e2e.project, &["config", key, value]);
+    }
+    e2e.write(
+        "tasks.txt",
+        "alpha: Write notes.md\nbeta: Write beta.md\ngamma: Write notes.md too\n",
+    );
+    let claude = claude_binary();
+    let plugin = repo_root();
+    let out = e2e.pagent_parallel(&[
+        "tasks.txt",
+        "-j",
+        "1",
+        "--merge",
+        "--agent",
+        "claude",
+        "--agent-bin",
+        claude.to_str().unwrap(),
+        "--agent-arg=--plugin-dir",
+        &format!("--agent-arg={}", plugin.display()),
+        "--agent-arg=--allowedTools",
+        "--agent-arg=Bash",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(e2e.mock.requests().len(), 8, "{stdout}");
+    // The resolution's agent was told about the conflict, in gamma's worktree.
+    let told = e2e.mock.all_text(6);
+    assert!(
+        told.contains("# Merge: resolve the conflicts between pagent/gamma and main")
+            || told.contains("# Merge: resolve the conflicts between pagent/gamma and master"),
+        "{told}"
+    );
+    assert!(told.contains("- notes.md"), "{told}");
+    assert_eq!(
+        std::fs::read_to_string(e2e.path("notes.md")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e2e.path("beta.md")).unwrap(),
+        "beta\n"
+    );
+    assert!(!e2e.path(".pagent/worktrees/alpha").exists());
+    assert!(!e2e.path(".pagent/worktrees/gamma").exists());
+    assert!(
+        stdout.contains("after the agent resolved its conflicts in 1 iteration; worktree removed"),
+        "{stdout}"
+    );
 }

@@ -51,7 +51,7 @@ fn ralph_reprompts_with_the_task_until_the_promise() {
 /// Everything issue 3 lists (quotes, an apostrophe, `$()`, backticks, `;`, parentheses, a
 /// newline) plus a backslash. Claude Code 2.1.197 itself refuses a `!` block whose text has
 /// a backslash followed by whitespace ("Contains backslash-escaped whitespace"), so the
-/// backslash here is followed by a letter; see the README's known limitations.
+/// backslash here is followed by a letter; see docs/limitations.md.
 const NASTY: &str = "Fix it's \"parser\"; run $(touch pwned) `touch pwned2` (x) C:\\temp; echo done\nsecond line: 'quoted' $HOME";
 
 #[test]

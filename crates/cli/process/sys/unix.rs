@@ -18,7 +18,7 @@ pub(in crate::process) fn shell(_path: &super::super::SearchPath) -> std::path::
 /// A folder every system has and no project can write into.
 pub(in crate::process) const NEUTRAL_DIR: &str = "/";
 
-pub use libc::{SIGKILL, SIGTERM};
+pub use libc::{SIGINT, SIGKILL, SIGTERM};
 
 /// A signal's number.
 pub type Signal = libc::c_int;

@@ -43,6 +43,10 @@ use crate::process::SearchPath;
 pub const SIGKILL: Signal = 9;
 /// Stands for Unix's SIGTERM: `CTRL_BREAK_EVENT` to the child's console process group.
 pub const SIGTERM: Signal = 15;
+/// Stands for Unix's SIGINT to one process: Windows has no Ctrl-C for one process of a
+/// shared console (it reaches the whole console, pagent too), so it does nothing and the
+/// caller's grace period runs out (see [`signal_process`]).
+pub const SIGINT: Signal = 2;
 
 /// A "signal": [`SIGKILL`] or [`SIGTERM`].
 pub type Signal = i32;
@@ -171,8 +175,8 @@ pub fn signal_group(pid: u32, signal: Signal) {
 }
 
 /// [`SIGKILL`] to the one process `pid` (a child left in the caller's group); a Windows
-/// process has no gentler signal than its group's console event, so [`SIGTERM`] does
-/// nothing here and the caller's grace period runs out.
+/// process has no gentler signal than its group's console event, so [`SIGTERM`] and
+/// [`SIGINT`] do nothing here and the caller's grace period runs out.
 pub(in crate::process) fn signal_process(pid: u32, signal: Signal) {
     if signal != SIGKILL {
         return;

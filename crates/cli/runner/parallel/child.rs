@@ -24,6 +24,16 @@ pub(super) enum Msg {
     Exit(usize),
 }
 
+/// How a child takes up its task's worktree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// A new ralph loop for the task (`force`: replacing one that is active there).
+    Start { force: bool },
+    /// The loop active in the worktree continues: an interrupted task, or a conflict
+    /// resolution the merge queue set up there.
+    Resume,
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn spawn(
     exe: &Path,
@@ -31,6 +41,7 @@ pub(super) fn spawn(
     project: &Project,
     args: &ParallelArgs,
     task: &Task,
+    mode: Mode,
     i: usize,
     tx: &mpsc::Sender<Msg>,
 ) -> anyhow::Result<Running> {
@@ -41,26 +52,31 @@ pub(super) fn spawn(
         .arg(&project.root)
         .args(["loop", "--json", "--worktree", &task.name])
         .args(agent_cli(&args.agent));
-    if args.checkpoint {
+    if !args.no_checkpoint {
         command = command.arg("--checkpoint");
     }
-    let max = task
-        .max_iterations
-        .unwrap_or(args.max_iterations)
-        .to_string();
-    command = command.arg("ralph");
-    if args.trust {
-        command = command.arg("--trust");
+    if let Mode::Start { force } = mode {
+        let max = task
+            .max_iterations
+            .unwrap_or(args.max_iterations)
+            .to_string();
+        command = command.arg("ralph");
+        if args.trust {
+            command = command.arg("--trust");
+        }
+        if force {
+            command = command.arg("--force");
+        }
+        command = command.args(budget_cli(&args.budget));
+        command = command.args([
+            "--max-iterations",
+            &max,
+            "--promise",
+            task.promise.as_deref().unwrap_or("DONE"),
+            "--",
+            &task.task,
+        ]);
     }
-    command = command.args(budget_cli(&args.budget));
-    command = command.args([
-        "--max-iterations",
-        &max,
-        "--promise",
-        task.promise.as_deref().unwrap_or("DONE"),
-        "--",
-        &task.task,
-    ]);
     let mut child = command
         .env(crate::cli::env::PAGENT_PARALLEL, "1")
         .spawn(Streams {

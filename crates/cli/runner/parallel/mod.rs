@@ -1,17 +1,25 @@
 //! `pagent parallel TASKS_FILE -j N`: one ralph loop per task, each in its own git
-//! worktree and branch, N at a time, with a live table and a final summary.
+//! worktree and branch, N at a time, with a live table and a final summary; with
+//! `--merge`, each completed branch merged home afterwards.
 //!
 //! Each loop is a child `pagent loop --json --worktree NAME ralph ...`: the same runner,
-//! crash-safe and resumable on its own, reporting its progress as JSON lines that this
-//! command folds into one row per task. Ctrl-C reaches the children too (they share the
-//! terminal's process group); each saves its state and stops, and a second
-//! `pagent parallel` with the same file resumes every unfinished task.
+//! crash-safe and resumable on its own, committing every iteration on the task's branch
+//! (unless `--no-checkpoint`), reporting its progress as JSON lines that this command
+//! folds into one row per task. Ctrl-C reaches the children too (they share the
+//! terminal's process group; a signal to this process alone is passed on): each saves its
+//! state and stops, and the same command run again resumes every unfinished task and
+//! leaves the finished ones alone (`plan`).
 //!
-//! This file is the orchestration: the run loop, `--stdin-args` and `--dry-run`'s plan.
-//! The tasks file is read in `tasks`, a child loop is started and heard from in `child`,
-//! and the rows it folds into, the live table and the summary are in `table`.
+//! This file is the orchestration. The tasks file is read in `tasks`, what each task needs
+//! on this run in `plan`, a child loop is started and heard from in `child`, rows and the
+//! live table are in `table`, what a branch holds in `holdings`, the end's words in
+//! `summary`, and the merge queue in `merge`.
 
 mod child;
+mod holdings;
+pub mod merge;
+mod plan;
+mod summary;
 mod table;
 mod tasks;
 
@@ -20,6 +28,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use pagent_engine::Status;
 use serde_json::{Value, json};
 
 use crate::cli::args::ParallelArgs;
@@ -33,10 +42,12 @@ use crate::store::project::Project;
 
 use child::{Msg, spawn};
 pub use child::{agent_cli, budget_cli};
-use table::{Row, RowState, apply, draw, summary};
-pub use tasks::{Task, read_tasks};
+use plan::Step;
+use table::{Row, RowState, apply, draw};
+pub use tasks::{Task, read_tasks_and_bytes};
 
-/// Runs `tasks` to the end: N child loops at a time, the live table, the summary.
+/// Runs `tasks` to the end: N child loops at a time, the live table, the summary; then
+/// the merge queue when asked.
 pub fn run_tasks(
     env: &Env,
     project: &Project,
@@ -46,49 +57,59 @@ pub fn run_tasks(
     io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
     let style = Style::for_stdout(env.no_color, io.stdout_is_terminal);
-    let live = !args.json && io.stdout_is_terminal;
+    let live = !args.json && io.stdout_is_terminal && !args.merge_only;
     let out = &mut *io.stdout;
-    let mut rows: Vec<Row> = tasks
-        .into_iter()
-        .map(|task| Row {
-            task,
-            state: RowState::Queued,
-            stage_iteration: String::new(),
-            tool: String::new(),
-            iterations: 0,
-            started: None,
-            finished: None,
-            detail: String::new(),
-            stderr: String::new(),
-            usage: table::RowUsage::default(),
-        })
-        .collect();
-    let mut queue: VecDeque<usize> = (0..rows.len()).collect();
+    let steps = plan::plan(project, env, &tasks, args.force);
+    let mut rows: Vec<Row> = tasks.into_iter().map(new_row).collect();
+    let mut queue: VecDeque<usize> = VecDeque::new();
+    for (i, step) in steps.iter().enumerate() {
+        match step {
+            Step::Ended(earlier) => ended_earlier(&mut rows[i], earlier),
+            Step::Run(mode) if args.merge_only => {
+                let (state, detail) = merge::not_run(*mode == child::Mode::Resume);
+                rows[i].state = state;
+                rows[i].detail = detail;
+            }
+            Step::Run(_) => queue.push_back(i),
+        }
+    }
     let (tx, rx) = mpsc::channel();
     let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
     let mut children: Vec<(usize, Running)> = Vec::new();
     let mut drawn = 0;
-    let mut done = 0;
+    let mut done = rows.len() - queue.len();
+    let mut passed_on = false;
     while done < rows.len() {
         while children.len() < args.jobs as usize && !signals::interrupted() {
             let Some(i) = queue.pop_front() else { break };
-            let child = spawn(exe, &search, project, args, &rows[i].task, i, &tx)?;
+            let Step::Run(mode) = steps[i] else { continue };
+            let child = spawn(exe, &search, project, args, &rows[i].task, mode, i, &tx)?;
             rows[i].state = RowState::Running;
             rows[i].started = Some(Instant::now());
             children.push((i, child));
             if !live && !args.json {
+                let how = if mode == child::Mode::Resume {
+                    "resumed"
+                } else {
+                    "started"
+                };
                 let _ = writeln!(
                     out,
-                    "[{}] started on branch pagent/{}",
+                    "[{}] {how} on branch pagent/{}",
                     rows[i].task.name, rows[i].task.name
                 );
             }
         }
         if signals::interrupted() {
-            // Unstarted tasks stay unstarted; running ones got the signal themselves.
+            // Unstarted tasks stay unstarted; running ones stop as Ctrl-C stops them (a
+            // signal sent to this process alone is passed on to them, once).
             for i in queue.drain(..) {
                 rows[i].state = RowState::NotStarted;
                 done += 1;
+            }
+            if !passed_on {
+                children.iter_mut().for_each(|(_, child)| child.interrupt());
+                passed_on = true;
             }
         }
         match rx.recv_timeout(Duration::from_millis(200)) {
@@ -102,17 +123,7 @@ pub fn run_tasks(
                 let plain = !live && !args.json;
                 apply(&mut rows[i], &line, plain, out);
             }
-            Ok(Msg::Stderr(i, line)) => {
-                let stderr = &mut rows[i].stderr;
-                stderr.push_str(&line);
-                if stderr.len() > 4096 {
-                    let cut = stderr.len() - 4096;
-                    let cut = (cut..stderr.len())
-                        .find(|c| stderr.is_char_boundary(*c))
-                        .unwrap_or(stderr.len());
-                    stderr.drain(..cut);
-                }
-            }
+            Ok(Msg::Stderr(i, line)) => keep_tail(&mut rows[i].stderr, &line),
             Ok(Msg::Exit(i)) => {
                 let code = children
                     .iter()
@@ -151,18 +162,121 @@ pub fn run_tasks(
     if live {
         draw(&rows, drawn, style, out);
     }
-    summary(&rows, style, args.json, out);
-    let states: Vec<RowState> = rows.iter().map(|r| r.state).collect();
-    Ok(if states.iter().all(|s| *s == RowState::Complete) {
-        ExitStatus::Success
-    } else if states
+    let cwd = env
+        .current_dir
+        .clone()
+        .unwrap_or_else(|| project.root.clone());
+    let root = crate::store::git::discover(&project.root)
+        .and_then(|r| crate::store::git::work_tree(&r))
+        .unwrap_or_else(|| project.root.clone());
+    let report_rows_only = |merges: Option<&[merge::Merge]>, out: &mut dyn std::io::Write| {
+        let holdings: Vec<_> = rows
+            .iter()
+            .map(|r| holdings::holdings(project, &r.task.name, args.into.as_deref()))
+            .collect();
+        let report = summary::Report {
+            rows: &rows,
+            holdings: &holdings,
+            merges,
+            cwd: &cwd,
+            root: &root,
+        };
+        summary::print(&report, style, args.json, out);
+    };
+    if !(args.merge || args.merge_only) || signals::interrupted() {
+        report_rows_only(None, out);
+        return Ok(exit_status(&rows, None, false));
+    }
+    if !args.json {
+        let _ = writeln!(out, "\n{}", merge::HEADING);
+    }
+    let outcomes: Vec<Option<String>> = rows
         .iter()
-        .any(|s| matches!(s, RowState::Interrupted | RowState::NotStarted))
-    {
-        ExitStatus::Interrupted
-    } else if states.contains(&RowState::Failed) {
-        ExitStatus::Failure
+        .map(|r| (r.state != RowState::Complete).then(|| r.state.as_str().to_owned()))
+        .collect();
+    let tasks: Vec<Task> = rows.iter().map(|r| r.task.clone()).collect();
+    let merges = merge::Queue {
+        env,
+        project,
+        args,
+        exe,
+        search: &search,
+        out: &mut *out,
+    }
+    .merge_all(&tasks, &outcomes);
+    report_rows_only(Some(&merges), out);
+    Ok(exit_status(&rows, Some(&merges), args.merge_only))
+}
+
+fn new_row(task: Task) -> Row {
+    Row {
+        task,
+        state: RowState::Queued,
+        stage_iteration: String::new(),
+        tool: String::new(),
+        iterations: 0,
+        started: None,
+        finished: None,
+        detail: String::new(),
+        stderr: String::new(),
+        usage: table::RowUsage::default(),
+    }
+}
+
+/// A row for a task whose loop ended in an earlier run.
+fn ended_earlier(row: &mut Row, earlier: &plan::Earlier) {
+    row.state = match earlier.status {
+        Status::Complete => RowState::Complete,
+        _ => RowState::GaveUp,
+    };
+    row.iterations = earlier.iterations;
+    row.detail = match earlier.status {
+        Status::Cancelled => format!("cancelled in an earlier run: {}", earlier.reason),
+        _ if earlier.reason.is_empty() => "ended in an earlier run".to_owned(),
+        _ => format!("{} (an earlier run)", earlier.reason),
+    };
+    if let Some(usage) = earlier.usage {
+        row.usage = table::RowUsage {
+            tokens: usage.tokens,
+            cost_microusd: usage.cost_microusd,
+            cost_known: usage.cost_known,
+            reported: usage.reports > 0,
+        };
+    }
+}
+
+fn keep_tail(stderr: &mut String, line: &str) {
+    stderr.push_str(line);
+    if stderr.len() > 4096 {
+        let cut = stderr.len() - 4096;
+        let cut = (cut..stderr.len())
+            .find(|c| stderr.is_char_boundary(*c))
+            .unwrap_or(stderr.len());
+        stderr.drain(..cut);
+    }
+}
+
+/// 0 when every task completed (and merged, when asked); 130 when anything was stopped
+/// by a signal; 1 when a loop failed; 3 when a task gave up or a merge was left (or, with
+/// `--merge-only`, a task was not run).
+fn exit_status(rows: &[Row], merges: Option<&[merge::Merge]>, merge_only: bool) -> ExitStatus {
+    let states: Vec<RowState> = rows.iter().map(|r| r.state).collect();
+    let merge_interrupted =
+        merges.is_some_and(|m| m.iter().any(|m| matches!(m, merge::Merge::Interrupted(_))));
+    let stopped = !merge_only
+        && states
+            .iter()
+            .any(|s| matches!(s, RowState::Interrupted | RowState::NotStarted));
+    if stopped || merge_interrupted {
+        return ExitStatus::Interrupted;
+    }
+    if states.contains(&RowState::Failed) {
+        return ExitStatus::Failure;
+    }
+    let all_merged = merges.is_none_or(|m| m.iter().all(merge::Merge::is_merged));
+    if states.iter().all(|s| *s == RowState::Complete) && all_merged {
+        ExitStatus::Success
     } else {
         ExitStatus::GaveUp
-    })
+    }
 }

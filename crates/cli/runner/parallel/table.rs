@@ -1,6 +1,5 @@
-//! One row per task, folded from its child's `LoopEvent`s, and the two ways rows are shown:
-//! the table redrawn in place while the loops run (on a terminal), and the summary at the
-//! end (a table, or one JSON object with `--json`).
+//! One row per task, folded from its child's `LoopEvent`s, and the table redrawn in place
+//! while the loops run (on a terminal). The summary at the end is `summary`'s.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -85,7 +84,7 @@ impl RowUsage {
     }
 
     /// The sum of every task's figures: a cost is known only where each task's was.
-    fn total(rows: &[Row]) -> RowUsage {
+    pub(super) fn total(rows: &[Row]) -> RowUsage {
         rows.iter().fold(
             RowUsage {
                 cost_known: true,
@@ -101,7 +100,7 @@ impl RowUsage {
     }
 
     /// `12.3k tok $0.04`, `-` before any usage was reported.
-    fn shown(&self) -> String {
+    pub(super) fn shown(&self) -> String {
         if !self.reported {
             return "-".to_owned();
         }
@@ -112,7 +111,7 @@ impl RowUsage {
         text
     }
 
-    fn json(&self) -> Value {
+    pub(super) fn json(&self) -> Value {
         json!({"tokens": self.tokens, "cost_microusd": self.cost_microusd, "cost_known": self.cost_known})
     }
 }
@@ -225,59 +224,6 @@ pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Wr
     rows.len()
 }
 
-pub(super) fn summary(rows: &[Row], style: Style, json: bool, out: &mut dyn Write) {
-    if json {
-        let tasks: Vec<Value> = rows
-            .iter()
-            .map(|r| json!({"task": r.task.name, "outcome": r.state.as_str(), "iterations": r.iterations, "branch": format!("pagent/{}", r.task.name), "detail": r.detail, "usage": r.usage.json()}))
-            .collect();
-        let total = RowUsage::total(rows);
-        let _ = writeln!(
-            out,
-            "{}",
-            json!({"event": "summary", "tasks": tasks, "total": total.json()})
-        );
-        return;
-    }
-    let width = name_width(rows);
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{}",
-        style.bold(&format!(
-            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  detail",
-            "task",
-            "outcome",
-            "iterations",
-            "usage",
-            "branch",
-            w2 = width + 7
-        ))
-    );
-    for row in rows {
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:<11} {:>10}  {:<16}  {:<w2$}  {}",
-            row.task.name,
-            row.state.as_str(),
-            row.iterations,
-            row.usage.shown(),
-            format!("pagent/{}", row.task.name),
-            row.detail,
-            w2 = width + 7
-        );
-    }
-    let iterations: u64 = rows.iter().map(|r| r.iterations).sum();
-    let _ = writeln!(
-        out,
-        "{:<width$}  {:<11} {:>10}  {:<16}",
-        "total",
-        "",
-        iterations,
-        RowUsage::total(rows).shown()
-    );
-}
-
 /// The width of the task-name column: the longest name, at least 4 ("task").
 fn name_width(rows: &[Row]) -> usize {
     rows.iter()
@@ -301,6 +247,7 @@ mod tests {
                 task: "do it".into(),
                 promise: None,
                 max_iterations: None,
+                check: None,
             },
             state: RowState::Running,
             stage_iteration: String::new(),

@@ -1,5 +1,6 @@
 //! The tasks file of `pagent parallel`: a JSON list of tasks, or a text file with one task
-//! per line (`name: task`, or just the task).
+//! per line (`name: task`, or just the task). A JSON task may name a `check` command for
+//! its conflict resolutions; a tasks file inside the project runs one only once trusted.
 //!
 //! Every task ends up with a name that is safe as a branch and worktree name (letters,
 //! digits, `-` and `_`), made from its text when it has none and made unique by a number,
@@ -21,13 +22,23 @@ pub struct Task {
     pub promise: Option<String>,
     #[serde(default)]
     pub max_iterations: Option<u32>,
+    /// A command that must pass before a conflict resolution of this task counts
+    /// (`--merge`); from a file in the project, it runs only once trusted.
+    #[serde(default)]
+    pub check: Option<String>,
 }
 
-/// Tasks from a JSON list or a text file (one per line, `name: task` or just the task).
-pub fn read_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
+/// Tasks from a JSON list or a text file (one per line, `name: task` or just the task),
+/// and the bytes they were read from (what trusting the file covers).
+pub fn read_tasks_and_bytes(path: &Path) -> anyhow::Result<(Vec<Task>, Vec<u8>)> {
     let bytes = crate::store::door::read_outside(path, 4 * 1024 * 1024)
         .with_context(|| format!("cannot read the tasks file {}", path.display()))?;
-    let text = String::from_utf8(bytes)
+    let tasks = parse_tasks(path, &bytes)?;
+    Ok((tasks, bytes))
+}
+
+fn parse_tasks(path: &Path, bytes: &[u8]) -> anyhow::Result<Vec<Task>> {
+    let text = String::from_utf8(bytes.to_vec())
         .map_err(|_| anyhow::anyhow!("the tasks file {} is not UTF-8 text", path.display()))?;
     let mut tasks: Vec<Task> = if text.trim_start().starts_with('[') {
         serde_json::from_str(&text)
@@ -42,12 +53,14 @@ pub fn read_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
                     task: task.trim().to_owned(),
                     promise: None,
                     max_iterations: None,
+                    check: None,
                 },
                 _ => Task {
                     name: String::new(),
                     task: line.to_owned(),
                     promise: None,
                     max_iterations: None,
+                    check: None,
                 },
             })
             .collect()
@@ -113,6 +126,10 @@ fn slug(text: &str) -> String {
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
     use super::*;
+
+    fn read_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
+        read_tasks_and_bytes(path).map(|(tasks, _)| tasks)
+    }
 
     #[test]
     fn tasks_come_from_json_or_lines_with_unique_names() {

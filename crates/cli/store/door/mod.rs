@@ -23,10 +23,11 @@
 //! the user asked, but still regular files only, non-blocking and capped.
 //!
 //! The rooms: [`read`] (regular files only, capped), [`write`] (atomic replace, append,
-//! locks, no symlink followed), [`walk`] (listing and walking a tree without leaving it),
+//! locks, no symlink followed), [`remove`] (a whole folder, links removed as links),
+//! [`walk`] (listing and walking a tree without leaving it),
 //! [`resolve`] (paths taken apart and followed inside the root), [`outside`] (files the
 //! user named, outside any root) and [`sys`] (the system calls, one safe wrapper each,
-//! one file per system where they differ); on Windows `win` in place of the first four
+//! one file per system where they differ); on Windows `win` in place of the first five
 //! and `sys`, with [`names`] (the names Windows reads as something else) and [`os`] (a
 //! path's own bytes, for keys, on every system).
 //!
@@ -78,6 +79,8 @@ mod os;
 mod outside;
 #[cfg(unix)]
 mod read;
+#[cfg(unix)]
+mod remove;
 #[cfg(unix)]
 mod resolve;
 #[cfg(unix)]

@@ -272,3 +272,28 @@ fn removes_only_regular_files_and_never_through_a_symlink() {
         Err(DoorError::NotRegular(_, Kind::Dir))
     ));
 }
+
+/// A merged task's worktree is removed through the door: a symlink inside it to a folder
+/// outside is removed as a link, and what it pointed at is untouched.
+#[test]
+fn removing_a_tree_never_follows_a_symlink_out() {
+    let (project, outside, dir) = setup();
+    fs::write(outside.path().join("keep.txt"), "precious").unwrap();
+    let tree = project.path().join("wt");
+    fs::create_dir_all(tree.join("a/b")).unwrap();
+    fs::write(tree.join("a/b/file.txt"), "x").unwrap();
+    symlink(outside.path(), tree.join("a/out")).unwrap();
+    symlink(outside.path().join("keep.txt"), tree.join("link.txt")).unwrap();
+    mkfifo(&tree.join("fifo"));
+    assert!(dir.remove_tree(Path::new("wt")).unwrap());
+    assert!(!tree.exists());
+    assert_eq!(
+        fs::read_to_string(outside.path().join("keep.txt")).unwrap(),
+        "precious"
+    );
+    assert!(!dir.remove_tree(Path::new("wt")).unwrap());
+    // The folder itself as a symlink: refused, nothing removed.
+    symlink(outside.path(), project.path().join("wt")).unwrap();
+    assert!(dir.remove_tree(Path::new("wt")).is_err());
+    assert!(outside.path().join("keep.txt").exists());
+}

@@ -149,7 +149,11 @@ impl Dir {
 
     /// The folder holding `rel`, opened without following a symlink anywhere and without
     /// creating anything, and the last name.
-    fn parent_for_existing(&self, rel: &Path, shown: &str) -> Result<(Fd, CString), DoorError> {
+    pub(super) fn parent_for_existing(
+        &self,
+        rel: &Path,
+        shown: &str,
+    ) -> Result<(Fd, CString), DoorError> {
         let mut parts = normal_components(rel, shown)?;
         let Some(last) = parts.pop() else {
             return Err(DoorError::BadPath(shown.to_owned()));

@@ -63,6 +63,10 @@ impl Condition {
                 let (met, detail, short) = crate::stories::stories_finding(path, *format, world);
                 record(out, met, detail, short)
             }
+            Condition::MergeCommitted(spec) => {
+                let (met, detail, short) = spec.phrases(&world.merge_probe(spec));
+                record(out, met, detail, short)
+            }
             Condition::Promise(text) => {
                 let message = world.last_assistant_message();
                 let met = message

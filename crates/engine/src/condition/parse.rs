@@ -30,7 +30,7 @@ fn error(field: &str, reason: impl Into<String>) -> ConditionError {
 }
 
 const FORMS: &str = "file_exists, directory_exists, all_files_exist, promise_in_output, \
-                     stories_pass, custom, command, review, all, any";
+                     stories_pass, custom, command, review, merge_committed, all, any";
 
 /// Where a condition sits: a review may be the whole condition or an item of its
 /// top-level `all`, so "everything else holds" has one plain meaning.
@@ -170,6 +170,10 @@ impl Condition {
                     path: path_at(&map[kind], &sub(kind))?,
                     format,
                 })
+            }
+            "merge_committed" => {
+                allow_only(&["merge_committed", "keeping", "name"])?;
+                crate::merge::MergeSpec::parse(map, field).map(Condition::MergeCommitted)
             }
             "promise_in_output" => {
                 allow_only(&["promise_in_output"])?;
@@ -339,6 +343,7 @@ impl Condition {
                 json!({"all_files_exist": paths.iter().map(RelPath::as_str).collect::<Vec<_>>(), "min_lines": min_lines})
             }
             Condition::Promise(text) => json!({"promise_in_output": text}),
+            Condition::MergeCommitted(spec) => spec.to_json(),
             Condition::StoriesPass { path, format } => match format {
                 None => json!({"stories_pass": path.as_str()}),
                 Some(format) => json!({"stories_pass": path.as_str(), "format": format.name()}),

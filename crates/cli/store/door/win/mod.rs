@@ -46,10 +46,12 @@
 //!   mtime, the creation time as ctime and 0 as the inode; [`super::Stat`] gives the same.
 //!
 //! The rooms: this file (the system calls, each behind a small safe wrapper, and the
-//! root), [`read`] (opening, reading, listing and walking) and [`write`] (replace,
-//! append, create, locks, renames, removal, folders).
+//! root), [`read`] (opening, reading, listing and walking), [`write`] (replace, append,
+//! create, locks, renames, removal, folders) and [`remove`] (a whole folder, links
+//! removed as links).
 
 mod read;
+mod remove;
 mod write;
 
 use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle};

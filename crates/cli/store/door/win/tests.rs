@@ -306,3 +306,19 @@ fn windows_a_reader_holding_the_state_does_not_fail_its_replace() {
     release.join().unwrap();
     assert_eq!(dir.read(rel, 100).unwrap(), b"new");
 }
+
+/// A merged task's worktree goes whole, by handle; a file or nothing there is said so.
+#[test]
+fn windows_a_whole_folder_is_removed_by_handle() {
+    let (project, _outside, dir) = setup();
+    dir.write_atomic(Path::new("wt/a/b/c.txt"), b"x").unwrap();
+    dir.write_atomic(Path::new("wt/d.txt"), b"y").unwrap();
+    assert!(dir.remove_tree(Path::new("wt")).unwrap());
+    assert!(!project.path().join("wt").exists());
+    assert!(!dir.remove_tree(Path::new("wt")).unwrap());
+    dir.write_atomic(Path::new("f"), b"x").unwrap();
+    assert!(matches!(
+        dir.remove_tree(Path::new("f")),
+        Err(DoorError::NotADir(_, Kind::File))
+    ));
+}

@@ -325,7 +325,7 @@ const UNKNOWN_CLASS: [i32; 4] = [
 ];
 
 /// Marks the file open as `file` for deletion (gone when its last handle closes).
-fn delete_by_handle(file: BorrowedHandle<'_>) -> io::Result<()> {
+pub(super) fn delete_by_handle(file: BorrowedHandle<'_>) -> io::Result<()> {
     let info = fs::FILE_DISPOSITION_INFO { DeleteFile: true };
     // SAFETY: one FILE_DISPOSITION_INFO, as the class asks.
     let ok = unsafe {
