@@ -15,8 +15,9 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::terminal::Edge;
 use crate::cli::ui;
 use crate::cmd::{
-    cancel, dashboard, hook_compact, hook_post_tool_use, hook_stop, hook_user_prompt, install, log,
-    loop_cmd, parallel, pause, prompt, ralph, resume, run, status, trust,
+    cancel, dashboard, hook_compact, hook_post_tool_use, hook_stop, hook_stop_failure,
+    hook_user_prompt, install, log, loop_cmd, parallel, pause, prompt, ralph, resume, run, status,
+    trust,
 };
 use crate::io::Io;
 
@@ -89,6 +90,9 @@ fn parse(
 fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
     let result = match cli.command {
         Command::Hook(HookCommand::Stop) => return hook_stop::run(&cli.global, env, io),
+        Command::Hook(HookCommand::StopFailure) => {
+            return hook_stop_failure::run(&cli.global, env, io);
+        }
         Command::Hook(HookCommand::PostToolUse) => {
             return hook_post_tool_use::run(&cli.global, env, io);
         }

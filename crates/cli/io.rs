@@ -72,6 +72,7 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
     }
     let hook = match event.to_str() {
         Some("stop") => Hook::Stop,
+        Some("stop-failure") => Hook::StopFailure,
         Some("user-prompt-submit") => Hook::UserPrompt,
         Some("compact") => Hook::Compact,
         Some("post-tool-use") => Hook::PostToolUse,

@@ -1,5 +1,6 @@
-//! Telling the user a loop ended (complete, gave up, cancelled): a desktop notification,
-//! a command of their own, or both; off unless their config says otherwise.
+//! Telling the user a loop ended (complete, gave up, cancelled) or waits for the agent's
+//! usage limit to reset: a desktop notification, a command of their own, or both; off
+//! unless their config says otherwise.
 //!
 //! Only the user's own `config.json` (in pagent's config folder) can turn this on: a
 //! project's config that tries is refused at set-up, so a cloned repository can never
@@ -32,23 +33,32 @@ pub const MAX_TIMEOUT_SECS: u64 = 300;
 /// Notifies the user that `state`'s loop ended, as their config asks. Call once, where the
 /// loop's end was written.
 pub fn loop_ended(env: &Env, project_root: &Path, state: &State) {
-    if state.is_active() {
-        return;
-    }
-    let Some(config) = user_notify_config(env.config_dir.as_deref()) else {
-        return;
-    };
     let status = match state.status {
         Status::Complete => "complete",
         Status::GaveUp => "gave up",
         Status::Cancelled => "cancelled",
         Status::Active => return,
     };
+    let reason = state.end_reason.as_deref().unwrap_or("");
+    send(env, project_root, state, status, reason);
+}
+
+/// Notifies the user that `state`'s loop waits for the agent's usage limit to reset (the
+/// `status` a notifier command sees is `waiting`). Call once, where the wait was written.
+pub fn limit_reached(env: &Env, project_root: &Path, state: &State, why: &str) {
+    if state.is_active() {
+        send(env, project_root, state, "waits for a usage limit", why);
+    }
+}
+
+fn send(env: &Env, project_root: &Path, state: &State, status: &str, reason: &str) {
+    let Some(config) = user_notify_config(env.config_dir.as_deref()) else {
+        return;
+    };
     let project = project_root.file_name().map_or_else(
         || project_root.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let reason = state.end_reason.as_deref().unwrap_or("");
     let message = cap(&format!(
         "{} {status} in {project}: {reason} ({})",
         state.workflow,
@@ -56,7 +66,14 @@ pub fn loop_ended(env: &Env, project_root: &Path, state: &State) {
     ));
     let values = [
         ("message", message.clone()),
-        ("status", state.status.as_str().to_owned()),
+        (
+            "status",
+            if state.is_active() {
+                "waiting".to_owned()
+            } else {
+                state.status.as_str().to_owned()
+            },
+        ),
         ("workflow", state.workflow.clone()),
         ("project", project_root.display().to_string()),
     ];

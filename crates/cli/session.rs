@@ -103,6 +103,7 @@ pub fn log(project: &Project, event: &Event, stderr: &mut dyn Write) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hook {
     Stop,
+    StopFailure,
     UserPrompt,
     Compact,
     PostToolUse,

@@ -24,6 +24,7 @@ mod budgets;
 mod git;
 mod harness;
 mod interactive;
+mod limits;
 mod mock;
 mod npm;
 mod review;

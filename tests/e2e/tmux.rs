@@ -36,15 +36,24 @@ impl Tmux {
     /// Starts `claude` in the project of `e2e`, in a 200x50 terminal, with pagent
     /// installed from this repository into the test's HOME as a user installs it.
     pub fn start(e2e: &E2e) -> Tmux {
+        Tmux::start_as(e2e, false)
+    }
+
+    /// [`Tmux::start`], logged in with a subscription instead of an API key
+    /// (`harness::SUBSCRIPTION`): the one login with usage limits.
+    pub fn start_subscribed(e2e: &E2e) -> Tmux {
+        Tmux::start_as(e2e, true)
+    }
+
+    fn start_as(e2e: &E2e, subscribed: bool) -> Tmux {
         seed_home(e2e);
         install_pagent(e2e);
         let script = e2e.home.join("start-claude.sh");
-        let vars = [
+        let mut vars = vec![
             ("HOME", e2e.home.display().to_string()),
             ("PATH", std::env::var("PATH").unwrap_or_default()),
             ("LANG", "C.UTF-8".into()),
             ("ANTHROPIC_BASE_URL", e2e.mock.base_url()),
-            ("ANTHROPIC_API_KEY", API_KEY.into()),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
             ("DISABLE_TELEMETRY", "1".into()),
             ("DISABLE_AUTOUPDATER", "1".into()),
@@ -52,6 +61,15 @@ impl Tmux {
             ("PAGENT_BIN", env!("CARGO_BIN_EXE_pagent").into()),
             ("PAGENT_CONFIG_DIR", e2e.config.display().to_string()),
         ];
+        if subscribed {
+            vars.extend(
+                crate::harness::SUBSCRIPTION
+                    .iter()
+                    .map(|(key, value)| (*key, (*value).to_owned())),
+            );
+        } else {
+            vars.push(("ANTHROPIC_API_KEY", API_KEY.into()));
+        }
         let mut text = String::from("#!/bin/sh\nexec env -i TERM=\"$TERM\"");
         for (key, value) in vars {
             text.push_str(&format!(" {key}={}", sh_quote(&value)));
@@ -127,7 +145,13 @@ impl Tmux {
 
     /// Waits until `ready(screen)`; fails with the screen after [`WAIT`].
     pub fn wait_until(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + WAIT;
+        self.wait_longer(what, WAIT, ready)
+    }
+
+    /// [`Tmux::wait_until`] with its own limit (Claude Code's own timers: a usage limit's
+    /// reset, its resume a minute after).
+    pub fn wait_longer(&self, what: &str, limit: Duration, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
         loop {
             let screen = self.screen();
             if ready(&screen) {
@@ -135,7 +159,7 @@ impl Tmux {
             }
             assert!(
                 Instant::now() < deadline,
-                "waited {WAIT:?} for {what}; the screen:\n{}\n{}",
+                "waited {limit:?} for {what}; the screen:\n{}\n{}",
                 "=".repeat(100),
                 screen
             );

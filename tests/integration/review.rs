@@ -375,3 +375,28 @@ fn a_planted_runs_folder_link_gets_no_reviewer_files_outside_the_project() {
     assert!(!env.home.join("reviewer-args").exists(), "the reviewer ran");
     assert_eq!(env.state()["status"], "active");
 }
+
+/// Issue 21, which pool pays: set-up says what a Claude reviewer spends, and what the
+/// reviewer reports spending (`total_cost_usd`) counts in the loop's usage and budgets.
+#[test]
+fn issue_21_a_claude_reviewer_says_what_it_spends_and_its_cost_counts() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd(&["ralph", "Parse the input", "--review", CRITERIA])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    assert!(
+        out.stdout.contains(
+            "pagent: the reviewer runs `claude -p`: on a Claude subscription that spends the plan's separate Agent SDK credit, billed at API prices, not its usage limits; with an API key, your API account (docs/costs.md)"
+        ),
+        "{out}"
+    );
+    let mut line = json!({"type": "result", "subtype": "success", "is_error": false, "total_cost_usd": 0.25,
+        "result": "{\"met\": false, \"missing\": [\"no test\"], \"files\": []}"});
+    line["usage"] = json!({"input_tokens": 1000, "output_tokens": 100});
+    std::fs::write(env.home.join("verdict"), format!("{line}\n")).unwrap();
+    stop_with_reviewer(&env, "Done.\n<promise>DONE</promise>").blocked();
+    let usage = &env.state()["usage"];
+    assert_eq!(usage["cost_microusd"], 250_000, "{usage}");
+    assert_eq!(usage["tokens"]["input"], 1000, "{usage}");
+}

@@ -306,6 +306,19 @@ pub struct AgentArgs {
     /// The first retry's delay; each next one doubles it (at most 5m)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     pub retry_delay: Duration,
+    /// How long to wait when the agent hits a usage limit and names no reset time (one
+    /// that names it is waited until then, plus --limit-margin); then the same iteration
+    /// runs again, not counted
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
+    pub limit_wait: Duration,
+    /// How long past the reset a usage limit names the loop waits (the provider's clock is
+    /// not ours)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1m")]
+    pub limit_margin: Duration,
+    /// Treat a usage limit as an API error (retried, then the loop stops) instead of
+    /// waiting for it to reset
+    #[arg(long)]
+    pub no_limit_wait: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -380,6 +393,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub enum HookCommand {
     /// The Stop hook: reads Claude Code's hook JSON on stdin, prints a decision.
     Stop,
+    /// The StopFailure hook: a turn that ended on a usage limit makes the loop wait.
+    StopFailure,
     /// The PostToolUse hook: checks the file an edit tool just wrote, feeds problems back.
     PostToolUse,
     /// The UserPromptSubmit hook: a message typed in the loop's session pauses the loop.

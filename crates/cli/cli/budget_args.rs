@@ -8,7 +8,8 @@ use clap::Args;
 /// gave up.
 #[derive(Debug, Args, Clone, Copy, Default)]
 pub struct BudgetArgs {
-    /// End the loop after this much wall-clock time (e.g. 45m, 2h, 1h30m)
+    /// End the loop once it has worked this long (e.g. 45m, 2h, 1h30m); time spent
+    /// waiting for the agent's usage limit to reset does not count
     #[arg(long, value_name = "DURATION", value_parser = pagent_engine::budget::parse_duration)]
     pub max_duration: Option<u64>,
     /// End the loop once the agent has used this many tokens, input, output and cache

@@ -65,6 +65,9 @@ pub const DISPLAY: &str = "DISPLAY";
 pub const WAYLAND_DISPLAY: &str = "WAYLAND_DISPLAY";
 /// Any value turns colour off (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
+/// The machine's time zone and zone database, for an agent's usage-limit reset time.
+pub const TZ: &str = "TZ";
+pub const TZDIR: &str = "TZDIR";
 
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -89,6 +92,9 @@ pub struct Env {
     /// binary here (its own executable is the test harness).
     pub exe: Option<PathBuf>,
     pub install: InstallEnv,
+    /// `TZ` (set, even empty: empty means UTC) and `TZDIR`.
+    pub tz: Option<OsString>,
+    pub tzdir: Option<OsString>,
 }
 
 /// What `pagent install` and `pagent uninstall` read: the user's own folders.
@@ -135,6 +141,8 @@ impl Env {
                 xdg_data_home: non_empty(XDG_DATA_HOME).map(PathBuf::from),
                 plugin_source: non_empty(PAGENT_PLUGIN_SOURCE).map(PathBuf::from),
             },
+            tz: var(TZ),
+            tzdir: non_empty(TZDIR),
         }
     }
 

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod budget_args;
+pub mod costs;
 pub mod env;
 pub mod exit;
 pub mod loop_args;

@@ -134,7 +134,12 @@ fn decide_on(
         ),
         _ => state.clone(),
     };
-    let outcome = decide_stop(&event, &metered, &mut world);
+    let mut outcome = decide_stop(&event, &metered, &mut world);
+    // A reviewer that ran is paid for like the session: its usage counts too.
+    if let Some(write) = &mut outcome.write {
+        *write =
+            crate::world::usage::add_records(write, &world.take_review_usage(), None, config_dir);
+    }
 
     if let Some(notice_key) = notice_key {
         // Never write in the project for a state pagent ignores.

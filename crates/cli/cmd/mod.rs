@@ -6,6 +6,7 @@ pub mod dashboard;
 pub mod hook_compact;
 pub mod hook_post_tool_use;
 pub mod hook_stop;
+pub mod hook_stop_failure;
 pub mod hook_user_prompt;
 pub mod install;
 pub mod log;

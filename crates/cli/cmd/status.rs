@@ -60,7 +60,12 @@ pub fn run(
     };
     let sealed =
         store::ownership(&project, env.config_dir.as_deref(), &state) == store::Ownership::Own;
-    let report = build(&project, &state, sealed);
+    let mut report = build(&project, &state, sealed);
+    let zones = crate::world::zone::Zones {
+        tz: env.tz.as_deref(),
+        tzdir: env.tzdir.as_deref(),
+    };
+    report.localize(&zones, crate::io::now());
     if args.json {
         writeln!(
             io.stdout,

@@ -2,7 +2,7 @@
 //! progress writes these and `pagent parallel` reads its children's back, through the
 //! same type, so neither side spells a key the other does not know.
 
-use pagent_engine::{Action, Kind, Status, Usage};
+use pagent_engine::{Action, Kind, Status, Timestamp, Usage};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +48,19 @@ pub enum LoopEvent {
     },
     Note {
         text: String,
+    },
+    /// The agent hit a usage limit: the loop waits until `until`, then runs the same
+    /// iteration again (not counted).
+    LimitWait {
+        reason: String,
+        until: Timestamp,
+        wait_secs: u64,
+        /// Whether `until` is the reset the agent named (plus a minute), else `--limit-wait`.
+        reset_known: bool,
+    },
+    /// The usage limit was waited out: the same iteration runs again.
+    LimitResumed {
+        waited_secs: u64,
     },
     /// The last word. `status` and `iterations` are null when the loop ended in an error
     /// before or outside its state.

@@ -16,13 +16,16 @@
 //!
 //! Beside this file: `prepare` finds the agent and sets up or takes over the state;
 //! `retry` runs the agent for one iteration, again after a crash or an API error with a
-//! growing delay; `watch` notices a loop ended elsewhere; `stories` is the runner's side of
+//! growing delay; `limit` waits out the agent's usage limit and runs the same iteration
+//! again; `finish` saves the state at Ctrl-C and pushes a completed loop's work; `watch` notices a loop ended elsewhere; `stories` is the runner's side of
 //! `--stories` and `--issues` (the progress.md line and the issue comments after each
 //! iteration, the pull request's `Closes #N`), `github` the one place `gh` starts.
 //! Each decision is applied like the Stop hook's (`session::apply`).
 
 pub mod agent;
+mod finish;
 mod github;
+mod limit;
 pub mod loop_event;
 pub mod parallel;
 mod pause;
@@ -41,7 +44,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use pagent_engine::prompt::first_prompt;
-use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, decide_iteration};
+use pagent_engine::{Decision, Status, decide_iteration};
 
 use crate::cli::args::{Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
@@ -60,7 +63,7 @@ use crate::world::FsWorld;
 
 use pause::{Waited, apply_over_pause, wait_if_paused};
 use prepare::{agent_spec, prepare_state};
-use retry::run_with_retries;
+use retry::{Attempt, run_with_retries};
 use stories::note_stories;
 use watch::{Watch, ended_elsewhere, stopped_elsewhere};
 
@@ -123,11 +126,20 @@ pub fn drive(
         &project.root.display().to_string(),
         resumed,
     );
+    // Which pool pays, said before anything is spent.
+    if let AgentSpec::Known { kind, .. } = &agent {
+        progress.note(&format!(
+            "pagent loop: {}",
+            crate::cli::costs::loop_agent(*kind)
+        ));
+    }
     let base_limits = Limits {
         iteration_timeout: args.agent.iteration_timeout,
         idle_timeout: args.agent.idle_timeout,
     };
     let run_id = crate::store::runs::run_id(&state);
+    // Usage limits this iteration met (each one's run keeps its own log file).
+    let mut limited = 0;
 
     loop {
         if let Some(ended) = ended_elsewhere(&project, &state) {
@@ -148,6 +160,21 @@ pub fn drive(
                 return Ok(ExitStatus::Interrupted);
             }
         };
+        // A wait a Ctrl-C or a crash interrupted goes on where it was.
+        if state.limit_wait.is_some() {
+            match limit::wait(&project, env, state.clone(), progress)? {
+                limit::Waited::Go(next) => state = *next,
+                limit::Waited::Ended(why) => return Ok(stopped_elsewhere(&state, &why, progress)),
+                limit::Waited::Interrupted => {
+                    return Ok(finish::interrupted_waiting(&project, &state, progress));
+                }
+                limit::Waited::GaveUp(next) => {
+                    state = *next;
+                    break;
+                }
+            }
+            continue;
+        }
         let limits = usage::within_time_budget(base_limits, &state, now());
         let mut watch = Watch::new(&project, &state.loop_id);
         let stage = state.current().name.clone();
@@ -158,7 +185,7 @@ pub fn drive(
             .pending_prompt
             .clone()
             .unwrap_or_else(|| first_prompt(&state, &mut FsWorld::read_only(&project)));
-        let Some(run) = run_with_retries(
+        let attempt = run_with_retries(
             &agent,
             &search,
             &args.agent,
@@ -168,41 +195,43 @@ pub fn drive(
             limits,
             &run_id,
             progress,
+            limited,
             &mut || watch.still_ours(),
-        )?
-        else {
-            let mut paused = state.clone();
-            paused.pending_prompt = Some(prompt);
-            let outcome = Outcome {
-                decision: Decision::Allow,
-                write: Some(paused),
-                log: Some(LogEntry {
-                    action: Action::Interrupted,
-                    stage: stage.clone(),
-                    iteration,
-                    detail: format!(
-                        "stopped by a signal; run `pagent loop` in {} to resume",
-                        project.root.display()
-                    ),
-                }),
-            };
-            let logged = |entry| Event::of(entry, now(), None);
-            let stderr = progress.stderr();
-            if apply_over_pause(&project, config_dir, &state, outcome, logged, stderr)?.is_none() {
-                let ended = ended_elsewhere(&project, &state)
-                    .unwrap_or_else(|| "the state changed meanwhile".to_owned());
-                return Ok(stopped_elsewhere(&state, &ended, progress));
+        )?;
+        let run = match attempt {
+            Attempt::Ran(run) => *run,
+            Attempt::Limited { hit, spent } => {
+                limited += 1;
+                let waited = limit::wait_out(
+                    &project,
+                    env,
+                    &state,
+                    &hit,
+                    &spent,
+                    &args.agent,
+                    &prompt,
+                    progress,
+                )?;
+                match waited {
+                    limit::Waited::Go(next) => state = *next,
+                    limit::Waited::Ended(why) => {
+                        return Ok(stopped_elsewhere(&state, &why, progress));
+                    }
+                    limit::Waited::Interrupted => {
+                        return Ok(finish::interrupted_waiting(&project, &state, progress));
+                    }
+                    limit::Waited::GaveUp(next) => {
+                        state = *next;
+                        break;
+                    }
+                }
+                continue;
             }
-            progress.finished(
-                &state,
-                Ending::Interrupted,
-                &format!(
-                    "stopped by a signal; the state is saved, run `pagent loop` in {} to resume",
-                    project.root.display()
-                ),
-            );
-            return Ok(ExitStatus::Interrupted);
+            Attempt::Interrupted => {
+                return finish::interrupted(&project, config_dir, &state, prompt, progress);
+            }
         };
+        limited = 0;
 
         let mut world = FsWorld::for_hook(&project, &state, run.final_message(), None)
             .with_path(env.path.clone())
@@ -210,6 +239,13 @@ pub fn drive(
         // Decided on the state with this run's usage added; applied over the state read.
         let metered = usage::metered(&state, &run.usage, &args.agent, config_dir);
         let mut step = decide_iteration(&metered, &mut world, now());
+        // A reviewer that ran is paid for like the agent: its usage counts too.
+        step.write = crate::world::usage::add_records(
+            &step.write,
+            &world.take_review_usage(),
+            None,
+            config_dir,
+        );
         if let Some((key, notice)) = world.take_notice()
             && !crate::store::user::notice_given(config_dir, &project.root, &key)
         {
@@ -287,7 +323,7 @@ pub fn drive(
         Status::Complete => {
             progress.finished(&state, Ending::Complete, &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
-            Ok(after_completion(
+            Ok(finish::after_completion(
                 &project,
                 env.path.as_deref(),
                 branch,
@@ -344,55 +380,6 @@ fn run_setup(root: &Path, line: &str, search: &SearchPath) -> anyhow::Result<()>
         root.display()
     );
     Ok(())
-}
-
-/// Push and open a pull request, as asked; any failure is reported and makes the exit
-/// status a failure, though the loop itself completed.
-fn after_completion(
-    project: &Project,
-    path_env: Option<&std::ffi::OsStr>,
-    branch: Option<String>,
-    args: &LoopArgs,
-    state: &State,
-    progress: &mut Progress,
-) -> ExitStatus {
-    if !args.push && !args.pr {
-        return ExitStatus::Success;
-    }
-    let branch = branch.or_else(|| {
-        crate::store::git::discover(&project.root)?
-            .head()
-            .ok()?
-            .shorthand()
-            .map(str::to_owned)
-    });
-    let Some(branch) = branch else {
-        progress.note("cannot push: the project is not on a branch");
-        return ExitStatus::Failure;
-    };
-    let search = SearchPath::new(path_env, &[&project.root]);
-    if let Err(err) = worktree::push(&project.root, &branch, &search) {
-        progress.note(&format!(
-            "the loop completed, but pushing {branch} failed: {err:#}"
-        ));
-        return ExitStatus::Failure;
-    }
-    progress.note(&format!("pushed {branch}"));
-    if args.pr {
-        let title = match stories::current_plan(project, state) {
-            Some((rel, _)) => format!("pagent: the stories of {}", rel.display()),
-            None => format!("pagent: {}", state.workflow),
-        };
-        let body = stories::pr_body(project, state);
-        match github::open_pr(&project.root, &branch, &title, &body, &search) {
-            Ok(url) => progress.note(&format!("opened a pull request: {url}")),
-            Err(err) => {
-                progress.note(&format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"));
-                return ExitStatus::Failure;
-            }
-        }
-    }
-    ExitStatus::Success
 }
 
 /// A limit in words ("5 min"), for the note a stopped run's next prompt carries.

@@ -4,6 +4,9 @@
 //! tool the agent is using now) and one permanent line per finished iteration. Piped:
 //! the same permanent lines, plain. `--json`: one JSON object per line for scripts and
 //! for `pagent parallel`, which reads them to draw its table. `--quiet`: only the end.
+//! A usage-limit wait's lines and countdown are in `progress/limit.rs`.
+
+mod limit;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -315,8 +318,13 @@ impl<'a> Progress<'a> {
                 usage: Some(UsageFigures::of(&state.usage)),
             }),
             _ => {
+                // The two clocks round apart: never more waited than run.
+                let waited = match state.usage.waited_secs.min(elapsed) {
+                    0 => String::new(),
+                    secs => format!(", {} of it waiting for usage limits", format_duration(secs)),
+                };
                 let text = format!(
-                    "pagent loop: {} after {total} iteration{} in {} ({}): {reason}",
+                    "pagent loop: {} after {total} iteration{} in {}{waited} ({}): {reason}",
                     outcome.as_str(),
                     if total == 1 { "" } else { "s" },
                     format_duration(elapsed),

@@ -3,13 +3,16 @@
 //! A retry is not an iteration: the engine never hears of it, so a flaky API cannot use
 //! up the loop's iterations or trip its no-progress limit. Each attempt gets its own log
 //! file (`-retry1`, ...), the delay doubles up to a cap, and waiting between attempts
-//! still answers Ctrl-C.
+//! still answers Ctrl-C. A usage limit is not an error to retry: the run returns it
+//! ([`Attempt::Limited`]) for the runner to wait out (`limit.rs`), unless
+//! `--no-limit-wait` makes it one.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use pagent_engine::{Action, LogEntry, State};
+use pagent_protocol::stream::{LimitHit, UsageRecord};
 
 use crate::cli::args::AgentArgs;
 use crate::cli::env;
@@ -25,8 +28,21 @@ use crate::store::project::{Project, RUNS_DIR};
 /// The longest wait between retries.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
 
+/// How one iteration's attempts ended.
+#[derive(Debug)]
+pub(super) enum Attempt {
+    Ran(Box<AgentRun>),
+    /// The agent hit a usage limit; `spent` is what its attempts used.
+    Limited {
+        hit: LimitHit,
+        spent: Vec<UsageRecord>,
+    },
+    /// Ctrl-C, or the loop ended elsewhere.
+    Interrupted,
+}
+
 /// One iteration's agent run, retried (not counted) while it crashes or reports an API
-/// error. `None` when interrupted.
+/// error. `limited` counts the usage limits this iteration met before (its log files).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_with_retries(
     agent: &AgentSpec,
@@ -38,8 +54,9 @@ pub(super) fn run_with_retries(
     limits: Limits,
     run_id: &str,
     progress: &mut Progress,
+    limited: u32,
     still_ours: &mut dyn FnMut() -> bool,
-) -> anyhow::Result<Option<AgentRun>> {
+) -> anyhow::Result<Attempt> {
     let stage = &state.current().name;
     let iteration = state.iterations[state.stage];
     let env = [
@@ -52,11 +69,14 @@ pub(super) fn run_with_retries(
     let mut spent = Vec::new();
     loop {
         progress.iteration_started(state, attempt);
-        let retry = if attempt == 0 {
+        let mut retry = if limited == 0 {
             String::new()
         } else {
-            format!("-retry{attempt}")
+            format!("-limit{limited}")
         };
+        if attempt > 0 {
+            retry.push_str(&format!("-retry{attempt}"));
+        }
         let base = format!("{run_id}-{stage}-{iteration:03}{retry}");
         let log_path = Path::new(RUNS_DIR).join(format!("{base}.log"));
         let prompt_rel = Path::new(RUNS_DIR).join(format!("{base}.prompt.md"));
@@ -89,15 +109,21 @@ pub(super) fn run_with_retries(
             },
         );
         match &run.end {
-            End::Interrupted | End::Stopped => return Ok(None),
+            End::Interrupted | End::Stopped => return Ok(Attempt::Interrupted),
             End::NotStarted(why) => bail!("{why}"),
             _ => {}
+        }
+        if !options.no_limit_wait
+            && let Some(hit) = run.limit
+        {
+            spent.extend(run.usage);
+            return Ok(Attempt::Limited { hit, spent });
         }
         let Some(why) = run.failure(agent) else {
             let mut run = run;
             spent.append(&mut run.usage);
             run.usage = spent;
-            return Ok(Some(run));
+            return Ok(Attempt::Ran(Box::new(run)));
         };
         spent.extend(run.usage.iter().cloned());
         attempt += 1;
@@ -122,7 +148,7 @@ pub(super) fn run_with_retries(
             .min(MAX_RETRY_DELAY);
         progress.retrying(&why, delay, attempt, options.retries);
         if !sleep_unless_interrupted(delay) {
-            return Ok(None);
+            return Ok(Attempt::Interrupted);
         }
     }
 }

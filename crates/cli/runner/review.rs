@@ -90,13 +90,16 @@ pub fn new_verdict<'s>(before: &State, after: &'s State) -> Option<&'s ReviewRec
 }
 
 /// Starts the reviewer for `request` in the project and waits for it, stopping it when
-/// `keep_going` says no (the loop was cancelled meanwhile).
+/// `keep_going` says no (the loop was cancelled meanwhile). What the reviewer reported
+/// using (Claude Code's `total_cost_usd`, tokens) is added to `spent`, for the loop's
+/// budgets: a reviewer is paid for like the loop's own agent.
 pub fn run_review(
     project: &Project,
     request: &ReviewRequest,
     setup: &ReviewSetup,
     label: &str,
     keep_going: &mut dyn FnMut() -> bool,
+    spent: &mut Vec<pagent_protocol::stream::UsageRecord>,
 ) -> ReviewOutcome {
     let timeout = match review_time(request.timeout_secs, setup.deadline, Instant::now()) {
         Ok(timeout) => timeout,
@@ -144,6 +147,7 @@ pub fn run_review(
         },
         &mut |_| keep_going(),
     );
+    spent.extend(run.usage.iter().cloned());
     match &run.end {
         End::TimedOut | End::Stalled => {
             return ReviewOutcome::TimedOut {

@@ -4,12 +4,11 @@
 
 use std::time::Duration;
 
-use pagent_engine::{Report, State, Timestamp};
+use pagent_engine::{State, Timestamp};
 use pagent_protocol::stream::UsageRecord;
 
 use crate::cli::args::AgentArgs;
 use crate::runner::agent::Limits;
-use crate::world::usage::tokens_of;
 
 /// `state` with a run's usage records added (each priced when the agent gave no cost).
 pub(super) fn metered(
@@ -18,21 +17,8 @@ pub(super) fn metered(
     agent: &AgentArgs,
     config_dir: Option<&std::path::Path>,
 ) -> State {
-    let mut metered = state.clone();
-    if records.is_empty() {
-        return metered;
-    }
-    let prices = crate::store::config::read_prices(config_dir);
     let model_flag = model_from_args(&agent.agent_args);
-    for record in records {
-        let report = Report {
-            model: record.model.clone().or_else(|| model_flag.clone()),
-            tokens: tokens_of(record.tokens),
-            cost_microusd: record.cost_usd.and_then(pagent_engine::usage::per_million),
-        };
-        metered.usage.add(&report, &prices);
-    }
-    metered
+    crate::world::usage::add_records(state, records, model_flag.as_deref(), config_dir)
 }
 
 /// The model named by `--agent-arg=--model --agent-arg=NAME` (or `-m`, or `--model=NAME`):
@@ -55,7 +41,7 @@ pub(super) fn within_time_budget(limits: Limits, state: &State, now: Timestamp) 
     let Some(budget) = state.budget.max_duration_secs else {
         return limits;
     };
-    let used = state.usage.elapsed_at(state.updated_at, now);
+    let used = pagent_engine::budget::worked_secs(state, now);
     let left = Duration::from_secs(budget.saturating_sub(used).max(1));
     Limits {
         iteration_timeout: limits.iteration_timeout.min(left),

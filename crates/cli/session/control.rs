@@ -204,7 +204,8 @@ pub fn resume(
         {
             return Ok(Resumed::Done {
                 state: Box::new(written),
-                was_paused: state.paused.is_some(),
+                // A usage-limit wait the user ends is resumed as much as a pause.
+                was_paused: state.paused.is_some() || state.limit_wait.is_some(),
             });
         }
     }

@@ -10,6 +10,7 @@ pub mod probe;
 pub mod report;
 pub mod transcript;
 pub mod usage;
+pub mod zone;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ pub struct FsWorld<'a> {
     /// What the user should hear once about this decision's world (a repository too
     /// large for a content fingerprint).
     notice: Option<String>,
+    /// What reviewers started by this world reported using.
+    review_usage: Vec<pagent_protocol::stream::UsageRecord>,
 }
 
 impl<'a> FsWorld<'a> {
@@ -63,6 +66,7 @@ impl<'a> FsWorld<'a> {
             review: None,
             path_env: None,
             notice: None,
+            review_usage: Vec::new(),
         }
     }
 
@@ -78,6 +82,11 @@ impl<'a> FsWorld<'a> {
         self.notice
             .take()
             .map(|text| ("repository too large for a fingerprint".to_owned(), text))
+    }
+
+    /// What the reviewers this world started reported using (for the loop's budgets).
+    pub fn take_review_usage(&mut self) -> Vec<pagent_protocol::stream::UsageRecord> {
+        std::mem::take(&mut self.review_usage)
     }
 
     /// Lets this world start a reviewer (a `review` condition) as `setup` says.
@@ -99,8 +108,15 @@ impl<'a> FsWorld<'a> {
             review: None,
             path_env: None,
             notice: None,
+            review_usage: Vec::new(),
         }
     }
+}
+
+/// The progress mark of `state`'s loop as its project is now: the engine's one answer
+/// ([`pagent_engine::progress::mark`]), which set-up keeps and every decision compares.
+pub fn progress_mark(project: &Project, state: &State) -> Option<String> {
+    pagent_engine::progress::mark(state, &mut FsWorld::read_only(project))
 }
 
 impl World for FsWorld<'_> {
@@ -189,7 +205,14 @@ impl World for FsWorld<'_> {
             Err(_) => true,
         };
         let label = format!("{}-{}", self.stage, crate::io::now().0);
-        crate::runner::review::run_review(project, request, setup, &label, &mut keep_going)
+        crate::runner::review::run_review(
+            project,
+            request,
+            setup,
+            &label,
+            &mut keep_going,
+            &mut self.review_usage,
+        )
     }
 
     fn fingerprint(&mut self) -> Option<String> {

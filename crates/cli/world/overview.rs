@@ -65,9 +65,13 @@ pub struct Figures {
     pub iteration: u32,
     pub max_iterations: u32,
     pub total_iterations: u32,
+    /// The time worked: waiting for usage limits to reset is in `limit_waited_secs`.
     pub elapsed_secs: u64,
     /// Active: since the last step (the iteration under way); paused: since the pause.
     pub waiting_secs: Option<u64>,
+    pub limit_waited_secs: u64,
+    /// While the agent's usage limit is waited out: how long is left, and why.
+    pub limit_wait: Option<String>,
     pub tokens: u64,
     pub cost_microusd: u64,
     /// Whether any cost figure is known (else `cost_microusd` means nothing).
@@ -195,10 +199,9 @@ fn status(state: &State) -> &'static str {
 pub fn figures(state: &State, now: Timestamp) -> Figures {
     let end = state.ended_at.unwrap_or(now);
     // As `pagent status`: the loop's own clock, or the wall clock if that says more.
-    let elapsed = state
-        .usage
-        .elapsed_at(state.updated_at, end)
-        .max(end.since(state.started_at));
+    let waited = pagent_engine::budget::waited_secs(state, end);
+    let elapsed = pagent_engine::budget::worked_secs(state, end)
+        .max(end.since(state.started_at).saturating_sub(waited));
     let waiting = match (&state.paused, state.is_active()) {
         (Some(pause), true) => Some(now.since(pause.since)),
         (None, true) => Some(now.since(state.updated_at)),
@@ -225,6 +228,13 @@ pub fn figures(state: &State, now: Timestamp) -> Figures {
         total_iterations: state.total_iterations(),
         elapsed_secs: elapsed,
         waiting_secs: waiting,
+        limit_waited_secs: waited,
+        limit_wait: state.limit_wait.as_ref().map(|wait| {
+            let left = wait.until.map_or_else(String::new, |until| {
+                format!("{} left: ", format_duration(until.since(now)))
+            });
+            cap(&format!("{left}{}", wait.why), TEXT_CAP)
+        }),
         tokens: state.usage.tokens.total(),
         cost_microusd: state.usage.cost_microusd,
         cost_known: state.usage.cost_known(),

@@ -2,10 +2,12 @@
 //! condition's progress measured on the disk (files and folders; commands are not run,
 //! their last result comes from the event log), with usage, budget and the last review.
 
+mod limit;
+
 use std::io::Write;
 
 use pagent_engine::usage::{format_cost, format_count};
-use pagent_engine::{Action, Driver, Kind, State, Status, Timestamp, format_duration};
+use pagent_engine::{Action, Driver, Kind, State, Status, Timestamp};
 use serde::Serialize;
 
 use crate::cli::ui::{Style, printable};
@@ -48,6 +50,10 @@ pub struct Report {
     budget: pagent_engine::Budget,
     /// The latest reviewer verdict of a `review` condition.
     review: Option<ReviewReport>,
+    /// Time spent waiting for usage limits to reset (not in `elapsed_secs`, the time
+    /// worked), and the wait under way.
+    waited_secs: u64,
+    limit_wait: Option<limit::LimitReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -132,11 +138,10 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
         .collect();
     let end = state.ended_at.unwrap_or_else(now);
     // The loop's own clock (forward steps only), or the wall clock if that says more (a
-    // cancel ends a loop without ticking its clock).
-    let elapsed = state
-        .usage
-        .elapsed_at(state.updated_at, end)
-        .max(end.since(state.started_at));
+    // cancel ends a loop without ticking its clock); waiting for a usage limit is neither.
+    let waited = pagent_engine::budget::waited_secs(state, end);
+    let elapsed = pagent_engine::budget::worked_secs(state, end)
+        .max(end.since(state.started_at).saturating_sub(waited));
     let usage = &state.usage;
     #[allow(clippy::cast_precision_loss)]
     let cost_usd = usage.cost_microusd as f64 / 1e6;
@@ -182,6 +187,8 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
             detail: r.detail.clone(),
             at: r.at.to_string(),
         }),
+        waited_secs: waited,
+        limit_wait: limit::limit_report(state, end),
     }
 }
 
@@ -233,6 +240,7 @@ fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
 pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let status = match report.status {
         Status::Active if report.paused => style.yellow("paused"),
+        Status::Active if report.limit_wait.is_some() => style.yellow("waiting"),
         Status::Active => style.yellow("active"),
         Status::Complete => style.green("complete"),
         Status::GaveUp => style.red("gave up"),
@@ -251,7 +259,7 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
         out,
         "{} · {status} · {iterations} · {}",
         style.bold(&format!("pagent {shape}")),
-        format_duration(report.elapsed_secs)
+        limit::time_text(report.elapsed_secs, report.waited_secs)
     )?;
     if let Some(prd) = &report.prd_file {
         writeln!(out, "PRD: {}", printable(prd, false))?;
@@ -302,6 +310,9 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
                 )
             };
             writeln!(out, "{owner} · {no_progress}")?;
+            if let Some(wait) = &report.limit_wait {
+                limit::print_limit(wait, style, out)?;
+            }
             if report.paused {
                 writeln!(
                     out,

@@ -236,6 +236,30 @@ impl Counter {
     }
 }
 
+/// `state` with an agent run's usage records added, each priced from the user's prices
+/// when the agent gave no cost of its own (`model` names the model a record does not).
+pub fn add_records(
+    state: &State,
+    records: &[pagent_protocol::stream::UsageRecord],
+    model: Option<&str>,
+    config_dir: Option<&Path>,
+) -> State {
+    let mut metered = state.clone();
+    if records.is_empty() {
+        return metered;
+    }
+    let prices = crate::store::config::read_prices(config_dir);
+    for record in records {
+        let report = Report {
+            model: record.model.clone().or_else(|| model.map(str::to_owned)),
+            tokens: tokens_of(record.tokens),
+            cost_microusd: record.cost_usd.and_then(pagent_engine::usage::per_million),
+        };
+        metered.usage.add(&report, &prices);
+    }
+    metered
+}
+
 pub fn tokens_of(counts: TokenCounts) -> Tokens {
     Tokens {
         input: counts.input,

@@ -43,6 +43,10 @@ pub enum Action {
     Interrupted,
     /// `pagent loop`'s agent crashed or hit an API error: run again (not an iteration).
     Retry,
+    /// The agent hit a usage limit: the loop waits for it to reset (not an iteration).
+    LimitWait,
+    /// A usage limit was waited out: the same iteration runs again.
+    LimitResumed,
 }
 
 impl Action {
@@ -66,6 +70,8 @@ impl Action {
             Action::Review => "review",
             Action::Interrupted => "interrupted",
             Action::Retry => "retry",
+            Action::LimitWait => "limit_wait",
+            Action::LimitResumed => "limit_resumed",
         }
     }
 }

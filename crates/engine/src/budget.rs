@@ -98,7 +98,7 @@ impl Reached {
     pub fn describe(&self) -> String {
         match self {
             Reached::Duration { used, limit } => format!(
-                "the time budget ({} run of {})",
+                "the time budget ({} worked of {})",
                 format_duration(*used),
                 format_duration(*limit)
             ),
@@ -131,7 +131,7 @@ pub fn reached(state: &State, now: Timestamp) -> Option<Reached> {
     let budget = &state.budget;
     let usage = &state.usage;
     if let Some(limit) = budget.max_duration_secs {
-        let used = usage.elapsed_at(state.updated_at, now);
+        let used = worked_secs(state, now);
         if used >= limit {
             return Some(Reached::Duration { used, limit });
         }
@@ -156,10 +156,31 @@ pub fn reached(state: &State, now: Timestamp) -> Option<Reached> {
 }
 
 /// Moves the state's clock to `now`: the time since its last write is added to the loop's
-/// elapsed time (nothing when the clock went backwards), then `updated_at` is `now`.
+/// elapsed time (nothing when the clock went backwards, nor while it waits for a usage
+/// limit), then `updated_at` is `now`.
 pub fn tick(state: &mut State, now: Timestamp) {
-    state.usage.elapsed_secs = state.usage.elapsed_at(state.updated_at, now);
+    state.usage.elapsed_secs = worked_secs(state, now);
     state.updated_at = now;
+}
+
+/// The time the loop has worked by `now`: what `--max-duration` counts. Waiting for a
+/// usage limit to reset is not work (see `limit.rs`).
+pub fn worked_secs(state: &State, now: Timestamp) -> u64 {
+    match &state.limit_wait {
+        // The wait began with a write: nothing since then is work.
+        Some(_) => state.usage.elapsed_secs,
+        None => state.usage.elapsed_at(state.updated_at, now),
+    }
+}
+
+/// The time the loop has waited for usage limits to reset by `now`, the wait under way
+/// included.
+pub fn waited_secs(state: &State, now: Timestamp) -> u64 {
+    let current = state
+        .limit_wait
+        .as_ref()
+        .map_or(0, |wait| now.since(wait.since));
+    state.usage.waited_secs.saturating_add(current)
 }
 
 /// The step that ends `next` (already ticked to `now`) as `gave up` when a budget is

@@ -33,6 +33,24 @@ pub enum Prompt {
     Status,
     /// Resume, cancel or a new loop's set-up: leaves the pause to that command.
     OwnCommand,
+    /// Not the user's words: a prompt Claude Code submits by itself (it goes on after a
+    /// usage limit reset, a background task finished). Leaves the loop alone.
+    Automatic,
+}
+
+/// The prompts Claude Code 2.1.330 submits by itself through UserPromptSubmit, by their
+/// opening (`research/cc-facts.md`, A2 and B6): the continuation after a usage limit
+/// reset (the loop goes on, see `limit.rs`), and a background task's notification.
+const AUTOMATIC: &[&str] = &[
+    "Your claude.ai usage limit has reset. Continue the task",
+    "<task-notification>",
+];
+
+/// Whether `prompt` is one Claude Code submitted by itself rather than the user's words:
+/// the one place both the pause and the usage-limit wait ask.
+pub fn is_automatic(prompt: &str) -> bool {
+    let prompt = prompt.trim_start();
+    AUTOMATIC.iter().any(|opening| prompt.starts_with(opening))
 }
 
 /// The commands pagent installs: the plugin's (always namespaced) and the short names.
@@ -49,7 +67,9 @@ const STATUS: &[&str] = &["/pagent:status", "/pagent-status"];
 /// command).
 pub fn classify(prompt: &str) -> Prompt {
     let word = prompt.split_whitespace().next().unwrap_or("");
-    if STATUS.contains(&word) {
+    if is_automatic(prompt) {
+        Prompt::Automatic
+    } else if STATUS.contains(&word) {
         Prompt::Status
     } else if word.starts_with("/pagent:") || OWN.contains(&word) {
         Prompt::OwnCommand
@@ -76,7 +96,7 @@ pub fn decide_prompt(
     let told = match classify(prompt) {
         Prompt::Other => false,
         Prompt::Status => true,
-        Prompt::OwnCommand => return None,
+        Prompt::OwnCommand | Prompt::Automatic => return None,
     };
     let mut next = state.clone();
     next.paused = Some(Pause {
@@ -150,10 +170,11 @@ pub fn carry_pause(decided_on: &State, on_disk: &State, next: &State) -> Option<
     Some(carried)
 }
 
-/// The state after `pagent resume`: not paused, the no-progress count started afresh
-/// (the pause was the user's time, not the loop's).
+/// The state after `pagent resume`: not paused, not waiting for a usage limit any more
+/// (the user says it has reset, or wants to try now), the no-progress count started
+/// afresh (the pause was the user's time, not the loop's).
 pub fn resume(state: &State, now: Timestamp) -> State {
-    let mut next = state.clone();
+    let mut next = crate::limit::end_wait(state, now);
     next.paused = None;
     next.no_progress_count = 0;
     next.fingerprint = None;
@@ -194,6 +215,19 @@ mod tests {
             ("/ralphy", Prompt::Other),
             ("/compact", Prompt::Other),
             ("Please run /pagent:cancel", Prompt::Other),
+            // Issue 21: Claude Code 2.1.330's own prompts are not the user's words.
+            (
+                "Your claude.ai usage limit has reset. Continue the task you were working on when the limit was reached; do not repeat work that is already complete.",
+                Prompt::Automatic,
+            ),
+            (
+                "<task-notification>\n<task-id>b1</task-id>",
+                Prompt::Automatic,
+            ),
+            (
+                "Your claude.ai usage limit has reset? I wonder",
+                Prompt::Other,
+            ),
         ];
         for (prompt, want) in cases {
             assert_eq!(classify(prompt), want, "{prompt:?}");

@@ -144,6 +144,9 @@ pub struct State {
     /// Time, tokens and cost used so far (see `usage.rs`).
     #[serde(default)]
     pub usage: Usage,
+    /// Set while the loop waits for the agent's usage limit to reset (see `limit.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_wait: Option<crate::limit::LimitWait>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -307,6 +310,7 @@ impl State {
             story: None,
             budget: options.budget,
             usage: Usage::default(),
+            limit_wait: None,
             seal: None,
         }
     }

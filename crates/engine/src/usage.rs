@@ -111,6 +111,10 @@ pub struct Usage {
     /// Wall-clock seconds the loop has run, summed from the forward steps of the clock
     /// between writes (see `budget::tick`): a clock set back never makes it shrink.
     pub elapsed_secs: u64,
+    /// Wall-clock seconds spent waiting for the agent's usage limits to reset (see
+    /// `limit.rs`): not in `elapsed_secs`, never counted against `--max-duration`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waited_secs: u64,
     /// Where the Stop hook stopped reading the session's transcript.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transcript: Option<TranscriptCursor>,

@@ -26,6 +26,9 @@ pub struct HookInput {
     pub prompt: Option<String>,
     /// SessionStart only: `startup`, `resume`, `clear` or `compact`.
     pub source: Option<String>,
+    /// StopFailure only: the API error that ended the turn (`rate_limit`, `server_error`,
+    /// ...); `last_assistant_message` then holds Claude Code's text for it.
+    pub error: Option<String>,
 }
 
 impl HookInput {

@@ -25,6 +25,16 @@ mod cost;
 pub use claude::{ClaudeCommand, ClaudeRun};
 pub use cost::{context_costs, reason_copies};
 
+/// What logs Claude Code in with a subscription against the mock, instead of an API key.
+pub const SUBSCRIPTION: [(&str, &str); 3] = [
+    (
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "sk-ant-oat01-pagent-e2e-mock-token",
+    ),
+    ("CLAUDE_CODE_SUBSCRIPTION_TYPE", "max"),
+    ("TZ", "Europe/Paris"),
+];
+
 /// Longest a single `claude -p` run may take before it is killed and the test fails.
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -169,6 +179,24 @@ impl E2e {
             .stdin(Stdio::null())
             .env("NO_COLOR", "1");
         self.offline_env(&mut command);
+        command.output().unwrap()
+    }
+
+    /// `pagent loop ARGS` whose Claude Code agents are logged in with a subscription
+    /// (an OAuth token, no API key; the zone Europe/Paris): only then does Claude Code
+    /// take a 429 for a usage limit (`research/cc-facts.md`, B6).
+    pub fn pagent_loop_subscribed(&self, args: &[&str]) -> std::process::Output {
+        let mut command = Command::new(pagent_bin());
+        command
+            .arg("loop")
+            .args(args)
+            .current_dir(&self.project)
+            .stdin(Stdio::null());
+        self.offline_env(&mut command);
+        for (key, value) in SUBSCRIPTION {
+            command.env(key, value);
+        }
+        command.env_remove("ANTHROPIC_API_KEY");
         command.output().unwrap()
     }
 

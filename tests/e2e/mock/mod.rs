@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 mod wire;
 
-use wire::{chat_sse, responses_sse, sse};
+use wire::{chat_sse, responses_sse, sse, usage_limit_response};
 
 /// One scripted model turn.
 #[derive(Debug, Clone)]
@@ -34,6 +34,11 @@ pub enum Reply {
     },
     /// An HTTP error with a Messages API error body.
     Error(u16),
+    /// A subscription's usage limit (HTTP 429 with the unified rate-limit headers Claude
+    /// Code reads, `research/cc-facts.md` B6): the window `claim` (`five_hour`,
+    /// `seven_day`) resets `reset_in` seconds after the request. Claude Code takes it for
+    /// a usage limit only when logged in with a subscription (`E2e::subscribed`).
+    UsageLimit { reset_in: u64, claim: String },
     /// A text answer made of the first line, in the messages since the model last spoke,
     /// that starts with this prefix: a model that does what a command tells it ("begin
     /// your reply with the line that starts with `pagent: started`").
@@ -285,6 +290,9 @@ fn serve(
         match script.get(index) {
             Some(Reply::Error(status)) => {
                 error_response(&mut writer, *status, "mock: scripted error")?
+            }
+            Some(Reply::UsageLimit { reset_in, claim }) => {
+                usage_limit_response(&mut writer, *reset_in, claim)?
             }
             Some(reply) => {
                 let echoed;

@@ -1,6 +1,6 @@
 //! The replies on the wire: one scripted reply as the Server-Sent Events stream of each
 //! API the mock serves (Anthropic Messages for Claude Code, OpenAI Responses for Codex,
-//! Chat Completions for OpenCode).
+//! Chat Completions for OpenCode), and the 429 of a subscription's spent usage window.
 
 use super::*;
 
@@ -64,7 +64,7 @@ pub(super) fn sse(reply: &Reply, index: usize) -> String {
             );
             "tool_use"
         }
-        Reply::Error(_) | Reply::Echo(_) => unreachable!(),
+        Reply::Error(_) | Reply::Echo(_) | Reply::UsageLimit { .. } => unreachable!(),
     };
     event(
         &mut out,
@@ -86,7 +86,7 @@ pub(super) fn responses_sse(reply: &Reply, index: usize) -> String {
     let (text, tool) = match reply {
         Reply::Text(text) => (Some(text.as_str()), None),
         Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
-        Reply::Error(_) | Reply::Echo(_) => unreachable!(),
+        Reply::Error(_) | Reply::Echo(_) | Reply::UsageLimit { .. } => unreachable!(),
     };
     event(
         &mut out,
@@ -160,7 +160,7 @@ pub(super) fn chat_sse(reply: &Reply, index: usize) -> String {
     let (text, tool) = match reply {
         Reply::Text(text) => (Some(text.as_str()), None),
         Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
-        Reply::Error(_) | Reply::Echo(_) => unreachable!(),
+        Reply::Error(_) | Reply::Echo(_) | Reply::UsageLimit { .. } => unreachable!(),
     };
     if let Some(text) = text {
         out.push_str(&chunk(
@@ -182,4 +182,30 @@ pub(super) fn chat_sse(reply: &Reply, index: usize) -> String {
     out.push_str(&chunk(json!({}), json!(finish)));
     out.push_str("data: [DONE]\n\n");
     out
+}
+
+/// A 429 that says the subscription's `claim` window is spent until `reset_in` seconds
+/// from now.
+pub fn usage_limit_response(
+    writer: &mut TcpStream,
+    reset_in: u64,
+    claim: &str,
+) -> std::io::Result<()> {
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + reset_in;
+    let body = json!({"type": "error", "error": {"type": "rate_limit_error",
+        "message": "This request would exceed your account's rate limit. Please try again later."}})
+    .to_string();
+    write!(
+        writer,
+        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n\
+         anthropic-ratelimit-unified-status: rejected\r\n\
+         anthropic-ratelimit-unified-reset: {reset}\r\n\
+         anthropic-ratelimit-unified-representative-claim: {claim}\r\n\
+         request-id: req_mock_429\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
 }

@@ -33,6 +33,8 @@ const EXAMPLES: &[(&str, Generator)] = &[
     ("loop-piped", loop_piped),
     ("parallel-summary", parallel_summary),
     ("merge-summary", merge_summary),
+    ("claude-pool", claude_pool),
+    ("limit-wait", limit_wait),
 ];
 
 /// The parts of a run that differ from one run to the next, masked before comparing.
@@ -44,6 +46,7 @@ fn mask(text: &str) -> String {
         (r"\b[0-9a-f]{64}\b", "[HASH]"),
         (r"\b[0-9a-f]{16}\b", "[ID]"),
         (r"\b[0-9a-f]{10}\b", "[COMMIT]"),
+        (r"until \d\d:\d\d\b", "until [CLOCK]"),
         (r"\b\d{8}T\d{6}Z?\b", "[STAMP]"),
     ];
     rules.iter().fold(text.to_owned(), |acc, (pattern, with)| {
@@ -333,4 +336,37 @@ fn merge_summary() -> String {
     let out = p.run(&["-j", "3", "--merge"]);
     let at = out.stdout.find("\nmerge\n").expect("a merge summary") + 1;
     shown(&p.env, &out.stdout[at..])
+}
+
+/// `pagent loop --agent claude` meeting a usage limit on its first run (the fake Claude
+/// stream of the usage-limit tests, its reset two seconds ahead): the loop's output.
+fn limited_claude_loop() -> &'static str {
+    static OUT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OUT.get_or_init(|| {
+        use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent};
+        let env = TestEnv::new();
+        let agent = limited_agent(&env, 2, CLAUDE_LIMIT, CLAUDE_DONE);
+        let args = ["loop", "--agent", "claude", "--agent-bin", &agent];
+        let rest = ["--limit-margin", "1s", "ralph", "Do it"];
+        let out = env.cmd(&[&args[..], &rest[..]].concat()).success();
+        shown(&env, &out.stdout)
+    })
+}
+
+/// What `pagent loop --agent claude` says at start about which pool pays.
+fn claude_pool() -> String {
+    let line = limited_claude_loop()
+        .lines()
+        .find(|l| l.contains("runs `claude -p`"))
+        .expect("the pool line");
+    format!("{line}\n")
+}
+
+/// The line a usage-limit wait starts with.
+fn limit_wait() -> String {
+    let line = limited_claude_loop()
+        .lines()
+        .find(|l| l.starts_with("⏸ usage limit"))
+        .expect("the wait line");
+    format!("{line}\n")
 }

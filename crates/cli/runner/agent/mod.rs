@@ -21,7 +21,9 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use pagent_protocol::stream::{RunSummary, StreamEvent, UsageRecord, parse_line, parse_usage};
+use pagent_protocol::stream::{
+    LimitHit, LimitWatch, RunSummary, StreamEvent, UsageRecord, parse_line, parse_usage,
+};
 
 use crate::cli::env;
 use crate::process::{Input, SearchPath, Streams};
@@ -63,6 +65,8 @@ pub struct AgentRun {
     pub summary: RunSummary,
     /// The usage records the agent printed (for budgets and status).
     pub usage: Vec<UsageRecord>,
+    /// The usage limit the run ended on, if the agent printed one.
+    pub limit: Option<LimitHit>,
     /// The last bytes of stdout (a custom command's final message).
     pub stdout_tail: String,
     pub elapsed: Duration,
@@ -153,6 +157,7 @@ pub fn run_agent_with(
         end: End::NotStarted(why),
         summary: RunSummary::default(),
         usage: Vec::new(),
+        limit: None,
         stdout_tail: String::new(),
         elapsed: started.elapsed(),
     };
@@ -197,6 +202,7 @@ pub fn run_agent_with(
     let kind = spec.kind();
     let mut summary = RunSummary::default();
     let mut usage = Vec::new();
+    let mut limit_watch = LimitWatch::default();
     let mut tail = String::new();
     let mut open = 2;
     let mut last_output = Instant::now();
@@ -223,6 +229,7 @@ pub fn run_agent_with(
                 }
                 if let Some(kind) = kind {
                     usage.extend(parse_usage(kind, line.trim_end()));
+                    limit_watch.push(kind, line.trim_end());
                     for event in parse_line(kind, line.trim_end()) {
                         // A tool reported again (Codex: started, then completed) is told once.
                         if summary.push(&event) && !on_event(Some(&event)) {
@@ -285,6 +292,7 @@ pub fn run_agent_with(
         end,
         summary,
         usage,
+        limit: limit_watch.hit(),
         stdout_tail: tail[start..].to_owned(),
         elapsed: started.elapsed(),
     }

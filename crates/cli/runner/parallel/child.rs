@@ -157,7 +157,14 @@ pub fn agent_cli(args: &AgentArgs) -> Vec<String> {
         args.retries.to_string(),
         "--retry-delay".to_owned(),
         format!("{}s", args.retry_delay.as_secs()),
+        "--limit-wait".to_owned(),
+        format!("{}s", args.limit_wait.as_secs()),
+        "--limit-margin".to_owned(),
+        format!("{}s", args.limit_margin.as_secs()),
     ]);
+    if args.no_limit_wait {
+        out.push("--no-limit-wait".to_owned());
+    }
     out
 }
 
@@ -179,6 +186,9 @@ mod tests {
             idle_timeout: Duration::from_secs(30),
             retries: 1,
             retry_delay: Duration::from_secs(2),
+            limit_wait: Duration::from_secs(600),
+            limit_margin: Duration::from_secs(5),
+            no_limit_wait: true,
         };
         let cli = agent_cli(&args).join(" ");
         assert!(
@@ -189,6 +199,10 @@ mod tests {
         );
         assert!(
             cli.contains("--iteration-timeout 60s --idle-timeout 30s --retries 1 --retry-delay 2s"),
+            "{cli}"
+        );
+        assert!(
+            cli.ends_with("--limit-wait 600s --limit-margin 5s --no-limit-wait"),
             "{cli}"
         );
     }

@@ -156,6 +156,10 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
                 );
             }
         }
+        LoopEvent::LimitWait { reason, .. } => {
+            row.tool = format!("waiting for a usage limit: {reason}");
+        }
+        LoopEvent::LimitResumed { .. } => row.tool.clear(),
         LoopEvent::Finished {
             iterations,
             reason,

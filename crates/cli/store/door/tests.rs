@@ -297,3 +297,34 @@ fn removing_a_tree_never_follows_a_symlink_out() {
     assert!(dir.remove_tree(Path::new("wt")).is_err());
     assert!(outside.path().join("keep.txt").exists());
 }
+
+/// Issue 21, item 1: `pagent loop` keeps one `Dir` for the whole run. Listing the root
+/// through a duplicate of its descriptor shared the descriptor's offset, so the second
+/// walk started where the first ended and saw no file at the root at all: new files
+/// stopped being progress from the runner's second decision on.
+#[test]
+fn issue_21_every_walk_of_one_dir_sees_the_whole_tree() {
+    let (project, _outside, dir) = setup();
+    let walk = |dir: &Dir| {
+        let mut seen = Vec::new();
+        dir.walk_tree(&mut |path, _| {
+            seen.push(String::from_utf8_lossy(path).into_owned());
+            true
+        });
+        seen.sort();
+        seen
+    };
+    fs::write(project.path().join("a.txt"), "a").unwrap();
+    assert_eq!(walk(&dir), ["a.txt"]);
+    fs::write(project.path().join("b.txt"), "b").unwrap();
+    fs::create_dir(project.path().join("new")).unwrap();
+    fs::write(project.path().join("new/c.txt"), "c").unwrap();
+    assert_eq!(walk(&dir), ["a.txt", "b.txt", "new", "new/c.txt"]);
+    assert_eq!(walk(&dir), ["a.txt", "b.txt", "new", "new/c.txt"]);
+    let mut listed = dir.list(Path::new(".")).unwrap();
+    listed.sort();
+    assert_eq!(listed, ["a.txt", "b.txt", "new"]);
+    let mut again = dir.list(Path::new(".")).unwrap();
+    again.sort();
+    assert_eq!(again, listed);
+}

@@ -105,8 +105,19 @@ pub(super) fn for_each_entry(dir: &Fd, mut f: impl FnMut(&[u8])) {
 }
 
 /// Calls `f` with each name in the folder `dir` and its `d_type` (including `.` and `..`).
+///
+/// The folder is listed through a descriptor of its own (`openat(dir, ".")`), never a
+/// duplicate of `dir`: a duplicate shares the file offset, so a listing left it at the
+/// end and the next listing of the same `Dir` in the same process saw nothing (issue 21:
+/// `pagent loop`, which keeps its project's `Dir` for the whole run, stopped seeing new
+/// files from its second decision on, where each Stop hook process saw them).
 pub(super) fn for_each_typed_entry(dir: &Fd, mut f: impl FnMut(&[u8], u8)) {
-    let Ok(listing) = dir.0.try_clone() else {
+    let Ok(listing) = openat(
+        dir.fd(),
+        &CString::from(c"."),
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        0,
+    ) else {
         return;
     };
     // SAFETY: fdopendir takes ownership of the duplicated descriptor; closedir frees both.

@@ -13,7 +13,6 @@ use crate::cli::env::Env;
 use crate::io::now;
 use crate::store::project::Project;
 use crate::store::{consent, door, workflows};
-use crate::world::fingerprint;
 
 /// PRDs larger than this are refused: the model has to read them.
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
@@ -70,13 +69,8 @@ pub fn pipeline(
         backpressure,
         budget: args.budget.budget(),
     };
-    let mut state = State::new_pipeline(
-        &loaded.workflow,
-        prompts,
-        options,
-        fingerprint::fingerprint(project),
-        now(),
-    );
+    let mut state = State::new_pipeline(&loaded.workflow, prompts, options, None, now());
+    state.fingerprint = crate::world::progress_mark(project, &state);
     if let Some(review) = review_condition(&args.review)? {
         // The built-in pipeline's verifier, else the workflow's last stage.
         let index = state
@@ -91,6 +85,7 @@ pub fn pipeline(
             .with_review(review)
             .map_err(|why| anyhow::anyhow!("--review: stage {}: {why}", stage.name))?;
     }
+    super::note_reviewer_costs(&state, &mut notes);
     Ok((state, notes))
 }
 
@@ -156,13 +151,8 @@ pub fn ralph(
         budget: args.budget.budget(),
         ..SetupOptions::default()
     };
-    let mut state = State::new_ralph(
-        task,
-        promise,
-        options,
-        fingerprint::fingerprint(project),
-        now(),
-    );
+    let mut state = State::new_ralph(task, promise, options, None, now());
+    state.fingerprint = crate::world::progress_mark(project, &state);
     if let Some(review) = review_condition(&args.review)? {
         let stage = &mut state.stages[0];
         stage.exit_when = stage
@@ -171,6 +161,7 @@ pub fn ralph(
             .with_review(review)
             .map_err(|why| anyhow::anyhow!("--review: {why}"))?;
     }
+    super::note_reviewer_costs(&state, &mut notes);
     Ok((state, notes))
 }
 

@@ -206,6 +206,18 @@ pub fn consented_config(
     Ok(config.and_then(|(_, c)| c))
 }
 
+/// Adds to `notes` what a Claude reviewer of `state` spends (`claude -p`), once.
+pub fn note_reviewer_costs(state: &State, notes: &mut Notes) {
+    let line = state
+        .stages
+        .iter()
+        .filter_map(|stage| stage.exit_when.review())
+        .find_map(|review| crate::cli::costs::reviewer(&review.reviewer));
+    if let Some(line) = line {
+        notes.lines.push(line.to_owned());
+    }
+}
+
 /// How the start line tells the user to stop a loop: Esc interrupts the turn (and the
 /// next message pauses the loop), then the cancel command ends it.
 pub const HOW_TO_STOP: &str = "To stop it: Esc, then /pagent:cancel.";

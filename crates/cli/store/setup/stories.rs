@@ -21,7 +21,6 @@ use crate::cli::env::Env;
 use crate::io::now;
 use crate::store::consent::{self, plan_source};
 use crate::store::project::Project;
-use crate::world::fingerprint;
 
 /// The stories prompt: what every iteration's agent reads, `{{story}}` filled at each.
 pub const STORIES_PROMPT: &str = include_str!("../../../../plugin/prompts/stories.md");
@@ -138,13 +137,8 @@ pub fn stories(project: &Project, env: &Env, spec: &StoriesSpec) -> anyhow::Resu
         ..SetupOptions::default()
     };
     let prompt = pagent_engine::render_template(STORIES_PROMPT, Some(&rel));
-    let mut state = State::new_pipeline(
-        &workflow,
-        vec![prompt],
-        options,
-        fingerprint::fingerprint(project),
-        now(),
-    );
+    let mut state = State::new_pipeline(&workflow, vec![prompt], options, None, now());
+    state.fingerprint = crate::world::progress_mark(project, &state);
     state.story = Some(first.id.clone());
     if let Some(review) = &spec.review {
         let stage = &mut state.stages[0];
@@ -159,5 +153,6 @@ pub fn stories(project: &Project, env: &Env, spec: &StoriesSpec) -> anyhow::Resu
             "{rel} names no validation commands and no --check was given: a story counts as done on the agent's word alone"
         ));
     }
+    super::note_reviewer_costs(&state, &mut notes);
     Ok((state, notes))
 }

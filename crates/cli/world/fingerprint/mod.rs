@@ -43,7 +43,9 @@ pub const INDEX_CAP: u64 = 16 * 1024 * 1024;
 pub const ENTRIES_CAP: u32 = 100_000;
 
 /// The fingerprint of the project's working tree, `None` when it has none (a repository
-/// too large for one, or one nothing can be read of).
+/// too large for one, or one nothing can be read of). The code reads it through the
+/// engine's progress mark (`world::progress_mark`, `World::fingerprint`); tests directly.
+#[cfg(test)]
 pub fn fingerprint(project: &Project) -> Option<String> {
     fingerprint_noting(project).0
 }

@@ -77,6 +77,14 @@ fn print_row(row: &LoopRow, style: Style, out: &mut dyn Write) -> std::io::Resul
             printable(why, false)
         )?;
     }
+    if let Some(wait) = &figures.limit_wait {
+        writeln!(
+            out,
+            "{INDENT}{} {}",
+            style.yellow("waiting for a usage limit to reset:"),
+            printable(wait, false)
+        )?;
+    }
     if let Some(reason) = &figures.end_reason {
         writeln!(out, "{INDENT}ended: {}", printable(reason, false))?;
     } else if let Some(feedback) = &figures.last_feedback {

@@ -17,7 +17,27 @@ pub fn decide_iteration(state: &State, world: &mut dyn World, now: Timestamp) ->
 }
 
 pub(super) fn decide_unbounded(state: &State, world: &mut dyn World, now: Timestamp) -> Step {
-    let mut next = state.clone();
+    let mut step = decide_after_any_wait(state, world, now);
+    // The user hears once that the session's wait for a usage limit is over.
+    if let Some(wait) = &state.limit_wait {
+        let waited = format!(
+            " · waited {} for the usage limit to reset",
+            format_duration(now.since(wait.since))
+        );
+        match &mut step.decision {
+            Decision::Block { message, .. } | Decision::Notify(message) => {
+                message.push_str(&waited);
+            }
+            Decision::Allow => {}
+        }
+    }
+    step
+}
+
+fn decide_after_any_wait(state: &State, world: &mut dyn World, now: Timestamp) -> Step {
+    // A limit the session waited out: the wait ends here, and the turn is decided as
+    // any other (the turn the limit cut short had no Stop and counted nothing).
+    let mut next = crate::limit::end_wait(state, now);
     crate::budget::tick(&mut next, now);
     let mut evaluation = crate::stories::evaluate_stage(&mut next, world);
     if state.checks_gate() {
@@ -131,7 +151,7 @@ fn advance(
     next.stage = done + 1;
     next.iterations[next.stage] = 1;
     next.no_progress_count = 0;
-    next.fingerprint = world.fingerprint();
+    next.fingerprint = crate::progress::mark(&next, world);
     let reason = advance_prompt(&next, &done_name, evaluation, world);
     next.story = crate::stories::story_in_prompt(&next, world);
     next.full_prompt_due = false;
@@ -162,12 +182,12 @@ fn retry(mut next: State, evaluation: &Evaluation, now: Timestamp, world: &mut d
     let summary = evaluation.summary();
     next.last_feedback = Some(summary.clone());
 
-    let fingerprint = world.fingerprint();
-    if fingerprint.is_some() && fingerprint == next.fingerprint {
-        next.no_progress_count += 1;
-    } else {
+    let mark = crate::progress::mark(&next, world);
+    if crate::progress::changed(next.fingerprint.as_deref(), mark.as_deref()) {
         next.no_progress_count = 0;
-        next.fingerprint = fingerprint;
+        next.fingerprint = mark;
+    } else {
+        next.no_progress_count += 1;
     }
 
     let gave_up = if next.no_progress_limit > 0 && next.no_progress_count >= next.no_progress_limit

@@ -75,7 +75,7 @@ impl From<Step> for Outcome {
 }
 
 impl Outcome {
-    fn silent() -> Outcome {
+    pub(crate) fn silent() -> Outcome {
         Outcome {
             decision: Decision::Allow,
             write: None,

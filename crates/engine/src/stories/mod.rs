@@ -33,7 +33,7 @@ use std::ops::Range;
 pub use issues::{Issue, issue_number, render_issues};
 pub use mark::{MarkError, mark_done};
 pub use stage::{STORY_PROMISE, render_stage_prompt, story_in_prompt};
-pub(crate) use stage::{evaluate_stage, stories_finding};
+pub(crate) use stage::{evaluate_stage, stories_finding, story_states};
 
 /// Plans larger than this are refused (a plan is read at every decision).
 pub const MAX_PLAN_BYTES: usize = 4 * 1024 * 1024;

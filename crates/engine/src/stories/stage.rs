@@ -113,6 +113,26 @@ pub(crate) fn stories_finding(
     }
 }
 
+/// Which stories of the current stage's plan are done, as one line (`5:US-01=1;...`);
+/// `None` when the stage works through no plan or it cannot be read. Part of the
+/// progress mark (`progress.rs`): a story that changed state is progress wherever its
+/// plan lives.
+pub(crate) fn story_states(state: &State, world: &mut dyn World) -> Option<String> {
+    let (path, format) = state.current().exit_when.stories_source()?;
+    let plan = read_plan(path, format, world).ok()?.ok()?;
+    let mut line = String::new();
+    for story in &plan.stories {
+        // Each id with its length: no id can pass for two.
+        line.push_str(&format!(
+            "{}:{}={};",
+            story.id.len(),
+            story.id,
+            u8::from(story.done)
+        ));
+    }
+    Some(line)
+}
+
 /// The text `{{story}}` stands for, and the id of the story it names.
 fn story_text(state: &State, index: usize, world: &mut dyn World) -> (String, Option<String>) {
     let Some((path, format)) = state.stages[index].exit_when.stories_source() else {

@@ -27,12 +27,14 @@
 
 mod claude;
 mod codex;
+pub mod limit;
 mod opencode;
 mod summary;
 mod usage;
 
 use serde_json::Value;
 
+pub use limit::{LimitHit, LimitKind, LimitWatch, LocalTime, Reset};
 pub use summary::RunSummary;
 pub use usage::{UsageRecord, parse_usage};
 

@@ -30,7 +30,7 @@ use crate::runner::signals;
 use crate::runner::worktree::Worktree;
 use crate::store::project::Project;
 use crate::store::setup::{self, Notes};
-use crate::world::{fingerprint, merge};
+use crate::world::merge;
 
 /// The resolution prompt: what the agent reads at every iteration.
 pub const MERGE_PROMPT: &str = include_str!("../../../../../plugin/prompts/merge.md");
@@ -168,13 +168,10 @@ fn resolution_state(
         ..SetupOptions::default()
     };
     let prompt = prompt(task, branch, spec, conflicted, check);
-    Ok(State::new_pipeline(
-        &workflow,
-        vec![prompt],
-        options,
-        fingerprint::fingerprint(project),
-        now(),
-    ))
+    let mut state = State::new_pipeline(&workflow, vec![prompt], options, None, now());
+    // Progress as every loop measures it (the tree and any plan), from the start.
+    state.fingerprint = crate::world::progress_mark(project, &state);
+    Ok(state)
 }
 
 /// The resolution prompt, filled in (the task's text last, so nothing in it is taken

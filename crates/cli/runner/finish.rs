@@ -1,0 +1,127 @@
+//! How `pagent loop` ends besides its decisions: the state saved at Ctrl-C (mid-run or
+//! mid-wait) so the next `pagent loop` resumes exactly there, and what a completed loop
+//! does next when asked (push, open a pull request).
+
+use std::path::Path;
+
+use pagent_engine::{Action, Decision, LogEntry, Outcome, State};
+
+use crate::cli::args::LoopArgs;
+use crate::cli::exit::ExitStatus;
+use crate::io::now;
+use crate::process::SearchPath;
+use crate::runner::loop_event::Ending;
+use crate::runner::pause::apply_over_pause;
+use crate::runner::progress::Progress;
+use crate::runner::watch::{ended_elsewhere, stopped_elsewhere};
+use crate::runner::{github, stories, worktree};
+use crate::store::eventlog::Event;
+use crate::store::project::Project;
+
+/// Ctrl-C while the agent ran: the state keeps the iteration's prompt.
+pub(super) fn interrupted(
+    project: &Project,
+    config_dir: Option<&Path>,
+    state: &State,
+    prompt: String,
+    progress: &mut Progress,
+) -> anyhow::Result<ExitStatus> {
+    let mut paused = state.clone();
+    paused.pending_prompt = Some(prompt);
+    let outcome = Outcome {
+        decision: Decision::Allow,
+        write: Some(paused),
+        log: Some(LogEntry {
+            action: Action::Interrupted,
+            stage: state.current().name.clone(),
+            iteration: state.iterations[state.stage],
+            detail: format!(
+                "stopped by a signal; run `pagent loop` in {} to resume",
+                project.root.display()
+            ),
+        }),
+    };
+    let logged = |entry| Event::of(entry, now(), None);
+    let stderr = progress.stderr();
+    if apply_over_pause(project, config_dir, state, outcome, logged, stderr)?.is_none() {
+        let ended = ended_elsewhere(project, state)
+            .unwrap_or_else(|| "the state changed meanwhile".to_owned());
+        return Ok(stopped_elsewhere(state, &ended, progress));
+    }
+    progress.finished(
+        state,
+        Ending::Interrupted,
+        &format!(
+            "stopped by a signal; the state is saved, run `pagent loop` in {} to resume",
+            project.root.display()
+        ),
+    );
+    Ok(ExitStatus::Interrupted)
+}
+
+/// Ctrl-C during a usage-limit wait: the wait stays in the state, so `pagent loop` goes
+/// on waiting where it was.
+pub(super) fn interrupted_waiting(
+    project: &Project,
+    state: &State,
+    progress: &mut Progress,
+) -> ExitStatus {
+    progress.finished(
+        state,
+        Ending::Interrupted,
+        &format!(
+            "stopped by a signal while waiting for a usage limit to reset; the state is saved, run `pagent loop` in {} to resume",
+            project.root.display()
+        ),
+    );
+    ExitStatus::Interrupted
+}
+
+/// Push and open a pull request, as asked; any failure is reported and makes the exit
+/// status a failure, though the loop itself completed.
+pub(super) fn after_completion(
+    project: &Project,
+    path_env: Option<&std::ffi::OsStr>,
+    branch: Option<String>,
+    args: &LoopArgs,
+    state: &State,
+    progress: &mut Progress,
+) -> ExitStatus {
+    if !args.push && !args.pr {
+        return ExitStatus::Success;
+    }
+    let branch = branch.or_else(|| {
+        crate::store::git::discover(&project.root)?
+            .head()
+            .ok()?
+            .shorthand()
+            .map(str::to_owned)
+    });
+    let Some(branch) = branch else {
+        progress.note("cannot push: the project is not on a branch");
+        return ExitStatus::Failure;
+    };
+    let search = SearchPath::new(path_env, &[&project.root]);
+    if let Err(err) = worktree::push(&project.root, &branch, &search) {
+        progress.note(&format!(
+            "the loop completed, but pushing {branch} failed: {err:#}"
+        ));
+        return ExitStatus::Failure;
+    }
+    progress.note(&format!("pushed {branch}"));
+    if args.pr {
+        let title = match stories::current_plan(project, state) {
+            Some((rel, _)) => format!("pagent: the stories of {}", rel.display()),
+            None => format!("pagent: {}", state.workflow),
+        };
+        let body = stories::pr_body(project, state);
+        match github::open_pr(&project.root, &branch, &title, &body, &search) {
+            Ok(url) => progress.note(&format!("opened a pull request: {url}")),
+            Err(err) => {
+                progress.note(&format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"));
+                return ExitStatus::Failure;
+            }
+        }
+    }
+    ExitStatus::Success
+}

@@ -1,0 +1,129 @@
+//! What `pagent loop` shows while it waits for the agent's usage limit to reset: one line
+//! when the wait begins (why, until when, what happens then, how to stop it), a
+//! countdown on the status line while it lasts (a terminal), and one line when it ends.
+//! `--json` gets the same as `limit_wait` and `limit_resumed` events.
+
+use pagent_engine::{Timestamp, format_duration};
+
+use super::{Mode, Progress};
+use crate::cli::terminal::Control;
+use crate::runner::loop_event::LoopEvent;
+
+impl Progress<'_> {
+    /// The wait begins: until `until` (`clock`, as the machine's clock shows it).
+    pub fn limit_wait(
+        &mut self,
+        why: &str,
+        until: Timestamp,
+        clock: &str,
+        wait_secs: u64,
+        reset_known: bool,
+    ) {
+        let then = if reset_known {
+            "just past the reset"
+        } else {
+            "no reset time given: --limit-wait"
+        };
+        let text = format!(
+            "usage limit: {}; waiting until {clock} ({}, {then}), then {} runs again, not counted. \
+             Ctrl-C or `pagent cancel` ends the wait.",
+            why.trim().trim_end_matches('.'),
+            format_duration(wait_secs),
+            self.label
+        );
+        match self.mode {
+            Mode::Json => self.emit(LoopEvent::LimitWait {
+                reason: why.to_owned(),
+                until,
+                wait_secs,
+                reset_known,
+            }),
+            Mode::Quiet => {
+                let _ = writeln!(self.err, "pagent loop: {text}");
+            }
+            _ => {
+                let line = format!("{} {text}", self.style.yellow("⏸"));
+                self.line(&line);
+            }
+        }
+    }
+
+    /// The countdown on the status line (a terminal only; call often, it redraws at once).
+    pub fn limit_countdown(&mut self, left_secs: u64, clock: &str) {
+        if self.mode != Mode::Terminal {
+            return;
+        }
+        let text = format!(
+            "⏸ usage limit · {} · runs again in {} ({clock})",
+            self.label,
+            countdown(left_secs)
+        );
+        let _ = write!(self.out, "{}{}", Control::ClearLine, self.style.dim(&text));
+        let _ = self.out.flush();
+        self.drawn = true;
+    }
+
+    /// The wait is over: the same iteration runs again.
+    pub fn limit_resumed(&mut self, waited_secs: u64) {
+        match self.mode {
+            Mode::Json => self.emit(LoopEvent::LimitResumed { waited_secs }),
+            Mode::Quiet => {}
+            _ => {
+                let text = format!(
+                    "{} usage limit waited out ({}): {} runs again",
+                    self.style.green("▶"),
+                    format_duration(waited_secs),
+                    self.label
+                );
+                self.line(&text);
+            }
+        }
+    }
+}
+
+/// `4h11m52s`, `11m05s`, `42s`: a countdown that visibly ticks.
+pub fn countdown(secs: u64) -> String {
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m{:02}s", secs / 3600, secs / 60 % 60, secs % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::terminal::Edge;
+    use crate::cli::ui::Style;
+
+    #[test]
+    fn countdowns_tick_every_second() {
+        assert_eq!(countdown(42), "42s");
+        assert_eq!(countdown(665), "11m05s");
+        assert_eq!(countdown(15_112), "4h11m52s");
+    }
+
+    /// Issue 21: the countdown redraws the status line in place, the agent's words inert.
+    #[test]
+    fn issue_21_the_countdown_is_on_the_status_line() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        {
+            let (mut out, mut err) = (Edge::new(&mut out), Edge::new(&mut err));
+            let mut progress = Progress::new(
+                Mode::Terminal,
+                Style::for_stdout(false, true),
+                &mut out,
+                &mut err,
+            );
+            progress.label = "ralph · iteration 3/10".into();
+            progress.limit_countdown(15_112, "03:01");
+            progress.limit_countdown(15_111, "03:01");
+        }
+        let shown = String::from_utf8(out).unwrap();
+        assert_eq!(
+            shown,
+            "\r\u{1b}[2K\u{1b}[2m⏸ usage limit · ralph · iteration 3/10 · runs again in 4h11m52s (03:01)\u{1b}[0m\
+             \r\u{1b}[2K\u{1b}[2m⏸ usage limit · ralph · iteration 3/10 · runs again in 4h11m51s (03:01)\u{1b}[0m"
+        );
+    }
+}

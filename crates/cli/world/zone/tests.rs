@@ -1,0 +1,218 @@
+//! Reset times resolved against zone rules: a TZif file built here (so the parser is
+//! tested on every machine), the system's database where it has the zone, and POSIX
+//! rules from `$TZ`. Expected instants were computed with Python's `zoneinfo`.
+
+use super::*;
+
+/// A version 2 TZif file with no transitions, one type (`offset`) and a footer rule.
+fn tzif(offset: i32, footer: &str) -> Vec<u8> {
+    let block = |wide: bool| {
+        let mut b = b"TZif2".to_vec();
+        b.extend([0; 15]);
+        for n in [0u32, 0, 0, 0, 1, 4] {
+            b.extend(n.to_be_bytes());
+        }
+        b.extend(offset.to_be_bytes());
+        b.extend([0, 0]);
+        b.extend(b"ABC\0");
+        let _ = wide;
+        b
+    };
+    let mut bytes = block(false);
+    bytes.extend(block(true));
+    bytes.extend(format!("\n{footer}\n").as_bytes());
+    bytes
+}
+
+fn at(hour: u8, minute: u8, zone: Option<&str>) -> LocalTime {
+    LocalTime {
+        year: None,
+        month: None,
+        day: None,
+        hour,
+        minute,
+        zone: zone.map(str::to_owned),
+    }
+}
+
+fn paris() -> Rules {
+    tzif::parse(&tzif(3600, "CET-1CEST,M3.5.0,M10.5.0/3")).unwrap()
+}
+
+/// 2026-11-24 06:00 UTC (07:00 in Paris), when the captures were made.
+const MORNING: i64 = 1_795_500_000;
+
+#[test]
+fn issue_21_a_claude_reset_time_is_the_instant_claude_meant() {
+    // `resets 10:19am (Europe/Paris)` with `resetsAt` 1795511974 (10:19:34).
+    let reset = resolve(&at(10, 19, Some("Europe/Paris")), &paris(), MORNING).unwrap();
+    assert_eq!(reset, 1_795_511_940 + 60);
+    // `resets Nov 27, 10:19am (Europe/Paris)`: resetsAt 1795771174.
+    let weekly = LocalTime {
+        month: Some(11),
+        day: Some(27),
+        ..at(10, 19, Some("Europe/Paris"))
+    };
+    assert_eq!(
+        resolve(&weekly, &paris(), MORNING),
+        Some(1_795_771_140 + 60)
+    );
+    // A time already past today is tomorrow's.
+    let early = resolve(&at(3, 0, None), &paris(), MORNING).unwrap();
+    assert_eq!(early, MORNING - 6 * 3600 + 86_400 + 2 * 3600 + 60);
+}
+
+/// Found by the end-to-end test: at 8:34:42 in Paris, `resets 8:34am (Europe/Paris)`
+/// (the reset at 8:34:47, rounded down) was read as tomorrow's 8:34, a day's wait.
+#[test]
+fn issue_21_a_reset_in_the_minute_under_way_is_this_minute() {
+    let now = 1_795_511_882; // 10:18:02 in Paris
+    let reset = resolve(&at(10, 18, Some("Europe/Paris")), &paris(), now).unwrap();
+    assert_eq!(reset, now - 2 + 60);
+    let passed = resolve(&at(10, 17, Some("Europe/Paris")), &paris(), now).unwrap();
+    assert_eq!(
+        passed,
+        now - 62 + 60 + 86_400,
+        "a minute over is tomorrow's"
+    );
+}
+
+#[test]
+fn issue_21_daylight_time_gaps_and_overlaps() {
+    let rules = paris();
+    let day = |y, m, d, h: u8, min: u8| LocalTime {
+        year: Some(y),
+        month: Some(m),
+        day: Some(d),
+        ..at(h, min, None)
+    };
+    // 02:30 on 2026-03-29 does not exist in Paris; 02:30 on 2026-10-25 happens twice.
+    assert_eq!(
+        resolve(&day(2026, 3, 29, 2, 30), &rules, MORNING),
+        Some(1_774_747_800 + 60)
+    );
+    assert_eq!(
+        resolve(&day(2026, 10, 25, 2, 30), &rules, MORNING),
+        Some(1_792_888_200 + 60)
+    );
+    // Southern hemisphere: Sydney's summer is January.
+    let sydney = tzif::parse(&tzif(36_000, "AEST-10AEDT,M10.1.0,M4.1.0/3")).unwrap();
+    assert_eq!(
+        resolve(&day(2026, 7, 1, 12, 0), &sydney, MORNING),
+        Some(1_782_871_200 + 60)
+    );
+    assert_eq!(
+        resolve(&day(2026, 1, 15, 3, 0), &sydney, MORNING),
+        Some(1_768_406_400 + 60)
+    );
+    // A date with no year that passed more than a day ago is next year's.
+    let past = LocalTime {
+        month: Some(1),
+        day: Some(2),
+        ..at(8, 0, None)
+    };
+    assert!(resolve(&past, &rules, MORNING).unwrap() > MORNING + 30 * 86_400);
+    assert_eq!(resolve(&day(2026, 2, 30, 8, 0), &rules, MORNING), None);
+}
+
+#[test]
+fn issue_21_the_systems_database_where_it_has_the_zone() {
+    let zones = Zones::default();
+    let Some(new_york) = zones.named("America/New_York") else {
+        // A machine with no zone database: the fallback is tested below.
+        assert!(!Path::new("/usr/share/zoneinfo/America/New_York").exists());
+        return;
+    };
+    let summer = LocalTime {
+        year: Some(2040),
+        month: Some(7),
+        day: Some(1),
+        ..at(12, 0, None)
+    };
+    // 2040 is past the file's transitions: the footer rule answers.
+    assert_eq!(
+        resolve(&summer, &new_york, MORNING),
+        Some(2_224_771_200 + 60)
+    );
+    let kolkata = zones.named("Asia/Kolkata").unwrap();
+    assert_eq!(
+        resolve(&at(10, 19, None), &kolkata, MORNING),
+        Some(1_795_495_740 + 86_400 + 60)
+    );
+    assert_eq!(zones.named("../../etc/passwd"), None);
+    assert_eq!(zones.named("/etc/localtime"), None);
+    assert_eq!(zones.named("No/Such_Zone"), None);
+}
+
+#[test]
+fn issue_21_tz_as_a_name_a_rule_or_empty() {
+    let zones = |tz: &'static str| Zones {
+        tz: Some(OsStr::new(tz)),
+        tzdir: None,
+    };
+    assert_eq!(zones("").local(MORNING).offset_at(MORNING), 0);
+    assert_eq!(zones("UTC0").local(MORNING).offset_at(MORNING), 0);
+    assert_eq!(
+        zones("<+0530>-5:30").local(MORNING).offset_at(MORNING),
+        19_800
+    );
+    let cet = zones("CET-1CEST,M3.5.0,M10.5.0/3").local(MORNING);
+    assert_eq!(cet.offset_at(MORNING), 3600);
+    assert_eq!(cet.offset_at(1_782_871_200), 7200);
+    // A folder of zones named by $TZDIR.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("Test")).unwrap();
+    std::fs::write(
+        dir.path().join("Test/Zone"),
+        tzif(-18_000, "EST5EDT,M3.2.0,M11.1.0"),
+    )
+    .unwrap();
+    let named = Zones {
+        tz: Some(OsStr::new(":Test/Zone")),
+        tzdir: Some(dir.path().as_os_str()),
+    };
+    assert_eq!(named.local(MORNING).offset_at(MORNING), -18_000);
+    assert_eq!(named.local(MORNING).offset_at(2_224_771_200), -14_400);
+}
+
+#[test]
+fn broken_zone_files_are_refused_not_trusted() {
+    let good = tzif(3600, "CET-1CEST,M3.5.0,M10.5.0/3");
+    for cut in [0, 3, 10, 44, 50, good.len() - 30] {
+        let _ = tzif::parse(&good[..cut]);
+    }
+    assert_eq!(tzif::parse(b"TZif2"), None);
+    assert_eq!(tzif::parse(b"NOPE"), None);
+    for rule in [
+        "",
+        "C-1",
+        "CET",
+        "CET-1CEST,M13.5.0,M10.5.0",
+        "CET-1CEST,M3.6.0,M10.5.0",
+        "CET-200",
+    ] {
+        assert_eq!(tzif::parse_posix(rule), None, "{rule:?}");
+    }
+    // A footer that cannot be read leaves the transitions, here none: the one type.
+    let odd = tzif::parse(&tzif(7200, "?")).unwrap();
+    assert_eq!(odd.offset_at(MORNING), 7200);
+}
+
+#[test]
+fn civil_dates_round_trip() {
+    for days in [-800_000, -1, 0, 1, 59, 60, 10_000, 20_510, 2_000_000] {
+        let (y, m, d) = civil_from_days(days);
+        assert_eq!(days_from_civil(y, m, d), days);
+    }
+    assert_eq!(civil_from_days(20_781), (2026, 11, 24));
+}
+
+#[test]
+fn the_countdowns_clock_is_the_machines() {
+    let zones = Zones {
+        tz: Some(OsStr::new("CET-1CEST,M3.5.0,M10.5.0/3")),
+        tzdir: None,
+    };
+    assert_eq!(clock_text(&zones, 1_795_511_974, MORNING), "10:19");
+    assert_eq!(clock_text(&zones, 1_795_771_174, MORNING), "Nov 27 10:19");
+}

@@ -1,0 +1,293 @@
+//! Usage limits are waited out, not fatal: the policy, pure, for both drivers.
+//!
+//! An agent whose plan's usage window is spent (Claude Code's session, five-hour or
+//! weekly limit, Codex's usage limit, an OpenCode 429 it gave up retrying) cannot work
+//! until the window resets; a loop left running overnight must not lose the night to it.
+//! So a limit is neither an iteration nor an error:
+//!
+//! - `pagent loop` waits until the reset plus [`MARGIN_SECS`] (or `--limit-wait` when the
+//!   agent named no time), then runs the same iteration again, with the same prompt, not
+//!   counted; the no-progress count is untouched.
+//! - In a session, Claude Code's StopFailure hook marks the loop waiting
+//!   ([`decide_stop_failure`]); Claude Code 2.1.234 and later resume the session after
+//!   the reset by themselves, older ones wait for the user, and the next Stop goes on as
+//!   if the limit had not been (it ends the wait, [`end_wait`]).
+//!
+//! A credit or spend limit (out of usage credits, a monthly spend cap, a quota) may not
+//! reset for weeks: unless its reset is known and within [`CREDIT_HORIZON_SECS`], the loop
+//! ends as `gave up` with the agent's words. Any other API error (an outage, an overloaded
+//! server) never ends, cancels or re-prompts a loop: the runner retries it with backoff,
+//! and in a session nothing is written at all.
+//!
+//! Time spent waiting is not work: `--max-duration` counts the time worked
+//! ([`crate::budget::worked_secs`]), and `pagent status` shows the time waited apart.
+
+use serde::{Deserialize, Serialize};
+
+use crate::decide::{Decision, LogEntry, Outcome, Whose, whose_loop};
+use crate::{Action, State, Status, Timestamp, format_duration};
+
+/// How long after the announced reset the loop goes on: a limit is lifted on the
+/// provider's clock, not ours (Claude Code itself resumes 60-70 s after it).
+pub const MARGIN_SECS: u64 = 60;
+/// The wait when the agent named no reset time (`--limit-wait`'s default).
+pub const DEFAULT_WAIT_SECS: u64 = 30 * 60;
+/// A credit or spend limit is waited for only when it resets within this.
+pub const CREDIT_HORIZON_SECS: u64 = 12 * 3600;
+/// No single wait is longer (a weekly window is the longest pagent knows).
+pub const MAX_WAIT_SECS: u64 = 8 * 24 * 3600;
+/// The agent's words kept in the state, in characters.
+const WHY_CAP: usize = 300;
+
+/// A loop waiting for a usage limit to reset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitWait {
+    pub since: Timestamp,
+    /// When the loop goes on: the reset plus a minute, or `--limit-wait` from `since`.
+    /// `None` in a session whose agent named no reset time (the session resumes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Timestamp>,
+    /// Whether `until` comes from a reset time the agent gave.
+    #[serde(default)]
+    pub reset_known: bool,
+    /// The agent's own words.
+    pub why: String,
+}
+
+/// What kind of limit an agent hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    /// A usage window that resets by itself.
+    Window,
+    /// Out of credits, a spend cap, a quota.
+    Credit,
+}
+
+/// A usage limit as the binary read it from the agent, its reset resolved to an instant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitSeen {
+    pub kind: LimitKind,
+    pub message: String,
+    pub resets_at: Option<Timestamp>,
+}
+
+/// What to do about a limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitPlan {
+    /// Wait until then, and run the same iteration again.
+    Wait { until: Timestamp, reset_known: bool },
+    /// A limit that will not reset soon: the loop ends as gave up, for this reason.
+    GiveUp(String),
+}
+
+/// How long `pagent loop` waits: past an announced reset, and when none is announced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitOptions {
+    /// After the reset the agent named ([`MARGIN_SECS`] by default).
+    pub margin_secs: u64,
+    /// When it named none ([`DEFAULT_WAIT_SECS`] by default).
+    pub fallback_secs: u64,
+}
+
+impl Default for WaitOptions {
+    fn default() -> Self {
+        WaitOptions {
+            margin_secs: MARGIN_SECS,
+            fallback_secs: DEFAULT_WAIT_SECS,
+        }
+    }
+}
+
+/// The policy: how long to wait for `seen` at `now`; or why not to wait at all.
+pub fn plan(seen: &LimitSeen, now: Timestamp, options: WaitOptions) -> LimitPlan {
+    let WaitOptions {
+        margin_secs,
+        fallback_secs,
+    } = options;
+    let ahead = seen
+        .resets_at
+        .filter(|at| at.0 > now.0)
+        .map(|at| at.0 - now.0);
+    if seen.kind == LimitKind::Credit && ahead.is_none_or(|secs| secs > CREDIT_HORIZON_SECS) {
+        let when = match ahead {
+            Some(secs) => format!("it resets in {}", format_duration(secs)),
+            None => "it names no reset time".to_owned(),
+        };
+        return LimitPlan::GiveUp(format!(
+            "the agent hit a spend or credit limit that will not reset tonight ({when}): {}",
+            cap(&seen.message)
+        ));
+    }
+    match ahead {
+        // A reset already passed (a stale notice, a clock apart) proved wrong: wait as if
+        // none was given.
+        Some(secs) => LimitPlan::Wait {
+            until: Timestamp(now.0 + (secs + margin_secs).min(MAX_WAIT_SECS)),
+            reset_known: true,
+        },
+        None => LimitPlan::Wait {
+            until: Timestamp(now.0 + fallback_secs.clamp(1, MAX_WAIT_SECS)),
+            reset_known: false,
+        },
+    }
+}
+
+fn cap(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(WHY_CAP) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// The state and log line of a loop that starts waiting at `now` until `until`: the
+/// time worked so far is counted, the iteration and the no-progress count are untouched.
+pub fn begin_wait(
+    state: &State,
+    seen: &LimitSeen,
+    until: Option<Timestamp>,
+    reset_known: bool,
+    now: Timestamp,
+) -> Outcome {
+    let mut next = state.clone();
+    crate::budget::tick(&mut next, now);
+    next.limit_wait = Some(LimitWait {
+        since: now,
+        until,
+        reset_known,
+        why: cap(&seen.message),
+    });
+    let detail = match until {
+        Some(until) => format!(
+            "usage limit: waiting {} ({}), then the same iteration again: {}",
+            format_duration(until.since(now)),
+            if reset_known {
+                "until just past the reset"
+            } else {
+                "no reset time given"
+            },
+            cap(&seen.message)
+        ),
+        None => format!(
+            "usage limit: waiting for the session to go on after the reset: {}",
+            cap(&seen.message)
+        ),
+    };
+    Outcome {
+        decision: Decision::Allow,
+        write: Some(next.clone()),
+        log: Some(LogEntry {
+            action: Action::LimitWait,
+            stage: next.current().name.clone(),
+            iteration: next.iterations[next.stage],
+            detail,
+        }),
+    }
+}
+
+/// `state` with its wait (if any) ended at `now`: the time waited is added to the time
+/// waited, never to the time worked.
+pub fn end_wait(state: &State, now: Timestamp) -> State {
+    let mut next = state.clone();
+    if let Some(wait) = next.limit_wait.take() {
+        next.usage.waited_secs = next.usage.waited_secs.saturating_add(now.since(wait.since));
+        next.updated_at = now;
+    }
+    next
+}
+
+/// The log line of a wait that ended and the iteration that runs again.
+pub fn resumed_entry(state: &State, now: Timestamp) -> LogEntry {
+    let waited = state
+        .limit_wait
+        .as_ref()
+        .map_or(0, |wait| now.since(wait.since));
+    LogEntry {
+        action: Action::LimitResumed,
+        stage: state.current().name.clone(),
+        iteration: state.iterations[state.stage],
+        detail: format!(
+            "usage limit waited out ({}): the same iteration runs again",
+            format_duration(waited)
+        ),
+    }
+}
+
+/// The outcome of a limit that will not reset soon: the loop ends as gave up.
+pub fn give_up(state: &State, reason: String, now: Timestamp) -> Outcome {
+    let mut next = end_wait(state, now);
+    crate::budget::tick(&mut next, now);
+    let name = next.current().name.clone();
+    let iteration = next.iterations[next.stage];
+    let message = format!("pagent: gave up: {reason}. /pagent:status shows where it stopped.");
+    next.finish(Status::GaveUp, reason.clone(), now);
+    Outcome {
+        decision: Decision::Notify(message),
+        write: Some(next),
+        log: Some(LogEntry {
+            action: Action::GaveUp,
+            stage: name,
+            iteration,
+            detail: reason,
+        }),
+    }
+}
+
+/// What the binary knows about a StopFailure of a Claude Code session.
+#[derive(Debug, Clone)]
+pub struct StopFailureEvent<'a> {
+    pub session_id: Option<&'a str>,
+    pub seal_valid: bool,
+    /// Claude Code's error kind: `rate_limit`, `server_error`, ...
+    pub error: &'a str,
+    /// The limit read from `last_assistant_message`, its reset resolved.
+    pub limit: Option<LimitSeen>,
+    pub now: Timestamp,
+}
+
+/// Decides a StopFailure (a turn that ended on an API error, with no Stop). Only a usage
+/// limit of this session's own active loop is written: the loop waits, with no
+/// iteration counted and the no-progress count untouched, and the user hears it once.
+/// Every other API error leaves the loop as it is: the Stop hook was not called, so the
+/// loop goes on at the session's next stop.
+pub fn decide_stop_failure(event: &StopFailureEvent<'_>, state: &State) -> Outcome {
+    let ours = state.is_active()
+        && event.seal_valid
+        && state.paused.is_none()
+        && event.session_id.is_some()
+        && matches!(
+            whose_loop(state, event.session_id),
+            Whose::This | Whose::Unclaimed
+        );
+    if !ours || event.error != "rate_limit" || state.limit_wait.is_some() {
+        return Outcome::silent();
+    }
+    let seen = event.limit.clone().unwrap_or(LimitSeen {
+        kind: LimitKind::Window,
+        message: "Claude Code hit a usage limit".to_owned(),
+        resets_at: None,
+    });
+    let until = seen
+        .resets_at
+        .filter(|at| at.0 > event.now.0)
+        .map(|at| Timestamp(at.0 + MARGIN_SECS));
+    let mut claimed = state.clone();
+    if claimed.session_id.is_none() {
+        claimed.session_id = event.session_id.map(str::to_owned);
+    }
+    let mut outcome = begin_wait(&claimed, &seen, until, until.is_some(), event.now);
+    let reset = match until {
+        Some(until) => format!("in about {}", format_duration(until.since(event.now))),
+        None => "when it resets".to_owned(),
+    };
+    outcome.decision = Decision::Notify(format!(
+        "pagent: {}. The loop waits and goes on {reset}: Claude Code 2.1.234 and later \
+         continue by themselves after the reset; with an older one, run /pagent:resume \
+         then. The turn the limit cut short counts no iteration.",
+        seen.message.trim().trim_end_matches('.')
+    ));
+    outcome
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,212 @@
+//! Issue 21: usage limits waited out, through the real Claude Code CLI logged in with a
+//! subscription (`harness::SUBSCRIPTION`) against the mock answering the 429 a spent
+//! five-hour window gets (`Reply::UsageLimit`, the headers of `research/cc-facts.md` B6).
+//!
+//! - `pagent loop`: `claude -p` ends on the limit; the loop waits until the reset (a few
+//!   seconds ahead) plus its margin, runs the same iteration again, not counted, and
+//!   completes.
+//! - In the session (the terminal UI under tmux): StopFailure marks the loop waiting, no
+//!   iteration counted. 2.1.330 goes on by itself about a minute after the reset (its
+//!   "usage limit has reset" prompt does not pause the loop); 2.1.197 shows its
+//!   `/rate-limit-options` menu and waits for the user, who goes on with /pagent:resume.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{E2e, claude_binary, repo_root};
+use crate::mock::Reply;
+use crate::tmux::Tmux;
+
+fn limit(reset_in: u64) -> Reply {
+    Reply::UsageLimit {
+        reset_in,
+        claim: "five_hour".into(),
+    }
+}
+
+fn events(e2e: &E2e) -> Vec<String> {
+    std::fs::read_to_string(e2e.path(".claude/pagent/events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["action"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn issue_21_a_real_claude_usage_limit_is_waited_out_by_pagent_loop() {
+    let e2e = E2e::start(vec![
+        limit(4),
+        Reply::text("Done.\n<promise>DONE</promise>"),
+    ]);
+    let claude = claude_binary();
+    let started = Instant::now();
+    let out = e2e.pagent_loop_subscribed(&[
+        "--json",
+        "--agent",
+        "claude",
+        "--agent-bin",
+        claude.to_str().unwrap(),
+        "--agent-arg=--plugin-dir",
+        &format!("--agent-arg={}", repo_root().display()),
+        "--limit-margin",
+        "2s",
+        "ralph",
+        "Tidy the README",
+    ]);
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let wait = lines
+        .iter()
+        .find(|e| e["event"] == "limit_wait")
+        .unwrap_or_else(|| panic!("no limit_wait event: {stdout}"));
+    // Claude Code's own words, and the reset it announced (resetsAt) plus the margin.
+    assert!(
+        wait["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("You've hit your "),
+        "{wait}"
+    );
+    assert_eq!(wait["reset_known"], true, "{wait}");
+    assert!(
+        (4..=7).contains(&wait["wait_secs"].as_u64().unwrap()),
+        "{wait}"
+    );
+    assert!(
+        lines.iter().any(|e| e["event"] == "limit_resumed"),
+        "{stdout}"
+    );
+    assert!(took >= Duration::from_secs(4), "{took:?}");
+    assert_eq!(e2e.mock.requests().len(), 2);
+    // The same iteration ran again: the same prompt, iteration 1 of 25, twice.
+    for index in [0, 1] {
+        assert!(
+            e2e.mock
+                .all_text(index)
+                .contains("pagent · ralph loop · iteration 1 of 25"),
+            "request {index}"
+        );
+    }
+    assert_eq!(
+        events(&e2e),
+        ["ralph", "limit_wait", "limit_resumed", "complete"]
+    );
+    let status = e2e.status();
+    assert_eq!(
+        (status["status"].as_str(), status["iterations"].as_u64()),
+        (Some("complete"), Some(1))
+    );
+    assert!(status["waited_secs"].as_u64().unwrap() >= 4, "{status}");
+}
+
+/// The CLI's version as (minor, patch) of 2.1.x.
+fn patch_version() -> u32 {
+    let out = std::process::Command::new(claude_binary())
+        .arg("--version")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .next()
+        .and_then(|v| v.rsplit('.').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no version in {text:?}"))
+}
+
+#[test]
+#[ignore = "needs the Claude Code CLI and tmux"]
+fn issue_21_a_real_claude_usage_limit_in_the_session_waits_and_goes_on() {
+    let resumes_by_itself = patch_version() >= 234;
+    let e2e = E2e::start(vec![
+        Reply::Echo("pagent: started".into()),
+        limit(5),
+        Reply::Echo(if resumes_by_itself {
+            "pagent · ralph loop".into()
+        } else {
+            "pagent: resumed".into()
+        }),
+        Reply::text("Done.\n<promise>DONE</promise>"),
+    ]);
+    let ui = Tmux::start_subscribed(&e2e);
+    ui.type_line("/ralph Fix the parser --max-iterations 5");
+    let screen = ui.wait_for("hit your");
+    // StopFailure marked the loop waiting: the turn the limit cut short counts nothing.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while e2e.state().get("limit_wait").is_none() {
+        assert!(Instant::now() < deadline, "not waiting:\n{screen}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let state = e2e.state();
+    assert_eq!(state["iterations"], serde_json::json!([2]), "{state}");
+    // The start turn changed no file (1); the turn the limit cut short counts nothing.
+    assert_eq!(state["no_progress_count"], 1);
+    assert!(state.get("paused").is_none());
+    let status = e2e.pagent(&["status"]);
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains("· waiting ·") && status.contains("waiting for a usage limit to reset: "),
+        "{status}"
+    );
+    if resumes_by_itself {
+        // Claude Code goes on about a minute after the reset, with a prompt of its own
+        // that must not pause the loop; the next Stop continues it to the end.
+        let screen = ui.wait_longer(
+            "the session to go on after the reset",
+            Duration::from_secs(150),
+            |s| s.contains("Stop says: pagent: ralph complete"),
+        );
+        assert!(
+            screen.contains("for the usage limit to reset"),
+            "the wait's end is said once:\n{screen}"
+        );
+    } else {
+        // 2.1.197 asks what to do and waits: the user chooses to wait, then goes on.
+        ui.wait_for("What do you want to do?");
+        ui.key("Enter");
+        std::thread::sleep(Duration::from_secs(6));
+        ui.type_line("/pagent:resume");
+        ui.wait_longer("the loop to go on", Duration::from_secs(60), |s| {
+            s.contains("Stop says: pagent: ralph complete")
+        });
+    }
+    let state = e2e.state();
+    assert_eq!(state["status"], "complete", "{state}");
+    assert!(state.get("paused").is_none(), "{state}");
+    assert_eq!(state["iterations"], serde_json::json!([3]), "{state}");
+    assert!(
+        state["usage"]["waited_secs"].as_u64().unwrap() >= 1,
+        "{state}"
+    );
+    let actions = events(&e2e);
+    assert!(
+        actions.starts_with(&[
+            "ralph".to_owned(),
+            "block".to_owned(),
+            "limit_wait".to_owned()
+        ]),
+        "{actions:?}"
+    );
+    assert_eq!(
+        actions.last().map(String::as_str),
+        Some("complete"),
+        "{actions:?}"
+    );
+    assert!(!actions.iter().any(|a| a == "pause"), "{actions:?}");
+}

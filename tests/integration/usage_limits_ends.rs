@@ -1,0 +1,264 @@
+//! Issue 21, item 2, `pagent loop`: how a usage-limit wait ends besides waiting it out
+//! (Ctrl-C and `pagent cancel` within a second, `pagent resume` at once), a credit limit
+//! that gives up, and the errors that are not limits at all (outages, `--no-limit-wait`).
+//! The fake agents are `usage_limits.rs`'s.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, actions, limited_agent, runs};
+use crate::util::*;
+
+/// Starts the loop on an agent whose limit resets in an hour, and returns once the wait
+/// is written (read from `--json` events, never after a fixed sleep).
+fn start_waiting_an_hour(env: &TestEnv) -> (Child, mpsc::Receiver<String>) {
+    let agent = limited_agent(env, 3600, CLAUDE_LIMIT, CLAUDE_DONE);
+    let mut child = env
+        .bin(&[
+            "loop",
+            "--json",
+            "--agent",
+            "claude",
+            "--agent-bin",
+            &agent,
+            "ralph",
+            "Do it",
+        ])
+        .command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                return;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("no limit_wait event");
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["event"] == "limit_wait" {
+            assert_eq!(event["reset_known"], true, "{line}");
+            assert!(
+                (3600..=3662).contains(&event["wait_secs"].as_u64().unwrap()),
+                "{line}"
+            );
+            break;
+        }
+    }
+    (child, rx)
+}
+
+/// Waits (bounded) for the child's exit; returns its code and how long that took.
+fn exit_within(child: &mut Child, limit: Duration) -> (Option<i32>, Duration) {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), started.elapsed());
+        }
+        assert!(started.elapsed() < limit * 10, "still waiting");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn issue_21_cancel_during_the_wait_ends_it_within_a_second() {
+    let env = TestEnv::new();
+    let (mut child, rx) = start_waiting_an_hour(&env);
+    assert!(env.state()["limit_wait"]["until"].is_string());
+    let cancelled = Instant::now();
+    env.cmd(&["cancel"]).success();
+    let (code, _) = exit_within(&mut child, Duration::from_secs(1));
+    let took = cancelled.elapsed();
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert_eq!(code, Some(130));
+    let rest: Vec<String> = rx.iter().collect();
+    let last: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "stopped", "{rest:?}");
+    assert_eq!(env.state()["status"], "cancelled");
+    assert_eq!(runs(&env), 1);
+}
+
+#[test]
+fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_waits_on() {
+    let env = TestEnv::new();
+    let (mut child, rx) = start_waiting_an_hour(&env);
+    let interrupted = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let (code, _) = exit_within(&mut child, Duration::from_secs(1));
+    assert!(interrupted.elapsed() < Duration::from_secs(1));
+    assert_eq!(code, Some(130));
+    let rest: Vec<String> = rx.iter().collect();
+    let last: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "interrupted", "{rest:?}");
+    // The wait is kept: status shows it, and `pagent resume` ends it, so the next loop
+    // runs the same iteration at once.
+    let state = env.state();
+    assert_eq!(state["status"], "active");
+    assert!(state["limit_wait"]["until"].is_string(), "{state}");
+    let status = env.cmd(&["status"]).success();
+    assert!(
+        status.stdout.starts_with("pagent ralph loop · waiting · 1 iteration · ")
+            && status.stdout.contains("waiting for a usage limit to reset: ")
+            && status.stdout.contains(
+                " left (until ",
+            )
+            && status.stdout.contains(
+                "), then the same iteration runs again: You've hit your 5-hour limit · resets 3am (Europe/Paris)\n"
+            ),
+        "{status}"
+    );
+    let filters = vec![
+        // Waited 0s or 1s by now: the header says so only from 1s on.
+        (
+            r"iteration · \d+s(, \d+s waited for usage limits| worked, \d+s waited for usage limits)?\n",
+            "iteration · [TIME]\n",
+        ),
+        (r"\(until \d\d:\d\d\)", "(until [CLOCK])"),
+        (r"\b\d+h\d\dm\b", "[DURATION]"),
+        (r"\b\d+m\d\ds\b", "[DURATION]"),
+        (r"\b\d+s\b", "[DURATION]"),
+    ];
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!(status.stdout);
+    });
+    env.cmd(&["resume"]).success();
+    assert!(env.state().get("limit_wait").is_none());
+    let agent = env.home.join("agent/fake-agent");
+    let out = env
+        .cmd(&[
+            "loop",
+            "--agent",
+            "claude",
+            "--agent-bin",
+            agent.to_str().unwrap(),
+        ])
+        .success();
+    assert_eq!(env.state()["iterations"], json!([1]), "{out}");
+    assert_eq!(runs(&env), 2);
+}
+
+#[test]
+fn issue_21_a_credit_limit_that_will_not_reset_gives_up_and_notifies() {
+    let env = TestEnv::new();
+    let notified = env.home.join("notified.txt");
+    let tools = env.fake_tool(
+        "bin",
+        "fake-notify",
+        &format!("printf '%s|%s\\n' \"$1\" \"$2\" >> {}", notified.display()),
+    );
+    std::fs::create_dir_all(&env.config).unwrap();
+    std::fs::write(
+        env.config.join("config.json"),
+        format!(
+            r#"{{"notify": {{"command": ["{}/fake-notify", "{{status}}", "{{message}}"]}}}}"#,
+            tools.display()
+        ),
+    )
+    .unwrap();
+    let limited = r#"echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"You'"'"'ve hit your monthly spend limit. See Usage in Settings"}'"#;
+    let agent = limited_agent(&env, 0, limited, CLAUDE_DONE);
+    let out = env
+        .cmd(&[
+            "loop",
+            "--agent",
+            "claude",
+            "--agent-bin",
+            &agent,
+            "ralph",
+            "Do it",
+        ])
+        .run();
+    assert_eq!(out.code, Some(3), "{out}");
+    let reason = "the agent hit a spend or credit limit that will not reset tonight (it names no reset time): You've hit your monthly spend limit. See Usage in Settings";
+    assert!(out.stdout.contains(reason), "{out}");
+    let state = env.state();
+    assert_eq!(state["status"], "gave_up");
+    assert_eq!(state["end_reason"], reason);
+    assert_eq!(state["iterations"], json!([1]));
+    assert_eq!(actions(&env), ["ralph", "gave_up"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&notified).is_ok_and(|t| t.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "never notified");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&notified).unwrap();
+    assert!(
+        text.starts_with("gave_up|ralph gave up in project: the agent hit a spend"),
+        "{text}"
+    );
+}
+
+#[test]
+fn issue_21_outages_stay_retries_told_apart_from_limits() {
+    // Claude Code 2.1.330 at a 529 (after its own retries) and at the server's own
+    // throttle ("not your usage limit"): retried with backoff, never waited for.
+    for fixture in [
+        "claude-2.1.330-529-overloaded.jsonl",
+        "claude-2.1.330-429-rejected-no-claim.jsonl",
+    ] {
+        let env = TestEnv::new();
+        let lines = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/agents/limits")
+                .join(fixture),
+        )
+        .unwrap();
+        let stream = env.home.join("stream.jsonl");
+        std::fs::write(&stream, lines).unwrap();
+        let agent = limited_agent(&env, 0, &format!("cat {}", stream.display()), CLAUDE_DONE);
+        let out = env
+            .cmd(&[
+                "loop",
+                "--agent",
+                "claude",
+                "--agent-bin",
+                &agent,
+                "--retry-delay",
+                "1s",
+                "ralph",
+                "Do it",
+            ])
+            .success();
+        assert!(!out.stdout.contains("⏸ usage limit"), "{fixture}: {out}");
+        assert_eq!(
+            actions(&env),
+            ["ralph", "retry", "complete"],
+            "{fixture}: {out}"
+        );
+    }
+}
+
+#[test]
+fn issue_21_no_limit_wait_treats_a_limit_as_before() {
+    let env = TestEnv::new();
+    let agent = limited_agent(&env, 3600, CLAUDE_LIMIT, CLAUDE_DONE);
+    let out = env
+        .cmd(&[
+            "loop",
+            "--agent",
+            "claude",
+            "--agent-bin",
+            &agent,
+            "--no-limit-wait",
+            "--retry-delay",
+            "1s",
+            "ralph",
+            "Do it",
+        ])
+        .success();
+    assert!(!out.stdout.contains("usage limit:"), "{out}");
+    assert_eq!(actions(&env), ["ralph", "retry", "complete"], "{out}");
+}

@@ -1,0 +1,226 @@
+//! Issue 21, item 2, in the session: Claude Code's StopFailure hook marks a loop waiting
+//! on a usage limit (no iteration counted, the no-progress count untouched, the user told
+//! once), Claude Code's own "limit has reset" prompt does not pause it, and the next Stop
+//! goes on. The hook inputs are the ones Claude Code 2.1.197 and 2.1.330 sent
+//! (`tests/fixtures/agents/limits/*stopfailure*`), with this test's session and project.
+
+use serde_json::{Value, json};
+
+use crate::util::*;
+
+fn fixture(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents/limits")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The captured StopFailure input, sent from this test's session in this project.
+fn stop_failure_input(env: &TestEnv, name: &str) -> Value {
+    let mut input = fixture(name);
+    input["session_id"] = json!(SESSION);
+    input["cwd"] = json!(env.root);
+    input["transcript_path"] = json!(env.home.join("transcript.jsonl"));
+    input
+}
+
+fn stop_failure(env: &TestEnv, input: &Value) -> Run {
+    env.cmd(&["hook", "stop-failure"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("TZ", "UTC0")
+        .stdin(serde_json::to_vec(input).unwrap())
+        .success()
+}
+
+fn user_prompt(env: &TestEnv, prompt: &str) {
+    env.cmd(&["hook", "user-prompt-submit"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(
+            json!({
+                "session_id": SESSION,
+                "cwd": env.root,
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": prompt,
+            })
+            .to_string(),
+        )
+        .success();
+}
+
+fn actions(env: &TestEnv) -> Vec<String> {
+    env.read(".claude/pagent/events.jsonl")
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["action"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it() {
+    for capture in [
+        "claude-2.1.197-stopfailure-429.json",
+        "claude-2.1.330-stopfailure-429.json",
+    ] {
+        let env = TestEnv::new();
+        env.cmd(&["ralph", "Fix it"]).success();
+        env.stop(&env.stop_input("working")).blocked();
+        let before = env.state();
+        assert_eq!(before["iterations"], json!([2]));
+        assert_eq!(before["no_progress_count"], 1);
+
+        let out = stop_failure(&env, &stop_failure_input(&env, capture));
+        let said: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+        let message = said["systemMessage"].as_str().unwrap();
+        assert!(
+            message.starts_with("pagent: You've hit your ")
+                && message.contains("The loop waits and goes on in about ")
+                && message.ends_with(
+                    "Claude Code 2.1.234 and later continue by themselves after the reset; with an older one, run /pagent:resume then. The turn the limit cut short counts no iteration."
+                ),
+            "{capture}: {message}"
+        );
+        assert!(said.get("decision").is_none(), "{capture}: never a block");
+        let waiting = env.state();
+        assert_eq!(waiting["iterations"], json!([2]), "{capture}");
+        assert_eq!(waiting["no_progress_count"], 1, "{capture}");
+        assert_eq!(waiting["status"], "active");
+        assert!(
+            waiting["limit_wait"]["until"].is_string(),
+            "{capture}: {waiting}"
+        );
+        assert_eq!(waiting["limit_wait"]["reset_known"], true);
+
+        // Told once: the same failure again writes and says nothing.
+        let again = stop_failure(&env, &stop_failure_input(&env, capture));
+        assert_eq!(again.stdout, "", "{capture}");
+        assert_eq!(env.state(), waiting, "{capture}");
+
+        let status = env.cmd(&["status"]).success();
+        assert!(
+            status.stdout.contains("· waiting ·")
+                && status
+                    .stdout
+                    .contains("waiting for a usage limit to reset: ")
+                && status
+                    .stdout
+                    .contains("), then the same iteration runs again: You've hit your "),
+            "{capture}: {status}"
+        );
+
+        // Claude Code 2.1.330 goes on by itself with a prompt of its own: not the user's.
+        user_prompt(
+            &env,
+            "Your claude.ai usage limit has reset. Continue the task you were working on when the limit was reached; do not repeat work that is already complete.",
+        );
+        assert!(env.state().get("paused").is_none(), "{capture}");
+
+        // The next Stop goes on as if the limit had not been, and says the wait is over.
+        let next = env.stop(&env.stop_input("worked on"));
+        next.blocked();
+        let said: Value = serde_json::from_str(next.stdout.trim()).unwrap();
+        let message = said["systemMessage"].as_str().unwrap();
+        assert!(
+            message.starts_with("pagent: Ralph loop, iteration 3 of 25: ")
+                && message.contains(" · waited ")
+                && message.ends_with(" for the usage limit to reset"),
+            "{capture}: {message}"
+        );
+        let after = env.state();
+        assert!(after.get("limit_wait").is_none(), "{capture}");
+        assert_eq!(after["iterations"], json!([3]), "{capture}");
+        assert_eq!(
+            actions(&env),
+            ["ralph", "block", "limit_wait", "block"],
+            "{capture}"
+        );
+    }
+}
+
+#[test]
+fn issue_21_other_api_errors_never_touch_the_loop() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.stop(&env.stop_input("working")).blocked();
+    let before = env.read(".claude/pagent-pipeline.json");
+    // A 500 (`server_error`, Claude Code 2.1.330's capture), an unknown error, and a
+    // usage limit of another session: nothing is written, nothing is said.
+    let server_error = stop_failure_input(&env, "claude-2.1.330-stopfailure-500.json");
+    let mut unknown = server_error.clone();
+    unknown["error"] = json!("invalid_request");
+    let mut other = stop_failure_input(&env, "claude-2.1.330-stopfailure-429.json");
+    other["session_id"] = json!("another-session");
+    for input in [server_error, unknown, other] {
+        let out = stop_failure(&env, &input);
+        assert_eq!(out.stdout, "", "{input}");
+        assert_eq!(env.read(".claude/pagent-pipeline.json"), before, "{input}");
+    }
+    // The loop goes on at the next stop as before.
+    env.stop(&env.stop_input("working")).blocked();
+    assert_eq!(env.state()["iterations"], json!([3]));
+}
+
+#[test]
+fn issue_21_a_typed_message_still_pauses_a_waiting_loop_and_resume_goes_on() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.stop(&env.stop_input("working")).blocked();
+    stop_failure(
+        &env,
+        &stop_failure_input(&env, "claude-2.1.197-stopfailure-429.json"),
+    );
+    // 2.1.197 does not go on by itself: what the user types is theirs.
+    user_prompt(&env, "what happened?");
+    assert_eq!(env.state()["paused"]["why"], "you wrote a message");
+    let resumed = env.cmd(&["resume"]).success();
+    assert!(
+        resumed
+            .stdout
+            .starts_with("pagent: resumed the Ralph loop."),
+        "{resumed}"
+    );
+    let state = env.state();
+    assert!(
+        state.get("paused").is_none() && state.get("limit_wait").is_none(),
+        "{state}"
+    );
+    env.stop(&env.stop_input("working")).blocked();
+    assert_eq!(env.state()["iterations"], json!([3]));
+}
+
+#[test]
+fn issue_21_the_stop_failure_hook_without_a_loop_reads_nothing() {
+    let env = TestEnv::new();
+    // The binary's fast path: no state file, so stdin (not even JSON) is never read.
+    let out = env
+        .bin(&["hook", "stop-failure"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin("not json")
+        .success();
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+    assert!(!env.exists(".claude"));
+}
+
+#[test]
+fn issue_21_stop_failure_is_registered_like_the_other_hooks() {
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/hooks.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let entry = &hooks["hooks"]["StopFailure"][0];
+    assert_eq!(entry["matcher"], "rate_limit");
+    let stop = hooks["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        entry["hooks"][0]["command"].as_str().unwrap(),
+        stop.replace("hook stop", "hook stop-failure")
+    );
+    assert_eq!(entry["hooks"][0]["type"], "command");
+}
