@@ -26,6 +26,7 @@ use crate::io::Io;
 pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
     crate::store::door::ignore_sigxfsz();
     let stdout_is_terminal = io.stdout_is_terminal;
+    let stdin_is_terminal = io.stdin_is_terminal;
     let stdin = &mut *io.stdin;
     // Help, version and usage errors are clap's own text, coloured by clap: written
     // before the edge. Everything after passes through it (`cli::terminal`).
@@ -46,6 +47,7 @@ pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
         stdout: &mut stdout,
         stderr: &mut stderr,
         stdout_is_terminal,
+        stdin_is_terminal,
     };
     let status = dispatch(cli, env, &mut io);
     let _ = io.stdout.flush();

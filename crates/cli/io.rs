@@ -22,12 +22,15 @@ pub struct Io<'a> {
     pub stderr: &'a mut dyn Write,
     /// Whether stdout is a terminal: colour and `pagent loop`'s redrawn status line.
     pub stdout_is_terminal: bool,
+    /// Whether stdin is a terminal: then nothing waits for text on it (a task).
+    pub stdin_is_terminal: bool,
 }
 
 impl std::fmt::Debug for Io<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Io")
             .field("stdout_is_terminal", &self.stdout_is_terminal)
+            .field("stdin_is_terminal", &self.stdin_is_terminal)
             .finish_non_exhaustive()
     }
 }

@@ -177,7 +177,7 @@ fn after_esc_status_and_cancel_work() {
         "status never resumes:\n{screen}"
     );
     ui.type_line("/pagent:cancel");
-    let screen = ui.wait_for("pagent: cancelled the ralph loop");
+    let screen = ui.wait_for("pagent: cancelled the Ralph loop");
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(e2e.mock.requests().len(), 4, "{screen}");
     assert_eq!(e2e.status()["status"], "cancelled");

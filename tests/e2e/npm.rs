@@ -3,7 +3,7 @@
 //! prefix with no registry access, and the installed `pagent` sets up Claude Code in a
 //! scratch HOME: the plugin is listed, a ralph loop runs to its promise through the short
 //! command name without `--plugin-dir`, and `pagent uninstall` leaves the HOME's file list
-//! as it found it.
+//! as it found it, or names what it leaves (in a fresh HOME, Claude Code's own settings).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -57,14 +57,30 @@ fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str])
     check("npm install", &out);
 }
 
-/// Every path under `home`, except Claude Code's own rotating backups of `.claude.json`.
+/// Every path under `home`, relative.
 fn file_list(home: &Path) -> BTreeSet<String> {
     walkdir::WalkDir::new(home)
+        .min_depth(1)
         .into_iter()
         .flatten()
         .map(|e| e.path().strip_prefix(home).unwrap().display().to_string())
-        .filter(|p| !p.starts_with(".claude/backups"))
         .collect()
+}
+
+/// Item 13 of issue 20: what uninstall leaves that was not there before is named in what
+/// it said (the path itself, or a folder it is in).
+fn assert_named(before: &BTreeSet<String>, after: &BTreeSet<String>, home: &Path, said: &str) {
+    let gone: Vec<&String> = before.difference(after).collect();
+    assert!(
+        gone.is_empty(),
+        "uninstall removed what it did not make: {gone:?}\n{said}"
+    );
+    for extra in after.difference(before) {
+        let named = Path::new(extra).ancestors().any(|p| {
+            !p.as_os_str().is_empty() && said.contains(&format!("left {}", home.join(p).display()))
+        });
+        assert!(named, "{extra} is left and not named:\n{said}");
+    }
 }
 
 #[test]
@@ -202,12 +218,35 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         said.contains("removed short command names /pagent-run"),
         "{said}"
     );
-    let after = file_list(&e2e.home);
-    assert_eq!(
-        before.symmetric_difference(&after).collect::<Vec<_>>(),
-        Vec::<&String>::new(),
-        "pagent uninstall should leave HOME as it found it; it said:\n{said}"
-    );
+    assert_named(&before, &file_list(&e2e.home), &e2e.home, &said);
+
+    // A HOME where Claude Code never ran: its first `claude plugin` command creates
+    // Claude Code's own settings, which uninstall leaves and names.
+    let fresh = base.join("fresh-home");
+    fs::create_dir_all(&fresh).unwrap();
+    let in_fresh = |args: &[&str]| {
+        let out = Command::new(&pagent)
+            .args(args)
+            .env("HOME", &fresh)
+            .env("PATH", &path)
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("PAGENT_CONFIG_DIR")
+            .env_remove("PAGENT_MARKETPLACE_DIR")
+            .env_remove("PAGENT_PLUGIN_SOURCE")
+            .output()
+            .unwrap();
+        check(&format!("pagent {args:?} in a fresh HOME"), &out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    in_fresh(&["install"]);
+    let said = in_fresh(&["uninstall"]);
+    let after = file_list(&fresh);
+    assert_named(&BTreeSet::new(), &after, &fresh, &said);
+    assert!(after.contains(".claude.json"), "{after:?}\n{said}");
 
     // Installed again, a ralph loop through the short name runs the binary from the
     // plugin's data folder: no --plugin-dir, no PAGENT_BIN, no pagent on PATH.

@@ -117,7 +117,7 @@ fn usage_forged_in_a_tool_result_is_not_counted() {
 }
 
 /// No transcript, or one without usage: a token or cost budget cannot be judged, the loop
-/// runs on under its other bounds, and status says no tokens were reported.
+/// runs on under its other bounds, and status says no tokens were counted yet.
 #[test]
 fn missing_usage_never_ends_or_breaks_a_loop() {
     let env = TestEnv::new();
@@ -138,10 +138,7 @@ fn missing_usage_never_ends_or_breaks_a_loop() {
     append(&env, &[transcript_line_text("m1", "no usage here")]);
     env.stop(&env.stop_input("Two.")).blocked();
     let human = env.cmd(&["status"]).success().stdout;
-    assert!(
-        human.contains("usage: no tokens reported by the agent yet"),
-        "{human}"
-    );
+    assert!(human.contains("usage: no tokens counted yet"), "{human}");
     let message = env.stop(&env.stop_input("Three.")).allowed().unwrap();
     assert!(message.contains("used all 3 iterations"), "{message}");
 }

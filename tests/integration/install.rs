@@ -90,3 +90,127 @@ fn what_install_staged_uninstall_removes() {
     assert!(!data.exists(), "{uninstall}");
     assert!(!uninstall.stdout.contains("left "), "{uninstall}");
 }
+
+/// A fake `claude` that, like the real one in a fresh HOME, creates its own settings file
+/// and a backup of it at its first `plugin install`, and keeps the marketplace list. It
+/// refuses to run in any HOME but the test's, since it writes there.
+fn claude_that_makes_its_settings(env: &TestEnv) -> PathBuf {
+    let guard = format!(
+        "[ \"$HOME\" = '{}' ] || {{ echo \"not the test's HOME: $HOME\" >&2; exit 99; }}\n",
+        env.home.display()
+    );
+    env.fake_tool(
+        "claude-bin",
+        "claude",
+        &(guard
+            + "case \"$*\" in\n\
+           'plugin marketplace list --json') cat \"$HOME/.marketplaces\" 2>/dev/null || echo '[]' ;;\n\
+           'plugin list --json') echo '[]' ;;\n\
+           'plugin marketplace add '*) printf '[{\"name\":\"pagent\",\"path\":\"%s\"}]' \"$4\" > \"$HOME/.marketplaces\" ;;\n\
+           'plugin marketplace remove pagent') rm -f \"$HOME/.marketplaces\" ;;\n\
+           'plugin install '*) echo '{\"userID\": \"u\", \"firstStartTime\": \"t\"}' > \"$HOME/.claude.json\"\n\
+             /bin/mkdir -p \"$HOME/.claude/backups\"; /bin/cp \"$HOME/.claude.json\" \"$HOME/.claude/backups/.claude.json.backup.1\" ;;\n\
+           *) ;;\n\
+         esac"),
+    )
+    .join("claude")
+}
+
+/// Every path under HOME, relative, sorted (the fake's own folder left out).
+fn home_files(env: &TestEnv) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(&env.home)
+        .min_depth(1)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            e.path()
+                .strip_prefix(&env.home)
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .filter(|p| !p.starts_with("claude-bin") && !p.starts_with(".marketplaces"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// `pagent ARGS` with the default layout in HOME: no marketplace, data or config folder
+/// named, so everything lands where a user's would. The real binary, so that `claude`
+/// inherits the test's HOME as it inherits the user's.
+fn in_home(env: &TestEnv, args: &[&str]) -> crate::util::Run {
+    env.bin(args)
+        .env("PAGENT_CONFIG_DIR", "")
+        .env("XDG_DATA_HOME", "")
+        .env("PATH", env.home.join("no-claude-here"))
+        .run()
+}
+
+/// Item 13: in a fresh HOME, uninstall leaves only what Claude Code made for itself and
+/// pagent's config folder, and names each with the reason; `--purge` takes the config
+/// folder too.
+#[test]
+fn item_13_uninstall_names_what_it_leaves_and_purge_removes_the_config_folder() {
+    let env = TestEnv::new();
+    let claude = claude_that_makes_its_settings(&env).display().to_string();
+    let from = env!("CARGO_MANIFEST_DIR");
+    let install = in_home(&env, &["install", "--claude", &claude, "--from", from]);
+    assert_eq!(install.code, Some(0), "{install}");
+    // A loop in a project makes pagent's config folder (~/.config/pagent).
+    in_home(&env, &["ralph", "Fix it"]);
+    assert!(env.home.join(".config/pagent/secret").is_file());
+    let uninstall = in_home(&env, &["uninstall", "--claude", &claude]);
+    assert_eq!(uninstall.code, Some(0), "{uninstall}");
+    assert_eq!(
+        home_files(&env),
+        [
+            ".claude",
+            ".claude.json",
+            ".claude/backups",
+            ".claude/backups/.claude.json.backup.1",
+            ".config",
+            ".config/pagent",
+        ]
+        .into_iter()
+        .chain(
+            home_files(&env)
+                .iter()
+                .filter(|p| p.starts_with(".config/pagent/"))
+                .map(String::as_str)
+        )
+        .collect::<Vec<_>>(),
+        "{uninstall}"
+    );
+    let shown = |text: &str| text.replace(&env.home.display().to_string(), "~");
+    let purge = in_home(&env, &["uninstall", "--purge"]);
+    assert_eq!(purge.code, Some(0), "{purge}");
+    assert!(!env.home.join(".config/pagent").exists(), "{purge}");
+    insta::assert_snapshot!(format!(
+        "{}--- with --purge ---\n{}",
+        shown(&uninstall.stdout),
+        shown(&purge.stdout)
+    ));
+}
+
+/// Item 13: an install without `claude` on PATH puts only the binary in place; uninstall
+/// then leaves HOME exactly as it was, with no empty `~/.claude`.
+#[test]
+fn item_13_an_install_without_claude_leaves_no_empty_claude_folder() {
+    let env = TestEnv::new();
+    let before = home_files(&env);
+    let install = in_home(&env, &["install", "--from", env!("CARGO_MANIFEST_DIR")]);
+    assert_eq!(install.code, Some(0), "{install}");
+    assert!(
+        install.stdout.contains("claude is not on PATH"),
+        "{install}"
+    );
+    assert!(
+        env.home
+            .join(".claude/plugins/data/pagent-pagent/bin/pagent")
+            .is_file()
+    );
+    let uninstall = in_home(&env, &["uninstall"]);
+    assert_eq!(uninstall.code, Some(0), "{uninstall}");
+    assert_eq!(home_files(&env), before, "{uninstall}");
+    assert!(!uninstall.stdout.contains("left "), "{uninstall}");
+}

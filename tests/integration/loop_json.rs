@@ -28,7 +28,7 @@ fn json_ends_with_a_finished_event_when_the_retries_run_out() {
         last["reason"]
             .as_str()
             .unwrap()
-            .starts_with("the agent failed 1 times in a row (the agent exited with code 7)"),
+            .starts_with("the agent failed once (the agent exited with code 7)"),
         "{last}"
     );
 }

@@ -21,6 +21,17 @@ fn counting_agent(env: &TestEnv, promise_at: u32) -> String {
     "sh agent.sh".to_owned()
 }
 
+/// `pagent loop`'s plain output, whole, with elapsed times and the temp folder masked.
+fn snapshot_output(name: &str, text: &str) {
+    insta::with_settings!({filters => vec![
+        (r"/tmp/\.tmp[A-Za-z0-9]+", "[TMP]"),
+        (r"· \d+(h\d\dm|m\d\ds|s) ·", "· [T] ·"),
+        (r" in \d+(h\d\dm|m\d\ds|s) \(", " in [T] ("),
+    ]}, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
 fn events(env: &TestEnv) -> Vec<Value> {
     env.read(".claude/pagent/events.jsonl")
         .lines()
@@ -42,11 +53,7 @@ fn a_promise_on_iteration_three_ends_the_loop_with_three_iterations() {
     let out = env
         .cmd(&["loop", "--command", &agent, "ralph", "Count to three"])
         .success();
-    assert!(
-        out.stdout
-            .contains("pagent loop: complete after 3 iterations"),
-        "{out}"
-    );
+    snapshot_output("complete_on_iteration_three", &out.stdout);
     assert_eq!(env.state()["status"], "complete");
     assert_eq!(env.state()["iterations"], json!([3]));
     assert_eq!(env.state()["driver"], "loop");
@@ -135,11 +142,7 @@ fn giving_up_exits_3_and_keeps_the_state() {
         ])
         .run();
     assert_eq!(out.code, Some(3), "{out}");
-    assert!(
-        out.stdout
-            .contains("pagent loop: gave up after 2 iterations"),
-        "{out}"
-    );
+    snapshot_output("gave_up_after_two", &out.stdout);
     assert_eq!(env.state()["status"], "gave_up");
     assert_eq!(actions(&env), ["ralph", "block", "gave_up"]);
 }
@@ -290,7 +293,10 @@ fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
 
     env.write("fast", "");
     let out = env.cmd(&["loop", "--command", "sh agent.sh"]).success();
-    assert!(out.stdout.contains("pagent loop: resuming ralph"), "{out}");
+    assert!(
+        out.stdout.contains("pagent loop: resuming a Ralph loop"),
+        "{out}"
+    );
     assert_eq!(env.state()["status"], "complete");
     assert_eq!(env.state()["iterations"], json!([1]));
     assert_eq!(actions(&env), ["ralph", "interrupted", "complete"]);
@@ -317,11 +323,7 @@ fn stories_pass_one_per_iteration_and_the_loop_ends() {
     let out = env
         .cmd(&["loop", "--command", "python3 agent.py", "--prd", "prd.json"])
         .success();
-    assert!(
-        out.stdout
-            .contains("pagent loop: complete after 3 iterations"),
-        "{out}"
-    );
+    snapshot_output("stories_complete", &out.stdout);
     let state = env.state();
     assert_eq!(state["max_iterations"], 6, "3 stories plus a margin of 3");
     let progress = env.read("progress.md");
@@ -385,12 +387,7 @@ fn cancel_while_the_agent_runs_ends_the_loop_and_is_not_overwritten() {
         .env("PAGENT_EXE", crate::util::pagent_bin())
         .run();
     assert_eq!(out.code, Some(130), "{out}");
-    assert!(
-        out.stdout
-            .contains("pagent loop: stopped after 1 iteration"),
-        "{out}"
-    );
-    assert!(out.stdout.contains("cancelled by the user"), "{out}");
+    snapshot_output("cancelled_while_the_agent_runs", &out.stdout);
     let state = env.state();
     assert_eq!(state["status"], "cancelled");
     assert_eq!(state["iterations"], json!([1]));

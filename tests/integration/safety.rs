@@ -306,16 +306,14 @@ fn cancel_ends_the_loop_is_idempotent_and_the_next_stop_is_allowed() {
     env.cmd(&["ralph", "Fix it"]).success();
     env.stop(&env.stop_input("hi")).blocked();
     let out = env.cmd(&["cancel"]).success();
-    assert!(
-        out.stdout
-            .contains("cancelled the ralph loop at stage ralph"),
+    assert_eq!(
+        out.stdout, "pagent: cancelled the Ralph loop after 2 iterations. Claude can stop now.\n",
         "{out}"
     );
     assert_eq!(env.stop(&env.stop_input("hi")).allowed(), None);
     let out = env.cmd(&["cancel"]).success();
-    assert!(
-        out.stdout
-            .contains("no active loop to cancel (the last one, ralph, is cancelled)"),
+    assert_eq!(
+        out.stdout, "pagent: no active loop to cancel (the last one, ralph, was cancelled).\n",
         "{out}"
     );
     let state = env.state();

@@ -184,7 +184,7 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
     }
     let log = env.cmd(&["log"]).success();
     assert!(
-        log.stderr.contains("skipped 2 unreadable line(s)"),
+        log.stderr.contains("skipped 2 unreadable lines"),
         "{}",
         log.stderr
     );

@@ -48,6 +48,7 @@ fn run_with_stdout_gone(env: &TestEnv, args: &[&str], stdin: &str) -> (u8, Strin
             stdout: &mut Gone,
             stderr: &mut stderr,
             stdout_is_terminal: false,
+            stdin_is_terminal: false,
         },
     );
     (status.code(), String::from_utf8_lossy(&stderr).into_owned())

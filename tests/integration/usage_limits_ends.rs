@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::all_loops::regex_escape;
 use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, actions, limited_agent, runs};
 use crate::util::*;
 
@@ -110,7 +111,7 @@ fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_wai
     assert!(state["limit_wait"]["until"].is_string(), "{state}");
     let status = env.cmd(&["status"]).success();
     assert!(
-        status.stdout.starts_with("pagent ralph loop · waiting · 1 iteration · ")
+        status.stdout.starts_with("pagent ralph loop · interrupted · 1 iteration · ")
             && status.stdout.contains("waiting for a usage limit to reset: ")
             && status.stdout.contains(
                 " left (until ",
@@ -120,7 +121,9 @@ fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_wai
             ),
         "{status}"
     );
+    let project = regex_escape(&env.root.display().to_string());
     let filters = vec![
+        (project.as_str(), "[PROJECT]"),
         // Waited 0s or 1s by now: the header says so only from 1s on.
         (
             r"iteration · \d+s(, \d+s waited for usage limits| worked, \d+s waited for usage limits)?\n",

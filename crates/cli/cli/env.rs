@@ -68,6 +68,9 @@ pub const NO_COLOR: &str = "NO_COLOR";
 /// The machine's time zone and zone database, for an agent's usage-limit reset time.
 pub const TZ: &str = "TZ";
 pub const TZDIR: &str = "TZDIR";
+/// The terminal's width and height when it cannot be asked (see `cli::screen`).
+pub const COLUMNS: &str = "COLUMNS";
+pub const LINES: &str = "LINES";
 
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -87,6 +90,9 @@ pub struct Env {
     /// Whether a graphical session is there to open a browser in (`DISPLAY` or
     /// `WAYLAND_DISPLAY` set; always on macOS).
     pub has_display: bool,
+    /// `COLUMNS` and `LINES`: the terminal's size when no terminal answers the question.
+    pub columns: Option<u16>,
+    pub lines: Option<u16>,
     /// The pagent binary that `pagent parallel` starts and `pagent install` copies: `None`
     /// means this process's own. A test running [`crate::run`] in-process names the built
     /// binary here (its own executable is the test harness).
@@ -133,6 +139,12 @@ impl Env {
             has_display: cfg!(target_os = "macos")
                 || non_empty(DISPLAY).is_some()
                 || non_empty(WAYLAND_DISPLAY).is_some(),
+            columns: string(COLUMNS)
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n| *n > 0),
+            lines: string(LINES)
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n| *n > 0),
             exe: None,
             install: InstallEnv {
                 home: non_empty(HOME).map(PathBuf::from),

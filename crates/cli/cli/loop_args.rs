@@ -34,10 +34,15 @@ pub struct LoopArgs {
     #[command(flatten)]
     pub agent: AgentArgs,
     /// Print only the outcome
-    #[arg(long)]
+    #[arg(global = true, help_heading = "Loop options", long)]
     pub quiet: bool,
     /// Print one JSON object per line (events) for scripts
-    #[arg(long, conflicts_with = "quiet")]
+    #[arg(
+        global = true,
+        help_heading = "Loop options",
+        long,
+        conflicts_with = "quiet"
+    )]
     pub json: bool,
     /// Work through a plan's stories, one per iteration, until every one is done and the
     /// checks pass: prd.json, Chief's prd.md, spec-kit's tasks.md, a Kiro tasks.md or a
@@ -69,20 +74,31 @@ pub struct LoopArgs {
     pub max_iterations: Option<u32>,
     /// Run in the git worktree .pagent/worktrees/NAME on branch pagent/NAME
     /// (created from HEAD, or reused to resume)
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        global = true,
+        help_heading = "Loop options",
+        long,
+        value_name = "NAME"
+    )]
     pub worktree: Option<String>,
     /// A command run with `sh -c` in a newly created worktree before the first iteration
-    #[arg(long, value_name = "COMMAND", requires = "worktree")]
+    #[arg(
+        global = true,
+        help_heading = "Loop options",
+        long,
+        value_name = "COMMAND",
+        requires = "worktree"
+    )]
     pub setup: Option<String>,
     /// Commit all changes after each iteration
-    #[arg(long)]
+    #[arg(global = true, help_heading = "Loop options", long)]
     pub checkpoint: bool,
     /// When the loop completes, push its branch (git push -u origin BRANCH)
-    #[arg(long)]
+    #[arg(global = true, help_heading = "Loop options", long)]
     pub push: bool,
     /// When the loop completes, open a pull request with gh (implies --push); after
     /// --issues, its body closes the issues done
-    #[arg(long)]
+    #[arg(global = true, help_heading = "Loop options", long)]
     pub pr: bool,
     /// Start a new loop; without one, the active loop is resumed
     #[command(subcommand)]

@@ -1,5 +1,9 @@
 //! The task of a Ralph loop, from the arguments, from stdin, or from slash-command text
 //! on stdin with flags mixed in (`--stdin-args`).
+//!
+//! Stdin is read for a task only when it is not a terminal (a pipe, a file, a
+//! here-document): at a terminal `pagent ralph` with no task would sit waiting for an
+//! end of file nobody knows to type, so it is an error that says how to give the task.
 
 use anyhow::bail;
 
@@ -7,10 +11,13 @@ use crate::cli::args::RalphArgs;
 use crate::cli::stdin_args;
 use crate::io::read_stdin_text;
 
-/// The arguments and the task, from argv, stdin, or slash-command text on stdin.
+/// The arguments and the task, from argv, stdin, or slash-command text on stdin;
+/// `command` is how the user started it (`pagent ralph`), for the error that says how.
 pub fn resolve(
     args: RalphArgs,
     stdin: &mut dyn std::io::Read,
+    stdin_is_terminal: bool,
+    command: &str,
 ) -> anyhow::Result<(RalphArgs, String)> {
     let (args, task) = if args.stdin_args {
         let line = stdin_args::parse_ralph_line(&read_stdin_text(stdin)?);
@@ -19,6 +26,12 @@ pub fn resolve(
             line.task,
         )
     } else if args.prompt.is_empty() {
+        if stdin_is_terminal {
+            bail!(
+                "no task given: name it after `ralph` (`{command} \"Make the tests pass\"`), or pipe it in \
+                 (`echo \"Make the tests pass\" | {command}`); stdin is a terminal, so pagent does not wait for it"
+            );
+        }
         let text = read_stdin_text(stdin)?;
         (args, text.trim_end_matches(['\n', '\r']).to_owned())
     } else {

@@ -6,10 +6,12 @@
 //! copied into the plugin's data folder (where the hooks run it directly), and the short
 //! command names written. Without `claude` on PATH only the binary is put in place.
 //! Uninstall removes each of those, says what it removed, and then what the first install
-//! created and is empty again (see `install/mod.rs`). A folder is replaced or removed only
-//! when it carries pagent's marker (`install::MARKER`); one that does not is left, and
-//! both commands say so. `scripts/install.sh` builds from
-//! source and then runs this; `npx pagent install` runs it from the npm package.
+//! created and is empty again (see `install/mod.rs`); what it leaves it names, with the
+//! reason, and `--purge` takes pagent's config folder too (see `install/leftovers.rs`).
+//! A folder is replaced or removed only when it carries pagent's marker
+//! (`install::MARKER`); one that does not is left, and both commands say so.
+//! `scripts/install.sh` builds from source and then runs this; `npx pagent install` runs
+//! it from the npm package.
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -21,7 +23,7 @@ use crate::cli::exit::ExitStatus;
 use crate::install::claude::{self, Claude};
 use crate::install::short_names::{self, Outcome};
 use crate::install::{
-    Layout, MARKER, Record, files, mark, owned, platform, plugin_source, stage_plugin,
+    Layout, MARKER, Record, files, leftovers, mark, owned, platform, plugin_source, stage_plugin,
 };
 use crate::io::Io;
 use crate::process::{Program, SearchPath};
@@ -282,6 +284,41 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
     let record = Record::read(&layout);
     files::remove_tree(&layout.record_file)?;
     let emptied: Vec<PathBuf> = record.undo();
+    let mut still_there = record.left();
+    // Contents before their folder.
+    still_there.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    let mut left: Vec<String> = still_there
+        .iter()
+        .map(|p| format!("left {}: {}", p.display(), leftovers::why_left(&layout, p)))
+        .collect();
+    if let Some(config) = &env.config_dir {
+        if args.purge {
+            let purged = leftovers::purge_config(config, env.install.home.as_deref())?;
+            if purged.folder {
+                removed.push(format!("pagent's config folder ({})", config.display()));
+                if let Some(parent) = config.parent().filter(|p| files::is_empty_dir(p)) {
+                    left.push(format!(
+                        "left {}, now empty: other programs keep their settings there too",
+                        parent.display()
+                    ));
+                }
+            } else if !purged.removed.is_empty() {
+                removed.push(format!(
+                    "pagent's files in its config folder ({})",
+                    list(&purged.removed)
+                ));
+            }
+            if !purged.left.is_empty() {
+                left.push(format!(
+                    "left {} in {}: pagent does not write them there",
+                    list(&purged.left),
+                    config.display()
+                ));
+            }
+        } else if let Some(kept) = leftovers::kept_config(config) {
+            left.push(kept);
+        }
+    }
     if !emptied.is_empty() {
         removed.push(format!(
             "what the install created and is empty again ({})",
@@ -298,5 +335,16 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
     for item in &removed {
         say(&format!("removed {item}"));
     }
+    for item in &left {
+        say(item);
+    }
     Ok(ExitStatus::Success)
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -56,7 +56,8 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs, io: &mut Io) -> anyhow::R
         ui::warn(
             io.stderr,
             &format!(
-                "skipped {bad} unreadable line(s) in {}",
+                "skipped {} in {}",
+                pagent_engine::count(bad as u64, "unreadable line"),
                 crate::store::project::EVENTS_FILE
             ),
         );

@@ -4,6 +4,7 @@
 use crate::cli::args::{Global, LoopArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
 use crate::runner::progress::{Mode, Progress};
@@ -16,10 +17,18 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::R
         Style::for_stdout(env.no_color, io.stdout_is_terminal),
         io.stdout,
         io.stderr,
-    );
+    )
+    .with_fallback_size(Size::from_env(env));
     // Every way the loop ends says so in the event stream: an error too (retries used up,
     // an unwritable state, a bad workflow), which the top level then reports as usual.
-    let result = drive(global, env, args, &mut progress, io.stdin);
+    let result = drive(
+        global,
+        env,
+        args,
+        &mut progress,
+        io.stdin,
+        io.stdin_is_terminal,
+    );
     if let Err(err) = &result {
         progress.failed(&format!("{err:#}"));
     }

@@ -120,8 +120,8 @@ fn print_plan(
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "pagent parallel: {} task(s) from {}, {} at a time:",
-        tasks.len(),
+        "pagent parallel: {} from {}, {} at a time:",
+        pagent_engine::count(tasks.len() as u64, "task"),
         file.display(),
         args.jobs
     )?;
@@ -129,9 +129,10 @@ fn print_plan(
         let max = task.max_iterations.unwrap_or(args.max_iterations);
         writeln!(
             out,
-            "  {}  (branch pagent/{}, up to {max} iterations): {}",
+            "  {}  (branch pagent/{}, up to {}): {}",
             task.name,
             task.name,
+            pagent_engine::count(max, "iteration"),
             task.task.lines().next().unwrap_or("")
         )?;
     }

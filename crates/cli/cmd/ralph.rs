@@ -15,7 +15,7 @@ use crate::store::setup;
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let slash = args.stdin_args;
-    let (args, task) = task::resolve(args, io.stdin)?;
+    let (args, task) = task::resolve(args, io.stdin, io.stdin_is_terminal, "pagent ralph")?;
     let project = Project::resolve(global, env, None)?;
     let (state, notes) = setup::build::ralph(&project, env, &args, task, Driver::Hook)?;
     let install = if slash {
@@ -35,8 +35,8 @@ pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::
     let promise = state.current().exit_when.promise().unwrap_or("DONE");
     writeln!(
         io.stdout,
-        "pagent: started a Ralph loop: up to {} iterations{}. {}",
-        state.max_iterations,
+        "pagent: started a Ralph loop: up to {}{}. {}",
+        pagent_engine::count(state.max_iterations, "iteration"),
         setup::no_progress_words(&state),
         setup::HOW_TO_STOP
     )?;

@@ -46,11 +46,11 @@ pub fn run(global: &Global, env: &Env, args: RunArgs, io: &mut Io) -> anyhow::Re
         .collect();
     writeln!(
         io.stdout,
-        "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} iterations per stage{}). {}",
+        "pagent: started the {} pipeline ({}) for {prd_path}: {} (up to {} per stage{}). {}",
         state.workflow,
         loaded_source,
         names.join(" → "),
-        state.max_iterations,
+        pagent_engine::count(state.max_iterations, "iteration"),
         setup::no_progress_words(&state),
         setup::HOW_TO_STOP
     )?;
@@ -96,9 +96,9 @@ fn start_stories(
     )?;
     writeln!(
         io.stdout,
-        "pagent: started the stories loop for {}: one story at a time (up to {} iterations{}). {}",
+        "pagent: started the stories loop for {}: one story at a time (up to {}{}). {}",
         state.prd_path.as_deref().unwrap_or_default(),
-        state.max_iterations,
+        pagent_engine::count(state.max_iterations, "iteration"),
         setup::no_progress_words(&state),
         setup::HOW_TO_STOP
     )?;

@@ -119,6 +119,24 @@ pub fn list_tree(root: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Whether `path` is a folder with nothing in it.
+pub fn is_empty_dir(path: &Path) -> bool {
+    is_dir(path) && fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// The entries of the folder `dir`, sorted.
+pub fn entries(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = fs::read_dir(dir)
+        .and_then(|entries| {
+            entries
+                .map(|e| e.map(|e| e.path()))
+                .collect::<io::Result<Vec<_>>>()
+        })
+        .with_context(|| format!("cannot read {}", dir.display()))?;
+    out.sort();
+    Ok(out)
+}
+
 /// Whether everything under `root` is a regular file or a folder (no symlink, FIFO, ...).
 pub fn only_files_and_folders(root: &Path) -> bool {
     fn walk(dir: &Path) -> io::Result<bool> {

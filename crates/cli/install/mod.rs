@@ -22,6 +22,7 @@
 
 pub mod claude;
 pub mod files;
+pub mod leftovers;
 pub mod platform;
 pub mod short_names;
 
@@ -66,6 +67,9 @@ pub struct Layout {
     pub staging: PathBuf,
     /// What the first install created.
     pub record_file: PathBuf,
+    /// Claude Code's own settings file (`~/.claude.json`, or in `CLAUDE_CONFIG_DIR`),
+    /// which its first `claude plugin` command in a fresh HOME creates.
+    pub claude_json: PathBuf,
     /// Folders above `staging` that pagent may create (the XDG defaults), deepest first.
     staging_parents: Vec<PathBuf>,
 }
@@ -102,6 +106,10 @@ impl Layout {
             staging.display(),
             config_dir.display()
         );
+        let claude_json = match &env.claude_config_dir {
+            Some(dir) => dir.join(".claude.json"),
+            None => home()?.join(".claude.json"),
+        };
         let data_dir = config_dir.join("plugins/data/pagent-pagent");
         let mut record = staging.clone().into_os_string();
         record.push(".record.json");
@@ -112,6 +120,7 @@ impl Layout {
             data_dir,
             plugin_cache: config_dir.join("plugins/cache").join(claude::MARKETPLACE),
             record_file: PathBuf::from(record),
+            claude_json,
             staging,
             staging_parents,
             config_dir,
@@ -127,8 +136,11 @@ impl Layout {
     fn may_create(&self) -> Vec<PathBuf> {
         let c = &self.config_dir;
         let mut paths: Vec<PathBuf> = self.staging_parents.iter().rev().cloned().collect();
+        paths.push(c.clone());
+        paths.push(self.claude_json.clone());
         paths.extend(
             [
+                "backups",
                 "commands",
                 "settings.json",
                 "plugins",
@@ -262,6 +274,15 @@ impl Record {
             .flatten()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default()
+    }
+
+    /// The recorded paths still there (after [`Record::undo`]: those that hold something).
+    pub fn left(&self) -> Vec<PathBuf> {
+        self.created
+            .iter()
+            .filter(|p| files::exists(p))
+            .cloned()
+            .collect()
     }
 
     /// Removes the recorded paths that hold nothing now, deepest first; what it removed.

@@ -34,15 +34,14 @@ pub mod progress;
 mod retry;
 pub mod review;
 pub mod signals;
+pub mod status_line;
 mod stories;
 mod usage;
 mod watch;
 pub mod worktree;
 
-use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
 use pagent_engine::prompt::first_prompt;
 use pagent_engine::{Decision, Status, decide_iteration};
 
@@ -50,7 +49,7 @@ use crate::cli::args::{Global, LoopArgs, LoopStart};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::now;
-use crate::process::{Launch, SearchPath};
+use crate::process::SearchPath;
 use crate::runner::agent::{AgentSpec, End, Limits};
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
@@ -74,6 +73,7 @@ pub fn drive(
     args: LoopArgs,
     progress: &mut Progress,
     stdin: &mut dyn std::io::Read,
+    stdin_is_terminal: bool,
 ) -> anyhow::Result<ExitStatus> {
     let base = Project::resolve(global, env, None)?;
     let base_root = base.root.clone();
@@ -92,8 +92,9 @@ pub fn drive(
     if let (Some(tree), Some(setup_line)) = (&tree, &args.setup)
         && tree.created
     {
-        run_setup(&project.root, setup_line, &search)?;
+        worktree::run_setup(&project.root, setup_line, &search)?;
     }
+    prepare::refuse_nothing_to_resume(&project, &args)?;
     let agent = agent_spec(&args.agent, env, &search)?;
     let config_dir = env.config_dir.as_deref();
     // The agent reads the project's own configuration: what can run commands needs trust
@@ -111,8 +112,15 @@ pub fn drive(
         }
     }
     let secret = secret::read_or_create_secret(config_dir)?;
-    let (mut state, resumed, _runner) =
-        prepare_state(&project, env, &args, &secret, &search, progress, stdin)?;
+    let (mut state, resumed, _runner) = prepare_state(
+        &project,
+        env,
+        &args,
+        &secret,
+        &search,
+        progress,
+        (stdin, stdin_is_terminal),
+    )?;
     // Set up here, taken over from the Stop hook or resumed: the register says who drives.
     let origin = if env.parallel {
         Origin::Parallel
@@ -363,23 +371,6 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
         },
         deadline: None,
     }
-}
-
-fn run_setup(root: &Path, line: &str, search: &SearchPath) -> anyhow::Result<()> {
-    let code = Launch::shell(line, root, search)
-        .in_callers_group()
-        .status()
-        .with_context(|| format!("cannot run the setup command `{line}`"))?;
-    anyhow::ensure!(
-        code == Some(0),
-        "the setup command `{line}` failed ({}) in {}",
-        code.map_or_else(
-            || "killed by a signal".to_owned(),
-            |c| format!("exit code {c}")
-        ),
-        root.display()
-    );
-    Ok(())
 }
 
 /// A limit in words ("5 min"), for the note a stopped run's next prompt carries.

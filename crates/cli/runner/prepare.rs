@@ -56,11 +56,16 @@ pub(super) fn prepare_state(
     secret: &[u8],
     search: &SearchPath,
     progress: &mut Progress,
-    stdin: &mut dyn std::io::Read,
+    (stdin, stdin_is_terminal): (&mut dyn std::io::Read, bool),
 ) -> anyhow::Result<(State, bool, door::Lock)> {
     let (state, force, action) = match &args.start {
         Some(LoopStart::Ralph(ralph_args)) => {
-            let (mut ralph_args, task) = crate::cli::task::resolve(ralph_args.clone(), stdin)?;
+            let (mut ralph_args, task) = crate::cli::task::resolve(
+                ralph_args.clone(),
+                stdin,
+                stdin_is_terminal,
+                "pagent loop ralph",
+            )?;
             ralph_args.budget = merged_budget(args.budget, ralph_args.budget);
             let (state, notes) =
                 setup::build::ralph(project, env, &ralph_args, task, Driver::Loop)?;
@@ -87,7 +92,7 @@ pub(super) fn prepare_state(
         }
         None => match store::read_state(project)? {
             Some(state) if state.is_active() => {
-                let runner = runner_lock(project, Duration::ZERO)?;
+                let runner = runner_lock(project, STATUS_PROBE)?;
                 let (state, resumed) = resume(project, env, state, secret, progress)?;
                 return Ok((state, resumed, runner));
             }
@@ -97,10 +102,7 @@ pub(super) fn prepare_state(
                     notes.lines().iter().for_each(|l| progress.note(l));
                     (state, false, Action::Stories)
                 }
-                None => bail!(
-                    "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD`, `pagent loop --stories tasks.md` or `pagent loop --issues label:ready`",
-                    project.root.display()
-                ),
+                None => bail!(nothing_to_resume(project)),
             },
         },
     };
@@ -118,6 +120,23 @@ pub(super) fn prepare_state(
     Ok((state, false, runner))
 }
 
+/// `pagent loop` with nothing to start and no active loop to resume, checked before
+/// anything else (the agent, trust) so that this is what the user hears.
+pub(super) fn refuse_nothing_to_resume(project: &Project, args: &LoopArgs) -> anyhow::Result<()> {
+    let starts = args.start.is_some() || args.stories.is_some() || args.issues.is_some();
+    if starts || store::read_state(project)?.is_some_and(|s| s.is_active()) {
+        return Ok(());
+    }
+    bail!(nothing_to_resume(project))
+}
+
+fn nothing_to_resume(project: &Project) -> String {
+    format!(
+        "no active loop in {} to resume: start one with `pagent loop ralph TASK`, `pagent loop run PRD`, `pagent loop --stories tasks.md` or `pagent loop --issues label:ready`",
+        project.root.display()
+    )
+}
+
 /// `pagent loop --max-tokens N ralph ...` and `pagent loop ralph --max-tokens N ...` both
 /// work; a limit given after the subcommand wins.
 fn merged_budget(outer: BudgetArgs, inner: BudgetArgs) -> BudgetArgs {
@@ -128,6 +147,9 @@ fn merged_budget(outer: BudgetArgs, inner: BudgetArgs) -> BudgetArgs {
     }
 }
 
+/// How long a resuming runner waits for the runner lock: `pagent status` takes it shared
+/// for an instant to tell a running loop from an interrupted one.
+const STATUS_PROBE: Duration = Duration::from_millis(500);
 /// How long a new runner waits for a replaced one to stop.
 const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
 

@@ -1,7 +1,8 @@
 //! What `pagent loop` shows while it runs.
 //!
 //! On a terminal: one status line redrawn in place (stage, iteration, elapsed time, the
-//! tool the agent is using now) and one permanent line per finished iteration. Piped:
+//! tool the agent is using now; drawn by [`status_line::render`] to the terminal's width,
+//! asked at every redraw) and one permanent line per finished iteration. Piped:
 //! the same permanent lines, plain. `--json`: one JSON object per line for scripts and
 //! for `pagent parallel`, which reads them to draw its table. `--quiet`: only the end.
 //! A usage-limit wait's lines and countdown are in `progress/limit.rs`.
@@ -14,9 +15,11 @@ use std::time::{Duration, Instant};
 use pagent_engine::{Action, State, Usage, format_duration};
 use pagent_protocol::stream::StreamEvent;
 
+use crate::cli::screen::Size;
 use crate::cli::terminal::Control;
 use crate::cli::ui::Style;
 use crate::runner::loop_event::{Ending, LoopEvent, UsageFigures};
+use crate::runner::status_line;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -52,6 +55,10 @@ pub struct Progress<'a> {
     tool: Option<String>,
     frame: usize,
     drawn: bool,
+    /// The terminal's size when it does not answer (`COLUMNS`, `LINES`), and how it is
+    /// asked (a test fixes it).
+    fallback: Size,
+    ask: fn(Size) -> Size,
 }
 
 impl<'a> Progress<'a> {
@@ -72,7 +79,15 @@ impl<'a> Progress<'a> {
             tool: None,
             frame: 0,
             drawn: false,
+            fallback: Size::FALLBACK,
+            ask: Size::ask,
         }
+    }
+
+    /// The size to assume when the terminal does not say (from `COLUMNS` and `LINES`).
+    pub fn with_fallback_size(mut self, size: Size) -> Self {
+        self.fallback = size;
+        self
     }
 
     fn emit(&mut self, event: LoopEvent) {
@@ -126,10 +141,16 @@ impl<'a> Progress<'a> {
                     .map(|s| s.name.as_str())
                     .collect::<Vec<_>>()
                     .join(" → ");
-                let text = format!(
-                    "pagent loop: {what} {} ({stages}) with {agent} in {root}",
-                    state.workflow
-                );
+                let what_loop = match state.kind {
+                    pagent_engine::Kind::Ralph => "a Ralph loop".to_owned(),
+                    pagent_engine::Kind::Pipeline if state.stages.len() == 1 => {
+                        format!("the {} loop", state.workflow)
+                    }
+                    pagent_engine::Kind::Pipeline => {
+                        format!("the {} pipeline ({stages})", state.workflow)
+                    }
+                };
+                let text = format!("pagent loop: {what} {what_loop} with {agent} in {root}");
                 self.line(&self.style.bold(&text));
             }
         }
@@ -199,15 +220,10 @@ impl<'a> Progress<'a> {
     fn draw(&mut self) {
         self.frame = (self.frame + 1) % SPINNER.len();
         let elapsed = format_duration(self.iteration_started.elapsed().as_secs());
-        let tool = self
-            .tool
-            .as_deref()
-            .map(|t| format!(" · {t}"))
-            .unwrap_or_default();
-        let mut text = format!("{} {} · {elapsed}{tool}", SPINNER[self.frame], self.label);
-        if text.chars().count() > 100 {
-            text = text.chars().take(99).collect::<String>() + "…";
-        }
+        let head = format!("{} {}", SPINNER[self.frame], self.label);
+        let tool = self.tool.as_deref().unwrap_or("");
+        let cols = (self.ask)(self.fallback).cols;
+        let text = status_line::render(&[&head, &elapsed, tool], cols);
         let _ = write!(self.out, "{}{}", Control::ClearLine, self.style.dim(&text));
         let _ = self.out.flush();
         self.drawn = true;
@@ -360,6 +376,7 @@ mod tests {
                 &mut out,
                 &mut err,
             );
+            progress.ask = |fallback| fallback;
             progress.label = "ralph · iteration 1/25".into();
             progress.agent_event(&StreamEvent::Tool {
                 id: None,

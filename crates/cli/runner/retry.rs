@@ -137,8 +137,12 @@ pub(super) fn run_with_retries(
         session::log(project, &event, progress.stderr());
         if attempt > options.retries {
             bail!(
-                "the agent failed {attempt} times in a row ({why}); the state is saved: fix the cause and run `pagent loop` to resume \
+                "the agent failed {} ({why}); the state is saved: fix the cause and run `pagent loop` to resume \
                  (logs in {})",
+                match attempt {
+                    1 => "once".to_owned(),
+                    n => format!("{n} times in a row"),
+                },
                 RUNS_DIR
             );
         }

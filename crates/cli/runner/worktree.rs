@@ -270,6 +270,25 @@ fn run(root: &Path, program: &str, args: &[&str], search: &SearchPath) -> anyhow
     Ok(out.stdout.trim().to_owned())
 }
 
+/// `--setup`: the command run once in a new worktree, in the terminal's process group
+/// (Ctrl-C reaches it), before the first iteration.
+pub fn run_setup(root: &Path, line: &str, search: &SearchPath) -> anyhow::Result<()> {
+    let code = Launch::shell(line, root, search)
+        .in_callers_group()
+        .status()
+        .with_context(|| format!("cannot run the setup command `{line}`"))?;
+    anyhow::ensure!(
+        code == Some(0),
+        "the setup command `{line}` failed ({}) in {}",
+        code.map_or_else(
+            || "killed by a signal".to_owned(),
+            |c| format!("exit code {c}")
+        ),
+        root.display()
+    );
+    Ok(())
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {

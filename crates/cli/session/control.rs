@@ -13,7 +13,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, Whose, whose_loop};
+use pagent_engine::{
+    Action, Decision, Kind, LogEntry, Outcome, State, Status, Whose, count, whose_loop,
+};
 
 use crate::cli::env::Env;
 use crate::cli::ui::printable;
@@ -234,22 +236,32 @@ impl Cancelled {
                 "pagent: the state file was corrupt ({error}); moved it to {aside}. No loop is active now."
             ),
             Cancelled::NotActive(state) => format!(
-                "pagent: no active loop to cancel (the last one, {}, is {}).",
+                "pagent: no active loop to cancel (the last one, {}, {}).",
                 printable(&state.workflow, false),
-                state.status.as_str()
+                match state.status {
+                    Status::GaveUp => "gave up",
+                    Status::Complete => "is complete",
+                    _ => "was cancelled",
+                }
             ),
             Cancelled::NotYours => "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \
                  (or is an older copy), so pagent ignores it already: nothing to cancel. \
                  Delete the file if you want it gone; starting your own loop replaces it."
                 .to_owned(),
-            Cancelled::Done { was } => format!(
-                "pagent: cancelled the {} loop at stage {} ({} of {} stages, {} iterations). Claude can stop now.",
-                printable(&was.workflow, false),
-                printable(&was.current().name, false),
-                was.stage + 1,
-                was.max_stages,
-                was.total_iterations()
-            ),
+            Cancelled::Done { was } => {
+                let iterations = count(was.total_iterations(), "iteration");
+                let what = match was.kind {
+                    Kind::Ralph => format!("the Ralph loop after {iterations}"),
+                    Kind::Pipeline => format!(
+                        "the {} pipeline at stage {} ({} of {}), after {iterations}",
+                        printable(&was.workflow, false),
+                        printable(&was.current().name, false),
+                        was.stage + 1,
+                        was.max_stages,
+                    ),
+                };
+                format!("pagent: cancelled {what}. Claude can stop now.")
+            }
         }
     }
 }

@@ -105,6 +105,12 @@ impl Project {
         &self.dir
     }
 
+    /// Whether a `pagent loop` holds the runner lock now (drives the state); `None` when
+    /// that cannot be told (the lock file is not a regular file, an I/O error).
+    pub fn runner_is_running(&self) -> Option<bool> {
+        self.dir.lock_is_held(Path::new(RUNNER_LOCK)).ok()
+    }
+
     /// What the seal binds the state to: the real path's bytes, never a lossy rendering
     /// (two folders whose names differ only in bytes that are not UTF-8 would share it).
     pub fn seal_key(&self) -> Vec<u8> {

@@ -1,20 +1,21 @@
 //! The report `pagent status` prints: the loop as it stands now, stage by stage, each
 //! condition's progress measured on the disk (files and folders; commands are not run,
-//! their last result comes from the event log), with usage, budget and the last review.
+//! their last result comes from the event log), with usage, budget and the last review,
+//! and for a `pagent loop` whether a runner drives it now (its runner lock held) or it
+//! was interrupted. `human` prints it for a person; `--json` serialises it as it is.
 
-mod limit;
-
-use std::io::Write;
-
-use pagent_engine::usage::{format_cost, format_count};
 use pagent_engine::{Action, Driver, Kind, State, Status, Timestamp};
 use serde::Serialize;
 
-use crate::cli::ui::{Style, printable};
 use crate::io::now;
 use crate::store::eventlog::read_events;
 use crate::store::project::Project;
 use crate::world::FsWorld;
+
+mod human;
+mod limit;
+
+pub use human::print_human;
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -54,6 +55,13 @@ pub struct Report {
     /// worked), and the wait under way.
     waited_secs: u64,
     limit_wait: Option<limit::LimitReport>,
+    /// An active loop driven by `pagent loop`: whether a runner drives it now (`false`
+    /// after Ctrl-C or a crash: `pagent loop` resumes it); `None` for other loops, or
+    /// when it cannot be told.
+    runner_running: Option<bool>,
+    /// The project, for the hint that resumes an interrupted loop.
+    #[serde(skip)]
+    root: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -117,10 +125,14 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
                 (std::cmp::Ordering::Equal, Status::Cancelled) => "cancelled",
                 (std::cmp::Ordering::Greater, _) => "waiting",
             };
-            // Status reads no transcript and runs no command: for those, say what is known.
+            // Status reads no transcript, runs no command and starts no reviewer: for a
+            // condition with any of those, the last stop's finding says what is known.
+            let unseen = stage.exit_when.runs_commands()
+                || stage.exit_when.promise().is_some()
+                || stage.exit_when.review().is_some();
             let progress = match (label, stage.exit_when.promise()) {
                 ("done", Some(promise)) if !evaluation.met => format!("promise {promise} made"),
-                ("current", _) if stage.exit_when.runs_commands() => state
+                ("current", _) if unseen => state
                     .last_feedback
                     .clone()
                     .unwrap_or_else(|| evaluation.summary()),
@@ -189,32 +201,18 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
         }),
         waited_secs: waited,
         limit_wait: limit::limit_report(state, end),
+        runner_running: (state.driver == Driver::Loop && state.is_active())
+            .then(|| project.runner_is_running())
+            .flatten(),
+        root: project.root.display().to_string(),
     }
 }
 
-/// `usage: 12.3k tokens · $0.04 (estimated from pagent's list prices) · budget: 2h00m,
-/// 500k tokens`.
-fn usage_line(report: &Report) -> String {
-    let usage = &report.usage;
-    let mut line = if usage.reports == 0 {
-        "usage: no tokens reported by the agent yet".to_owned()
-    } else {
-        let t = &usage.tokens;
-        format!(
-            "usage: {} tokens (input {}, output {}, cache read {}, cache write {}) · {} ({})",
-            format_count(usage.total_tokens),
-            format_count(t.input),
-            format_count(t.output),
-            format_count(t.cache_read),
-            format_count(t.cache_write),
-            format_cost(usage.cost_microusd),
-            usage.cost_source
-        )
-    };
-    if !report.budget.is_empty() {
-        line.push_str(&format!(" · budget: {}", report.budget.describe()));
+impl Report {
+    /// An active loop whose `pagent loop` is not running (interrupted, or crashed).
+    fn interrupted(&self) -> bool {
+        self.status == Status::Active && self.runner_running == Some(false)
     }
-    line
 }
 
 /// The loop's latest checks, from the event log (they are not worth a state write each).
@@ -235,151 +233,4 @@ fn recent_checks(project: &Project, state: &State) -> Vec<CheckReport> {
     let skip = checks.len().saturating_sub(RECENT_CHECKS);
     checks.drain(..skip);
     checks
-}
-
-pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
-    let status = match report.status {
-        Status::Active if report.paused => style.yellow("paused"),
-        Status::Active if report.limit_wait.is_some() => style.yellow("waiting"),
-        Status::Active => style.yellow("active"),
-        Status::Complete => style.green("complete"),
-        Status::GaveUp => style.red("gave up"),
-        Status::Cancelled => style.dim("cancelled"),
-    };
-    let shape = match report.kind {
-        Kind::Ralph => "ralph loop".to_owned(),
-        Kind::Pipeline => format!("pipeline {}", printable(&report.workflow, false)),
-    };
-    let iterations = format!(
-        "{} iteration{}",
-        report.iterations,
-        if report.iterations == 1 { "" } else { "s" }
-    );
-    writeln!(
-        out,
-        "{} · {status} · {iterations} · {}",
-        style.bold(&format!("pagent {shape}")),
-        limit::time_text(report.elapsed_secs, report.waited_secs)
-    )?;
-    if let Some(prd) = &report.prd_file {
-        writeln!(out, "PRD: {}", printable(prd, false))?;
-    }
-    writeln!(out, "{}", printable(&usage_line(report), false))?;
-    let names: Vec<_> = report
-        .stages
-        .iter()
-        .map(|s| printable(&s.name, false))
-        .collect();
-    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-    for (stage, name) in report.stages.iter().zip(&names) {
-        let label = format!("{:<9}", stage.state);
-        let label = match stage.state {
-            "done" => style.green(&label),
-            "current" => style.yellow(&label),
-            "gave_up" => style.red(&label),
-            _ => style.dim(&label),
-        };
-        let counts = if stage.iterations == 0 {
-            String::new()
-        } else {
-            format!("{} of {}", stage.iterations, stage.max_iterations)
-        };
-        writeln!(
-            out,
-            "  {label} {name:<width$}  {counts:<10}  {}",
-            printable(&stage.progress, false)
-        )?;
-    }
-    match report.status {
-        Status::Active => {
-            let owner = match (report.driver, report.session_id.as_deref()) {
-                (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
-                (Driver::Hook, Some(session)) => {
-                    format!("session: {}", printable(session, false))
-                }
-                (Driver::Hook, None) => {
-                    "session: not yet claimed (the next session that stops takes it)".to_owned()
-                }
-            };
-            let no_progress = if report.no_progress_limit == 0 {
-                "turns that change no file are not counted".to_owned()
-            } else {
-                format!(
-                    "turns in a row with no file changed: {} of {}",
-                    report.no_progress_count, report.no_progress_limit
-                )
-            };
-            writeln!(out, "{owner} · {no_progress}")?;
-            if let Some(wait) = &report.limit_wait {
-                limit::print_limit(wait, style, out)?;
-            }
-            if report.paused {
-                writeln!(
-                    out,
-                    "paused because you wrote a message: /pagent:resume (or `pagent resume`) continues it, /pagent:cancel ends it"
-                )?;
-            }
-            if !report.failing_checks.is_empty() {
-                let files: Vec<_> = report
-                    .failing_checks
-                    .iter()
-                    .map(|f| printable(f, false))
-                    .collect();
-                writeln!(
-                    out,
-                    "{}",
-                    style.red(&format!(
-                        "held back until their checks pass: {}",
-                        files.join(", ")
-                    ))
-                )?;
-            }
-        }
-        _ => writeln!(
-            out,
-            "ended: {}",
-            printable(
-                report
-                    .end_reason
-                    .as_deref()
-                    .unwrap_or("(no reason recorded)"),
-                false
-            )
-        )?,
-    }
-    if let Some(review) = &report.review {
-        let verdict = format!("review: {}", printable(&review.summary, false));
-        let verdict = if review.met {
-            style.green(&verdict)
-        } else {
-            style.red(&verdict)
-        };
-        writeln!(
-            out,
-            "{verdict} (stage {}, iteration {}, {})",
-            printable(&review.stage, false),
-            review.iteration,
-            review.at
-        )?;
-    }
-    for (i, check) in report.checks.iter().enumerate() {
-        let label = if i == 0 { "checks:" } else { "       " };
-        let ms = check
-            .ms
-            .map_or_else(String::new, |ms| format!(" ({ms} ms)"));
-        let detail = printable(&check.detail, false);
-        let detail = if detail.contains(": failed") || detail.contains(": timed out") {
-            style.red(&detail)
-        } else {
-            detail.into_owned()
-        };
-        writeln!(out, "{label} {detail}{ms}")?;
-    }
-    if !report.sealed {
-        writeln!(out,
-            "{}",
-            style.red("warning: this state was not set up by you for this project (its seal does not verify); pagent ignores it.")
-        )?;
-    }
-    Ok(())
 }

@@ -51,7 +51,7 @@ pub use path::{RelPath, RelPathError};
 pub use pause::Pause;
 pub use promise::contains_promise;
 pub use prompt::PROMPT_FILE;
-pub use render::{MESSAGE_CAP, REASON_CAP, TAIL_CAP, cap_tail, render_template};
+pub use render::{MESSAGE_CAP, REASON_CAP, TAIL_CAP, cap_tail, count, render_template};
 pub use review::{Review, ReviewOutcome, ReviewRecord, ReviewRequest, Reviewer};
 pub use state::{Driver, Kind, STATE_VERSION, SetupOptions, Stage, State, StateError, Status};
 pub use syntax::{Syntax, SyntaxError, check_syntax};

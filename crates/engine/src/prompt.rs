@@ -139,18 +139,33 @@ fn retry_header(state: &State, evaluation: &Evaluation, iteration: u32, limit: u
     }
     let missing = evaluation.missing();
     let promise = state.current().exit_when.promise();
-    for (index, finding) in evaluation.findings.iter().enumerate() {
-        if finding.met {
-            continue;
-        }
-        match (state.kind, promise) {
-            // A ralph loop's own condition is the promise: its first finding.
-            (Kind::Ralph, Some(promise)) if index == 0 => header.push_str(&format!(
+    // A ralph loop's own condition is the promise, its first finding; what else keeps it
+    // going (a review, a failed check) follows as a list, after a sentence that says why.
+    let (promise_finding, rest) = match (state.kind, promise) {
+        (Kind::Ralph, Some(promise)) => (
+            evaluation.findings.first().map(|f| (f.met, promise)),
+            evaluation.findings.get(1..).unwrap_or_default(),
+        ),
+        _ => (None, &evaluation.findings[..]),
+    };
+    let others_missing = rest.iter().any(|f| !f.met);
+    match promise_finding {
+        Some((false, promise)) => {
+            header.push_str(&format!(
                 "Your last message did not make the promise. Keep working on the task. When it is truly complete, \
                  and only then, end your final message with a line that holds nothing but <promise>{promise}</promise>.\n"
-            )),
-            _ => header.push_str(&format!("- {}\n", finding.detail)),
+            ));
+            if others_missing {
+                header.push_str("Also still missing:\n");
+            }
         }
+        Some((true, _)) if others_missing => {
+            header.push_str("You made the promise, but the loop cannot end yet. Still missing:\n");
+        }
+        _ => {}
+    }
+    for finding in rest.iter().filter(|f| !f.met) {
+        header.push_str(&format!("- {}\n", finding.detail));
     }
     for finding in missing {
         if let Some(tail) = &finding.output_tail {

@@ -15,6 +15,14 @@ pub const TAIL_CAP: usize = 2_000;
 /// promise text, commands, session ids), so they are bounded here, not by their sources.
 pub const MESSAGE_CAP: usize = 2_000;
 
+/// `n` and the noun, in the plural unless `n` is one: "1 iteration", "3 iterations".
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// Substitutes `{{prd_path}}` and the seed's bare `PRD_PATH` placeholder.
 pub fn render_template(template: &str, prd_path: Option<&str>) -> String {
     match prd_path {

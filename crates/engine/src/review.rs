@@ -138,7 +138,7 @@ pub(crate) fn waiting_finding(ready: bool) -> Finding {
     } else {
         (
             "the reviewer looks at the work once everything else holds".to_owned(),
-            "review waits".to_owned(),
+            "then a review".to_owned(),
         )
     };
     Finding {

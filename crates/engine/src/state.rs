@@ -43,6 +43,14 @@ impl Status {
             Status::GaveUp => "gave_up",
         }
     }
+
+    /// The status as a person reads it: `gave up`, not `gave_up`.
+    pub fn as_words(self) -> &'static str {
+        match self {
+            Status::GaveUp => "gave up",
+            other => other.as_str(),
+        }
+    }
 }
 
 /// Who advances the loop: the Stop hook inside one session, or `pagent loop` from outside.

@@ -100,7 +100,7 @@ fn ralph_parallel_shows_the_plan_and_the_command_to_run() {
         .run();
     assert_eq!(run.code, Some(0));
     let told = e2e.mock.all_text(0);
-    assert!(told.contains("pagent parallel: 2 task(s) from"), "{told}");
+    assert!(told.contains("pagent parallel: 2 tasks from"), "{told}");
     assert!(
         told.contains("alpha  (branch pagent/alpha, up to 5 iterations): Fix the 'login' bug"),
         "{told}"

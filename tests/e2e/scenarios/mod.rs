@@ -96,7 +96,7 @@ fn the_cancel_and_status_commands_run_the_binary() {
     assert!(
         e2e.mock
             .all_text(1)
-            .contains("pagent: cancelled the ralph loop"),
+            .contains("pagent: cancelled the Ralph loop"),
         "{}",
         e2e.mock.all_text(1)
     );

@@ -113,7 +113,7 @@ fn cancelling_in_the_middle_lets_the_next_stop_through() {
     assert!(
         e2e.mock
             .told_text(2)
-            .contains("pagent: cancelled the ralph loop"),
+            .contains("pagent: cancelled the Ralph loop"),
         "{}",
         e2e.mock.told_text(2)
     );

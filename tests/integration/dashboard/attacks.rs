@@ -191,7 +191,7 @@ fn posts_act_only_with_the_header_token_and_never_serve_a_file() {
         done["message"]
             .as_str()
             .unwrap()
-            .starts_with("pagent: cancelled the ralph loop"),
+            .starts_with("pagent: cancelled the Ralph loop"),
         "{done}"
     );
     assert_eq!(done["row"]["status"], "cancelled");

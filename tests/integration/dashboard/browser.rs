@@ -234,7 +234,7 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
     );
     let result = browser.text(&field(&runner_loop, "result")).unwrap();
     assert!(
-        result.starts_with("pagent: cancelled the ralph loop at stage ralph"),
+        result.starts_with("pagent: cancelled the Ralph loop after "),
         "{result}"
     );
     assert_eq!(

@@ -23,6 +23,8 @@ pub struct TestCommand {
     vars: Vec<(OsString, OsString)>,
     cwd: PathBuf,
     stdin: Option<Vec<u8>>,
+    /// In-process only: tell the command its stdin is a terminal.
+    stdin_is_terminal: bool,
     env: String,
     whole_binary: bool,
 }
@@ -41,6 +43,7 @@ impl TestCommand {
             vars: Vec::new(),
             cwd: cwd.to_path_buf(),
             stdin: None,
+            stdin_is_terminal: false,
             env,
             whole_binary: whole_binary
                 || owns_processes
@@ -55,6 +58,14 @@ impl TestCommand {
 
     pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.stdin = Some(bytes.into());
+        self
+    }
+
+    /// Runs in-process as if stdin were a terminal (the real binary needs a real one:
+    /// see [`super::Tmux`]).
+    pub fn stdin_terminal(mut self) -> Self {
+        assert!(!self.whole_binary, "a real terminal needs tmux");
+        self.stdin_is_terminal = true;
         self
     }
 
@@ -136,6 +147,7 @@ impl TestCommand {
                 stdout: &mut stdout,
                 stderr: &mut stderr,
                 stdout_is_terminal: false,
+                stdin_is_terminal: self.stdin_is_terminal,
             },
         );
         Run {

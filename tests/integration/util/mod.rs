@@ -7,6 +7,7 @@
 //! happens, it never exits 2 (Claude Code would read that as "block").
 
 mod command;
+mod tmux;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 pub use command::{Run, TestCommand};
+pub use tmux::{Tmux, pagent_script};
 
 pub const SESSION: &str = "35f641a1-e3ce-47f3-8fb7-50415b29808a";
 

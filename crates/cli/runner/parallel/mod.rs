@@ -11,12 +11,13 @@
 //! leaves the finished ones alone (`plan`).
 //!
 //! This file is the orchestration. The tasks file is read in `tasks`, what each task needs
-//! on this run in `plan`, a child loop is started and heard from in `child`, rows and the
-//! live table are in `table`, what a branch holds in `holdings`, the end's words in
-//! `summary`, and the merge queue in `merge`.
+//! on this run in `plan`, a child loop is started and heard from in `child`, rows are in
+//! `table`, the live table in `live`, what a branch holds in `holdings`, the end's words
+//! in `summary`, and the merge queue in `merge`.
 
 mod child;
 mod holdings;
+mod live;
 pub mod merge;
 mod plan;
 mod summary;
@@ -34,6 +35,7 @@ use serde_json::{Value, json};
 use crate::cli::args::ParallelArgs;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
 use crate::process::{Running, SearchPath};
@@ -43,7 +45,7 @@ use crate::store::project::Project;
 use child::{Msg, spawn};
 pub use child::{agent_cli, budget_cli};
 use plan::Step;
-use table::{Row, RowState, apply, draw};
+use table::{Row, RowState, apply};
 pub use tasks::{Task, read_tasks_and_bytes};
 
 /// Runs `tasks` to the end: N child loops at a time, the live table, the summary; then
@@ -145,10 +147,10 @@ pub fn run_tasks(
                 if !live && !args.json {
                     let _ = writeln!(
                         out,
-                        "[{}] {} after {} iteration(s): {}",
+                        "[{}] {} after {}: {}",
                         row.task.name,
                         row.state.as_str(),
-                        row.iterations,
+                        pagent_engine::count(row.iterations, "iteration"),
                         row.detail
                     );
                 }
@@ -156,11 +158,11 @@ pub fn run_tasks(
             Err(_) => {}
         }
         if live {
-            drawn = draw(&rows, drawn, style, out);
+            drawn = live::draw(&rows, drawn, Size::ask(Size::from_env(env)), style, out);
         }
     }
     if live {
-        draw(&rows, drawn, style, out);
+        live::draw(&rows, drawn, Size::ask(Size::from_env(env)), style, out);
     }
     let cwd = env
         .current_dir

@@ -1,16 +1,13 @@
-//! One row per task, folded from its child's `LoopEvent`s, and the table redrawn in place
-//! while the loops run (on a terminal). The summary at the end is `summary`'s.
+//! One row per task, folded from its child's `LoopEvent`s. The table redrawn in place
+//! while the loops run is `live`'s, the summary at the end `summary`'s.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use pagent_engine::format_duration;
 use pagent_engine::usage::{format_cost, format_count};
 use serde_json::{Value, json};
 
 use super::tasks::Task;
-use crate::cli::terminal::Control;
-use crate::cli::ui::Style;
 use crate::runner::loop_event::{LoopEvent, UsageFigures};
 
 /// Where a task's loop is.
@@ -174,67 +171,6 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
         }
         _ => {}
     }
-}
-
-/// Redraws the table in place; returns how many lines it drew.
-pub(super) fn draw(rows: &[Row], previous: usize, style: Style, out: &mut dyn Write) -> usize {
-    let mut text = String::new();
-    if previous > 0 {
-        let up = u16::try_from(previous).unwrap_or(u16::MAX);
-        text.push_str(&Control::Up(up).to_string());
-    }
-    let width = name_width(rows);
-    for row in rows {
-        let elapsed = row
-            .finished
-            .or_else(|| row.started.map(|s| s.elapsed()))
-            .map_or_else(String::new, |d| format_duration(d.as_secs()));
-        let plain_state = format!("{:<11}", row.state.as_str());
-        let state = match row.state {
-            RowState::Complete => style.green(&plain_state),
-            RowState::Running => style.yellow(&plain_state),
-            RowState::Queued => style.dim(&plain_state),
-            _ => style.red(&plain_state),
-        };
-        let now = if row.state == RowState::Running {
-            format!("{} {}", row.stage_iteration, row.tool)
-        } else {
-            row.detail.clone()
-        };
-        // Cut to 110 visible characters, counted without the colour controls.
-        let plain = format!(
-            "{:<width$}  {plain_state} {:>7}  {:<16}  ",
-            row.task.name,
-            elapsed,
-            row.usage.shown(),
-        );
-        let room = 110usize.saturating_sub(plain.chars().count());
-        let now = now.trim();
-        let now = if now.chars().count() > room {
-            now.chars().take(room.saturating_sub(1)).collect::<String>() + "…"
-        } else {
-            now.to_owned()
-        };
-        let line = format!(
-            "{:<width$}  {state} {:>7}  {:<16}  {now}",
-            row.task.name,
-            elapsed,
-            row.usage.shown(),
-        );
-        text.push_str(&format!("{}{line}\n", Control::ClearLine));
-    }
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-    rows.len()
-}
-
-/// The width of the task-name column: the longest name, at least 4 ("task").
-fn name_width(rows: &[Row]) -> usize {
-    rows.iter()
-        .map(|r| r.task.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4)
 }
 
 #[cfg(test)]

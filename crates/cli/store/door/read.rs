@@ -29,6 +29,22 @@ impl Dir {
         open_regular_at(&parent, &name, &shown)
     }
 
+    /// Whether a [`Dir::lock`] on `rel` is held now, by anyone: asked by taking a shared
+    /// lock for an instant (so two askers never see each other), without creating the
+    /// file; `false` when there is no file.
+    pub fn lock_is_held(&self, rel: &Path) -> Result<bool, DoorError> {
+        let file = match self.open_read(rel) {
+            Ok(file) => file,
+            Err(DoorError::Missing(_)) => return Ok(false),
+            Err(err) => return Err(err),
+        };
+        match file.try_lock_shared() {
+            Ok(()) => Ok(false),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+            Err(std::fs::TryLockError::Error(err)) => Err(DoorError::Io(show(rel), err)),
+        }
+    }
+
     /// What is at `rel` (symlinks inside followed), or `None` when nothing is.
     pub fn kind(&self, rel: &Path) -> Result<Option<(Kind, u64)>, DoorError> {
         let shown = show(rel);

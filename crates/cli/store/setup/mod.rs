@@ -108,11 +108,10 @@ fn install(
         );
     }
     let detail = format!(
-        "{} started: {} stage{}, up to {} iterations each",
+        "{} started: {}, up to {} each",
         state.workflow,
-        state.max_stages,
-        if state.max_stages == 1 { "" } else { "s" },
-        state.max_iterations
+        pagent_engine::count(state.max_stages as u64, "stage"),
+        pagent_engine::count(state.max_iterations, "iteration")
     );
     let event = Event::at(
         &state,

@@ -124,15 +124,17 @@ fn advance(
             }
             Kind::Pipeline if next.max_stages < next.stages.len() => {
                 format!(
-                    "{} of {} stages done (max_stages {}) in {total} iterations",
+                    "{} of {} stages done (max_stages {}) in {}",
                     next.max_stages,
                     next.stages.len(),
-                    next.max_stages
+                    next.max_stages,
+                    crate::render::count(total, "iteration")
                 )
             }
             Kind::Pipeline => format!(
-                "all {} stages done in {total} iterations",
-                next.stages.len()
+                "all {} done in {}",
+                crate::render::count(next.stages.len() as u64, "stage"),
+                crate::render::count(total, "iteration")
             ),
         };
         let message = format!("pagent: {} complete: {reason}, {elapsed}.", next.workflow);
@@ -197,8 +199,12 @@ fn retry(mut next: State, evaluation: &Evaluation, now: Timestamp, world: &mut d
             next.no_progress_count
         ))
     } else if used >= limit {
+        let used = match limit {
+            1 => "its one iteration".to_owned(),
+            n => format!("all {n} iterations"),
+        };
         Some(format!(
-            "stage {name} used all {limit} iterations without meeting its exit condition ({summary})"
+            "stage {name} used {used} without meeting its exit condition ({summary})"
         ))
     } else {
         None

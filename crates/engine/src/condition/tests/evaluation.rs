@@ -328,15 +328,15 @@ fn a_review_waits_until_every_other_item_holds() {
     for (world, short) in [
         (
             MemoryWorld::default(),
-            "a.md missing, b.md missing, review waits",
+            "a.md missing, b.md missing, then a review",
         ),
         (
             MemoryWorld::default().file("a.md", 1),
-            "a.md 0/0 lines, b.md missing, review waits",
+            "a.md 0/0 lines, b.md missing, then a review",
         ),
         (
             MemoryWorld::default().file("b.md", 1),
-            "a.md missing, b.md 0/0 lines, review waits",
+            "a.md missing, b.md 0/0 lines, then a review",
         ),
         (
             MemoryWorld::default().file("a.md", 1).file("b.md", 1),

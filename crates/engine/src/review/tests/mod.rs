@@ -91,7 +91,7 @@ fn the_reviewer_waits_until_the_promise_is_made() {
     assert_eq!(next.review, None);
     assert_eq!(
         next.last_feedback.as_deref(),
-        Some("waiting for <promise>DONE</promise>, review waits")
+        Some("waiting for <promise>DONE</promise>, then a review")
     );
 }
 

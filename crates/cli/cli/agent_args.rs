@@ -1,0 +1,91 @@
+//! How `pagent loop` (and each loop of `pagent parallel`) runs its agent: which CLI, its
+//! program and arguments, and the time limits and retries of one iteration. These are
+//! clap globals of `pagent loop`, so they are accepted after its `ralph` or `run` too and
+//! shown in their help, under their own heading.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentName {
+    Claude,
+    Codex,
+    Opencode,
+}
+
+/// How `pagent loop` runs its agent.
+#[derive(Debug, Args, Clone)]
+pub struct AgentArgs {
+    /// The agent CLI
+    #[arg(global = true, help_heading = "Agent options", long, value_enum, default_value_t = AgentName::Claude)]
+    pub agent: AgentName,
+    /// Any command line as the agent, run with `sh -c`: the prompt arrives on stdin and in
+    /// the file $PAGENT_PROMPT_FILE ({prompt_file} in the line is replaced by its path);
+    /// its stdout is its final message
+    #[arg(
+        global = true,
+        help_heading = "Agent options",
+        long,
+        value_name = "COMMAND"
+    )]
+    pub command: Option<String>,
+    /// The agent's program [default: its name on PATH]
+    #[arg(
+        global = true,
+        help_heading = "Agent options",
+        long,
+        value_name = "PATH"
+    )]
+    pub agent_bin: Option<PathBuf>,
+    /// One more argument for the agent (repeatable), e.g. --agent-arg=--model --agent-arg=opus
+    #[arg(
+        global = true,
+        help_heading = "Agent options",
+        long = "agent-arg",
+        value_name = "ARG",
+        allow_hyphen_values = true
+    )]
+    pub agent_args: Vec<String>,
+    /// Claude Code's permission mode for the agent
+    #[arg(
+        global = true,
+        help_heading = "Agent options",
+        long,
+        value_name = "MODE",
+        default_value = "acceptEdits"
+    )]
+    pub permission_mode: String,
+    /// Stop an iteration that runs longer than this (e.g. 45m, 2h, 90s)
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
+    pub iteration_timeout: Duration,
+    /// Stop an agent that prints nothing for this long (the watchdog)
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
+    pub idle_timeout: Duration,
+    /// Retries, with exponential backoff, when the agent crashes or reports an API error
+    /// (not counted as iterations)
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub retries: u32,
+    /// The first retry's delay; each next one doubles it (at most 5m)
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub retry_delay: Duration,
+    /// How long to wait when the agent hits a usage limit and names no reset time (one
+    /// that names it is waited until then, plus --limit-margin); then the same iteration
+    /// runs again, not counted
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
+    pub limit_wait: Duration,
+    /// How long past the reset a usage limit names the loop waits (the provider's clock is
+    /// not ours)
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "1m")]
+    pub limit_margin: Duration,
+    /// Treat a usage limit as an API error (retried, then the loop stops) instead of
+    /// waiting for it to reset
+    #[arg(global = true, help_heading = "Agent options", long)]
+    pub no_limit_wait: bool,
+}
+
+/// `90`, `90s`, `45m`, `2h`, `1h30m`: the budgets' reading of a duration, as a `Duration`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    pagent_engine::budget::parse_duration(text).map(Duration::from_secs)
+}

@@ -1,0 +1,201 @@
+//! `pagent status` for a person: the header (shape, status, iterations, time), the usage
+//! line, one row per stage, who drives the loop (and, for an interrupted `pagent loop`,
+//! how to resume it), the last review and checks. Every field that a state or an event
+//! log can plant goes through `printable`.
+
+use std::io::Write;
+
+use pagent_engine::usage::{format_cost, format_count};
+use pagent_engine::{Driver, Kind, Status};
+
+use super::Report;
+use crate::cli::ui::{Style, printable};
+
+/// `usage: 12.3k tokens · $0.04 (estimated from pagent's list prices) · budget: 2h00m,
+/// 500k tokens`.
+fn usage_line(report: &Report) -> String {
+    let usage = &report.usage;
+    let mut line = if usage.reports == 0 {
+        match report.driver {
+            Driver::Hook => {
+                "usage: no tokens counted yet (each stop reads them from the session's transcript)"
+                    .to_owned()
+            }
+            Driver::Loop => "usage: no tokens reported by the agent yet".to_owned(),
+        }
+    } else {
+        let t = &usage.tokens;
+        format!(
+            "usage: {} tokens (input {}, output {}, cache read {}, cache write {}) · {} ({})",
+            format_count(usage.total_tokens),
+            format_count(t.input),
+            format_count(t.output),
+            format_count(t.cache_read),
+            format_count(t.cache_write),
+            format_cost(usage.cost_microusd),
+            usage.cost_source
+        )
+    };
+    if !report.budget.is_empty() {
+        line.push_str(&format!(" · budget: {}", report.budget.describe()));
+    }
+    line
+}
+
+pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
+    let status = match report.status {
+        Status::Active if report.paused => style.yellow("paused"),
+        Status::Active if report.interrupted() => style.yellow("interrupted"),
+        Status::Active if report.limit_wait.is_some() => style.yellow("waiting"),
+        Status::Active => style.yellow("active"),
+        Status::Complete => style.green("complete"),
+        Status::GaveUp => style.red("gave up"),
+        Status::Cancelled => style.dim("cancelled"),
+    };
+    let shape = match report.kind {
+        Kind::Ralph => "ralph loop".to_owned(),
+        Kind::Pipeline => format!("pipeline {}", printable(&report.workflow, false)),
+    };
+    let iterations = format!(
+        "{} iteration{}",
+        report.iterations,
+        if report.iterations == 1 { "" } else { "s" }
+    );
+    writeln!(
+        out,
+        "{} · {status} · {iterations} · {}",
+        style.bold(&format!("pagent {shape}")),
+        super::limit::time_text(report.elapsed_secs, report.waited_secs)
+    )?;
+    if let Some(prd) = &report.prd_file {
+        writeln!(out, "PRD: {}", printable(prd, false))?;
+    }
+    writeln!(out, "{}", printable(&usage_line(report), false))?;
+    let names: Vec<_> = report
+        .stages
+        .iter()
+        .map(|s| printable(&s.name, false))
+        .collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    for (stage, name) in report.stages.iter().zip(&names) {
+        let label = format!("{:<9}", stage.state.replace('_', " "));
+        let label = match stage.state {
+            "done" => style.green(&label),
+            "current" => style.yellow(&label),
+            "gave_up" => style.red(&label),
+            _ => style.dim(&label),
+        };
+        let counts = if stage.iterations == 0 {
+            String::new()
+        } else {
+            format!("{} of {}", stage.iterations, stage.max_iterations)
+        };
+        writeln!(
+            out,
+            "  {label} {name:<width$}  {counts:<10}  {}",
+            printable(&stage.progress, false)
+        )?;
+    }
+    match report.status {
+        Status::Active => {
+            let owner = match (report.driver, report.session_id.as_deref()) {
+                (Driver::Loop, _) if report.interrupted() => {
+                    "not running: its `pagent loop` was interrupted, or crashed".to_owned()
+                }
+                (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
+                (Driver::Hook, Some(session)) => {
+                    format!("session: {}", printable(session, false))
+                }
+                (Driver::Hook, None) => {
+                    "session: not yet claimed (the next session that stops takes it)".to_owned()
+                }
+            };
+            let no_progress = if report.no_progress_limit == 0 {
+                "turns that change no file are not counted".to_owned()
+            } else {
+                format!(
+                    "turns in a row with no file changed: {} of {}",
+                    report.no_progress_count, report.no_progress_limit
+                )
+            };
+            writeln!(out, "{owner} · {no_progress}")?;
+            if let Some(wait) = &report.limit_wait {
+                super::limit::print_limit(wait, style, out)?;
+            }
+            if report.interrupted() {
+                writeln!(
+                    out,
+                    "`pagent loop` in {} resumes it; `pagent cancel` ends it",
+                    printable(&report.root, false)
+                )?;
+            }
+            if report.paused {
+                writeln!(
+                    out,
+                    "paused because you wrote a message: /pagent:resume (or `pagent resume`) continues it, /pagent:cancel ends it"
+                )?;
+            }
+            if !report.failing_checks.is_empty() {
+                let files: Vec<_> = report
+                    .failing_checks
+                    .iter()
+                    .map(|f| printable(f, false))
+                    .collect();
+                writeln!(
+                    out,
+                    "{}",
+                    style.red(&format!(
+                        "held back until their checks pass: {}",
+                        files.join(", ")
+                    ))
+                )?;
+            }
+        }
+        _ => writeln!(
+            out,
+            "ended: {}",
+            printable(
+                report
+                    .end_reason
+                    .as_deref()
+                    .unwrap_or("(no reason recorded)"),
+                false
+            )
+        )?,
+    }
+    if let Some(review) = &report.review {
+        let verdict = format!("review: {}", printable(&review.summary, false));
+        let verdict = if review.met {
+            style.green(&verdict)
+        } else {
+            style.red(&verdict)
+        };
+        writeln!(
+            out,
+            "{verdict} (stage {}, iteration {}, {})",
+            printable(&review.stage, false),
+            review.iteration,
+            review.at
+        )?;
+    }
+    for (i, check) in report.checks.iter().enumerate() {
+        let label = if i == 0 { "checks:" } else { "       " };
+        let ms = check
+            .ms
+            .map_or_else(String::new, |ms| format!(" ({ms} ms)"));
+        let detail = printable(&check.detail, false);
+        let detail = if detail.contains(": failed") || detail.contains(": timed out") {
+            style.red(&detail)
+        } else {
+            detail.into_owned()
+        };
+        writeln!(out, "{label} {detail}{ms}")?;
+    }
+    if !report.sealed {
+        writeln!(out,
+            "{}",
+            style.red("warning: this state was not set up by you for this project (its seal does not verify); pagent ignores it.")
+        )?;
+    }
+    Ok(())
+}
