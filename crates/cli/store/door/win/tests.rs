@@ -137,16 +137,18 @@ fn windows_appends_locks_renames_and_removes_regular_files() {
     dir.append(log, b"b\n").unwrap();
     assert_eq!(dir.read(log, 100).unwrap(), b"a\nb\n");
 
-    let held = dir
-        .lock(Path::new(".claude/pagent/lock"), Duration::ZERO)
-        .unwrap();
+    let lock = Path::new(".claude/pagent/lock");
+    assert!(!dir.lock_is_held(lock).unwrap(), "no file: nobody holds it");
+    assert!(!project.path().join(".claude/pagent/lock").exists());
+    let held = dir.lock(lock, Duration::ZERO).unwrap();
+    assert!(dir.lock_is_held(lock).unwrap());
     assert!(matches!(
-        dir.lock(Path::new(".claude/pagent/lock"), Duration::from_millis(50)),
+        dir.lock(lock, Duration::from_millis(50)),
         Err(DoorError::Busy(..))
     ));
     drop(held);
-    dir.lock(Path::new(".claude/pagent/lock"), Duration::ZERO)
-        .unwrap();
+    assert!(!dir.lock_is_held(lock).unwrap());
+    dir.lock(lock, Duration::ZERO).unwrap();
 
     dir.rename_in_place(log, "events.old").unwrap();
     assert!(project.path().join(".claude/pagent/events.old").exists());
