@@ -188,9 +188,19 @@ fn is_plugin(dir: &Path) -> bool {
         && files::is_file(&dir.join("hooks/hooks.json"))
 }
 
-/// Stages the plugin's files from `source` in `staging`; `false` when they were there
-/// already, unchanged.
-pub fn stage_plugin(source: &Path, staging: &Path) -> anyhow::Result<bool> {
+/// Where the staged plugin carries the binary on Windows, beside the launcher: the hooks
+/// name `${CLAUDE_PLUGIN_ROOT}/scripts/pagent` in exec form (no shell), and Claude Code on
+/// Windows starts that name as `pagent.exe` when there is one, never as the shell script
+/// (nor as a `.cmd`): proven with its Windows builds under Wine (`scripts/ralph-e2e.py`).
+pub const WINDOWS_HOOK_EXE: &str = "scripts/pagent.exe";
+
+/// Stages the plugin's files from `source` in `staging`, and `hook_exe` (the binary, on
+/// Windows) as [`WINDOWS_HOOK_EXE`]; `false` when they were there already, unchanged.
+pub fn stage_plugin(
+    source: &Path,
+    staging: &Path,
+    hook_exe: Option<&Path>,
+) -> anyhow::Result<bool> {
     if files::exists(staging) && !owned(staging) {
         anyhow::bail!(
             "{} holds files pagent did not put there (it has no {MARKER} marker); pagent will not replace it: \
@@ -200,6 +210,9 @@ pub fn stage_plugin(source: &Path, staging: &Path) -> anyhow::Result<bool> {
     }
     let new = files::fresh_sibling(staging)?;
     files::copy_items(source, PLUGIN_ITEMS, &new)?;
+    if let Some(exe) = hook_exe {
+        files::copy_executable(exe, &new.join(WINDOWS_HOOK_EXE))?;
+    }
     mark(&new)?;
     if files::same_tree(&new, staging) {
         files::remove_tree(&new)?;
@@ -321,57 +334,4 @@ fn holds_nothing(value: &serde_json::Value) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn only_empty_bookkeeping_counts_as_holding_nothing() {
-        assert!(holds_nothing(&json!({})));
-        assert!(holds_nothing(&json!({"version": 2, "plugins": {}})));
-        assert!(holds_nothing(
-            &json!({"enabledPlugins": {}, "extraKnownMarketplaces": {}})
-        ));
-        assert!(!holds_nothing(&json!({"enabledPlugins": {"x@y": true}})));
-        assert!(!holds_nothing(&json!({"model": "opus"})));
-        assert!(!holds_nothing(&json!({"version": "2"})));
-    }
-
-    #[test]
-    fn the_default_layout_follows_home_and_xdg() {
-        let env = InstallEnv {
-            home: Some("/h".into()),
-            ..InstallEnv::default()
-        };
-        let layout = Layout::resolve(&env).unwrap();
-        assert_eq!(
-            layout.staging,
-            Path::new("/h/.local/share/pagent/marketplace")
-        );
-        assert_eq!(
-            layout.data_bin,
-            Path::new("/h/.claude/plugins/data/pagent-pagent/bin/pagent")
-        );
-        assert_eq!(
-            layout.record_file,
-            Path::new("/h/.local/share/pagent/marketplace.record.json")
-        );
-        assert_eq!(
-            &layout.may_create()[..3],
-            [
-                PathBuf::from("/h/.local"),
-                PathBuf::from("/h/.local/share"),
-                PathBuf::from("/h/.local/share/pagent")
-            ]
-        );
-        let env = InstallEnv {
-            home: Some("/h".into()),
-            claude_config_dir: Some("/c".into()),
-            xdg_data_home: Some("/d".into()),
-            ..InstallEnv::default()
-        };
-        let layout = Layout::resolve(&env).unwrap();
-        assert_eq!(layout.staging, Path::new("/d/pagent/marketplace"));
-        assert_eq!(layout.commands_dir, Path::new("/c/commands"));
-    }
-}
+mod tests;
