@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
-"""One Ralph loop through the real Claude Code CLI, with pagent's plugin from this
-repository, against a mock Messages API: Python's standard library only, so it runs on
-every runner, and on Windows, where the Rust end-to-end suite (a Unix program) does not
-build. The release workflow's Windows runner runs it with the real CLI; scripts/test.sh's
-end-to-end suite covers the same loop (and much more) on Linux and macOS.
+"""One Ralph loop through the real Claude Code CLI, with pagent installed from this
+repository by `pagent install`, against a mock Messages API: Python's standard library
+only, so it runs on every runner, and on Windows, where the Rust end-to-end suite (a Unix
+program) does not build. The release workflow's Windows runner runs it natively with each
+pinned Claude Code version; scripts/test.sh runs it under Wine with Claude Code's Windows
+builds and the cross-built pagent.exe; the Rust end-to-end suite covers the same loop (and
+much more) on Linux and macOS.
 
-    scripts/ralph-e2e.py --claude PATH --pagent PATH
+    scripts/ralph-e2e.py --claude PATH --pagent PATH [--wine] [--plugin DIR]
 
-The loop: `pagent ralph --promise DONE "Fix it"` sets up the state; `claude -p` answers
-"First pass done." (the Stop hook must block with iteration 2 of the task), then the
-promise (the Stop hook must allow and complete the loop). Checked: what the model was
-told on the second request, `pagent status --json`, and the CLI's exit code. Exits 0 when
-all holds, 1 with what did not.
+`pagent install --from DIR` (default: this repository) stages the plugin, registers it with
+the CLI and copies the binary; on Windows it also stages the binary as scripts/pagent.exe,
+which the exec-form hooks start. Then `pagent ralph --promise DONE "Fix it"` sets up the
+loop; `claude -p` (the installed plugin, no --plugin-dir, no PAGENT_BIN) answers "First pass
+done." (the Stop hook must block with iteration 2 of the task), then the promise (the Stop
+hook must allow and complete the loop). Checked: what the model was told on the second
+request, `pagent status --json`, and the CLI's exit code. Exits 0 when all holds, 1 with
+what did not.
+
+--wine runs both programs (Windows builds) under Wine from Linux, with the WINEPREFIX the
+caller set up (scripts/cross.sh's cross_windows --wine) and paths given as Wine names them
+(Z:\...), and a stand-in for the Git Bash Wine lacks that fails if anything runs it.
 """
 import argparse
 import http.server
@@ -63,16 +72,21 @@ class Mock(http.server.BaseHTTPRequestHandler):
             self.send_response(404)
             self.end_headers()
             return
-        Mock.requests.append(json.loads(body))
-        index = len(Mock.requests) - 1
-        if index >= len(REPLIES):
-            # Out of script: a 500 ends the run at once (the CLI retries a 400).
-            self.send_response(500)
-            self.send_header("content-type", "application/json")
-            self.end_headers()
-            self.wfile.write(b'{"type":"error","error":{"type":"api_error","message":"end"}}')
-            return
-        data = sse(REPLIES[index], index).encode()
+        request = json.loads(body)
+        if not request.get("tools"):
+            # A side request (a title, a summary): answered, never counted as a turn.
+            data = sse("Mock title", 0).encode()
+        else:
+            Mock.requests.append(request)
+            index = len(Mock.requests) - 1
+            if index >= len(REPLIES):
+                # Out of script: a 500 ends the run at once (the CLI retries a 400).
+                self.send_response(500)
+                self.send_header("content-type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"type":"error","error":{"type":"api_error","message":"end"}}')
+                return
+            data = sse(REPLIES[index], index).encode()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(data)))
@@ -84,11 +98,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--claude", required=True)
     parser.add_argument("--pagent", required=True)
+    parser.add_argument("--wine", action="store_true")
+    parser.add_argument("--plugin", help="the plugin folder to install (default: this repository)")
     args = parser.parse_args()
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    plugin = args.plugin or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def native(path):  # a path as the programs under test name it
+        return "Z:" + os.path.abspath(path).replace("/", "\\") if args.wine else path
+
+    def program(path):
+        return ["wine", path] if args.wine else [path]
+
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
-        project, home, config = (os.path.join(tmp, d) for d in ("project", "home", "config"))
+        project, home, config, claude_config, market = (
+            os.path.join(tmp, d) for d in ("project", "home", "config", "claude", "market"))
         for d in (project, home):
             os.makedirs(d)
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Mock)
@@ -96,26 +120,40 @@ def main():
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("CLAUDE", "PAGENT", "ANTHROPIC"))}
         env.update({
-            "HOME": home, "USERPROFILE": home, "PAGENT_CONFIG_DIR": config,
-            "PAGENT_BIN": args.pagent, "NO_COLOR": "1",
+            "HOME": native(home), "USERPROFILE": native(home),
+            "PAGENT_CONFIG_DIR": native(config), "CLAUDE_CONFIG_DIR": native(claude_config),
+            "PAGENT_MARKETPLACE_DIR": native(market), "NO_COLOR": "1",
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
             "ANTHROPIC_API_KEY": "sk-test", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
         })
+        if args.wine:
+            # Wine 8 lacks DiscardVirtualMemory, which Claude Code 2.1.197's allocator
+            # calls when it gives memory back: it keeps it instead.
+            env["MIMALLOC_PURGE_DELAY"] = "-1"
+            # Wine has no Git Bash, which 2.1.197 wants before `claude plugin`: a stand-in
+            # that fails loudly if anything runs it (scripts/wine/nobash.c).
+            env["CLAUDE_CODE_GIT_BASH_PATH"] = os.environ["PAGENT_WINE_NO_BASH"]
+
+        def run(argv, **kw):
+            return subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                                  text=True, **kw)
 
         def pagent(*argv):
-            return subprocess.run([args.pagent, "--project", project, *argv], env=env,
-                                  capture_output=True, text=True, timeout=60)
+            return run(program(args.pagent) + ["--project", native(project), *argv], timeout=60)
 
+        install = run(program(args.pagent) + [
+            "install", "--claude", native(args.claude), "--from", native(plugin),
+            "--no-short-commands"], timeout=300)
+        if install.returncode != 0:
+            problems.append(f"pagent install failed: {install.stdout}{install.stderr}")
         setup = pagent("ralph", "--promise", "DONE", "Fix it")
         if setup.returncode != 0:
             problems.append(f"pagent ralph failed: {setup.stdout}{setup.stderr}")
-        run = subprocess.run(
-            [args.claude, "-p", "Fix it", "--output-format", "stream-json", "--verbose",
-             "--include-hook-events", "--permission-mode", "acceptEdits", "--max-turns", "10",
-             "--plugin-dir", repo],
-            cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-            timeout=300)
+        claude = run(program(args.claude) + [
+            "-p", "Fix it", "--output-format", "stream-json", "--verbose",
+            "--include-hook-events", "--permission-mode", "acceptEdits", "--max-turns", "10"],
+            cwd=project, timeout=300)
         server.shutdown()
         told = json.dumps(Mock.requests[1]) if len(Mock.requests) > 1 else ""
         status = pagent("status", "--json")
@@ -124,21 +162,23 @@ def main():
         except ValueError:
             state = {}
         if len(Mock.requests) != 2:
-            problems.append(f"{len(Mock.requests)} requests reached the mock, not 2")
+            problems.append(f"{len(Mock.requests)} turns reached the mock, not 2")
         if "iteration 2 of 25" not in told or "Fix it" not in told:
             problems.append("the second request does not carry the Stop hook's re-prompt")
         if (state.get("status"), state.get("iterations")) != ("complete", 2):
             problems.append(f"pagent status: {status.stdout}{status.stderr}")
-        if run.returncode != 0:
-            problems.append(f"claude exited {run.returncode}")
+        if claude.returncode != 0:
+            problems.append(f"claude exited {claude.returncode}")
         if problems:
-            print("ralph-e2e: the CLI's output:\n" + run.stdout[-4000:] + run.stderr[-2000:],
+            print("ralph-e2e: pagent install said:\n" + install.stdout + install.stderr,
+                  file=sys.stderr)
+            print("ralph-e2e: the CLI's output:\n" + claude.stdout[-4000:] + claude.stderr[-2000:],
                   file=sys.stderr)
     for problem in problems:
         print(f"ralph-e2e: FAILED: {problem}", file=sys.stderr)
     if not problems:
-        print("ralph-e2e: a Ralph loop blocked once, then completed on its promise "
-              f"(Claude Code: {args.claude})")
+        print("ralph-e2e: pagent installed, a Ralph loop blocked once, then completed on its "
+              f"promise (Claude Code: {args.claude}{', under Wine' if args.wine else ''})")
     return 1 if problems else 0
 
 

@@ -1,6 +1,6 @@
 /* Wine 8.0 (Debian 12's) has no bcryptprimitives.dll, whose ProcessPrng Rust's standard
  * library calls for every random seed since Rust 1.78 (Windows 10 and later have it), so
- * no Rust program starts there. scripts/wine-env.sh builds this stand-in into the test
+ * no Rust program starts there. scripts/cross.sh builds this stand-in into the test
  * prefix only: ProcessPrng over advapi32's RtlGenRandom (SystemFunction036), which Wine
  * has. Nothing here is shipped; a Wine that has the DLL uses its own. */
 #include <windows.h>
