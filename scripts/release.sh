@@ -194,7 +194,7 @@ main="$out/packages/pagent"
 mkdir -p -- "$main/scripts"
 cp -R -- npm/pagent/bin npm/pagent/install.js npm/pagent/platforms.js npm/pagent/README.md "$main/"
 cp -R -- .claude-plugin hooks commands plugin agents "$main/"
-cp -- scripts/pagent scripts/pagent.cmd "$main/scripts/"
+cp -- scripts/pagent "$main/scripts/"
 [ -f LICENSE ] && cp -- LICENSE "$main/"
 names=()
 for row in "${matrix[@]}"; do
@@ -208,7 +208,7 @@ const pkg = JSON.parse(fs.readFileSync(src, "utf8"));
 pkg.version = version;
 pkg.optionalDependencies = Object.fromEntries(names.map((name) => [name, version]));
 pkg.files = ["bin", "install.js", "platforms.js", "README.md", ".claude-plugin", "hooks",
-  "commands", "plugin", "agents", "scripts/pagent", "scripts/pagent.cmd"];
+  "commands", "plugin", "agents", "scripts/pagent"];
 fs.writeFileSync(dest, JSON.stringify(pkg, null, 2) + "\n");
 ' npm/pagent/package.json "$main/package.json" "$version" "${names[@]}"
 grep -q "\"version\": \"$version\"" "$main/.claude-plugin/plugin.json" ||

@@ -144,7 +144,7 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; th
         --skip safety::folders_whose_names_differ_only_in_non_utf8_bytes_do_not_share_seals \
         --skip hostile_repo::a_planted_worktree_folder_or_link_is_never_reused \
         --skip pipeline::a_project_workflow_with_a_failing_check_feeds_its_output_back
-    PAGENT_TEST_BIN="$PWD/target/wine/pagent" PAGENT_TEST_WINDOWS_CMD="wine cmd" \
-        timed "Windows under Wine: the Windows hostile cases, the Ralph loop, the cmd launcher" \
+    PAGENT_TEST_BIN="$PWD/target/wine/pagent" \
+        timed "Windows under Wine: the Windows hostile cases and the Ralph loop" \
         cargo test --locked --test integration "$@" -- --ignored windows::
 fi

@@ -327,18 +327,6 @@ pub struct Run {
     command: String,
 }
 
-impl Run {
-    /// What another program (a launcher) did, read as pagent's own output.
-    pub fn of(command: &str, code: Option<i32>, stdout: String, stderr: String) -> Run {
-        Run {
-            code,
-            stdout,
-            stderr,
-            command: command.to_owned(),
-        }
-    }
-}
-
 impl std::fmt::Display for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
