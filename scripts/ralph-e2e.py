@@ -15,8 +15,9 @@ which the exec-form hooks start. Then `pagent ralph --promise DONE "Fix it"` set
 loop; `claude -p` (the installed plugin, no --plugin-dir, no PAGENT_BIN) answers "First pass
 done." (the Stop hook must block with iteration 2 of the task), then the promise (the Stop
 hook must allow and complete the loop). Checked: what the model was told on the second
-request, `pagent status --json`, and the CLI's exit code. Exits 0 when all holds, 1 with
-what did not.
+request, `pagent status --json`, the CLI's exit code, and that the short command names
+run the staged launcher by a path with no backslash (Git Bash runs them on Windows). Exits
+0 when all holds, 1 with what did not.
 
 --wine runs both programs (Windows builds) under Wine from Linux, with the WINEPREFIX the
 caller set up (scripts/cross.sh's cross_windows --wine) and paths given as Wine names them
@@ -143,8 +144,7 @@ def main():
             return run(program(args.pagent) + ["--project", native(project), *argv], timeout=60)
 
         install = run(program(args.pagent) + [
-            "install", "--claude", native(args.claude), "--from", native(plugin),
-            "--no-short-commands"], timeout=300)
+            "install", "--claude", native(args.claude), "--from", native(plugin)], timeout=300)
         if install.returncode != 0:
             problems.append(f"pagent install failed: {install.stdout}{install.stderr}")
         setup = pagent("ralph", "--promise", "DONE", "Fix it")
@@ -169,6 +169,13 @@ def main():
             problems.append(f"pagent status: {status.stdout}{status.stderr}")
         if claude.returncode != 0:
             problems.append(f"claude exited {claude.returncode}")
+        # The short names run the staged launcher in the Bash tool (Git Bash on Windows):
+        # its path must hold no backslash, which bash would read as an escape.
+        short = os.path.join(claude_config, "commands", "pagent-status.md")
+        lines = open(short, encoding="utf-8").read().splitlines() if os.path.exists(short) else []
+        launcher = [line for line in lines if line.startswith('"') and "/scripts/pagent\" " in line]
+        if len(launcher) != 1 or "\\" in launcher[0]:
+            problems.append(f"the short name /pagent-status runs no plain launcher path: {launcher}")
         if problems:
             print("ralph-e2e: pagent install said:\n" + install.stdout + install.stderr,
                   file=sys.stderr)

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::store::door::canonical;
+
 /// Whether something (even a dangling symlink) is at `path`.
 pub fn exists(path: &Path) -> bool {
     fs::symlink_metadata(path).is_ok()
@@ -243,16 +245,17 @@ pub fn fresh_sibling(dest: &Path) -> anyhow::Result<PathBuf> {
     Ok(tmp)
 }
 
-/// The physical path of a folder, symlinks resolved.
+/// The physical path of a folder, symlinks resolved (on Windows a plain drive path, as
+/// the user reads it, never `\\?\C:\...`).
 pub fn real_dir(path: &Path) -> anyhow::Result<PathBuf> {
-    let real = fs::canonicalize(path).with_context(|| format!("cannot find {}", path.display()))?;
+    let real = canonical(path).with_context(|| format!("cannot find {}", path.display()))?;
     anyhow::ensure!(is_dir(&real), "{} is not a folder", path.display());
     Ok(real)
 }
 
-/// The physical path of a regular file, symlinks resolved.
+/// The physical path of a regular file, symlinks resolved (plain, as [`real_dir`]).
 pub fn real_file(path: &Path) -> anyhow::Result<PathBuf> {
-    let real = fs::canonicalize(path).with_context(|| format!("cannot find {}", path.display()))?;
+    let real = canonical(path).with_context(|| format!("cannot find {}", path.display()))?;
     anyhow::ensure!(is_file(&real), "{} is not a regular file", path.display());
     Ok(real)
 }
@@ -262,5 +265,5 @@ pub fn real_exe(env: &crate::cli::env::Env) -> anyhow::Result<PathBuf> {
     let exe = env
         .pagent_exe()
         .context("cannot tell where this pagent binary is")?;
-    Ok(fs::canonicalize(&exe).unwrap_or(exe))
+    Ok(canonical(&exe).unwrap_or(exe))
 }

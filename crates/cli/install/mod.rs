@@ -77,9 +77,11 @@ pub struct Layout {
 impl Layout {
     pub fn resolve(env: &InstallEnv) -> anyhow::Result<Layout> {
         let home = || {
-            env.home.clone().context(
-                "HOME is not set; set HOME (or CLAUDE_CONFIG_DIR and PAGENT_MARKETPLACE_DIR)",
-            )
+            env.home.clone().context(if cfg!(windows) {
+                "USERPROFILE is not set; set it (or CLAUDE_CONFIG_DIR and PAGENT_MARKETPLACE_DIR)"
+            } else {
+                "HOME is not set; set HOME (or CLAUDE_CONFIG_DIR and PAGENT_MARKETPLACE_DIR)"
+            })
         };
         let config_dir = match &env.claude_config_dir {
             Some(dir) => dir.clone(),
@@ -92,12 +94,12 @@ impl Layout {
                     Some(dir) => (dir.clone(), Vec::new()),
                     None => {
                         let home = home()?;
-                        let share = home.join(".local/share");
+                        let share = home.join(".local").join("share");
                         (share.clone(), vec![share, home.join(".local")])
                     }
                 };
                 parents.insert(0, data.join("pagent"));
-                (data.join("pagent/marketplace"), parents)
+                (data.join("pagent").join("marketplace"), parents)
             }
         };
         anyhow::ensure!(
@@ -110,15 +112,23 @@ impl Layout {
             Some(dir) => dir.join(".claude.json"),
             None => home()?.join(".claude.json"),
         };
-        let data_dir = config_dir.join("plugins/data/pagent-pagent");
+        let data_dir = config_dir
+            .join("plugins")
+            .join("data")
+            .join("pagent-pagent");
         let mut record = staging.clone().into_os_string();
         record.push(".record.json");
         Ok(Layout {
             commands_dir: config_dir.join("commands"),
             // `pagent.exe` on Windows: the name the hooks' launchers look for there.
-            data_bin: data_dir.join(format!("bin/pagent{}", std::env::consts::EXE_SUFFIX)),
+            data_bin: data_dir
+                .join("bin")
+                .join(format!("pagent{}", std::env::consts::EXE_SUFFIX)),
             data_dir,
-            plugin_cache: config_dir.join("plugins/cache").join(claude::MARKETPLACE),
+            plugin_cache: config_dir
+                .join("plugins")
+                .join("cache")
+                .join(claude::MARKETPLACE),
             record_file: PathBuf::from(record),
             claude_json,
             staging,
@@ -127,9 +137,17 @@ impl Layout {
         })
     }
 
-    /// The launcher inside the staged plugin, which the short command names call.
+    /// The launcher inside the staged plugin, which the short command names call. On
+    /// Windows with forward slashes: Claude Code runs those commands' lines in Git Bash,
+    /// which reads a backslash as an escape (and `C:/Users/...` as the same path).
     pub fn launcher(&self) -> PathBuf {
-        self.staging.join("scripts/pagent")
+        let launcher = self.staging.join("scripts").join("pagent");
+        #[cfg(windows)]
+        let launcher = match launcher.to_str() {
+            Some(text) => PathBuf::from(text.replace('\\', "/")),
+            None => launcher, // not UTF-8: refused by launcher_is_plain
+        };
+        launcher
     }
 
     /// Paths an install may bring into being, parents before children.
@@ -150,7 +168,8 @@ impl Layout {
                 "plugins/installed_plugins.json",
                 "plugins/known_marketplaces.json",
             ]
-            .map(|rel| c.join(rel)),
+            // Component by component: one separator in each path, also on Windows.
+            .map(|rel| rel.split('/').fold(c.clone(), |path, part| path.join(part))),
         );
         paths
     }
