@@ -203,3 +203,65 @@ fn windows_programs_are_found_with_their_extensions() {
     assert!(Program::named(r"bin\tool", &search).is_err());
     assert!(Program::named("C:tool", &search).is_err());
 }
+
+/// Issue 25: a program planted in the project is never found, however `PATH` names the
+/// project: a relative entry (Windows' own search would take `.` first), an empty one,
+/// the project's folder as written, in another case (NTFS ignores it), or through its
+/// 8.3 short name.
+#[test]
+fn windows_a_program_planted_in_the_project_is_never_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = crate::store::door::canonical(dir.path()).unwrap();
+    let project = root.join("Project Folder");
+    let outside = root.join("tools");
+    for folder in [project.join("bin"), outside.clone()] {
+        std::fs::create_dir_all(&folder).unwrap();
+    }
+    for planted in [project.join("git.exe"), project.join("bin").join("git.exe")] {
+        std::fs::write(planted, b"MZ planted").unwrap();
+    }
+    let bin = project.join("bin");
+    let upper = std::path::PathBuf::from(bin.to_str().unwrap().to_uppercase());
+    let mut entries = vec![
+        std::ffi::OsString::from("."),
+        std::ffi::OsString::from("bin"),
+        std::ffi::OsString::new(),
+        bin.clone().into_os_string(),
+        upper.into_os_string(),
+    ];
+    if let Some(short) = short_name(&bin) {
+        entries.push(short.into_os_string());
+    }
+    let path = std::env::join_paths(&entries).unwrap();
+    let found = SearchPath::new(Some(&path), &[&project]).find("git");
+    assert_eq!(found, None, "PATH {path:?}");
+
+    std::fs::write(outside.join("git.exe"), b"MZ the user's").unwrap();
+    entries.push(outside.clone().into_os_string());
+    let path = std::env::join_paths(&entries).unwrap();
+    assert_eq!(
+        SearchPath::new(Some(&path), &[&project]).find("git"),
+        Some(outside.join("git.exe"))
+    );
+}
+
+/// The 8.3 short name Windows gives `path`, when it gives one (NTFS may not).
+fn short_name(path: &Path) -> Option<std::path::PathBuf> {
+    use std::os::windows::ffi::{OsStrExt, OsStringExt};
+    let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
+    let mut buf = vec![0u16; 1024];
+    // SAFETY: both buffers are valid for the lengths given; the call writes at most
+    // `buf.len()` units and returns how many it wrote.
+    let len = unsafe {
+        windows_sys::Win32::Storage::FileSystem::GetShortPathNameW(
+            wide.as_ptr(),
+            buf.as_mut_ptr(),
+            u32::try_from(buf.len()).unwrap(),
+        )
+    };
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|&n| n > 0 && n < buf.len())?;
+    let short = std::path::PathBuf::from(std::ffi::OsString::from_wide(&buf[..len]));
+    (short != path).then_some(short)
+}
