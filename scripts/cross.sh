@@ -18,9 +18,6 @@
 #   scripts/wine/bcryptprimitives.c is a stand-in over RtlGenRandom, built into that prefix
 #   only. target/wine/pagent runs the Windows build under Wine with the arguments, stdin
 #   and exit code untouched: the binary under test of the integration tests' Windows part.
-#   Wine has no Git Bash, which Claude Code 2.1.197's Windows build wants before its
-#   `plugin` subcommands: scripts/wine/nobash.c is a bash.exe stand-in that fails loudly
-#   if run (PAGENT_WINE_NO_BASH names it; pagent's exec-form hooks need no shell).
 #
 # scripts/install-tools.sh --cross installs all of it; the PyPI tools go to
 # target/tools/venv (pinned there).
@@ -84,11 +81,6 @@ cross_windows() {
         x86_64-w64-mingw32-gcc -O2 -shared -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
             "$repo/scripts/wine/bcryptprimitives.c" "$repo/scripts/wine/bcryptprimitives.def" -ladvapi32
     fi
-    if [ ! -f "$WINEPREFIX/drive_c/pagent-tests/bash.exe" ]; then
-        mkdir -p -- "$WINEPREFIX/drive_c/pagent-tests"
-        x86_64-w64-mingw32-gcc -O2 -o "$WINEPREFIX/drive_c/pagent-tests/bash.exe" "$repo/scripts/wine/nobash.c"
-    fi
-    export PAGENT_WINE_NO_BASH='C:\pagent-tests\bash.exe'
     # One wineserver (and its services) for the whole run, started with no pipe of a test
     # open: a service started by a test's first `wine` would hold that test's output pipe.
     wineserver -p </dev/null >/dev/null 2>&1 || true
