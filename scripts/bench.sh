@@ -27,12 +27,13 @@
 #   8. an active Ralph loop: the Stop hook blocks, computing the working-tree fingerprint;
 #      vs `git status --porcelain` and /bin/true;
 # 9. peak RSS of the hooks, per transcript size and for the cases above;
-# 10. the hooks as Claude Code runs them: `sh -c` of hooks/hooks.json's command for an
+# 10. the hooks as Claude Code runs them: hooks/hooks.json's exec form (`command` plus
+#     `args`, no shell: the launcher scripts/pagent, which execs the binary) for an
 #     installed plugin (the binary in $CLAUDE_PLUGIN_DATA/bin, no target/ beside it), beside
-#     `sh -c` of the bare binary (a hooks.json that named the binary), the launcher
-#     scripts/pagent run directly, the binary alone and /bin/true, in the same hyperfine
-#     run: Stop with no state file, Stop in an active loop (the larger transcript, message
-#     given), PostToolUse idle.
+#     the shell form hooks.json had before issue 20 (`sh -c` of a line that execs the
+#     installed binary itself), `sh -c` of the bare binary, the binary alone and /bin/true,
+#     in the same hyperfine run: Stop with no state file, Stop in an active loop (the larger
+#     transcript, message given), PostToolUse idle.
 # For scale it also times an empty Rust `fn main() {}` (the floor for any Rust program) and
 # one `git status` of the loop's project.
 # Before timing, every configuration is run once and its output checked: the loop cases
@@ -256,18 +257,26 @@ launcher=$tmp/plugin/scripts/pagent
 mkdir -p "${launcher%/*}" "$tmp/plugin-data/bin"
 cp "$root/scripts/pagent" "$launcher"
 cp "$bin" "$tmp/plugin-data/bin/pagent"
-# What Claude Code runs for a hook: `/bin/sh -c COMMAND` (seen with strace), COMMAND being
-# hooks.json's, with CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA in the environment.
-hook_command() { # HOOK: hooks.json's command for that hook
-    python3 -c 'import json, sys
+# What Claude Code runs for a hook in exec form (`"command"` and `"args"`): the program with
+# its arguments, no shell, ${CLAUDE_PLUGIN_ROOT} substituted in each (the research notes,
+# docs/claude-code.md), with CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA in the environment.
+hook_command() { # HOOK: hooks.json's exec form for that hook, as shell words
+    python3 -c 'import json, shlex, sys
 hooks = json.load(open(sys.argv[1]))["hooks"]
 event = {"stop": "Stop", "post-tool-use": "PostToolUse"}[sys.argv[2]]
-print(hooks[event][0]["hooks"][0]["command"])' "$root/hooks/hooks.json" "$1"
+hook = hooks[event][0]["hooks"][0]
+words = [hook["command"]] + hook.get("args", [])
+print(" ".join(shlex.quote(w.replace("${CLAUDE_PLUGIN_ROOT}", sys.argv[3])) for w in words))' \
+        "$root/hooks/hooks.json" "$1" "$tmp/plugin"
+}
+# The shell form hooks.json had before issue 20, run by Claude Code as `/bin/sh -c LINE`.
+shell_form() { # HOOK
+    printf '%s' "p=\"\$CLAUDE_PLUGIN_DATA/bin/pagent\"; if [ -z \"\${PAGENT_BIN:-}\" ] && [ -n \"\${CLAUDE_PLUGIN_DATA:-}\" ] && [ ! -e \"\${CLAUDE_PLUGIN_ROOT}/target\" ] && [ -f \"\$p\" ] && [ -x \"\$p\" ]; then exec \"\$p\" hook $1; fi; exec \"\${CLAUDE_PLUGIN_ROOT}/scripts/pagent\" hook $1"
 }
 plugin_env=(CLAUDE_PLUGIN_ROOT="$tmp/plugin" CLAUDE_PLUGIN_DATA="$tmp/plugin-data" PAGENT_BIN=)
 through_launcher() { # HOOK PROJECT CONFIG INPUT: the hook once, as Claude Code runs it
     env "${plugin_env[@]}" CLAUDE_PROJECT_DIR="$2" PAGENT_CONFIG_DIR="$3" \
-        sh -c "$(hook_command "$1")" <"$4"
+        sh -c "exec $(hook_command "$1")" <"$4"
 }
 
 # --- `pagent loop`, case 6: a fake agent that answers at once -----------------------------
@@ -326,9 +335,11 @@ run_hook() { # PROJECT INPUT: run the hook once, stdout to stdout
     CLAUDE_PROJECT_DIR=$1 PAGENT_CONFIG_DIR=$cfg "$bin" hook stop <"$2"
 }
 
-is_block() { # reads hook stdout; true for a block decision
+is_block() { # reads hook stdout; true for a re-prompt (additionalContext, or a block decision)
     python3 -c 'import json, sys
-sys.exit(json.loads(sys.stdin.read() or "{}").get("decision") != "block")'
+out = json.loads(sys.stdin.read() or "{}")
+context = out.get("hookSpecificOutput", {}).get("additionalContext")
+sys.exit(out.get("decision") != "block" and not context)'
 }
 
 state_status() { # [STATE]: the loop's status in the state file
@@ -587,19 +598,19 @@ launcher_case() { # NAME HOOK PROJECT CONFIG INPUT PREPARE RUNS WARMUP
     CLAUDE_PLUGIN_ROOT=$plugin_root CLAUDE_PLUGIN_DATA=$plugin_data PAGENT_BIN= \
         CLAUDE_PROJECT_DIR=$3 PAGENT_CONFIG_DIR=$4 \
         timed "$1" "$7" "$8" "$5" "$6" \
-        "hooks.json, $2" "sh -c $(q "$(hook_command "$2")")" \
+        "hooks.json, $2" "$(hook_command "$2")" \
+        "shell form, $2" "sh -c $(q "$(shell_form "$2")")" \
         "sh -c binary, $2" "sh -c $(q "$(q "$bin") hook $2")" \
-        "launcher, $2" "$(q "$launcher") hook $2" \
         "binary, $2" "$(q "$bin") hook $2" \
         /bin/true /bin/true
 }
 launcher_rows() { # LABEL NAME HOOK
     local json=$out_dir/$2.json
-    row "$1: hooks.json's command, against \`sh -c\` of the bare binary" "$json" "hooks.json, $3" "sh -c binary, $3"
-    row "$1: hooks.json's command, against the binary alone" "$json" "hooks.json, $3" "binary, $3"
-    row "$1: the launcher script alone, against the binary alone" "$json" "launcher, $3" "binary, $3"
+    row "$1: hooks.json's exec form, against the shell form it replaced" "$json" "hooks.json, $3" "shell form, $3"
+    row "$1: hooks.json's exec form, against \`sh -c\` of the bare binary" "$json" "hooks.json, $3" "sh -c binary, $3"
+    row "$1: hooks.json's exec form, against the binary alone" "$json" "hooks.json, $3" "binary, $3"
     row "$1: the binary alone, against \`/bin/true\`" "$json" "binary, $3" /bin/true
-    row "$1: hooks.json's command, against \`/bin/true\`" "$json" "hooks.json, $3" /bin/true
+    row "$1: hooks.json's exec form, against \`/bin/true\`" "$json" "hooks.json, $3" /bin/true
 }
 launcher_case launcher-stop-no-state stop "$plain" "$cfg" "$tmp/stop-plain.json" "" "${nostate[@]}"
 launcher_rows "Stop, no state file" launcher-stop-no-state stop

@@ -6,9 +6,10 @@
 #   2. the end-to-end suite against each Claude Code version of the matrix in
 #      scripts/clients.sh (the oldest supported and the newest proven), each installed into
 #      target/clients/ by scripts/install-client.sh, talking to the project's mock API;
-#      The npm scenario (tests/e2e/npm.rs: scripts/release.sh packs the npm packages, npm
-#      installs them offline into a scratch prefix, `pagent install` sets up Claude Code)
-#      runs with the newest version only: about 15 s.
+#      The interactive terminal-UI suite (tests/e2e/interactive/, under tmux) runs on both,
+#      about 2 minutes each. The npm scenario (tests/e2e/npm.rs: scripts/release.sh packs
+#      the npm packages, npm installs them offline into a scratch prefix, `pagent install`
+#      sets up Claude Code) runs with the newest version only: about 15 s.
 #   3. the suite's `pagent loop --agent codex|opencode` scenarios, once, with those CLIs
 #      installed the same way (they do not involve Claude Code);
 #   4. on x86-64 Linux, Linux arm64 under qemu: scripts/release.sh cross-builds the
@@ -70,15 +71,11 @@ timed "unit and integration tests" cargo test --workspace --locked "$@"
 
 for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
     claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
-    # The interactive suite reads the terminal UI's screen, which each release redraws
-    # its own way (2.1.330 folds hook output and tool calls): it is proven on the oldest
-    # version, and the newest runs every `claude -p` scenario. The npm route is proven
-    # once, with the newest.
+    # The interactive suite (tmux) runs on both: pagent's own voice has to reach the
+    # screen of every supported release. The npm route is proven once, with the newest.
     skip=(--skip agents::)
     if [ "$version" = "$CLAUDE_CODE_OLDEST" ]; then
         skip+=(--skip npm::)
-    else
-        skip+=(--skip interactive::)
     fi
     PAGENT_CLAUDE="$claude" timed "end-to-end, Claude Code $version" \
         cargo test --locked --test e2e "$@" -- --ignored "${skip[@]}"

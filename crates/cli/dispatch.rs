@@ -15,9 +15,9 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::terminal::Edge;
 use crate::cli::ui;
 use crate::cmd::{
-    cancel, dashboard, hook_compact, hook_post_tool_use, hook_stop, hook_stop_failure,
-    hook_user_prompt, install, log, loop_cmd, parallel, pause, prompt, ralph, resume, run, status,
-    trust,
+    cancel, dashboard, hook_compact, hook_expansion, hook_post_tool_use, hook_stop,
+    hook_stop_failure, hook_user_prompt, install, log, loop_cmd, parallel, pause, prompt, ralph,
+    resume, run, status, trust,
 };
 use crate::io::Io;
 
@@ -100,6 +100,9 @@ fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
         }
         Command::Hook(HookCommand::UserPromptSubmit) => {
             return hook_user_prompt::run(&cli.global, env, io);
+        }
+        Command::Hook(HookCommand::UserPromptExpansion) => {
+            return hook_expansion::run(&cli.global, env, io);
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
         Command::Hook(HookCommand::Notify(args)) => return crate::notify::run_helper(&args, env),

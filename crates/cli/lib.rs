@@ -18,6 +18,7 @@ mod notify;
 mod process;
 mod runner;
 mod session;
+mod slash;
 mod store;
 mod world;
 

@@ -88,6 +88,32 @@ pub fn apply(
     Ok(Some(now_on_disk))
 }
 
+/// The notice waiting for `session` (see `pagent_engine::notice`), cleared compare-and-swap
+/// so it is said once; `None` when there is none for this session, or another writer got
+/// there first (the next hook call says it).
+pub fn tell_session(
+    project: &Project,
+    config_dir: Option<&Path>,
+    state: &State,
+    session: Option<&str>,
+    stderr: &mut dyn Write,
+) -> anyhow::Result<Option<String>> {
+    if store::ownership(project, config_dir, state) != store::Ownership::Own {
+        return Ok(None);
+    }
+    let Some((notice, next)) = pagent_engine::notice::take(state, session, crate::io::now()) else {
+        return Ok(None);
+    };
+    let secret = store::secret::read_secret(config_dir)
+        .ok_or_else(|| anyhow::anyhow!("pagent's secret cannot be read"))?;
+    Ok(
+        match store::apply_if_unchanged(project, config_dir, state, &next, &secret, stderr)? {
+            Applied::Written(_) => Some(notice),
+            Applied::Changed => None,
+        },
+    )
+}
+
 /// Appends `event` to the log; a failure is a warning. Returns whether it was written.
 pub fn log(project: &Project, event: &Event, stderr: &mut dyn Write) -> bool {
     match append_event(project, event) {

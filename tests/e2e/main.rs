@@ -34,4 +34,6 @@ mod npm;
 mod review;
 mod scenarios;
 mod tmux;
+#[path = "../support/tmux.rs"]
+mod tmux_server;
 mod untrusted;

@@ -2,17 +2,23 @@
 //! the screen (`capture-pane`) out, with pagent set up by `pagent install` (the plugin
 //! from a local marketplace, the binary in its data folder, the short command names).
 //!
-//! Each session gets its own tmux server (`-L <unique socket>`), so tests run in parallel
-//! and a dead test leaves nothing behind (the server is killed on drop). The CLI starts
+//! Each session gets its own tmux server (`tests/support/tmux.rs`, shared with the
+//! integration suite), so tests run in parallel and a dead test leaves nothing behind. The CLI starts
 //! through a small script with an explicit environment: the test's HOME (pre-seeded so
 //! onboarding, the API-key question and the trust dialog are skipped, see CLAUDE-CODE.md),
 //! the mock API, and pagent found through PAGENT_BIN. Waiting is polling the screen with
 //! a deadline, never a fixed sleep; a wait that times out fails with the screen the user
 //! would have seen.
+//!
+//! Claude Code wraps its own lines (with an indent) at the terminal's width, so texts are
+//! compared with the screen's whitespace collapsed and its gutter marks (`⎿`, `●`)
+//! dropped ([`flat`]): a sentence matches at 80 columns as at 200.
 
 use std::fs;
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+use crate::tmux_server::{Server, poll};
 
 use serde_json::json;
 
@@ -24,7 +30,7 @@ const API_KEY: &str = "sk-ant-api03-pagent-e2e-interactive-0123456789";
 pub const WAIT: Duration = Duration::from_secs(45);
 
 pub struct Tmux {
-    socket: String,
+    server: Server,
     started: Instant,
 }
 
@@ -36,16 +42,21 @@ impl Tmux {
     /// Starts `claude` in the project of `e2e`, in a 200x50 terminal, with pagent
     /// installed from this repository into the test's HOME as a user installs it.
     pub fn start(e2e: &E2e) -> Tmux {
-        Tmux::start_as(e2e, false)
+        Tmux::start_as(e2e, 200, 50, false)
+    }
+
+    /// [`Tmux::start`] in a terminal of `width` x `height` (80x24: what a user has).
+    pub fn start_sized(e2e: &E2e, width: u16, height: u16) -> Tmux {
+        Tmux::start_as(e2e, width, height, false)
     }
 
     /// [`Tmux::start`], logged in with a subscription instead of an API key
     /// (`harness::SUBSCRIPTION`): the one login with usage limits.
     pub fn start_subscribed(e2e: &E2e) -> Tmux {
-        Tmux::start_as(e2e, true)
+        Tmux::start_as(e2e, 200, 50, true)
     }
 
-    fn start_as(e2e: &E2e, subscribed: bool) -> Tmux {
+    fn start_as(e2e: &E2e, width: u16, height: u16, subscribed: bool) -> Tmux {
         seed_home(e2e);
         install_pagent(e2e);
         let script = e2e.home.join("start-claude.sh");
@@ -79,24 +90,15 @@ impl Tmux {
             sh_quote(&claude_binary().display().to_string()),
         ));
         fs::write(&script, text).unwrap();
-        let socket = format!("pagent-e2e-{}-{}", std::process::id(), e2e.mock.port);
         let tmux = Tmux {
-            socket,
+            server: Server::start(
+                "pagent-e2e",
+                (width, height),
+                &e2e.project,
+                &format!("sh {}", sh_quote(&script.display().to_string())),
+            ),
             started: Instant::now(),
         };
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "ui",
-            "-x",
-            "200",
-            "-y",
-            "50",
-            "-c",
-            &e2e.project.display().to_string(),
-            &format!("sh {}", sh_quote(&script.display().to_string())),
-        ]);
         // History to look back over what scrolled away.
         tmux.run(&["set-option", "-g", "history-limit", "5000"]);
         tmux.wait_for("accept edits on");
@@ -104,18 +106,7 @@ impl Tmux {
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        self.server.run(args)
     }
 
     /// Types `text` (literally) and presses Enter, as a person would: the slash-command
@@ -138,9 +129,18 @@ impl Tmux {
         self.run(&["capture-pane", "-p", "-J", "-t", "ui", "-S", "-5000"])
     }
 
-    /// Waits until the screen contains `text`; returns the screen.
+    /// Waits until the screen contains `text` (as [`flat`] compares); returns the screen.
     pub fn wait_for(&self, text: &str) -> String {
-        self.wait_until(&format!("{text:?} on screen"), |s| s.contains(text))
+        let wanted = flat(text);
+        self.wait_until(&format!("{text:?} on screen"), |s| {
+            flat(s).contains(&wanted)
+        })
+    }
+
+    /// Claude Code 2.1.330's "send now" of a queued message: ctrl+x ctrl+s.
+    pub fn send_now(&self) {
+        self.key("C-x");
+        self.key("C-s");
     }
 
     /// Waits until `ready(screen)`; fails with the screen after [`WAIT`].
@@ -151,20 +151,14 @@ impl Tmux {
     /// [`Tmux::wait_until`] with its own limit (Claude Code's own timers: a usage limit's
     /// reset, its resume a minute after).
     pub fn wait_longer(&self, what: &str, limit: Duration, ready: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + limit;
-        loop {
+        poll(what, limit, Duration::from_millis(100), || {
             let screen = self.screen();
             if ready(&screen) {
-                return screen;
+                Ok(screen)
+            } else {
+                Err(screen)
             }
-            assert!(
-                Instant::now() < deadline,
-                "waited {limit:?} for {what}; the screen:\n{}\n{}",
-                "=".repeat(100),
-                screen
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        })
     }
 }
 
@@ -177,9 +171,6 @@ impl Drop for Tmux {
                 self.screen()
             );
         }
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
     }
 }
 
@@ -235,13 +226,16 @@ fn seed_home(e2e: &E2e) {
     fs::write(e2e.home.join(".claude.json"), config.to_string()).unwrap();
 }
 
-/// Lines of `screen` that begin with `prefix` (after the UI's own indentation).
-pub fn lines_starting(screen: &str, prefix: &str) -> usize {
-    screen
-        .lines()
-        .filter(|l| {
-            l.trim_start_matches(|c: char| c.is_whitespace() || "⏺●⎿".contains(c))
-                .starts_with(prefix)
-        })
-        .count()
+/// `text` with its whitespace collapsed to single spaces and the UI's gutter marks
+/// dropped, so a sentence Claude Code wrapped at the terminal's width still matches.
+pub fn flat(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || "⎿●⏺│".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How often `text` appears in `screen`, as [`flat`] compares.
+pub fn count(screen: &str, text: &str) -> usize {
+    flat(screen).matches(&flat(text)).count()
 }

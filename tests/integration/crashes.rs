@@ -166,7 +166,9 @@ fn sixty_four_hooks_at_once_lose_nothing_and_count_nothing_twice() {
                     return None;
                 }
                 let decision: Value = serde_json::from_slice(&out.stdout).unwrap();
-                let reason = decision["reason"].as_str().unwrap();
+                let reason = decision["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .unwrap();
                 Some(
                     reason
                         .split("iteration ")

@@ -23,6 +23,7 @@ mod consent;
 mod crashes;
 mod dashboard;
 mod docs;
+mod during_turn;
 mod escapes;
 mod faults;
 #[path = "../support/git.rs"]
@@ -43,6 +44,8 @@ mod never_hostage;
 mod no_progress;
 mod notify;
 mod own_texts;
+mod own_voice;
+mod own_voice_attacks;
 mod parallel;
 mod pause;
 mod pipeline;
@@ -57,6 +60,8 @@ mod story_prompts;
 mod streams;
 mod terminal_stdin;
 mod texts;
+#[path = "../support/tmux.rs"]
+mod tmux_server;
 mod usage_limits;
 mod usage_limits_ends;
 mod usage_limits_session;

@@ -345,7 +345,7 @@ fn slash_command_errors_are_text_with_exit_0() {
         ),
         (
             "prd.md --max-stages zero",
-            "pagent: error: error: invalid value 'zero'",
+            "pagent: error: invalid value 'zero' for --max-stages: invalid digit found in string\nNothing was started.",
         ),
     ] {
         let out = env.cmd(&["run", "--stdin-args"]).stdin(stdin).success();

@@ -220,8 +220,9 @@ fn the_session_that_starts_a_loop_owns_it() {
     let mut input = env.stop_input("hi");
     input["session_id"] = json!("owner");
     env.stop(&input).blocked();
-    // The owner may restart its own loop; another session may not clobber it.
-    env.cmd(&["ralph", "New task"])
+    // The owner may restart its own loop (with --force, item 7); another session may not
+    // clobber it.
+    env.cmd(&["ralph", "--force", "New task"])
         .env("CLAUDE_CODE_SESSION_ID", "owner")
         .success();
     let out = env
@@ -276,10 +277,11 @@ fn a_slash_command_never_replaces_another_sessions_loop() {
         );
         assert_eq!(env.state()["stages"][0]["prompt"], "Theirs", "{text:?}");
     }
-    // The owner's own slash command replaces its loop, and the task keeps its words.
+    // The owner's own slash command replaces its loop with --force (item 7), and the task
+    // keeps its words.
     env.cmd(&["ralph", "--stdin-args"])
         .env("CLAUDE_CODE_SESSION_ID", "owner")
-        .stdin("Remove the --force flag from deploy.sh")
+        .stdin("Remove the --force flag from deploy.sh --force")
         .success();
     assert_eq!(
         env.state()["stages"][0]["prompt"],
@@ -287,7 +289,7 @@ fn a_slash_command_never_replaces_another_sessions_loop() {
     );
     env.cmd(&["ralph", "--stdin-args"])
         .env("CLAUDE_CODE_SESSION_ID", "owner")
-        .stdin("Document the --promise option")
+        .stdin("Document the --promise option --force")
         .success();
     let state = env.state();
     assert_eq!(

@@ -310,10 +310,19 @@ fn cancel_ends_the_loop_is_idempotent_and_the_next_stop_is_allowed() {
         out.stdout, "pagent: cancelled the Ralph loop after 2 iterations. Claude can stop now.\n",
         "{out}"
     );
+    // The session is told once that the loop was cancelled from a terminal (item 10).
+    assert!(
+        env.stop(&env.stop_input("hi"))
+            .allowed()
+            .unwrap_or_default()
+            .contains("was cancelled from outside this session"),
+    );
     assert_eq!(env.stop(&env.stop_input("hi")).allowed(), None);
     let out = env.cmd(&["cancel"]).success();
-    assert_eq!(
-        out.stdout, "pagent: no active loop to cancel (the last one, ralph, was cancelled).\n",
+    assert!(
+        out.stdout
+            .starts_with("pagent: no active loop to cancel (the last one, ralph, was cancelled ")
+            && out.stdout.ends_with(" ago).\n"),
         "{out}"
     );
     let state = env.state();

@@ -237,10 +237,13 @@ pub struct StatusArgs {
     /// Print JSON for scripts
     #[arg(long)]
     pub json: bool,
-    /// Pause the loop first when it belongs to this Claude Code session (what
-    /// /pagent:status does: you are at the keyboard, so the loop waits for you)
-    #[arg(long, conflicts_with = "all")]
+    /// Accepted from the command files of older pagent versions; does nothing (asking for
+    /// the status never pauses the loop)
+    #[arg(long, hide = true, conflicts_with = "all")]
     pub pause: bool,
+    /// For /pagent:status's `!` line: what the model reads (the hook has shown the status)
+    #[arg(long, hide = true, conflicts_with_all = ["all", "json"])]
+    pub slash: bool,
     /// Every loop on this machine (the register in pagent's config folder), one line each
     #[arg(long)]
     pub all: bool,
@@ -343,6 +346,8 @@ pub enum HookCommand {
     PostToolUse,
     /// The UserPromptSubmit hook: a message typed in the loop's session pauses the loop.
     UserPromptSubmit,
+    /// The UserPromptExpansion hook: pagent answers its own slash commands on screen.
+    UserPromptExpansion,
     /// The PreCompact and SessionStart (compact) hooks: the next re-prompt carries the
     /// full stage prompt again.
     Compact,

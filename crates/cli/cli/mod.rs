@@ -4,6 +4,7 @@
 pub mod agent_args;
 pub mod args;
 pub mod budget_args;
+pub mod clap_error;
 pub mod costs;
 pub mod env;
 pub mod exit;

@@ -1,5 +1,5 @@
-//! The task of a Ralph loop, from the arguments, from stdin, or from slash-command text
-//! on stdin with flags mixed in (`--stdin-args`).
+//! The task of a Ralph loop started from a shell: from the arguments, or from stdin. (The
+//! slash command's text, with flags mixed in, is `slash::start::parse_ralph`'s.)
 //!
 //! Stdin is read for a task only when it is not a terminal (a pipe, a file, a
 //! here-document): at a terminal `pagent ralph` with no task would sit waiting for an
@@ -8,24 +8,17 @@
 use anyhow::bail;
 
 use crate::cli::args::RalphArgs;
-use crate::cli::stdin_args;
 use crate::io::read_stdin_text;
 
-/// The arguments and the task, from argv, stdin, or slash-command text on stdin;
-/// `command` is how the user started it (`pagent ralph`), for the error that says how.
+/// The arguments and the task, from argv or stdin; `command` is how the user started it
+/// (`pagent ralph`), for the error that says how.
 pub fn resolve(
     args: RalphArgs,
     stdin: &mut dyn std::io::Read,
     stdin_is_terminal: bool,
     command: &str,
 ) -> anyhow::Result<(RalphArgs, String)> {
-    let (args, task) = if args.stdin_args {
-        let line = stdin_args::parse_ralph_line(&read_stdin_text(stdin)?);
-        (
-            stdin_args::parse_words("/pagent:ralph", line.flags)?,
-            line.task,
-        )
-    } else if args.prompt.is_empty() {
+    let (args, task) = if args.prompt.is_empty() {
         if stdin_is_terminal {
             bail!(
                 "no task given: name it after `ralph` (`{command} \"Make the tests pass\"`), or pipe it in \

@@ -14,12 +14,26 @@
 //! twice, say), and its block already carries the next prompt; deciding again would
 //! count one stop twice. A state that is not the user's own is never written, nor is anything else in
 //! the project: the one-time notice is remembered in the user's own folder.
+//!
+//! What the user typed while the model worked: Claude Code holds a typed command in its
+//! queue until the turn ends, and a loop's turn ends only with the loop. So each Stop
+//! reads the commands queued since the last one (the transcript's `queue-operation`
+//! lines, with the usage it reads anyway): a queued `/pagent-cancel` ends the loop at this
+//! stop, a queued `/pagent-status` is answered in this stop's `systemMessage` and the loop
+//! goes on, unpaused. The queued command still runs when the turn ends; its answer then
+//! says how things stand.
+//!
+//! Output form: a re-prompt is `hookSpecificOutput.additionalContext` with no `decision`,
+//! which both pinned clients take as "go on" (docs/claude-code.md): the model gets the
+//! text once (a block reached 2.1.330's model twice, the second time after the hook's
+//! whole command line), and the screen shows it as "Stop hook says" / "Stop hook
+//! feedback", not as an error. The user's one line is the `systemMessage`.
 
 use std::io::Write;
 use std::time::Instant;
 
 use pagent_engine::{Decision, StopEvent, decide_stop};
-use pagent_protocol::{HookInput, HookOutput};
+use pagent_protocol::{HookInput, HookOutput, HookSpecificOutput};
 use sha2::{Digest, Sha256};
 
 use crate::cli::args::Global;
@@ -28,7 +42,8 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, now, read_hook_input};
 use crate::runner::review::ReviewSetup;
-use crate::session::{self, Hook};
+use crate::session::{self, Hook, control};
+use crate::slash::Command;
 use crate::store::eventlog::Event;
 use crate::store::project::{self, Project};
 use crate::store::{self, Ownership, user};
@@ -99,12 +114,21 @@ fn decide_on(
         Ok(state) => state,
         Err(err) => return once(format!("corrupt {}", digest(&bytes)), err),
     };
-    if !state.is_active() {
-        return Ok(HookOutput::default());
-    }
     // Only the hook input names the stopping session (Claude Code always sends it): an
     // input without one never claims or continues a loop, whatever the environment says.
     let session = input.session_id.clone();
+    if state.session_notice.is_some()
+        && let Some(notice) =
+            session::tell_session(project, config_dir, &state, session.as_deref(), stderr)?
+    {
+        return Ok(HookOutput {
+            system_message: Some(notice),
+            ..HookOutput::default()
+        });
+    }
+    if !state.is_active() {
+        return Ok(HookOutput::default());
+    }
     let ownership = store::ownership(project, config_dir, &state);
     // Which stranger's file the user was told about; not computed for their own state.
     let notice_key = (ownership != Ownership::Own).then(|| format!("not yours {}", digest(&bytes)));
@@ -125,15 +149,27 @@ fn decide_on(
     .with_path(env.path.clone())
     .with_review(ReviewSetup::for_stop_hook(env, started));
     // Decided on the state with this turn's tokens added; applied over the state read.
-    let metered = match ownership {
+    let (metered, queued) = match ownership {
         Ownership::Own => crate::world::usage::meter_stop(
             &state,
             session.as_deref(),
             input.transcript_path.as_deref(),
             config_dir,
         ),
-        _ => state.clone(),
+        _ => (state.clone(), Vec::new()),
     };
+    let asked = queued_commands(&queued);
+    if let Some((_, typed)) = asked.iter().find(|(c, _)| *c == Command::Cancel) {
+        let done = control::cancel(project, env, session.as_deref(), stderr)?;
+        return Ok(HookOutput {
+            system_message: Some(format!(
+                "{} (You typed {} while Claude worked.)",
+                done.message(&project.root),
+                crate::cli::ui::printable(typed, false)
+            )),
+            ..HookOutput::default()
+        });
+    }
     let mut outcome = decide_stop(&event, &metered, &mut world);
     // A reviewer that ran is paid for like the session: its usage counts too.
     if let Some(write) = &mut outcome.write {
@@ -171,16 +207,37 @@ fn decide_on(
         crate::notify::loop_ended(env, &project.root, &written);
     }
     let mut output = output_of(outcome.decision);
+    if asked.iter().any(|(c, _)| *c == Command::Status) {
+        add_message(&mut output, crate::slash::answer::status_line(project, env));
+    }
     if let Some((key, notice)) = world.take_notice()
         && !user::notice_given(config_dir, &project.root, &key)
     {
         remember(config_dir, project, &key, stderr);
-        output.system_message = Some(match output.system_message.take() {
-            Some(message) => format!("{message}\n{notice}"),
-            None => notice,
-        });
+        add_message(&mut output, notice);
     }
     Ok(output)
+}
+
+/// pagent's status and cancel commands among the prompts queued during the turn, with the
+/// name each was typed as.
+fn queued_commands(queued: &[String]) -> Vec<(Command, &str)> {
+    queued
+        .iter()
+        .filter_map(|prompt| {
+            let word = prompt.split_whitespace().next()?;
+            Some((Command::named(word.strip_prefix('/')?)?, word))
+        })
+        .filter(|(c, _)| matches!(c, Command::Status | Command::Cancel))
+        .collect()
+}
+
+/// Adds a line (or lines) to what the user reads.
+fn add_message(output: &mut HookOutput, line: String) {
+    output.system_message = Some(match output.system_message.take() {
+        Some(message) => format!("{message}\n{line}"),
+        None => line,
+    });
 }
 
 fn output_of(decision: Decision) -> HookOutput {
@@ -190,11 +247,14 @@ fn output_of(decision: Decision) -> HookOutput {
             system_message: Some(message),
             ..HookOutput::default()
         },
+        // Not a block: additionalContext alone continues the turn (see above).
         Decision::Block { reason, message } => HookOutput {
-            decision: Some(pagent_protocol::Decision::Block),
-            reason: Some(reason),
             system_message: Some(message),
-            hook_specific_output: None,
+            hook_specific_output: Some(HookSpecificOutput {
+                hook_event_name: "Stop".to_owned(),
+                additional_context: Some(reason),
+            }),
+            ..HookOutput::default()
         },
     }
 }

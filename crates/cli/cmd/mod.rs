@@ -4,6 +4,7 @@
 pub mod cancel;
 pub mod dashboard;
 pub mod hook_compact;
+pub mod hook_expansion;
 pub mod hook_post_tool_use;
 pub mod hook_stop;
 pub mod hook_stop_failure;

@@ -23,7 +23,13 @@ pub fn run(
 ) -> anyhow::Result<ExitStatus> {
     let parsed;
     let args = if args.stdin_args {
-        parsed = args_from_stdin(args.dry_run, io.stdin)?;
+        match args_from_stdin(args.dry_run, io.stdin)? {
+            crate::cli::stdin_args::Parsed::Args(args) => parsed = args,
+            crate::cli::stdin_args::Parsed::Help(help) => {
+                writeln!(io.stdout, "{help}\n\nNothing was started.")?;
+                return Ok(ExitStatus::Success);
+            }
+        }
         &parsed
     } else {
         args
@@ -93,20 +99,25 @@ fn consent_to_checks(
     Ok(())
 }
 
-/// The slash command's arguments, parsed without a shell.
-fn args_from_stdin(dry_run: bool, stdin: &mut dyn std::io::Read) -> anyhow::Result<ParallelArgs> {
+/// The slash command's arguments, parsed without a shell; or its help.
+fn args_from_stdin(
+    dry_run: bool,
+    stdin: &mut dyn std::io::Read,
+) -> anyhow::Result<crate::cli::stdin_args::Parsed<ParallelArgs>> {
     let text = crate::io::read_stdin_text(stdin)?;
     anyhow::ensure!(
         !text.trim().is_empty(),
         "name the tasks file, e.g. `/pagent:parallel tasks.txt -j 3`"
     );
-    let mut args: ParallelArgs = crate::cli::stdin_args::parse_words(
-        "/pagent:parallel",
-        crate::cli::stdin_args::values(&text),
-    )?;
+    let slash = crate::slash::parallel_slash("/pagent:parallel");
+    let mut args: ParallelArgs =
+        match crate::cli::stdin_args::parse_words(slash, crate::cli::stdin_args::values(&text))? {
+            crate::cli::stdin_args::Parsed::Args(args) => args,
+            help => return Ok(help),
+        };
     anyhow::ensure!(!args.stdin_args, "--stdin-args cannot be given on stdin");
     args.dry_run |= dry_run;
-    Ok(args)
+    Ok(crate::cli::stdin_args::Parsed::Args(args))
 }
 
 /// What would run, and the exact command line to run it (for /pagent:parallel).

@@ -1,59 +1,55 @@
 //! `pagent ralph TASK`: start a Ralph loop, one task re-prompted until the model writes
 //! `<promise>TEXT</promise>`. The task comes from the arguments, from stdin, or (for the
-//! slash command) from stdin with flags mixed in (`--stdin-args`); it is stored byte for
-//! byte, whatever quotes, `$()`, backticks or newlines it holds.
-
-use pagent_engine::{Action, Driver};
+//! slash command's `!` line) from stdin with flags mixed in (`--stdin-args`); it is stored
+//! byte for byte, whatever quotes, `$()`, backticks or newlines it holds.
+//!
+//! After `/ralph`, pagent's UserPromptExpansion hook has usually set the loop up already
+//! and shown the user its start line: the `!` line then only hands the model its task
+//! (`slash::start::take_handoff`). The set-up and its words are `slash::start`'s.
 
 use crate::cli::args::{Global, RalphArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
+use crate::cli::stdin_args::Parsed;
 use crate::cli::task;
-use crate::io::Io;
+use crate::io::{Io, read_stdin_text};
+use crate::slash::start::{self, Origin};
+use crate::slash::{Command, answer::error_text, ralph_slash};
 use crate::store::project::Project;
-use crate::store::setup;
 
 pub fn run(global: &Global, env: &Env, args: RalphArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let slash = args.stdin_args;
-    let (args, task) = task::resolve(args, io.stdin, io.stdin_is_terminal, "pagent ralph")?;
     let project = Project::resolve(global, env, None)?;
-    let (state, notes) = setup::build::ralph(&project, env, &args, task, Driver::Hook)?;
-    let install = if slash {
-        setup::install_state_from_slash
-    } else {
-        setup::install_state
-    };
-    let state = install(
-        &project,
-        env.config_dir.as_deref(),
-        &state,
-        args.force,
-        Action::Ralph,
-        io.stderr,
-    )?;
+    if args.stdin_args {
+        return from_slash(&project, env, io);
+    }
+    let (args, task) = task::resolve(args, io.stdin, io.stdin_is_terminal, "pagent ralph")?;
+    let started = start::ralph(&project, env, &args, task, &Origin::default())?;
+    writeln!(io.stdout, "{}", started.shown())?;
+    writeln!(io.stdout, "{}", start::for_model(&project, &started.state))?;
+    Ok(ExitStatus::Success)
+}
 
-    let promise = state.current().exit_when.promise().unwrap_or("DONE");
-    writeln!(
-        io.stdout,
-        "pagent: started a Ralph loop: up to {}{}. {}",
-        pagent_engine::count(state.max_iterations, "iteration"),
-        setup::no_progress_words(&state),
-        setup::HOW_TO_STOP
-    )?;
-    writeln!(
-        io.stdout,
-        "Work on the task below. Each time you stop, pagent gives you the task again until your final message ends \
-         with a line that holds nothing but <promise>{promise}</promise>. Write it only when the task is truly complete, \
-         never just to leave the loop."
-    )?;
-    notes.print(io.stdout)?;
-    writeln!(io.stdout)?;
-    writeln!(
-        io.stdout,
-        "{}",
-        pagent_engine::prompt::current_header(&state)
-    )?;
-    writeln!(io.stdout)?;
-    writeln!(io.stdout, "{}", state.current().prompt)?;
+/// The `!` line of `/ralph`: the model's part when the hook set the loop up, else the
+/// set-up itself; help and errors as text on stdout (exit 0), for the model to pass on.
+fn from_slash(project: &Project, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
+    let text = read_stdin_text(io.stdin)?;
+    if let Some(for_model) = start::take_handoff(project, env, &text)? {
+        writeln!(io.stdout, "{for_model}")?;
+        return Ok(ExitStatus::Success);
+    }
+    let result =
+        start::parse_ralph(ralph_slash("/pagent:ralph"), &text).and_then(|parsed| match parsed {
+            Parsed::Help(help) => Ok(format!("{help}\n\nNothing was started.")),
+            Parsed::Args((args, task)) => {
+                let origin = Origin {
+                    slash: true,
+                    handoff: None,
+                };
+                let started = start::ralph(project, env, &args, task, &origin)?;
+                Ok(start::unannounced(project, &started))
+            }
+        });
+    let out = result.unwrap_or_else(|err| error_text(Command::Ralph, &err));
+    writeln!(io.stdout, "{out}")?;
     Ok(ExitStatus::Success)
 }

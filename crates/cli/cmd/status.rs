@@ -3,8 +3,14 @@
 //! The report itself is built in [`crate::world::report`]. `--all` lists every loop on
 //! the machine instead (the register of loops, [`crate::world::overview`]), as the
 //! dashboard does.
+//!
+//! `--slash` is /pagent:status's `!` line, which runs only when pagent's
+//! UserPromptExpansion hook let the command through: the user sent it while the model
+//! worked (2.1.330's send-now, which cuts the turn) and has the status on screen already,
+//! so the model is told to go on with the loop. Without the hook (an older hooks.json), it
+//! hands the model the status to show.
 
-use pagent_engine::pause::decide_prompt;
+use pagent_engine::{Whose, whose_loop};
 
 use crate::cli::args::{Global, StatusArgs};
 use crate::cli::env::Env;
@@ -34,17 +40,9 @@ pub fn run(
         return Ok(ExitStatus::Success);
     }
     let project = Project::resolve(global, env, None)?;
-    if args.pause {
-        // Claude Code may run the command's `!` line before the UserPromptSubmit hook
-        // records the pause; doing it here makes the report true either way.
-        let session = env.session_id.as_deref();
-        let now = now();
-        store::update_own_loop(
-            &project,
-            env.config_dir.as_deref(),
-            |state| decide_prompt(state, session, "/pagent:status", now),
-            io.stderr,
-        )?;
+    if args.slash {
+        writeln!(io.stdout, "{}", for_the_model(&project, env))?;
+        return Ok(ExitStatus::Success);
     }
     let Some(state) = store::read_state(&project)? else {
         if args.json {
@@ -80,4 +78,28 @@ pub fn run(
         )?;
     }
     Ok(ExitStatus::Success)
+}
+
+/// What /pagent:status's `!` line tells the model.
+fn for_the_model(project: &Project, env: &Env) -> String {
+    let running = store::read_state(project).ok().flatten().filter(|s| {
+        s.is_active()
+            && s.paused.is_none()
+            && env.session_id.is_some()
+            && whose_loop(s, env.session_id.as_deref()) == Whose::This
+    });
+    match running {
+        Some(state) => format!(
+            "pagent showed the user the loop's status on their screen: they asked while you worked, \
+             which interrupted your turn. Do not reply about it; go on with the loop's work where you \
+             left it.\n\n{}\n\n{}",
+            pagent_engine::prompt::current_header(&state),
+            state.current().prompt.trim_end()
+        ),
+        None => format!(
+            "{}\n\nShow the user the status above as written, inside a plain fenced code block, and \
+             nothing else. Run no tools.",
+            crate::slash::answer::status_text(project, env)
+        ),
+    }
 }

@@ -4,10 +4,14 @@
 //! Claude Code always namespaces a plugin's commands (/pagent:ralph); only user commands
 //! have bare names. Each file is made from the plugin's own command file, with the
 //! launcher's absolute path in place of `${CLAUDE_PLUGIN_ROOT}/scripts/pagent` (which a
-//! user command does not get) and a marker line after the front matter. A file without
-//! the marker is the user's own and is never touched. This is the one writer of these
-//! files; any line starting with [`MARKER_PREFIX`] marks a file as pagent's, including
-//! those the former `scripts/install-commands.sh` wrote, so an uninstall removes them too.
+//! user command does not get) and a marker line. A file without the marker is the user's
+//! own and is never touched. This is the one writer of these files.
+//!
+//! The marker is a YAML comment inside the front matter, which Claude Code strips: the
+//! model never reads it. (It used to be an HTML comment after the front matter, the first
+//! line of the text the model was told to copy "exactly".) Either form marks a file as
+//! pagent's ([`MARKERS`]), as does the one the former `scripts/install-commands.sh` wrote,
+//! so an uninstall removes them all.
 //!
 //! The plugin's command files were renamed once (pagent-run.md became run.md); the short
 //! names come from whichever of them the staged plugin has.
@@ -16,10 +20,13 @@ use std::path::{Path, PathBuf};
 
 use super::files;
 
-/// What marks a short-name file as pagent's.
-pub const MARKER_PREFIX: &str = "<!-- pagent: short command name written by";
+/// How a line that marks a short-name file as pagent's begins (today's, then older forms).
+const MARKERS: &[&str] = &[
+    "# pagent: short command name written by",
+    "<!-- pagent: short command name written by",
+];
 const MARKER: &str =
-    "<!-- pagent: short command name written by pagent install; `pagent uninstall` deletes it -->";
+    "# pagent: short command name written by pagent install; `pagent uninstall` deletes it";
 
 /// Short name, then the plugin's command files it may come from (newest name first).
 const SHORT_NAMES: &[(&str, &[&str])] = &[
@@ -67,22 +74,24 @@ pub fn plan(plugin: &Path, dir: &Path) -> Vec<Planned> {
 }
 
 pub fn is_marked(text: &str) -> bool {
-    text.lines().any(|line| line.starts_with(MARKER_PREFIX))
+    text.lines()
+        .any(|line| MARKERS.iter().any(|marker| line.starts_with(marker)))
 }
 
 /// The user command made from a plugin command: the launcher's path in place of the
-/// plugin root's, the marker after the front matter.
+/// plugin root's, the marker as the front matter's last line (a front matter is added
+/// when the plugin command has none).
 pub fn render(plugin_text: &str, launcher: &Path) -> String {
     let text = plugin_text.replace(
         "${CLAUDE_PLUGIN_ROOT}/scripts/pagent",
         &launcher.to_string_lossy(),
     );
-    let end_of_front = text
+    let closing = text
         .strip_prefix("---\n")
-        .and_then(|rest| rest.find("\n---\n").map(|i| 4 + i + 5));
-    match end_of_front {
+        .and_then(|rest| rest.find("\n---\n").map(|i| 4 + i + 1));
+    match closing {
         Some(at) => format!("{}{MARKER}\n{}", &text[..at], &text[at..]),
-        None => format!("{MARKER}\n{text}"),
+        None => format!("---\n{MARKER}\n---\n{text}"),
     }
 }
 
@@ -137,7 +146,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_marker_goes_after_the_front_matter_and_the_launcher_replaces_the_root() {
+    fn the_marker_ends_the_front_matter_and_the_launcher_replaces_the_root() {
         let plugin = "---\ndescription: \"x\"\nallowed-tools: ['Bash(\"${CLAUDE_PLUGIN_ROOT}/scripts/pagent\" cancel:*)']\n---\n\n```!\n\"${CLAUDE_PLUGIN_ROOT}/scripts/pagent\" cancel\n```\n";
         let text = render(
             plugin,
@@ -146,7 +155,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "---\ndescription: \"x\"\nallowed-tools: ['Bash(\"/h/.local/share/pagent/marketplace/scripts/pagent\" cancel:*)']\n---\n{MARKER}\n\n```!\n\"/h/.local/share/pagent/marketplace/scripts/pagent\" cancel\n```\n"
+                "---\ndescription: \"x\"\nallowed-tools: ['Bash(\"/h/.local/share/pagent/marketplace/scripts/pagent\" cancel:*)']\n{MARKER}\n---\n\n```!\n\"/h/.local/share/pagent/marketplace/scripts/pagent\" cancel\n```\n"
             )
         );
         assert!(is_marked(&text));
@@ -154,7 +163,25 @@ mod tests {
     }
 
     #[test]
-    fn the_marker_of_the_former_install_commands_sh_counts_too() {
+    fn item_11_the_marker_is_in_the_front_matter_which_the_model_never_reads() {
+        let text = render("---\ndescription: \"x\"\n---\n\nBody.\n", Path::new("/l"));
+        assert_eq!(
+            text,
+            format!("---\ndescription: \"x\"\n{MARKER}\n---\n\nBody.\n")
+        );
+        let body = text.rsplit("\n---\n").next().unwrap();
+        assert!(!body.contains("pagent install"), "{body}");
+        assert_eq!(
+            render("Body.\n", Path::new("/l")),
+            format!("---\n{MARKER}\n---\nBody.\n")
+        );
+    }
+
+    #[test]
+    fn the_markers_of_older_versions_count_too() {
+        assert!(is_marked(
+            "---\n---\n<!-- pagent: short command name written by pagent install; `pagent uninstall` deletes it -->\n"
+        ));
         assert!(is_marked(
             "---\n---\n<!-- pagent: short command name written by scripts/install-commands.sh; scripts/install-commands.sh --remove deletes it -->\n"
         ));

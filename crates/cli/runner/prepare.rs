@@ -108,7 +108,7 @@ pub(super) fn prepare_state(
     };
     // Without --force, set-up refuses while a loop is active; with it, the runner driving
     // the old loop notices the new one within a moment and lets go of the runner lock.
-    let state = setup::install_state(
+    let installed = setup::install_state(
         project,
         env.config_dir.as_deref(),
         &state,
@@ -116,6 +116,10 @@ pub(super) fn prepare_state(
         action,
         progress.stderr(),
     )?;
+    if let Some(line) = &installed.replaced {
+        progress.note(line);
+    }
+    let state = installed.state;
     let runner = runner_lock(project, RUNNER_HANDOVER)?;
     Ok((state, false, runner))
 }

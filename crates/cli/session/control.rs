@@ -131,6 +131,8 @@ fn cancelled(state: &State, session: Option<&str>, now: pagent_engine::Timestamp
     );
     pagent_engine::budget::tick(&mut cancelled, now);
     cancelled.finish(Status::Cancelled, by.clone(), now);
+    // A cancel from a terminal or the dashboard: the loop's session hears of it.
+    cancelled.session_notice = pagent_engine::notice::cancelled_elsewhere(state, session);
     Outcome {
         decision: Decision::Allow,
         write: Some(cancelled),
@@ -195,6 +197,15 @@ pub fn resume(
         if store::ownership(project, config_dir, &state) != Ownership::Own {
             return Ok(Resumed::NotYours);
         }
+        if state.paused.is_none() && state.limit_wait.is_none() {
+            // Nothing to write: the loop goes on as it is (the command hands the model its
+            // prompt, e.g. after Esc interrupted the turn). A usage-limit wait is ended
+            // below, like a pause.
+            return Ok(Resumed::Done {
+                state: Box::new(state),
+                was_paused: false,
+            });
+        }
         let now = now();
         let outcome = Outcome {
             decision: Decision::Allow,
@@ -235,15 +246,19 @@ impl Cancelled {
             Cancelled::SetAside { error, aside } => format!(
                 "pagent: the state file was corrupt ({error}); moved it to {aside}. No loop is active now."
             ),
-            Cancelled::NotActive(state) => format!(
-                "pagent: no active loop to cancel (the last one, {}, {}).",
-                printable(&state.workflow, false),
-                match state.status {
-                    Status::GaveUp => "gave up",
-                    Status::Complete => "is complete",
-                    _ => "was cancelled",
-                }
-            ),
+            Cancelled::NotActive(state) => match state.ended_at {
+                Some(ended) => format!(
+                    "pagent: no active loop to cancel (the last one, {}, {} {} ago).",
+                    printable(&state.workflow, false),
+                    ended_word(state.status),
+                    pagent_engine::format_duration(now().since(ended))
+                ),
+                None => format!(
+                    "pagent: no active loop to cancel (the last one, {}, is {}).",
+                    printable(&state.workflow, false),
+                    state.status.as_str()
+                ),
+            },
             Cancelled::NotYours => "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \
                  (or is an older copy), so pagent ignores it already: nothing to cancel. \
                  Delete the file if you want it gone; starting your own loop replaces it."
@@ -311,7 +326,7 @@ impl Resumed {
                     .to_owned()
             }
             Resumed::Done { state, was_paused } => {
-                let how = "To stop it: Esc, then /pagent:cancel.";
+                let how = crate::store::setup::HOW_TO_STOP;
                 if *was_paused {
                     format!("pagent: resumed {}. {how}", what(state))
                 } else {
@@ -319,6 +334,16 @@ impl Resumed {
                 }
             }
         }
+    }
+}
+
+/// "was cancelled", "completed", "gave up", as a loop's end reads in a sentence.
+fn ended_word(status: Status) -> &'static str {
+    match status {
+        Status::Cancelled => "was cancelled",
+        Status::Complete => "completed",
+        Status::GaveUp => "gave up",
+        Status::Active => "is active",
     }
 }
 

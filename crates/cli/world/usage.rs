@@ -8,6 +8,11 @@
 //! a new transcript, has no cursor: it reads the last [`FIRST_READ`] bytes and counts the
 //! assistant lines stamped at or after the loop's start.
 //!
+//! The same read collects what the user typed while the model worked and Claude Code
+//! still holds in its queue (`queue-operation` lines): the Stop hook answers pagent's own
+//! status and cancel among them at once, instead of after the whole loop (see
+//! `cmd/hook_stop.rs`). Each Stop reads only new lines, so each such line is seen once.
+//!
 //! Claude Code writes one line per content block, each repeating its message's usage, so
 //! a message counts once: by id, and a later line of the same message adds only what its
 //! counts grew by. The lines are Claude Code's own (a tool result holding text that looks
@@ -35,12 +40,14 @@ const BLOCK: usize = 64 * 1024;
 /// a Stop that will act on the loop (its own, hook-driven, not paused, this session's or
 /// unclaimed). A transcript that cannot be read leaves the usage as it was: the figures
 /// are for budgets and status, never a reason to fail the hook.
+/// Also returns the prompts typed since the last Stop that Claude Code still holds in its
+/// queue, oldest first.
 pub fn meter_stop(
     state: &State,
     session: Option<&str>,
     transcript: Option<&Path>,
     config_dir: Option<&Path>,
-) -> State {
+) -> (State, Vec<String>) {
     let acts = state.is_active()
         && state.driver == Driver::Hook
         && state.paused.is_none()
@@ -50,13 +57,13 @@ pub fn meter_stop(
             .as_deref()
             .is_none_or(|owner| Some(owner) == session);
     let Some(path) = transcript.filter(|_| acts) else {
-        return state.clone();
+        return (state.clone(), Vec::new());
     };
-    let Ok((reports, cursor)) =
-        read_transcript_usage(path, state.usage.transcript.as_ref(), state.started_at)
+    let Ok(read) = read_transcript_usage(path, state.usage.transcript.as_ref(), state.started_at)
     else {
-        return state.clone();
+        return (state.clone(), Vec::new());
     };
+    let (reports, cursor) = (read.reports, read.cursor);
     let mut metered = state.clone();
     if !reports.is_empty() {
         let prices = crate::store::config::read_prices(config_dir);
@@ -65,7 +72,16 @@ pub fn meter_stop(
         }
     }
     metered.usage.transcript = Some(cursor);
-    metered
+    (metered, read.queued)
+}
+
+/// What one read of a transcript found.
+#[derive(Debug)]
+pub struct TranscriptRead {
+    pub reports: Vec<Report>,
+    pub cursor: TranscriptCursor,
+    /// Prompts enqueued in the lines read and not taken up since, oldest first.
+    pub queued: Vec<String>,
 }
 
 /// The usage reports written to `path` since `cursor` (or, without a cursor for this
@@ -74,7 +90,7 @@ pub fn read_transcript_usage(
     path: &Path,
     cursor: Option<&TranscriptCursor>,
     since: Timestamp,
-) -> io::Result<(Vec<Report>, TranscriptCursor)> {
+) -> io::Result<TranscriptRead> {
     let file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
     let shown = path.display().to_string();
     read_usage_from(file, &shown, cursor, since)
@@ -85,7 +101,7 @@ fn read_usage_from<R: Read + Seek>(
     shown: &str,
     cursor: Option<&TranscriptCursor>,
     since: Timestamp,
-) -> io::Result<(Vec<Report>, TranscriptCursor)> {
+) -> io::Result<TranscriptRead> {
     let len = file.seek(SeekFrom::End(0))?;
     // A cursor for another file, or past the end of this one (a new transcript under the
     // same name), starts over from the loop's start.
@@ -95,6 +111,7 @@ fn read_usage_from<R: Read + Seek>(
         counted: HashMap::new(),
         last: cursor.and_then(|c| c.message_id.clone().map(|id| (id, c.message_tokens))),
         reports: Vec::new(),
+        queued: Vec::new(),
     };
     if let Some((id, tokens)) = &counter.last {
         counter.counted.insert(id.clone(), *tokens);
@@ -144,16 +161,17 @@ fn read_usage_from<R: Read + Seek>(
     // overlong one is remembered as being skipped.
     let offset = if skipping { pos } else { consumed };
     let last = counter.last.clone();
-    Ok((
-        counter.reports,
-        TranscriptCursor {
+    Ok(TranscriptRead {
+        reports: counter.reports,
+        cursor: TranscriptCursor {
             path: shown.to_owned(),
             offset,
             skipping,
             message_id: last.as_ref().map(|(id, _)| id.clone()),
             message_tokens: last.map(|(_, t)| t).unwrap_or_default(),
         },
-    ))
+        queued: counter.queued,
+    })
 }
 
 /// For the fuzz target: any bytes read without panicking, and reading them in two pieces
@@ -169,18 +187,18 @@ pub fn fuzz_check(data: &[u8]) {
     let read = |bytes: &[u8], cursor: Option<&TranscriptCursor>| {
         read_usage_from(io::Cursor::new(bytes), "fuzz", cursor, Timestamp(0))
     };
-    let Ok((whole, _)) = read(data, None) else {
+    let Ok(whole) = read(data, None) else {
         return;
     };
     let cut = data.len() / 2;
-    let Ok((first, cursor)) = read(&data[..cut], None) else {
+    let Ok(first) = read(&data[..cut], None) else {
         return;
     };
-    let Ok((second, _)) = read(data, Some(&cursor)) else {
+    let Ok(second) = read(data, Some(&first.cursor)) else {
         return;
     };
     assert!(
-        total(&first).saturating_add(total(&second)) >= total(&whole),
+        total(&first.reports).saturating_add(total(&second.reports)) >= total(&whole.reports),
         "reading in two pieces lost tokens"
     );
 }
@@ -192,10 +210,16 @@ struct Counter {
     counted: HashMap<String, Tokens>,
     last: Option<(String, Tokens)>,
     reports: Vec<Report>,
+    /// Enqueued and not taken up yet, oldest first.
+    queued: Vec<String>,
 }
 
 impl Counter {
     fn line(&mut self, raw: &[u8]) {
+        if let Some(queue) = pagent_protocol::QueueLine::from_raw(raw) {
+            self.queue(queue);
+            return;
+        }
         // Most lines are not assistant messages with a usage: skip them unparsed.
         if !contains(raw, b"\"usage\"") || !contains(raw, b"assistant") {
             return;
@@ -232,6 +256,35 @@ impl Counter {
                 tokens: added,
                 cost_microusd: None,
             });
+        }
+    }
+}
+
+impl Counter {
+    /// Follows Claude Code's queue: `enqueue` adds at the end, `dequeue` takes the oldest,
+    /// `remove` takes the one named (else the oldest). A line from before the loop began
+    /// (on a first read) is not the loop's business.
+    fn queue(&mut self, line: pagent_protocol::QueueLine) {
+        if let Some(since) = self.since {
+            let stamped = line
+                .timestamp
+                .as_deref()
+                .and_then(|t| Timestamp::parse(&format!("{}Z", t.get(..19)?)));
+            if stamped.is_none_or(|t| t < since) {
+                return;
+            }
+        }
+        match (line.operation.as_str(), line.content) {
+            ("enqueue", Some(text)) => self.queued.push(text),
+            ("remove", Some(text)) => {
+                if let Some(at) = self.queued.iter().position(|q| *q == text) {
+                    self.queued.remove(at);
+                }
+            }
+            ("dequeue" | "remove", _) if !self.queued.is_empty() => {
+                self.queued.remove(0);
+            }
+            _ => {}
         }
     }
 }

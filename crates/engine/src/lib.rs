@@ -20,6 +20,7 @@ mod condition;
 mod decide;
 pub mod limit;
 pub mod merge;
+pub mod notice;
 mod path;
 pub mod pause;
 pub mod progress;

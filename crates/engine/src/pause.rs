@@ -2,12 +2,18 @@
 //!
 //! Claude Code's Esc interrupts a turn without a Stop, so a loop used to stay active and
 //! hijack the user's next, unrelated message with its task. Now the UserPromptSubmit hook
-//! asks [`decide_prompt`] about every prompt typed in the loop's session: anything but one
-//! of pagent's own commands pauses the loop. A paused loop's stops are allowed (the first
-//! with one line saying why and how to go on) and count no iteration, until
-//! [`resume`] (`/pagent:resume`, `pagent resume`). `/pagent:status` pauses quietly, so
-//! asking how the loop is doing never sets it going again; cancel ends it; set-up
-//! replaces it.
+//! asks [`decide_prompt`] about every prompt of the loop's session: what the user wrote
+//! pauses the loop. A paused loop's stops are allowed (the first with one line saying why
+//! and how to go on) and count no iteration, until [`resume`] (`/pagent:resume`,
+//! `pagent resume`).
+//!
+//! Not everything that reaches UserPromptSubmit was written by the user. pagent's own
+//! commands leave the loop alone: status and cancel are answered by the
+//! UserPromptExpansion hook (status never pauses, so asking how the loop is doing never
+//! stops it), resume and a new loop's set-up act themselves. Claude Code 2.1.330 also
+//! submits prompts of its own: `<task-notification>` when a background task finishes, and
+//! the note that a usage limit has reset when it continues a session by itself. Both carry
+//! the loop's work on, so neither pauses it.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,14 +30,12 @@ pub struct Pause {
     pub told: bool,
 }
 
-/// What a typed prompt is, as far as the loop is concerned.
+/// What a prompt is, as far as the loop is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Prompt {
     /// Anything the user writes that is not one of pagent's commands.
     Other,
-    /// `/pagent:status` (or `/pagent-status`): pauses without a notice.
-    Status,
-    /// Resume, cancel or a new loop's set-up: leaves the pause to that command.
+    /// One of pagent's commands (status, cancel, resume, a new loop's set-up).
     OwnCommand,
     /// Not the user's words: a prompt Claude Code submits by itself (it goes on after a
     /// usage limit reset, a background task finished). Leaves the loop alone.
@@ -56,22 +60,21 @@ pub fn is_automatic(prompt: &str) -> bool {
 /// The commands pagent installs: the plugin's (always namespaced) and the short names.
 const OWN: &[&str] = &[
     "/pagent-run",
+    "/pagent-status",
     "/pagent-cancel",
     "/pagent-resume",
     "/ralph",
     "/ralph-cancel",
 ];
-const STATUS: &[&str] = &["/pagent:status", "/pagent-status"];
 
 /// Classifies the prompt exactly as typed (Claude Code sends it before expanding a
 /// command).
 pub fn classify(prompt: &str) -> Prompt {
-    let word = prompt.split_whitespace().next().unwrap_or("");
     if is_automatic(prompt) {
-        Prompt::Automatic
-    } else if STATUS.contains(&word) {
-        Prompt::Status
-    } else if word.starts_with("/pagent:") || OWN.contains(&word) {
+        return Prompt::Automatic;
+    }
+    let word = prompt.split_whitespace().next().unwrap_or("");
+    if word.starts_with("/pagent:") || OWN.contains(&word) {
         Prompt::OwnCommand
     } else {
         Prompt::Other
@@ -80,7 +83,8 @@ pub fn classify(prompt: &str) -> Prompt {
 
 /// The state to write when the prompt `prompt`, typed in the session `session`, pauses the
 /// loop; `None` when it leaves the loop alone (another session's loop, not active, driven
-/// by `pagent loop`, already paused, or one of pagent's own commands).
+/// by `pagent loop`, already paused, one of pagent's own commands, or a prompt Claude Code
+/// wrote itself).
 pub fn decide_prompt(
     state: &State,
     session: Option<&str>,
@@ -93,16 +97,14 @@ pub fn decide_prompt(
     {
         return None;
     }
-    let told = match classify(prompt) {
-        Prompt::Other => false,
-        Prompt::Status => true,
-        Prompt::OwnCommand | Prompt::Automatic => return None,
-    };
+    if classify(prompt) != Prompt::Other {
+        return None;
+    }
     let mut next = state.clone();
     next.paused = Some(Pause {
         since: now,
         why: "you wrote a message".to_owned(),
-        told,
+        told: false,
     });
     next.updated_at = now;
     Some(next)
@@ -205,8 +207,8 @@ mod tests {
     fn prompts_table() {
         let cases = [
             ("What is 2+2?", Prompt::Other),
-            ("  /pagent:status", Prompt::Status),
-            ("/pagent-status now", Prompt::Status),
+            ("  /pagent:status", Prompt::OwnCommand),
+            ("/pagent-status now", Prompt::OwnCommand),
             ("/pagent:resume", Prompt::OwnCommand),
             ("/pagent:cancel", Prompt::OwnCommand),
             ("/ralph Fix the tests", Prompt::OwnCommand),
@@ -215,15 +217,16 @@ mod tests {
             ("/ralphy", Prompt::Other),
             ("/compact", Prompt::Other),
             ("Please run /pagent:cancel", Prompt::Other),
-            // Issue 21: Claude Code 2.1.330's own prompts are not the user's words.
             (
-                "Your claude.ai usage limit has reset. Continue the task you were working on when the limit was reached; do not repeat work that is already complete.",
+                "<task-notification>\n<task-id>b4jptpqcw</task-id>",
                 Prompt::Automatic,
             ),
             (
-                "<task-notification>\n<task-id>b1</task-id>",
+                "Your claude.ai usage limit has reset. Continue the task you were working on \
+                 when the limit was reached; do not repeat work that is already complete.",
                 Prompt::Automatic,
             ),
+            ("Tell me about <task-notification>", Prompt::Other),
             (
                 "Your claude.ai usage limit has reset? I wonder",
                 Prompt::Other,
@@ -254,8 +257,13 @@ mod tests {
             decide_prompt(&paused, Some("s1"), "again", Timestamp(6)),
             None
         );
-        let quiet = decide_prompt(&state, Some("s1"), "/pagent:status", Timestamp(5)).unwrap();
-        assert!(quiet.paused.unwrap().told);
+        for own in [
+            "/pagent:status",
+            "/pagent-status",
+            "<task-notification>\n<task-id>x",
+        ] {
+            assert_eq!(decide_prompt(&state, Some("s1"), own, Timestamp(5)), None);
+        }
         let resumed = resume(&paused, Timestamp(9));
         assert_eq!(resumed.paused, None);
         assert!(

@@ -155,6 +155,15 @@ pub struct State {
     /// Set while the loop waits for the agent's usage limit to reset (see `limit.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_wait: Option<crate::limit::LimitWait>,
+    /// Set by the UserPromptExpansion hook that set this loop up from a slash command: a
+    /// digest of its text, so the command's `!` line hands the model the first prompt
+    /// instead of setting the loop up again (and clears it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slash_handoff: Option<String>,
+    /// One line for the loop's session, shown at its next hook call and cleared: what the
+    /// user did to the loop from elsewhere (a terminal, the dashboard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_notice: Option<String>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -319,6 +328,8 @@ impl State {
             budget: options.budget,
             usage: Usage::default(),
             limit_wait: None,
+            slash_handoff: None,
+            session_notice: None,
             seal: None,
         }
     }

@@ -26,6 +26,11 @@ pub struct HookInput {
     pub prompt: Option<String>,
     /// SessionStart only: `startup`, `resume`, `clear` or `compact`.
     pub source: Option<String>,
+    /// UserPromptExpansion only: the slash command's name as typed, without the slash
+    /// (`ralph`, `pagent:status`); hooks.json's `matcher` is compared with it.
+    pub command_name: Option<String>,
+    /// UserPromptExpansion only: the text after the command's name (`$ARGUMENTS`).
+    pub command_args: Option<String>,
     /// StopFailure only: the API error that ended the turn (`rate_limit`, `server_error`,
     /// ...); `last_assistant_message` then holds Claude Code's text for it.
     pub error: Option<String>,
@@ -140,6 +145,34 @@ mod tests {
         );
         let post = HookInput::from_json(POST.trim().as_bytes()).unwrap();
         assert_eq!(post.tool_name.as_deref(), Some("Write"));
+    }
+
+    #[test]
+    fn parses_the_captured_user_prompt_expansion_payloads() {
+        // `/ralph Fix it --max-iterations 2` typed in the terminal UI, on both clients.
+        for text in [
+            include_str!(
+                "../../../tests/fixtures/claude-code-2.1.197/user_prompt_expansion_stdin.json"
+            ),
+            include_str!(
+                "../../../tests/fixtures/claude-code-2.1.330/user_prompt_expansion_stdin.json"
+            ),
+        ] {
+            let input = HookInput::from_json(text.as_bytes()).unwrap();
+            assert_eq!(
+                input.hook_event_name.as_deref(),
+                Some("UserPromptExpansion")
+            );
+            assert_eq!(input.command_name.as_deref(), Some("ralph"));
+            assert_eq!(
+                input.command_args.as_deref(),
+                Some("Fix it --max-iterations 2")
+            );
+            assert_eq!(
+                input.prompt.as_deref(),
+                Some("/ralph Fix it --max-iterations 2")
+            );
+        }
     }
 
     #[test]

@@ -17,6 +17,6 @@ mod transcript;
 pub use hook::{Decision, HookInput, HookOutput, HookSpecificOutput};
 pub use stream::{AgentKind, RunSummary, StreamEvent, parse_line};
 pub use transcript::{
-    ContentBlock, MessageContent, TokenCounts, TranscriptLine, TranscriptMessage, UsageLine,
-    UsageMessage,
+    ContentBlock, MessageContent, QueueLine, TokenCounts, TranscriptLine, TranscriptMessage,
+    UsageLine, UsageMessage,
 };

@@ -143,6 +143,37 @@ impl TokenCounts {
     }
 }
 
+/// A `queue-operation` line: Claude Code queues what the user types while the model
+/// works (`enqueue`, with the text as typed) and writes `dequeue` when it takes the next
+/// one up (2.1.330 also `remove`, e.g. a plain message delivered inside the running turn).
+/// Both pinned clients write these at once, so a hook can see a command typed during a
+/// turn long before Claude Code runs it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct QueueLine {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `enqueue`, `dequeue`, `remove`.
+    pub operation: String,
+    /// `2026-11-24T07:06:13.091Z`.
+    pub timestamp: Option<String>,
+    /// The queued text (on `enqueue`, and `remove` when 2.1.330 says which).
+    pub content: Option<String>,
+}
+
+impl QueueLine {
+    /// The queue operation on this raw line, if it is one: checked on the bytes first, as
+    /// almost no line is.
+    pub fn from_raw(line: &[u8]) -> Option<QueueLine> {
+        if !line.windows(17).any(|w| w == b"\"queue-operation\"") {
+            return None;
+        }
+        serde_json::from_slice::<QueueLine>(line)
+            .ok()
+            .filter(|q| q.kind == "queue-operation")
+    }
+}
+
 impl UsageLine {
     pub fn from_json(line: &[u8]) -> Result<Self, serde_json::Error> {
         serde_json::from_slice(line)
@@ -166,6 +197,24 @@ impl UsageLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queue_operations_as_both_clients_write_them() {
+        let enqueue = br#"{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-24T07:06:13.091Z","sessionId":"s","content":"/pagent-status"}"#;
+        let q = QueueLine::from_raw(enqueue).unwrap();
+        assert_eq!(
+            (q.operation.as_str(), q.content.as_deref()),
+            ("enqueue", Some("/pagent-status"))
+        );
+        let dequeue = br#"{"type":"queue-operation","operation":"dequeue","timestamp":"2026-11-24T07:06:14.861Z","sessionId":"s"}"#;
+        assert_eq!(QueueLine::from_raw(dequeue).unwrap().content, None);
+        let remove = br#"{"type":"queue-operation","operation":"remove","content":"hi","reason":"absorbed_mid_turn"}"#;
+        assert_eq!(QueueLine::from_raw(remove).unwrap().operation, "remove");
+        // A user line quoting the words is not a queue operation.
+        let quoted = br#"{"type":"user","message":{"content":"the \"queue-operation\" lines"}}"#;
+        assert_eq!(QueueLine::from_raw(quoted), None);
+        assert_eq!(QueueLine::from_raw(b"{not json"), None);
+    }
 
     #[test]
     fn usage_lines_read_the_counts_and_tolerate_odd_values() {

@@ -113,12 +113,28 @@ impl ClaudeRun {
             .collect()
     }
 
-    /// The reasons of the Stop hook's blocks, in order.
+    /// The Stop hook's re-prompts, in order: `additionalContext` without a decision (what
+    /// pagent prints), or a block's reason.
     pub fn block_reasons(&self) -> Vec<String> {
         self.stop_hook_outputs()
             .iter()
-            .filter(|o| o["decision"] == "block")
-            .map(|o| o["reason"].as_str().unwrap().to_owned())
+            .filter_map(|o| {
+                o["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .or_else(|| (o["decision"] == "block").then(|| o["reason"].as_str())?)
+                    .map(str::to_owned)
+            })
+            .collect()
+    }
+
+    /// The lines Claude Code 2.1.330 prints in the stream for what the user sees of the
+    /// hooks (`system`/`informational`: "UserPromptExpansion says: ...", "Stop says: ...",
+    /// a blocked command's text). 2.1.197 prints none of them in `-p` mode.
+    pub fn shown(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "system" && e["subtype"] == "informational")
+            .filter_map(|e| e["content"].as_str().map(str::to_owned))
             .collect()
     }
 

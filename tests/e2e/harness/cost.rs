@@ -4,14 +4,18 @@
 
 use super::*;
 
-/// What the model received of pagent's text in one iteration: the block reason, how many
-/// messages carried it whole, and the bytes that makes.
+/// What the model received of pagent's text in one iteration: the re-prompt, how many
+/// messages carried it whole, the bytes of the re-prompt that makes, and the bytes of the
+/// whole messages that carried it (Claude Code's wrapping included: `Stop hook feedback:`,
+/// the system-reminder of `additionalContext`, 2.1.330's second copy with the hook's
+/// command line).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextCost {
     pub iteration: usize,
     pub reason_bytes: usize,
     pub copies: usize,
     pub bytes: usize,
+    pub message_bytes: usize,
 }
 
 /// For each block of `run`, the next request's messages after the last assistant one that
@@ -28,32 +32,37 @@ pub fn context_costs(e2e: &E2e, run: &ClaudeRun, flow: &str) -> Vec<ContextCost>
         .enumerate()
         .map(|(block, reason)| {
             // The first request after the previous block's that carries this reason.
-            let (index, copies) = (next..requests.len())
+            let (index, carrying) = (next..requests.len())
                 .map(|i| {
                     let told = crate::mock::told(&requests[i]);
-                    (
-                        i,
-                        told.iter().filter(|t| t.contains(reason.as_str())).count(),
-                    )
+                    let carrying: Vec<usize> = told
+                        .iter()
+                        .filter(|t| t.contains(reason.as_str()))
+                        .map(String::len)
+                        .collect();
+                    (i, carrying)
                 })
-                .find(|(_, copies)| *copies > 0)
-                .unwrap_or((requests.len(), 0));
+                .find(|(_, carrying)| !carrying.is_empty())
+                .unwrap_or((requests.len(), Vec::new()));
             next = index + 1;
             ContextCost {
                 iteration: block + 2,
                 reason_bytes: reason.len(),
-                copies,
-                bytes: copies * reason.len(),
+                copies: carrying.len(),
+                bytes: carrying.len() * reason.len(),
+                message_bytes: carrying.iter().sum(),
             }
         })
         .collect();
     let total: usize = costs.iter().map(|c| c.bytes).sum();
+    let wrapped: usize = costs.iter().map(|c| c.message_bytes).sum();
     eprintln!(
-        "context: Claude Code {version}, {flow}: {} blocks, {total} bytes of pagent text received; per block: {}",
+        "context: Claude Code {version}, {flow}: {} re-prompts, {total} bytes of pagent text received, \
+         {wrapped} bytes with Claude Code's wrapping; per re-prompt (copies x bytes = message bytes): {}",
         costs.len(),
         costs
             .iter()
-            .map(|c| format!("{}x{}", c.copies, c.reason_bytes))
+            .map(|c| format!("{}x{}={}", c.copies, c.reason_bytes, c.message_bytes))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -61,7 +70,7 @@ pub fn context_costs(e2e: &E2e, run: &ClaudeRun, flow: &str) -> Vec<ContextCost>
 }
 
 /// The CLI's version, e.g. "2.1.330".
-fn claude_version() -> String {
+pub fn claude_version() -> String {
     let out = Command::new(claude_binary())
         .arg("--version")
         .output()
@@ -73,12 +82,15 @@ fn claude_version() -> String {
         .to_owned()
 }
 
-/// How many times the CLI under test hands a Stop block's reason to the model: twice
-/// since 2.1.259.
+/// How many times the CLI under test hands a re-prompt to the model: once. (A Stop block
+/// reached it twice since 2.1.259; pagent re-prompts with `additionalContext`, which every
+/// pinned version sends once.)
 pub fn reason_copies() -> usize {
-    let version: Vec<u32> = claude_version()
-        .split('.')
-        .map(|n| n.parse().unwrap())
-        .collect();
-    if version >= vec![2, 1, 259] { 2 } else { 1 }
+    1
+}
+
+/// Whether the CLI under test is at least `version` ("2.1.259").
+pub fn claude_at_least(version: &str) -> bool {
+    let parse = |v: &str| -> Vec<u32> { v.split('.').map(|n| n.parse().unwrap_or(0)).collect() };
+    parse(&claude_version()) >= parse(version)
 }

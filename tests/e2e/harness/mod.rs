@@ -23,7 +23,7 @@ mod claude;
 mod cost;
 
 pub use claude::{ClaudeCommand, ClaudeRun};
-pub use cost::{context_costs, reason_copies};
+pub use cost::{claude_at_least, context_costs, reason_copies};
 
 /// What logs Claude Code in with a subscription against the mock, instead of an API key.
 pub const SUBSCRIPTION: [(&str, &str); 3] = [

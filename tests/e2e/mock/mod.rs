@@ -17,7 +17,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+mod gate;
 mod wire;
+
+pub use gate::Gate;
 
 use wire::{chat_sse, responses_sse, sse, usage_limit_response};
 
@@ -34,15 +37,14 @@ pub enum Reply {
     },
     /// An HTTP error with a Messages API error body.
     Error(u16),
+    /// The reply, sent only once the test opens the gate: the screen before it stays
+    /// still until the test has read it (the terminal UI may clear what scrolled away).
+    After(Gate, Box<Reply>),
     /// A subscription's usage limit (HTTP 429 with the unified rate-limit headers Claude
     /// Code reads, `research/cc-facts.md` B6): the window `claim` (`five_hour`,
     /// `seven_day`) resets `reset_in` seconds after the request. Claude Code takes it for
     /// a usage limit only when logged in with a subscription (`E2e::subscribed`).
     UsageLimit { reset_in: u64, claim: String },
-    /// A text answer made of the first line, in the messages since the model last spoke,
-    /// that starts with this prefix: a model that does what a command tells it ("begin
-    /// your reply with the line that starts with `pagent: started`").
-    Echo(String),
 }
 
 impl Reply {
@@ -56,6 +58,11 @@ impl Reply {
             name: "Write".into(),
             input: json!({"file_path": path, "content": content}),
         }
+    }
+
+    /// `self`, held back until `gate` opens.
+    pub fn after(self, gate: &Gate) -> Reply {
+        Reply::After(gate.clone(), Box::new(self))
     }
 
     pub fn bash(command: &str) -> Reply {
@@ -131,13 +138,14 @@ impl MockApi {
         self.told(index).join("\n")
     }
 
-    /// The Stop hook feedback among what request `index` told the model: the text after
-    /// `Stop hook feedback:\n`. Fails when there is none.
+    /// The Stop hook's re-prompt among what request `index` told the model: pagent hands
+    /// it over as `additionalContext`, which both clients send as
+    /// `<system-reminder>\nStop hook additional context: TEXT\n</system-reminder>`; a block
+    /// arrives as `Stop hook feedback:\nTEXT`. Fails when there is neither.
     pub fn stop_feedback(&self, index: usize) -> String {
         let told = self.told(index);
         told.iter()
-            .find_map(|text| text.strip_prefix("Stop hook feedback:\n"))
-            .map(str::to_owned)
+            .find_map(|text| stop_feedback_in(text))
             .unwrap_or_else(|| panic!("request {index} carries no Stop hook feedback: {told:#?}"))
     }
 
@@ -158,6 +166,22 @@ impl Drop for MockApi {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// The Stop hook's re-prompt in one message's text, in either form.
+pub fn stop_feedback_in(text: &str) -> Option<String> {
+    if let Some(reason) = text.strip_prefix("Stop hook feedback:\n") {
+        return Some(reason.to_owned());
+    }
+    let (_, context) = text.split_once("Stop hook additional context: ")?;
+    let context = context.trim_end();
+    Some(
+        context
+            .strip_suffix("</system-reminder>")
+            .unwrap_or(context)
+            .trim_end()
+            .to_owned(),
+    )
 }
 
 /// The texts of the messages after the last assistant message of `request`.
@@ -287,7 +311,12 @@ fn serve(
         }
         requests.lock().unwrap().push(value.clone());
         let index = next.fetch_add(1, Ordering::SeqCst);
-        match script.get(index) {
+        let mut reply = script.get(index);
+        while let Some(Reply::After(gate, held)) = reply {
+            gate.wait();
+            reply = Some(held);
+        }
+        match reply {
             Some(Reply::Error(status)) => {
                 error_response(&mut writer, *status, "mock: scripted error")?
             }
@@ -295,14 +324,6 @@ fn serve(
                 usage_limit_response(&mut writer, *reset_in, claim)?
             }
             Some(reply) => {
-                let echoed;
-                let reply = match reply {
-                    Reply::Echo(prefix) => {
-                        echoed = Reply::Text(echo_line(&value, prefix));
-                        &echoed
-                    }
-                    other => other,
-                };
                 respond_sse(
                     &mut writer,
                     &match api {
@@ -338,25 +359,6 @@ fn respond_sse(writer: &mut TcpStream, body: &str) -> std::io::Result<()> {
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
-}
-
-/// The first line starting with `prefix` in the messages after the last assistant one.
-fn echo_line(request: &Value, prefix: &str) -> String {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let start = messages
-        .iter()
-        .rposition(|m| m["role"] == "assistant")
-        .map_or(0, |i| i + 1);
-    messages[start..]
-        .iter()
-        .flat_map(|m| {
-            message_text(m)
-                .lines()
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .find(|line| line.starts_with(prefix))
-        .unwrap_or_else(|| format!("(mock: no line starts with {prefix:?})"))
 }
 
 /// An error body both Anthropic's and OpenAI's clients read: `error.message` and

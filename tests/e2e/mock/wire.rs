@@ -64,7 +64,7 @@ pub(super) fn sse(reply: &Reply, index: usize) -> String {
             );
             "tool_use"
         }
-        Reply::Error(_) | Reply::Echo(_) | Reply::UsageLimit { .. } => unreachable!(),
+        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::After(..) => unreachable!(),
     };
     event(
         &mut out,
@@ -86,7 +86,7 @@ pub(super) fn responses_sse(reply: &Reply, index: usize) -> String {
     let (text, tool) = match reply {
         Reply::Text(text) => (Some(text.as_str()), None),
         Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
-        Reply::Error(_) | Reply::Echo(_) | Reply::UsageLimit { .. } => unreachable!(),
+        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::After(..) => unreachable!(),
     };
     event(
         &mut out,
@@ -160,7 +160,7 @@ pub(super) fn chat_sse(reply: &Reply, index: usize) -> String {
     let (text, tool) = match reply {
         Reply::Text(text) => (Some(text.as_str()), None),
         Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
-        Reply::Error(_) | Reply::Echo(_) | Reply::UsageLimit { .. } => unreachable!(),
+        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::After(..) => unreachable!(),
     };
     if let Some(text) = text {
         out.push_str(&chunk(

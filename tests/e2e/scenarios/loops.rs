@@ -47,7 +47,7 @@ fn pagent_loop_drives_fresh_claude_processes_to_the_promise() {
         assert_eq!(users, 1, "request {index} is not a fresh conversation");
         let told = e2e.mock.all_text(index);
         assert!(
-            !told.contains(STOP_FEEDBACK),
+            !told.contains(STOP_FEEDBACK) && !told.contains("Stop hook additional context"),
             "request {index}: the Stop hook interfered: {told}"
         );
         assert!(

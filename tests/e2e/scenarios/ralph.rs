@@ -16,8 +16,20 @@ fn ralph_reprompts_with_the_task_until_the_promise() {
         .run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 3);
+    // pagent's UserPromptExpansion hook set the loop up and showed the user its start line
+    // (2.1.330 prints it in the stream too); the model got its task, not the start line.
     let first = e2e.mock.all_text(0);
-    assert!(first.contains("pagent: started a Ralph loop"), "{first}");
+    assert!(!first.contains("pagent: started"), "{first}");
+    assert!(first.contains("Work on the task below."), "{first}");
+    if crate::harness::claude_at_least("2.1.330") {
+        let shown = run.shown();
+        assert!(
+            shown.iter().any(|l| l.starts_with(
+                "UserPromptExpansion says: pagent: started a Ralph loop: up to 5 iterations"
+            )),
+            "{shown:?}"
+        );
+    }
     assert!(
         first.contains("pagent · ralph loop · iteration 1 of 5\n\nFix the parser"),
         "{first}"
@@ -187,4 +199,52 @@ fn an_api_error_ends_the_run_and_leaves_the_loop_visible() {
     );
     // The owner can end it; a new session would not be blocked by it anyway.
     assert!(e2e.pagent(&["cancel"]).status.success());
+}
+
+/// One rule for replacing a loop (item 7), in `-p` mode too: a second `/pagent:ralph` in
+/// the session of an active loop is refused without `--force`, shown by pagent with no
+/// model turn; with it, the replacement is announced and the new task runs.
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn item_7_a_second_ralph_in_the_loops_session_needs_force() {
+    const SESSION: &str = "5b0f4c2e-7d1a-4f3e-9a2b-8c6d0e1f2a3b";
+    let e2e = E2e::start(vec![Reply::text("Done.\n<promise>DONE</promise>")]);
+    let out = e2e.pagent_as(Some(SESSION), &["ralph", "First task"]);
+    assert!(out.status.success(), "{out:?}");
+    let run = e2e
+        .claude("/pagent:ralph Second task")
+        .arg("--session-id")
+        .arg(SESSION)
+        .run();
+    assert_eq!(run.code, Some(0));
+    let result = run.result()["result"].as_str().unwrap().to_owned();
+    assert!(
+        result.starts_with(
+            "UserPromptExpansion operation blocked by hook:\npagent: error: a ralph loop is \
+             already active in this project (this session's"
+        ),
+        "{result}"
+    );
+    assert!(
+        result.contains("or add --force to replace it\nNothing was started."),
+        "{result}"
+    );
+    assert_eq!(e2e.mock.requests().len(), 0);
+    assert_eq!(e2e.state()["stages"][0]["prompt"], "First task");
+    let run = e2e
+        .claude("/pagent:ralph Second task --force")
+        .arg("--resume")
+        .arg(SESSION)
+        .run();
+    assert_eq!(run.code, Some(0));
+    if crate::harness::claude_at_least("2.1.330") {
+        let shown = run.shown();
+        assert!(
+            shown.iter().any(|l| l
+                .starts_with("UserPromptExpansion says: pagent: replaced the active ralph loop")),
+            "{shown:?}"
+        );
+    }
+    assert_eq!(e2e.state()["stages"][0]["prompt"], "Second task");
+    assert_eq!(e2e.status()["status"], "complete");
 }

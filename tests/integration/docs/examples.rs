@@ -35,6 +35,11 @@ const EXAMPLES: &[(&str, Generator)] = &[
     ("merge-summary", merge_summary),
     ("claude-pool", claude_pool),
     ("limit-wait", limit_wait),
+    ("slash-start", super::voice::slash_start),
+    ("slash-error", super::voice::slash_error),
+    ("slash-refused", super::voice::slash_refused),
+    ("queued-status", super::voice::queued_status),
+    ("cancelled-elsewhere", super::voice::cancelled_elsewhere),
 ];
 
 /// The parts of a run that differ from one run to the next, masked before comparing.
@@ -58,7 +63,7 @@ fn mask(text: &str) -> String {
 }
 
 /// Output as a page shows it: the temp folders named as a user's would be.
-fn shown(env: &TestEnv, text: &str) -> String {
+pub(super) fn shown(env: &TestEnv, text: &str) -> String {
     text.replace(&env.config.display().to_string(), "/home/me/.config/pagent")
         .replace(&env.root.display().to_string(), "/home/me/app")
         .replace(&env.home.display().to_string(), "/home/me")

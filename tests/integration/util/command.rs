@@ -23,8 +23,6 @@ pub struct TestCommand {
     vars: Vec<(OsString, OsString)>,
     cwd: PathBuf,
     stdin: Option<Vec<u8>>,
-    /// In-process only: tell the command its stdin is a terminal.
-    stdin_is_terminal: bool,
     env: String,
     whole_binary: bool,
 }
@@ -43,7 +41,6 @@ impl TestCommand {
             vars: Vec::new(),
             cwd: cwd.to_path_buf(),
             stdin: None,
-            stdin_is_terminal: false,
             env,
             whole_binary: whole_binary
                 || owns_processes
@@ -58,14 +55,6 @@ impl TestCommand {
 
     pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.stdin = Some(bytes.into());
-        self
-    }
-
-    /// Runs in-process as if stdin were a terminal (the real binary needs a real one:
-    /// see [`super::Tmux`]).
-    pub fn stdin_terminal(mut self) -> Self {
-        assert!(!self.whole_binary, "a real terminal needs tmux");
-        self.stdin_is_terminal = true;
         self
     }
 
@@ -147,7 +136,8 @@ impl TestCommand {
                 stdout: &mut stdout,
                 stderr: &mut stderr,
                 stdout_is_terminal: false,
-                stdin_is_terminal: self.stdin_is_terminal,
+                // A terminal on stdin is a real one, under tmux (`super::Tmux`).
+                stdin_is_terminal: false,
             },
         );
         Run {
@@ -347,13 +337,29 @@ impl Run {
         })
     }
 
-    /// Asserts a block and returns its reason.
+    /// Asserts the Stop hook keeps the model going (a re-prompt: `additionalContext` with
+    /// no `decision`, which both clients take as "go on") and returns what the model reads.
     pub fn blocked(&self) -> String {
         let decision = self
             .decision()
-            .unwrap_or_else(|| panic!("expected a block, got an allow\n{self}"));
-        assert_eq!(decision["decision"], "block", "{self}");
-        decision["reason"].as_str().unwrap().to_owned()
+            .unwrap_or_else(|| panic!("expected a re-prompt, got an allow\n{self}"));
+        assert!(decision.get("decision").is_none(), "{self}");
+        assert!(decision.get("reason").is_none(), "{self}");
+        assert_eq!(
+            decision["hookSpecificOutput"]["hookEventName"], "Stop",
+            "{self}"
+        );
+        decision["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a re-prompt without additionalContext\n{self}"))
+            .to_owned()
+    }
+
+    /// Whether the Stop hook keeps the model going (a re-prompt).
+    pub fn continues(&self) -> bool {
+        self.decision().is_some_and(|d| {
+            d.get("decision").is_some() || d["hookSpecificOutput"]["additionalContext"].is_string()
+        })
     }
 
     /// The PostToolUse additional context, or `None` when the hook said nothing.
@@ -378,8 +384,8 @@ impl Run {
             None => None,
             Some(decision) => {
                 assert!(
-                    decision.get("decision").is_none(),
-                    "expected an allow, got a block\n{self}"
+                    !self.continues(),
+                    "expected an allow, got a re-prompt\n{self}"
                 );
                 decision["systemMessage"].as_str().map(str::to_owned)
             }

@@ -1,56 +1,29 @@
-//! A terminal for tests that need one: a tmux server of the test's own (its own socket,
-//! killed on drop) with one window of a fixed size running a script, read back with
-//! `capture-pane` as a person would see it. Waiting is polling the screen with a
-//! deadline, never a fixed sleep; a wait that times out fails with the screen. Needs
-//! `tmux` (scripts/install-tools.sh installs it): without it the test fails, never skips.
+//! A terminal for tests that need one (the shared server of `tests/support/tmux.rs`),
+//! read back with `capture-pane` as a person would see it: the visible rows, or the
+//! printed lines with wrapping undone, for snapshots.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::TestEnv;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use crate::tmux_server::{Server, poll};
 
 const WAIT: Duration = Duration::from_secs(60);
 
 /// A tmux server of our own with one window of a fixed size.
 pub struct Tmux {
-    socket: String,
+    server: Server,
 }
 
 impl Tmux {
     pub fn start(size: (u16, u16), dir: &Path, script: &Path) -> Tmux {
-        let tmux = Tmux {
-            socket: format!("pagent-it-{}-{}", std::process::id(), unique()),
-        };
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-x",
-            &size.0.to_string(),
-            "-y",
-            &size.1.to_string(),
-            "-c",
-            &dir.display().to_string(),
-            &format!("sh {}", script.display()),
-        ]);
-        tmux
+        Tmux {
+            server: Server::start("pagent-it", size, dir, &format!("sh {}", script.display())),
+        }
     }
 
     pub fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-u", "-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .env("LANG", "C.UTF-8")
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("cannot run tmux ({e}): scripts/install-tools.sh installs it")
-            });
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        self.server.run(args)
     }
 
     /// The visible screen, one string per row (a wrapped line is two rows).
@@ -67,34 +40,15 @@ impl Tmux {
     }
 
     pub fn wait_until(&self, what: &str, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + WAIT;
-        loop {
+        poll(what, WAIT, Duration::from_millis(50), || {
             let rows = self.rows();
             if ready(&rows) {
-                return rows;
+                Ok(rows)
+            } else {
+                Err(rows.join("\n"))
             }
-            assert!(
-                Instant::now() < deadline,
-                "waited {WAIT:?} for {what}:\n{}",
-                rows.join("\n")
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        })
     }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// A script that runs `pagent ARGS` (shell words) in a clean environment, then says

@@ -1,10 +1,13 @@
 //! What `pagent run` and `pagent ralph` share: installing a new loop's state.
 //!
-//! A new loop replaces a finished one silently, and an active one only when it belongs to
-//! the same Claude Code session (the user is restarting their own loop) or with `--force`:
-//! another session's running loop, an unclaimed one and one `pagent loop` drives are never
-//! clobbered by accident. A slash command never replaces another session's loop at all,
-//! `--force` or not. "Whose loop" is the engine's one answer, `whose_loop`.
+//! One rule for replacing a loop, from a slash command and a shell alike: a finished loop
+//! is replaced silently; an active one only with `--force`, whoever started it (a second
+//! `/ralph` in the same session used to replace the running loop without a word). A
+//! replacement is announced ([`Installed::replaced`], a line the caller shows) and logged
+//! (a `cancel` line for the old loop, "replaced by a new loop"). On top of that a slash
+//! command never replaces another Claude Code session's loop at all, `--force` or not: a
+//! person typing in one session cannot see the other one's work. "Whose loop" is the
+//! engine's one answer, `whose_loop`.
 
 use std::io::Write;
 
@@ -18,6 +21,14 @@ use crate::{cli::ui, store, store::exclude, store::register, store::secret};
 pub mod build;
 pub mod stories;
 
+/// A new loop's state as written, and the line announcing the active loop it replaced.
+#[derive(Debug)]
+pub struct Installed {
+    pub state: State,
+    /// `pagent: replaced the active ralph loop (...)`, when `--force` replaced one.
+    pub replaced: Option<String>,
+}
+
 pub fn install_state(
     project: &Project,
     config_dir: Option<&std::path::Path>,
@@ -25,7 +36,7 @@ pub fn install_state(
     force: bool,
     action: Action,
     stderr: &mut dyn Write,
-) -> anyhow::Result<State> {
+) -> anyhow::Result<Installed> {
     install(project, config_dir, state, force, false, action, stderr)
 }
 
@@ -39,7 +50,7 @@ pub fn install_state_from_slash(
     force: bool,
     action: Action,
     stderr: &mut dyn Write,
-) -> anyhow::Result<State> {
+) -> anyhow::Result<Installed> {
     install(project, config_dir, state, force, true, action, stderr)
 }
 
@@ -51,7 +62,7 @@ fn install(
     slash: bool,
     action: Action,
     stderr: &mut dyn Write,
-) -> anyhow::Result<State> {
+) -> anyhow::Result<Installed> {
     let secret = secret::read_or_create_secret(config_dir)?;
     let mut state = state.clone();
     let id: [u8; 8] = crate::store::door::random_bytes().context("cannot read random bytes")?;
@@ -69,32 +80,48 @@ fn install(
     {
         bail!(
             "a {} loop of another Claude Code session ({owner}) is active in this project \
-             (stage {}, started {} ago), and a slash command never replaces another session's loop; \
+             ({}, started {} ago), and a slash command never replaces another session's loop; \
              end it from that session with /pagent:cancel, or run `pagent cancel` in a terminal",
             old.workflow,
-            old.current().name,
+            where_it_is(old),
             format_duration(state.started_at.since(old.started_at)),
         );
     }
     if let Some(old) = &old
         && !force
-        && whose != Some(Whose::This)
     {
         let owner = match whose {
+            Some(Whose::This) => "this session's".to_owned(),
             Some(Whose::Runner) => "driven by `pagent loop`".to_owned(),
             Some(Whose::Other(owner)) => format!("session {owner}"),
             _ => "not yet claimed by a session".to_owned(),
         };
         bail!(
-            "a {} loop is already active in this project ({}, stage {}, started {} ago); \
-             end it first with `pagent cancel` (or /pagent:cancel), or pass --force to replace it",
+            "a {} loop is already active in this project ({}, {}, started {} ago); \
+             end it first with /pagent:cancel (or `pagent cancel`), or add --force to replace it",
             old.workflow,
             owner,
-            old.current().name,
+            where_it_is(old),
             format_duration(state.started_at.since(old.started_at)),
         );
     }
     let state = store::write_state_atomic(project, config_dir, &state, &secret, stderr)?;
+    let replaced = old.as_ref().map(|old| {
+        let event = Event::at(
+            old,
+            Action::Cancel,
+            "replaced by a new loop (--force)".to_owned(),
+            state.started_at,
+            state.session_id.as_deref(),
+        );
+        crate::session::log(project, &event, stderr);
+        format!(
+            "pagent: replaced the active {} loop ({}, started {} ago).",
+            old.workflow,
+            where_it_is(old),
+            format_duration(state.started_at.since(old.started_at)),
+        )
+    });
     let origin = match state.driver {
         pagent_engine::Driver::Hook => register::Origin::Session,
         pagent_engine::Driver::Loop => register::Origin::Loop,
@@ -121,7 +148,22 @@ fn install(
         state.session_id.as_deref(),
     );
     crate::session::log(project, &event, stderr);
-    Ok(state)
+    Ok(Installed { state, replaced })
+}
+
+/// "stage qa, iteration 2 of 10", "iteration 3 of 25" for a ralph loop.
+fn where_it_is(state: &State) -> String {
+    let iteration = format!(
+        "iteration {} of {}",
+        state.iterations[state.stage],
+        state.stage_limit(state.stage)
+    );
+    match state.kind {
+        pagent_engine::Kind::Ralph => iteration,
+        pagent_engine::Kind::Pipeline => {
+            format!("stage {}, {iteration}", state.current().name)
+        }
+    }
 }
 
 /// Records the loop in the register of loops (`pagent status --all`, the dashboard); a
@@ -161,13 +203,6 @@ impl Notes {
         }
         out.extend(self.lines.iter().map(|l| format!("pagent: {l}")));
         out
-    }
-
-    pub fn print(&self, stdout: &mut dyn Write) -> std::io::Result<()> {
-        for line in self.lines() {
-            writeln!(stdout, "{line}")?;
-        }
-        Ok(())
     }
 }
 
@@ -218,7 +253,8 @@ pub fn note_reviewer_costs(state: &State, notes: &mut Notes) {
 }
 
 /// How the start line tells the user to stop a loop: Esc interrupts the turn (and the
-/// next message pauses the loop), then the cancel command ends it.
+/// next message pauses the loop), then the cancel command ends it. (A cancel typed while
+/// Claude works, without Esc, ends the loop at its next stop: `docs/commands.md`.)
 pub const HOW_TO_STOP: &str = "To stop it: Esc, then /pagent:cancel.";
 
 /// The no-progress limit and the budget in words, for the start line (empty when

@@ -1,5 +1,6 @@
 //! The model's last message, read from the end of a transcript, only when the hook input
-//! lacks `last_assistant_message` (clients before 2.1.47).
+//! lacks `last_assistant_message` (clients before 2.1.47); and whether a command reached
+//! a hook because the user typed it while the model worked ([`typed_while_busy`]).
 //!
 //! Transcripts grow to gigabytes in long loops, so the file is read backwards in blocks
 //! and the scan stops at the first line that settles the answer: it never reads the whole
@@ -75,6 +76,44 @@ fn last_assistant_text(
     }
     texts.reverse();
     Ok(Some(texts.join("\n")))
+}
+
+/// How far back [`typed_while_busy`] reads.
+const QUEUE_SCAN: u64 = 4 * 1024 * 1024;
+
+/// Whether `prompt` was typed while the model was working: Claude Code queued it (an
+/// `enqueue` line with that text) after the last prompt the conversation took up. A
+/// prompt typed at an idle prompt is never queued in the terminal UI. Used for a command
+/// that Claude Code 2.1.330 lets the user send at once (ctrl+x ctrl+s), cutting the turn.
+pub fn typed_while_busy(path: &Path, prompt: &str) -> io::Result<bool> {
+    let file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
+    let mut lines = BackwardLines::new(file, QUEUE_SCAN)?;
+    Ok(queued_since_last_prompt(
+        std::iter::from_fn(|| lines.next_line().ok().flatten()),
+        prompt,
+    ))
+}
+
+/// [`typed_while_busy`] over the transcript's lines given last first.
+fn queued_since_last_prompt(lines: impl Iterator<Item = Vec<u8>>, prompt: &str) -> bool {
+    let prompt = prompt.trim();
+    for raw in lines {
+        if let Some(queued) = pagent_protocol::QueueLine::from_raw(&raw) {
+            if queued.operation == "enqueue"
+                && queued.content.as_deref().map(str::trim) == Some(prompt)
+            {
+                return true;
+            }
+            continue;
+        }
+        let Ok(line) = TranscriptLine::from_json(&raw) else {
+            continue;
+        };
+        if line.is_main_user() && !line.is_meta && line.text().is_some() {
+            return false;
+        }
+    }
+    false
 }
 
 /// For the fuzz target: reading `data` backwards in (small) blocks must give the same

@@ -242,3 +242,36 @@ fn empty_and_missing_files() {
     assert_eq!(read_last_assistant_text(file.path()).unwrap(), None);
     assert!(read_last_assistant_text(Path::new("/nonexistent/t.jsonl")).is_err());
 }
+
+/// The lines of a 2.1.330 session where `/pagent-status` was typed during a streamed
+/// answer and sent at once (ctrl+x ctrl+s), trimmed to the fields that matter.
+fn sent_during_a_turn() -> Vec<&'static str> {
+    vec![
+        r#"{"type":"user","message":{"role":"user","content":"start working"},"isMeta":false}"#,
+        r#"{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-24T07:06:13.091Z","content":"/pagent-status"}"#,
+        r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"Streaming a long answ"}]}}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"ok"}]}}"#,
+        r#"{"type":"user","message":{"role":"user","content":"Stop hook feedback:\nx"},"isMeta":true}"#,
+    ]
+}
+
+#[test]
+fn item_4_a_command_typed_while_the_model_worked_is_told_from_one_typed_at_rest() {
+    let busy = write(&sent_during_a_turn());
+    assert!(typed_while_busy(busy.path(), "/pagent-status").unwrap());
+    assert!(typed_while_busy(busy.path(), " /pagent-status\n").unwrap());
+    assert!(!typed_while_busy(busy.path(), "/pagent-cancel").unwrap());
+    // Taken up (dequeued) and answered: the next prompt is the boundary.
+    let mut later = sent_during_a_turn();
+    later.push(r#"{"type":"queue-operation","operation":"dequeue"}"#);
+    later.push(
+        r#"{"type":"user","message":{"role":"user","content":"[Request interrupted by user]"}}"#,
+    );
+    assert!(!typed_while_busy(write(&later).path(), "/pagent-status").unwrap());
+    // Typed at rest: the terminal UI queues nothing.
+    let idle = write(&[
+        r#"{"type":"user","message":{"role":"user","content":"start working"}}"#,
+        r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"Done."}]}}"#,
+    ]);
+    assert!(!typed_while_busy(idle.path(), "/pagent-status").unwrap());
+}

@@ -14,9 +14,11 @@ fn fixture(path: &str) -> Vec<u8> {
 }
 
 fn read(data: &[u8], cursor: Option<&TranscriptCursor>, since: u64) -> (u64, TranscriptCursor) {
-    let (reports, cursor) =
-        read_usage_from(Cursor::new(data), "t.jsonl", cursor, Timestamp(since)).unwrap();
-    (reports.iter().map(|r| r.tokens.total()).sum(), cursor)
+    let read = read_usage_from(Cursor::new(data), "t.jsonl", cursor, Timestamp(since)).unwrap();
+    (
+        read.reports.iter().map(|r| r.tokens.total()).sum(),
+        read.cursor,
+    )
 }
 
 fn assistant(id: &str, ts: &str, input: u64, output: u64) -> String {
@@ -93,8 +95,9 @@ fn absurd_and_malformed_counts_neither_panic_nor_wrap() {
     let negative = r#"{"type":"assistant","timestamp":"2026-11-22T10:00:00.000Z","message":{"id":"m2","usage":{"input_tokens":-5,"output_tokens":"lots"}}}"#;
     let cut = r#"{"type":"assistant","timestamp":"2026-11-22T10:00:00.000Z","message":{"id":"m3","usage":{"input_tok"#;
     let data = format!("{huge}\n{negative}\n{cut}");
-    let (reports, cursor) =
-        read_usage_from(Cursor::new(data.as_bytes()), "t", None, Timestamp(0)).unwrap();
+    let TranscriptRead {
+        reports, cursor, ..
+    } = read_usage_from(Cursor::new(data.as_bytes()), "t", None, Timestamp(0)).unwrap();
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].tokens.total(), u64::MAX);
     // The unfinished line is read again next time, once it is whole.
@@ -161,4 +164,33 @@ fn the_fuzz_check_holds_on_the_fixtures_and_odd_bytes() {
     ] {
         fuzz_check(&data);
     }
+}
+
+/// The queue as a Stop sees it: what was typed during the turn and is still waiting, each
+/// line read once (the next Stop reads on from the cursor).
+#[test]
+fn item_4_a_stop_sees_what_was_typed_during_the_turn_once() {
+    let enqueue = |text: &str| {
+        format!(
+            r#"{{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-22T10:00:05.000Z","content":{}}}"#,
+            serde_json::to_string(text).unwrap()
+        )
+    };
+    let dequeue = r#"{"type":"queue-operation","operation":"dequeue","timestamp":"2026-11-22T10:00:06.000Z"}"#;
+    let old = r#"{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-22T09:00:00.000Z","content":"/pagent-cancel"}"#;
+    let first = format!(
+        "{old}\n{}\n{dequeue}\n{}\n{}\n",
+        enqueue("/ralph Fix it"),
+        enqueue("/pagent-status"),
+        enqueue("hello"),
+    );
+    let since = Timestamp::parse("2026-11-22T10:00:00Z").unwrap();
+    let read = read_usage_from(Cursor::new(first.as_bytes()), "t", None, since).unwrap();
+    // The loop's own /ralph was taken up; the cancel typed before the loop began is not
+    // the loop's business.
+    assert_eq!(read.queued, ["/pagent-status", "hello"]);
+    let more = format!("{first}{}\n", enqueue("/pagent-cancel"));
+    let next =
+        read_usage_from(Cursor::new(more.as_bytes()), "t", Some(&read.cursor), since).unwrap();
+    assert_eq!(next.queued, ["/pagent-cancel"]);
 }

@@ -1,0 +1,92 @@
+//! The one tmux helper of the integration and end-to-end suites (each includes this file
+//! as a module): a tmux server of the test's own, on its own socket and with no user
+//! configuration, holding one window of a fixed size that runs one command; killed on
+//! drop, so a failed test leaves nothing behind and tests run side by side. Waiting is
+//! polling with a deadline ([`poll`]), never a fixed sleep. Without `tmux` the test fails
+//! (scripts/install-tools.sh installs it), it never skips.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    socket: String,
+}
+
+impl Server {
+    /// A server named after `prefix`, the process and a counter, whose one window
+    /// (session `ui`) of `width` x `height` runs `command` (a shell line) in `dir`.
+    pub fn start(prefix: &str, (width, height): (u16, u16), dir: &Path, command: &str) -> Server {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let server = Server {
+            socket: format!(
+                "{prefix}-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ),
+        };
+        server.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "ui",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            "-c",
+            &dir.display().to_string(),
+            command,
+        ]);
+        server
+    }
+
+    /// `tmux ARGS` on this server; fails the test with tmux's own words.
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-u", "-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .env("LANG", "C.UTF-8")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot run tmux ({e}): scripts/install-tools.sh installs it")
+            });
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// Calls `look` every `every` until it gives a value; after `limit`, fails with `what`
+/// and the last thing it saw (`look`'s `Err`, e.g. the screen).
+pub fn poll<T>(
+    what: &str,
+    limit: Duration,
+    every: Duration,
+    mut look: impl FnMut() -> Result<T, String>,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        match look() {
+            Ok(value) => return value,
+            Err(seen) => assert!(
+                Instant::now() < deadline,
+                "waited {limit:?} for {what}; the screen:\n{}\n{seen}",
+                "=".repeat(100),
+            ),
+        }
+        std::thread::sleep(every);
+    }
+}
