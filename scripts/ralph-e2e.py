@@ -14,10 +14,12 @@ the CLI and copies the binary; on Windows it also stages the binary as scripts/p
 which the exec-form hooks start. Then `pagent ralph --promise DONE "Fix it"` sets up the
 loop; `claude -p` (the installed plugin, no --plugin-dir, no PAGENT_BIN) answers "First pass
 done." (the Stop hook must block with iteration 2 of the task), then the promise (the Stop
-hook must allow and complete the loop). Checked: what the model was told on the second
-request, `pagent status --json`, the CLI's exit code, and that the short command names
-run the staged launcher by a path with no backslash (Git Bash runs them on Windows). Exits
-0 when all holds, 1 with what did not.
+hook must allow and complete the loop). Then `claude -p /pagent:status` must show the
+completed loop, and `claude -p /pagent:cancel` cancel a second one, both answered by pagent's
+UserPromptExpansion hook (no shell, no model turn). Checked: what the model was told on the
+second request, `pagent status --json`, the CLI's exit code, the two commands' answers, and
+that the short command names run the staged launcher by a path with no backslash (Git Bash
+runs them on Windows). Exits 0 when all holds, 1 with what did not.
 
 --wine runs both programs (Windows builds) under Wine from Linux, with the WINEPREFIX the
 caller set up (scripts/cross.sh's cross_windows --wine) and paths given as Wine names them
@@ -149,21 +151,46 @@ def main():
             "-p", "Fix it", "--output-format", "stream-json", "--verbose",
             "--include-hook-events", "--permission-mode", "acceptEdits", "--max-turns", "10"],
             cwd=project, timeout=300)
-        server.shutdown()
         told = json.dumps(Mock.requests[1]) if len(Mock.requests) > 1 else ""
-        status = pagent("status", "--json")
-        try:
-            state = json.loads(status.stdout)
-        except ValueError:
-            state = {}
-        if len(Mock.requests) != 2:
-            problems.append(f"{len(Mock.requests)} turns reached the mock, not 2")
+
+        def state():
+            status = pagent("status", "--json")
+            try:
+                return json.loads(status.stdout), status.stdout + status.stderr
+            except ValueError:
+                return {}, status.stdout + status.stderr
+
+        def slash(command, expected):
+            # pagent answers its own commands in the UserPromptExpansion hook, which
+            # blocks the expansion: no shell runs and the model is never asked.
+            out = run(program(args.claude) + ["-p", command, "--output-format", "json"],
+                      cwd=project, timeout=300)
+            try:
+                result = json.loads(out.stdout).get("result") or ""
+            except ValueError:
+                result = ""
+            if expected not in result:
+                problems.append(f"{command} answered {result!r} ({out.stdout[-2000:]}"
+                                f"{out.stderr[-2000:]}), not {expected!r}")
+
+        got, text = state()
+        if (got.get("status"), got.get("iterations")) != ("complete", 2):
+            problems.append(f"pagent status: {text}")
         if "iteration 2 of 25" not in told or "Fix it" not in told:
             problems.append("the second request does not carry the Stop hook's re-prompt")
-        if (state.get("status"), state.get("iterations")) != ("complete", 2):
-            problems.append(f"pagent status: {status.stdout}{status.stderr}")
         if claude.returncode != 0:
             problems.append(f"claude exited {claude.returncode}")
+        slash("/pagent:status", "pagent ralph loop · complete")
+        again = pagent("ralph", "Again")
+        if again.returncode != 0:
+            problems.append(f"pagent ralph failed: {again.stdout}{again.stderr}")
+        slash("/pagent:cancel", "pagent: cancelled the Ralph loop")
+        got, text = state()
+        if got.get("status") != "cancelled":
+            problems.append(f"after /pagent:cancel, pagent status: {text}")
+        server.shutdown()
+        if len(Mock.requests) != 2:
+            problems.append(f"{len(Mock.requests)} turns reached the mock, not 2")
         # The short names run the staged launcher in the Bash tool (Git Bash on Windows):
         # its path must hold no backslash, which bash would read as an escape.
         short = os.path.join(claude_config, "commands", "pagent-status.md")
@@ -180,7 +207,8 @@ def main():
         print(f"ralph-e2e: FAILED: {problem}", file=sys.stderr)
     if not problems:
         print("ralph-e2e: pagent installed, a Ralph loop blocked once, then completed on its "
-              f"promise (Claude Code: {args.claude}{', under Wine' if args.wine else ''})")
+              "promise; /pagent:status and /pagent:cancel answered by pagent "
+              f"(Claude Code: {args.claude}{', under Wine' if args.wine else ''})")
     return 1 if problems else 0
 
 

@@ -179,29 +179,20 @@ fn windows_a_ralph_loop_runs_from_start_to_cancel() {
     assert_eq!(status["status"], "cancelled");
 }
 
-/// Issue 25: Claude Code on Windows runs a shell-form hook through Git Bash after putting
-/// `${CLAUDE_PLUGIN_ROOT}` in with backslashes (`C:\Users\me\.claude\plugins\...`), which
-/// bash reads as escapes wherever they are not quoted. Each of hooks.json's shell-form
-/// commands is fed to bash here with such a root (a folder whose name holds the
-/// backslashes, so the path still exists on this system): each must still reach pagent and
-/// decide. An exec-form hook (`"args"`) starts its program with no shell: its program
-/// must be the launcher, found under the root.
-#[cfg(unix)]
+/// Issue 25: every hook runs with no shell on Windows. Each is in exec form (`"args"`) and
+/// names `${CLAUDE_PLUGIN_ROOT}/scripts/pagent`, the one name Claude Code's Windows builds
+/// start as the `scripts\pagent.exe` that `pagent install` stages beside the launcher
+/// (a shell form would need Git Bash and a quoted backslash root; a `.cmd` is never
+/// started): observed with 2.1.197 and 2.1.330, and run through 2.1.330 under Wine by
+/// `scripts/ralph-e2e.py --wine`. On Linux and macOS the same name is the launcher.
 #[test]
-fn windows_hook_commands_survive_a_plugin_root_with_backslashes() {
-    let env = TestEnv::new();
-    env.bin(&["ralph", "Fix it"]).success();
-    let root = env
-        .home
-        .join(r"C:\Users\me\.claude\plugins\cache\pagent\pagent\0.1.0");
-    std::fs::create_dir_all(root.join("scripts")).unwrap();
+fn windows_every_hook_starts_the_staged_binary_with_no_shell() {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::copy(repo.join("scripts/pagent"), root.join("scripts/pagent")).unwrap();
-    let root_text = root.to_str().unwrap();
+    assert!(repo.join("scripts/pagent").is_file());
     let hooks: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(repo.join("hooks/hooks.json")).unwrap())
             .unwrap();
-    let mut seen = 0;
+    let mut seen = Vec::new();
     for (event, groups) in hooks["hooks"].as_object().unwrap() {
         for hook in groups
             .as_array()
@@ -209,52 +200,18 @@ fn windows_hook_commands_survive_a_plugin_root_with_backslashes() {
             .iter()
             .flat_map(|g| g["hooks"].as_array().unwrap())
         {
-            let command = hook["command"]
-                .as_str()
-                .unwrap()
-                .replace("${CLAUDE_PLUGIN_ROOT}", root_text);
-            if hook.get("args").is_some() {
-                assert!(
-                    std::path::Path::new(&command).is_file(),
-                    "{event}: {command}"
-                );
-                seen += 1;
-                continue;
-            }
-            if event != "Stop" {
-                continue;
-            }
-            let out = std::process::Command::new("bash")
-                .arg("-c")
-                .arg(&command)
-                .current_dir(&env.root)
-                .env("PAGENT_BIN", crate::util::pagent_bin())
-                .env("PAGENT_CONFIG_DIR", &env.config)
-                .env("CLAUDE_PROJECT_DIR", &env.root)
-                .env("CLAUDE_PLUGIN_ROOT", &root)
-                .env_remove("CLAUDE_PLUGIN_DATA")
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .and_then(|mut child| {
-                    use std::io::Write;
-                    child
-                        .stdin
-                        .take()
-                        .unwrap()
-                        .write_all(env.stop_input("working").to_string().as_bytes())?;
-                    child.wait_with_output()
-                })
-                .unwrap();
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                stdout.contains("\"decision\":\"block\""),
-                "{event}: {command}\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
+            assert_eq!(hook["type"], "command", "{event}");
+            assert_eq!(
+                hook["command"], "${CLAUDE_PLUGIN_ROOT}/scripts/pagent",
+                "{event}: the staged pagent.exe is found only by this name"
             );
-            seen += 1;
+            let args = hook["args"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{event}: a shell-form hook needs Git Bash on Windows"));
+            assert_eq!(args[0], "hook", "{event}");
+            assert!(hook.get("shell").is_none(), "{event}");
+            seen.push(event.clone());
         }
     }
-    assert!(seen > 0, "no hook command was tried");
+    assert!(seen.iter().any(|e| e == "Stop"), "{seen:?}");
 }
