@@ -24,8 +24,9 @@
 #      library's Windows door and process door tests, and the integration tests of the
 #      hooks with pagent.exe as the binary under test (PAGENT_TEST_BIN): the Ralph loop,
 #      status and cancel, the hostile repositories (symlinks out, which Wine shows as the
-#      files they lead to), and the Windows cases (stream and device names, a device as
-#      the project), and, with Claude Code's Windows build (its newest pinned version,
+#      files they lead to), pagent's own answers to its commands (UserPromptExpansion),
+#      and the Windows cases (stream, device and out-of-project names, a device as the
+#      project); and, with Claude Code's Windows build (its newest pinned version,
 #      fetched by scripts/install-client.sh claude-win32), scripts/ralph-e2e.py --wine:
 #      pagent install, a Ralph loop through the exec-form hooks, /pagent:status and
 #      /pagent:cancel. The integration modules that need a POSIX shell or Unix tools on the
@@ -135,13 +136,16 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; th
         cargo test --locked --target "$win" -p pagent --lib "$@" -- store::door process::
     # Wine's own memory (about 90 MiB) counts in a command's peak, as qemu's does.
     # Left out: a non-UTF-8 folder name (Windows names are UTF-16: the door's os tests),
-    # a worktree loop whose agent is `sh`, and checks and agents run through `sh`.
+    # a file name holding terminal escapes (Windows names cannot hold controls), a worktree
+    # loop whose agent is `sh`, and checks and agents run through `sh`.
     PAGENT_TEST_BIN="$PWD/target/wine/pagent" PAGENT_TEST_EMULATOR_KB=131072 \
         timed "Windows under Wine: the hooks' integration tests" \
         cargo test --locked --test integration "$@" -- \
         ralph:: hook_input:: status:: user_wins:: safety:: pipeline:: hostile_repo:: \
-        own_texts:: no_progress:: crashes:: \
+        own_texts:: no_progress:: crashes:: own_voice:: own_voice_attacks:: during_turn:: \
+        usage_limits_session:: \
         --skip safety::folders_whose_names_differ_only_in_non_utf8_bytes_do_not_share_seals \
+        --skip own_voice_attacks::item_1_project_text_in_the_users_own_loop_reaches_the_screen_escaped \
         --skip hostile_repo::a_planted_worktree_folder_or_link_is_never_reused \
         --skip pipeline::a_project_workflow_with_a_failing_check_feeds_its_output_back
     PAGENT_TEST_BIN="$PWD/target/wine/pagent" \
