@@ -173,6 +173,12 @@ fn windows_a_ralph_loop_runs_from_start_to_cancel() {
     env.stop(&env.stop_input("working")).blocked();
     let out = env.bin(&["cancel"]).success();
     assert!(out.stdout.contains("cancel"), "{out}");
+    // The loop's session is told once, at its next stop, that the loop ended (issue 20).
+    let told = env.stop(&env.stop_input("working")).allowed().unwrap();
+    assert!(
+        told.contains("cancelled from outside this session"),
+        "{told}"
+    );
     assert_eq!(env.stop(&env.stop_input("working")).allowed(), None);
     let status: serde_json::Value =
         serde_json::from_str(&env.bin(&["status", "--json"]).success().stdout).unwrap();
