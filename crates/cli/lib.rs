@@ -26,6 +26,7 @@ pub use world::{transcript, usage};
 
 pub use cli::env::Env;
 pub use cli::exit::ExitStatus;
+pub use cli::terminal::console_takes_controls;
 pub use dispatch::run;
 pub use io::{Io, hook_fast_path};
 

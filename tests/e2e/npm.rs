@@ -302,10 +302,16 @@ fn publish_refuses_a_release_that_lacks_a_platform() {
     let out = publish(&["--dry-run"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let missing: Vec<&str> = ["linux-x64", "linux-arm64", "darwin-arm64", "darwin-x64"]
-        .into_iter()
-        .filter(|p| *p != npm_platform())
-        .collect();
+    let missing: Vec<&str> = [
+        "linux-x64",
+        "linux-arm64",
+        "darwin-arm64",
+        "darwin-x64",
+        "win32-x64",
+    ]
+    .into_iter()
+    .filter(|p| *p != npm_platform())
+    .collect();
     for platform in &missing {
         assert!(
             stderr.contains(&format!("pagent-{platform}={version}")),

@@ -1,6 +1,10 @@
 //! Integration tests of the `pagent` binary: a temp project, JSON on stdin, decisions and
 //! files checked. One test binary (ripgrep's shape) so the harness is compiled once.
-
+//!
+//! They are a Unix program, also for Windows: under Wine they drive the Windows build
+//! (`PAGENT_TEST_BIN`, see scripts/test.sh). Built for Windows they hold no test, so that
+//! clippy for Windows can check the whole workspace.
+#![cfg(unix)]
 // Tests touch the world freely and fail loudly: the purity bans are for the engine.
 #![allow(
     clippy::disallowed_methods,
@@ -61,5 +65,6 @@ mod usage_limits_ends;
 mod usage_limits_session;
 mod user_wins;
 mod util;
+mod windows;
 mod wording;
 mod worktrees;

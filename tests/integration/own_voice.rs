@@ -10,11 +10,14 @@ use crate::util::snapshot::regex_escape;
 use crate::util::*;
 
 pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
+    // The project as the Windows build names it under Wine (scripts/test.sh), too.
+    let wine = format!("Z:{}", env.root.display()).replace('/', "\\");
     vec![
         (
             regex_escape(&env.root.display().to_string()),
             "[PROJECT]".into(),
         ),
+        (regex_escape(&wine), "[PROJECT]".into()),
         (r"\b\d+s\b".into(), "[ELAPSED]".into()),
         (r"\b\d+m\d\ds\b".into(), "[ELAPSED]".into()),
     ]

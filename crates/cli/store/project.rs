@@ -20,7 +20,6 @@
 //! Every path here is relative to the root and reached through the project's
 //! [`Dir`](crate::store::door::Dir), the one door to its files.
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -115,7 +114,7 @@ impl Project {
     /// What the seal binds the state to: the real path's bytes, never a lossy rendering
     /// (two folders whose names differ only in bytes that are not UTF-8 would share it).
     pub fn seal_key(&self) -> Vec<u8> {
-        self.root.as_os_str().as_bytes().to_vec()
+        door::os_bytes(self.root.as_os_str()).to_vec()
     }
 
     /// `path` relative to the root when inside it, else as given.
@@ -170,6 +169,7 @@ fn config_may_live_at(root: &Path, config: &Path, home: Option<&Path>) -> bool {
 
 /// The user's home folder from the password database (not `$HOME`, which a project's
 /// settings can set).
+#[cfg(unix)]
 pub fn passwd_home() -> Option<PathBuf> {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt as _;
@@ -194,6 +194,15 @@ pub fn passwd_home() -> Option<PathBuf> {
     let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
     let dir = Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes()));
     Some(absolute_real(dir, Path::new("/")))
+}
+
+/// The user's profile folder as Windows keeps it for the user's account
+/// (`SHGetKnownFolderPath(FOLDERID_Profile)`, read from the registry, not from
+/// `%USERPROFILE%` or `%HOME%`, which a project's settings can set): Windows' password
+/// database.
+#[cfg(windows)]
+pub fn passwd_home() -> Option<PathBuf> {
+    door::known_folder(door::KnownFolder::Profile).map(|dir| absolute_real(&dir, &dir))
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@
 //! `<key>` is a SHA-256 of the project root's raw bytes, so a folder name needs no
 //! escaping and two names that differ only in bytes that are not UTF-8 stay apart.
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -31,7 +30,7 @@ pub(super) const PROJECTS: &str = "projects";
 
 /// `root`'s key: the first 32 hex digits of the SHA-256 of its raw bytes.
 pub fn project_key(root: &Path) -> String {
-    let digest = Sha256::digest(root.as_os_str().as_bytes());
+    let digest = Sha256::digest(crate::store::door::os_bytes(root.as_os_str()));
     pagent_engine::seal::hex(&digest)[..32].to_owned()
 }
 

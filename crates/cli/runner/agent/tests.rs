@@ -220,6 +220,7 @@ fn cap_one_agent_output_line_of_a_real_process() {
     assert!(run.final_message().unwrap().ends_with("skipped]\nafter\n"));
 }
 
+#[cfg(unix)] // Unix-only fixtures (symlinks, FIFOs, modes, sh); Windows: door/win/tests.rs
 #[test]
 fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
     // A stand-in for `opencode`: it fails if given a message argument, and answers with the
@@ -260,6 +261,7 @@ fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
     assert_eq!(run.failure(&spec), None);
 }
 
+#[cfg(unix)] // Unix-only fixtures (symlinks, FIFOs, modes, sh); Windows: door/win/tests.rs
 #[test]
 fn the_agent_gets_its_folder_as_pwd() {
     // OpenCode takes its project from $PWD: an inherited one pointed it at the folder
