@@ -40,6 +40,13 @@ esac
 version="${2:-$default}"
 prefix="$repo_root/target/clients/$name-$version"
 
+# npm's own cache would keep a second copy of every package (over a gigabyte for the four
+# clients, on a CI disk that has little to spare): each install gets a cache of its own,
+# removed when it ends.
+npm_config_cache="$(mktemp -d "${TMPDIR:-/tmp}/pagent-npm-cache.XXXXXX")"
+export npm_config_cache
+trap 'rm -rf -- "$npm_config_cache"' EXIT
+
 if [ "$name" = claude-win32 ]; then
     exe="$prefix/claude.exe"
     stamp="$prefix/version.txt"

@@ -66,6 +66,7 @@ case $(uname -s) in
         if [ ${#missing[@]} -gt 0 ]; then
             as_root apt-get update -qq
             as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+            as_root apt-get clean # the downloaded .deb files (wine and chromium: over 1 GB)
         fi
         ;;
     Darwin)
