@@ -11,6 +11,13 @@
 #   dependencies through cargo-zigbuild. Linking needs Apple's SDK (libgit2 links the
 #   Security and CoreFoundation frameworks), which no registry carries: here macOS is
 #   checked (`cargo check`, clippy), and built on the release workflow's macOS runners.
+# - Windows (x86_64-pc-windows-gnu): Debian's gcc-mingw-w64-x86-64 links it and compiles
+#   the C dependencies; Debian's Wine (wine64) runs what it builds, in a prefix of its own
+#   under target/wine (cross_windows makes it, once: about 10 s). Wine 8 lacks
+#   bcryptprimitives.dll, whose ProcessPrng every Rust program since 1.78 calls at start;
+#   scripts/wine/bcryptprimitives.c is a stand-in over RtlGenRandom, built into that prefix
+#   only. target/wine/pagent runs the Windows build under Wine with the arguments, stdin
+#   and exit code untouched: the binary under test of the integration tests' Windows part.
 #
 # scripts/install-tools.sh --cross installs all of it; the PyPI tools go to
 # target/tools/venv (pinned there).
@@ -44,4 +51,45 @@ cross_zig() {
         return 1
     fi
     export PATH="$cross_tools:$PATH"
+}
+
+# Exports what cargo needs to build x86_64-pc-windows-gnu here, or says what is missing
+# and returns 1. With --wine, also what runs it: a warmed-up prefix in target/wine/prefix,
+# a persistent wineserver (cross_windows_done stops it) and the target/wine/pagent wrapper.
+cross_windows() {
+    local target=x86_64-pc-windows-gnu missing=() repo wine_dir
+    command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=("Debian's gcc-mingw-w64-x86-64")
+    [ "${1:-}" != --wine ] || command -v wine >/dev/null || missing+=("Debian's wine and wine64")
+    rustup target list --installed 2>/dev/null | grep -qx "$target" ||
+        missing+=("the Rust target (rustup target add $target)")
+    if [ ${#missing[@]} -gt 0 ]; then
+        printf 'cross: building for %s needs %s; scripts/install-tools.sh --cross installs them\n' \
+            "$target" "$(IFS=,; echo "${missing[*]}")" >&2
+        return 1
+    fi
+    repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
+    wine_dir="$repo/target/wine"
+    export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
+    export CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc
+    export AR_x86_64_pc_windows_gnu=x86_64-w64-mingw32-ar
+    [ "${1:-}" = --wine ] || return 0
+    export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+    export WINEPREFIX="$wine_dir/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+    mkdir -p -- "$wine_dir"
+    if [ ! -f "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" ]; then
+        wineboot --init </dev/null >/dev/null 2>&1 || true
+        x86_64-w64-mingw32-gcc -O2 -shared -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
+            "$repo/scripts/wine/bcryptprimitives.c" "$repo/scripts/wine/bcryptprimitives.def" -ladvapi32
+    fi
+    # One wineserver (and its services) for the whole run, started with no pipe of a test
+    # open: a service started by a test's first `wine` would hold that test's output pipe.
+    wineserver -p </dev/null >/dev/null 2>&1 || true
+    wine cmd /c exit </dev/null >/dev/null 2>&1 || true
+    printf '#!/bin/sh\nexec wine %s "$@"\n' "$repo/target/$target/debug/pagent.exe" >"$wine_dir/pagent"
+    chmod 755 "$wine_dir/pagent"
+}
+
+# Stops the wineserver cross_windows started (and every Wine process of its prefix).
+cross_windows_done() {
+    wineserver -k </dev/null >/dev/null 2>&1 || true
 }

@@ -5,6 +5,11 @@
 #   scripts/install-client.sh claude [VERSION]     # default: CLAUDE_CODE_NEWEST
 #   scripts/install-client.sh codex [VERSION]
 #   scripts/install-client.sh opencode [VERSION]
+#   scripts/install-client.sh claude-win32 [VERSION]
+#
+# claude-win32 is Claude Code's Windows x64 build (its platform package, taken with
+# `npm pack`: npm installs only this system's), for the tests that run it under Wine
+# (scripts/test.sh); its version is the package's, since running it needs Wine.
 #
 # Versions default to scripts/clients.sh. Progress goes to stderr; the last stdout line is
 # the absolute path of the executable, so callers can do
@@ -24,15 +29,52 @@ repo_root="$(cd -- "$script_dir/.." && pwd -P)"
 name="${1:-claude}"
 case $name in
     claude) package=@anthropic-ai/claude-code default=$CLAUDE_CODE_NEWEST ;;
+    claude-win32) package=@anthropic-ai/claude-code-win32-x64 default=$CLAUDE_CODE_NEWEST ;;
     codex) package=@openai/codex default=$CODEX_VERSION ;;
     opencode) package=opencode-ai default=$OPENCODE_VERSION ;;
     *)
-        echo "install-client: unknown client '$name' (claude, codex or opencode)" >&2
+        echo "install-client: unknown client '$name' (claude, codex, opencode or claude-win32)" >&2
         exit 1
         ;;
 esac
 version="${2:-$default}"
 prefix="$repo_root/target/clients/$name-$version"
+
+# npm's own cache would keep a second copy of every package (over a gigabyte for the four
+# clients, on a CI disk that has little to spare): each install gets a cache of its own,
+# removed when it ends.
+npm_config_cache="$(mktemp -d "${TMPDIR:-/tmp}/pagent-npm-cache.XXXXXX")"
+export npm_config_cache
+trap 'rm -rf -- "$npm_config_cache"' EXIT
+
+if [ "$name" = claude-win32 ]; then
+    exe="$prefix/claude.exe"
+    stamp="$prefix/version.txt"
+    if [ -f "$exe" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then
+        echo "install-client: $name $version already installed in $prefix" >&2
+    else
+        command -v npm >/dev/null 2>&1 || {
+            echo "install-client: npm is not on PATH; install Node.js 20+ and npm, then run this again" >&2
+            exit 1
+        }
+        echo "install-client: fetching $package@$version into $prefix" >&2
+        rm -rf -- "$prefix"
+        mkdir -p -- "$prefix/pack"
+        npm pack --silent --pack-destination "$prefix/pack" "$package@$version" >/dev/null
+        tar -xzf "$prefix"/pack/*.tgz -C "$prefix/pack"
+        got="$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$prefix/pack/package/package.json")"
+        if [ "$got" != "$version" ] || [ ! -f "$prefix/pack/package/claude.exe" ]; then
+            echo "install-client: expected $package $version with claude.exe, found '${got:-nothing}'" >&2
+            exit 1
+        fi
+        mv -- "$prefix/pack/package/claude.exe" "$exe"
+        rm -rf -- "$prefix/pack"
+        printf '%s\n' "$version" >"$stamp"
+        echo "install-client: installed $name $version" >&2
+    fi
+    printf '%s\n' "$exe"
+    exit 0
+fi
 
 # The executable inside an install: the native binary of the platform package where
 # there is one (Codex's and OpenCode's npm entries are Node wrappers around it); npm
@@ -41,7 +83,14 @@ prefix="$repo_root/target/clients/$name-$version"
 executable() {
     local found
     case $name in
-        claude) found="$prefix/node_modules/.bin/claude" ;;
+        claude)
+            # On Windows `.bin/claude` is a shell shim; the package's own executable runs
+            # from anything (the Windows runner's Python starts it).
+            case $(uname -s) in
+                MINGW* | MSYS* | CYGWIN*) found="$prefix/node_modules/@anthropic-ai/claude-code/bin/claude.exe" ;;
+                *) found="$prefix/node_modules/.bin/claude" ;;
+            esac
+            ;;
         codex) found="$( (ls -d "$prefix"/node_modules/@openai/codex-{linux,darwin}-*/vendor/*/bin/codex 2>/dev/null || true) | head -n 1)" ;;
         opencode) found="$( (ls -d "$prefix"/node_modules/opencode-{linux,darwin}-*/bin/opencode 2>/dev/null || true) | grep -v baseline | head -n 1)" ;;
     esac

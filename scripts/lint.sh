@@ -6,4 +6,8 @@
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 cargo fmt --all -- --check
+case $(uname -s) in
+    # Windows: what builds there (the integration and end-to-end suites are Unix programs).
+    MINGW* | MSYS* | CYGWIN*) exec scripts/check-windows.sh ;;
+esac
 cargo clippy --workspace --all-targets --locked -- -D warnings

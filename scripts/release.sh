@@ -12,7 +12,8 @@
 # on its own kind of machine (the release workflow, .github/workflows/release.yml, runs
 # this on each runner of the matrix), except linux-arm64, which an x86-64 Linux machine
 # also cross-builds (Debian's gcc-aarch64-linux-gnu and libc6-dev-arm64-cross, and
-# `rustup target add aarch64-unknown-linux-gnu`; scripts/install-tools.sh --cross). Linux
+# `rustup target add aarch64-unknown-linux-gnu`; scripts/install-tools.sh --cross), and
+# win32-x64, which it cross-builds with mingw-w64 and checks under Wine. Linux
 # builds are static where the C toolchain has a static libc (x86-64: static-pie), so they
 # need no particular libc at run time. Nothing is faked: each binary must say, when run
 # (under qemu-aarch64 when cross-built), the version of Cargo.toml and its target. The
@@ -40,13 +41,15 @@ fail() {
 }
 
 # The matrix: npm platform, Rust target, npm os, npm cpu, binary name, and the runner of
-# the release workflow that builds and tests it. Windows (win32-x64) joins once pagent is
-# ported (issue 25: it uses Unix process groups, signals and file modes today).
+# the release workflow that builds and tests it. Windows is the GNU target, built with
+# mingw-w64: the same build here (cross-built, tested under Wine by scripts/test.sh) and
+# on the workflow's Windows runner (native, tested there with the real Claude Code CLI).
 matrix=(
-    "linux-x64    x86_64-unknown-linux-gnu   linux  x64   pagent ubuntu-24.04"
-    "linux-arm64  aarch64-unknown-linux-gnu  linux  arm64 pagent ubuntu-24.04-arm"
-    "darwin-arm64 aarch64-apple-darwin       darwin arm64 pagent macos-15"
-    "darwin-x64   x86_64-apple-darwin        darwin x64   pagent macos-15-intel"
+    "linux-x64    x86_64-unknown-linux-gnu   linux  x64   pagent     ubuntu-24.04"
+    "linux-arm64  aarch64-unknown-linux-gnu  linux  arm64 pagent     ubuntu-24.04-arm"
+    "darwin-arm64 aarch64-apple-darwin       darwin arm64 pagent     macos-15"
+    "darwin-x64   x86_64-apple-darwin        darwin x64   pagent     macos-15-intel"
+    "win32-x64    x86_64-pc-windows-gnu      win32  x64   pagent.exe windows-2025"
 )
 
 platforms=()
@@ -76,7 +79,10 @@ version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Car
 host="$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')"
 for row in "${matrix[@]}"; do
     read -r platform target _ <<<"$row"
+    # A Windows runner's host is MSVC's; it builds the GNU target of the matrix.
     [ ${#platforms[@]} -gt 0 ] || [ "$target" != "$host" ] || platforms=("$platform")
+    [ ${#platforms[@]} -gt 0 ] || [ "$platform" != win32-x64 ] || [[ $host != x86_64-pc-windows-* ]] ||
+        platforms=("$platform")
 done
 [ ${#platforms[@]} -gt 0 ] || fail "this machine ($host) builds no platform of the matrix"
 mkdir -p -- "$out"
@@ -87,14 +93,26 @@ static_libc() {
     [ "${PAGENT_STATIC:-1}" != 0 ] && [ -f "$("$1" -print-file-name=libc.a 2>/dev/null || echo /nonexistent)" ]
 }
 
-# Builds the binary for TARGET and prints its path.
+# Builds the binary for TARGET (named EXE) and prints its path.
 build() {
-    local target=$1 cc=cc
+    local target=$1 exe=$2 cc=cc
     if [ "$target" = "$host" ] && [ -n "${PAGENT_RELEASE_BIN:-}" ]; then
         [ -f "$PAGENT_RELEASE_BIN" ] && [ -x "$PAGENT_RELEASE_BIN" ] ||
             fail "PAGENT_RELEASE_BIN=$PAGENT_RELEASE_BIN is not an executable file"
         say "using the prebuilt binary $PAGENT_RELEASE_BIN"
         printf '%s\n' "$PAGENT_RELEASE_BIN"
+        return
+    fi
+    if [ "$target" = x86_64-pc-windows-gnu ]; then
+        # Cross-built from Linux, or natively on Windows, where the host target is MSVC's
+        # and the runner's mingw-w64 builds the GNU one. Static: no MinGW DLL to ship.
+        [ "$host" = x86_64-unknown-linux-gnu ] || [[ $host == *-windows-* ]] ||
+            fail "$target is built on Windows or x86-64 Linux, not on $host"
+        [[ $host == *-windows-* ]] || cross_windows || fail "cannot cross-build $target here"
+        say "building the binary for $target (LTO: minutes)"
+        RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+            cargo build --release --locked --target "$target" 1>&2 || fail "cargo build failed (see above)"
+        printf '%s\n' "$repo/target/$target/release/$exe"
         return
     fi
     if [ "$target" != "$host" ]; then
@@ -117,11 +135,16 @@ build() {
     printf '%s\n' "$repo/target/$target/release/pagent"
 }
 
-# Runs BIN --version, under qemu when it is another CPU's Linux binary.
+# Runs BIN --version, under qemu when it is another CPU's Linux binary, under Wine when it
+# is Windows' and this is not Windows.
 version_of() {
     local bin=$1 target=$2
-    if [ "$target" = "$host" ]; then
+    if [ "$target" = "$host" ] || { [[ $target == *-windows-* ]] && [[ $host == *-windows-* ]]; }; then
         "$bin" --version </dev/null
+    elif [[ $target == *-windows-* ]]; then
+        cross_windows --wine || fail "cannot run $bin to check it: install Wine (scripts/install-tools.sh --cross)"
+        wine "$bin" --version </dev/null | tr -d '\r'
+        cross_windows_done
     elif command -v "qemu-${target%%-*}" >/dev/null; then
         "qemu-${target%%-*}" "$bin" --version </dev/null
     else
@@ -141,7 +164,7 @@ for wanted in "${platforms[@]}"; do
         [ "$platform" = "$wanted" ] && found=1 && break
     done
     [ -n "$found" ] || fail "no platform $wanted in the matrix (see --matrix)"
-    bin="$(build "$target")"
+    bin="$(build "$target" "$exe")"
     actual="$(version_of "$bin" "$target")" || fail "$bin --version failed"
     [ "$actual" = "pagent $version ($target)" ] ||
         fail "$bin says '$actual', not 'pagent $version ($target)': rebuild it"
@@ -171,7 +194,7 @@ main="$out/packages/pagent"
 mkdir -p -- "$main/scripts"
 cp -R -- npm/pagent/bin npm/pagent/install.js npm/pagent/platforms.js npm/pagent/README.md "$main/"
 cp -R -- .claude-plugin hooks commands plugin agents "$main/"
-cp -- scripts/pagent "$main/scripts/pagent"
+cp -- scripts/pagent "$main/scripts/"
 [ -f LICENSE ] && cp -- LICENSE "$main/"
 names=()
 for row in "${matrix[@]}"; do
@@ -202,7 +225,8 @@ for row in "${matrix[@]}"; do
     read -r platform target _ _ _ runner <<<"$row"
     [[ " ${built[*]} " != *" pagent-$platform "* ]] || continue
     also=
-    [ "$target" != aarch64-unknown-linux-gnu ] || [ "$host" != x86_64-unknown-linux-gnu ] ||
-        also=" (or here: --platform $platform)"
+    case $target in aarch64-unknown-linux-gnu | x86_64-pc-windows-gnu)
+        [ "$host" != x86_64-unknown-linux-gnu ] || also=" (or here: --platform $platform)" ;;
+    esac
     say "not built here: pagent-$platform ($target), built on the workflow's $runner runner$also"
 done

@@ -18,7 +18,25 @@
 #      (PAGENT_TEST_BIN): --version, the hooks, the hostile repositories, everything.
 #      It needs the tools of scripts/install-tools.sh --cross (.ci/run installs them);
 #      PAGENT_ARM64=0 leaves it out (the release workflow proves arm64 on an arm64
-#      runner instead).
+#      runner instead);
+#   5. on x86-64 Linux, Windows under Wine: a debug cross-build for x86_64-pc-windows-gnu
+#      (mingw-w64), then, under Debian's Wine, the engine's and protocol's tests, the
+#      library's Windows door and process door tests, and the integration tests of the
+#      hooks with pagent.exe as the binary under test (PAGENT_TEST_BIN): the Ralph loop,
+#      status and cancel, the hostile repositories (symlinks out, which Wine shows as the
+#      files they lead to), pagent's own answers to its commands (UserPromptExpansion),
+#      and the Windows cases (stream, device and out-of-project names, a device as the
+#      project); and, with Claude Code's Windows build (its newest pinned version,
+#      fetched by scripts/install-client.sh claude-win32), scripts/ralph-e2e.py --wine:
+#      pagent install, a Ralph loop through the exec-form hooks, /pagent:status and
+#      /pagent:cancel. The integration modules that need a POSIX shell or Unix tools on the
+#      Windows side (checks, `pagent loop`'s agents, install) are not in this part; the
+#      release workflow's Windows runner runs the Windows tests natively, junctions and
+#      NTFS symbolic links included. PAGENT_WINDOWS=0 leaves it out.
+# On Windows (the release workflow's runner) it runs instead what builds there, natively:
+# the engine's and protocol's tests, the doors' Windows tests on NTFS (junctions and
+# symbolic links included) and scripts/ralph-e2e.py through each pinned Claude Code
+# version: pagent install of this repository, a Ralph loop, /pagent:status, /pagent:cancel.
 # A CLI or a tool that cannot be installed is a failure, never a skip. Extra arguments go
 # to every `cargo test` run (e.g. a test name filter). Each part says how long it took.
 set -euo pipefail
@@ -32,6 +50,26 @@ timed() { # LABEL COMMAND...: run it, then say how long it took
     "$@"
     echo "test.sh: $label: $((SECONDS - start)) s" >&2
 }
+
+case $(uname -s) in
+    # Windows (the release workflow's runner, in Git Bash): what builds there, natively.
+    MINGW* | MSYS* | CYGWIN*)
+        win=x86_64-pc-windows-gnu
+        timed "engine and protocol tests" \
+            cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol "$@"
+        # --include-ignored: the junction and NTFS symbolic link cases Wine cannot make.
+        timed "the file and process doors' tests, on NTFS" \
+            cargo test --locked --target "$win" -p pagent --lib "$@" -- --include-ignored store::door process::
+        cargo build --locked --target "$win" --bin pagent
+        python="$(command -v python3 || command -v python)"
+        for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
+            claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
+            timed "a Ralph loop through Claude Code $version" \
+                "$python" scripts/ralph-e2e.py --claude "$claude" --pagent "$PWD/target/$win/debug/pagent.exe"
+        done
+        exit 0
+        ;;
+esac
 
 timed "unit and integration tests" cargo test --workspace --locked "$@"
 
@@ -75,4 +113,47 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_ARM64:-1}" != 0 ]; then
         PAGENT_TEST_EMULATOR_KB=65536 \
         timed "Linux arm64 under qemu: unit and integration tests" \
         cargo test --workspace --locked --target aarch64-unknown-linux-gnu "$@"
+fi
+
+if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; then
+    cross_windows --wine || {
+        echo "test.sh: the Windows part needs these tools (or PAGENT_WINDOWS=0 to leave it out)" >&2
+        exit 1
+    }
+    trap cross_windows_done EXIT
+    win=x86_64-pc-windows-gnu
+    timed "Windows: cross-build (debug)" cargo build --locked --target "$win" --bin pagent
+    if ! "$PWD/target/wine/pagent" --version </dev/null | grep -q "($win)"; then
+        echo "test.sh: target/wine/pagent does not run pagent.exe under Wine" >&2
+        exit 1
+    fi
+    # insta finds the workspace with `cargo metadata`, a Linux program Wine cannot start.
+    INSTA_WORKSPACE_ROOT="$PWD" INSTA_UPDATE=no \
+        timed "Windows under Wine: engine and protocol tests" \
+        cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol "$@"
+    INSTA_WORKSPACE_ROOT="$PWD" INSTA_UPDATE=no \
+        timed "Windows under Wine: the file and process doors' tests" \
+        cargo test --locked --target "$win" -p pagent --lib "$@" -- store::door process::
+    # Wine's own memory (about 90 MiB) counts in a command's peak, as qemu's does.
+    # Left out: a non-UTF-8 folder name (Windows names are UTF-16: the door's os tests),
+    # a file name holding terminal escapes (Windows names cannot hold controls), a worktree
+    # loop whose agent is `sh`, and checks and agents run through `sh`.
+    PAGENT_TEST_BIN="$PWD/target/wine/pagent" PAGENT_TEST_EMULATOR_KB=131072 \
+        timed "Windows under Wine: the hooks' integration tests" \
+        cargo test --locked --test integration "$@" -- \
+        ralph:: hook_input:: status:: user_wins:: safety:: pipeline:: hostile_repo:: \
+        own_texts:: no_progress:: crashes:: own_voice:: own_voice_attacks:: during_turn:: \
+        usage_limits_session:: \
+        --skip safety::folders_whose_names_differ_only_in_non_utf8_bytes_do_not_share_seals \
+        --skip own_voice_attacks::item_1_project_text_in_the_users_own_loop_reaches_the_screen_escaped \
+        --skip hostile_repo::a_planted_worktree_folder_or_link_is_never_reused \
+        --skip pipeline::a_project_workflow_with_a_failing_check_feeds_its_output_back
+    PAGENT_TEST_BIN="$PWD/target/wine/pagent" \
+        timed "Windows under Wine: the Windows hostile cases and the Ralph loop" \
+        cargo test --locked --test integration "$@" -- --ignored windows::
+    # The real thing: Claude Code's Windows build starting pagent.exe from the exec-form
+    # hooks. The newest only: 2.1.197's needs a call Wine 8 lacks (docs/windows.md).
+    claude_win="$(scripts/install-client.sh claude-win32 "$CLAUDE_CODE_NEWEST" | tail -n 1)"
+    timed "Windows under Wine: pagent install, a Ralph loop, /pagent:status and /pagent:cancel through Claude Code $CLAUDE_CODE_NEWEST's Windows build" \
+        python3 scripts/ralph-e2e.py --wine --claude "$claude_win" --pagent "$PWD/target/$win/debug/pagent.exe"
 fi

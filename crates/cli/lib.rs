@@ -27,6 +27,7 @@ pub use world::{transcript, usage};
 
 pub use cli::env::Env;
 pub use cli::exit::ExitStatus;
+pub use cli::terminal::console_takes_controls;
 pub use dispatch::{hook_fast_path, run};
 pub use io::Io;
 

@@ -15,7 +15,8 @@ fn main() -> ExitCode {
     let env = pagent::Env::capture();
     let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
     let mut io = pagent::Io {
-        stdout_is_terminal: stdout.is_terminal(),
+        // A Windows console that cannot act on colours and redraws counts as none.
+        stdout_is_terminal: stdout.is_terminal() && pagent::console_takes_controls(),
         stdin_is_terminal: stdin.is_terminal(),
         stdin: &mut stdin.lock(),
         stdout: &mut stdout.lock(),

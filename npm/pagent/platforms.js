@@ -1,6 +1,6 @@
 // The platform packages, by Node's `${process.platform}-${process.arch}`: one place for
 // bin/pagent and install.js. scripts/release.sh fills the same names (its matrix is the
-// list of released platforms; Windows joins once pagent is ported to it).
+// list of released platforms).
 'use strict';
 
 const PLATFORMS = {
@@ -8,6 +8,7 @@ const PLATFORMS = {
   'linux-arm64': 'pagent-linux-arm64',
   'darwin-arm64': 'pagent-darwin-arm64',
   'darwin-x64': 'pagent-darwin-x64',
+  'win32-x64': 'pagent-win32-x64',
 };
 
 // The path of this platform's pagent binary, or an error message saying what to do.

@@ -12,30 +12,21 @@
 
 use std::time::{Duration, Instant};
 
+use pagent_test_support::wait::{wait_for, wait_showing};
 use serde_json::Value;
 
-use crate::harness::{E2e, claude_binary, repo_root};
+use crate::harness::{E2e, claude_agent_args, claude_binary};
 use crate::mock::Reply;
 use crate::tmux::Tmux;
+
+/// When the session's usage limit resets: seconds after the mock's 429.
+const RESET_IN: u64 = 5;
 
 fn limit(reset_in: u64) -> Reply {
     Reply::UsageLimit {
         reset_in,
         claim: "five_hour".into(),
     }
-}
-
-fn events(e2e: &E2e) -> Vec<String> {
-    std::fs::read_to_string(e2e.path(".claude/pagent/events.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["action"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
 }
 
 #[test]
@@ -45,21 +36,13 @@ fn issue_21_a_real_claude_usage_limit_is_waited_out_by_pagent_loop() {
         limit(4),
         Reply::text("Done.\n<promise>DONE</promise>"),
     ]);
-    let claude = claude_binary();
     let started = Instant::now();
-    let out = e2e.pagent_loop_subscribed(&[
-        "--json",
-        "--agent",
-        "claude",
-        "--agent-bin",
-        claude.to_str().unwrap(),
-        "--agent-arg=--plugin-dir",
-        &format!("--agent-arg={}", repo_root().display()),
+    let out = e2e.pagent_loop_subscribed(&claude_agent_args(&[
         "--limit-margin",
         "2s",
         "ralph",
         "Tidy the README",
-    ]);
+    ]));
     let took = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
@@ -105,7 +88,7 @@ fn issue_21_a_real_claude_usage_limit_is_waited_out_by_pagent_loop() {
         );
     }
     assert_eq!(
-        events(&e2e),
+        e2e.actions(),
         ["ralph", "limit_wait", "limit_resumed", "complete"]
     );
     let status = e2e.status();
@@ -136,19 +119,23 @@ fn issue_21_a_real_claude_usage_limit_in_the_session_waits_and_goes_on() {
     let resumes_by_itself = patch_version() >= 234;
     let e2e = E2e::start(vec![
         Reply::text("Starting on the parser."),
-        limit(5),
+        limit(RESET_IN),
         Reply::text("Going on with the parser."),
         Reply::text("Done.\n<promise>DONE</promise>"),
     ]);
     let ui = Tmux::start_subscribed(&e2e);
     ui.type_line("/ralph Fix the parser --max-iterations 5");
     let screen = ui.wait_for("hit your");
+    // The mock answered the 429 before the screen showed it: its window resets by then.
+    let reset = Instant::now() + Duration::from_secs(RESET_IN);
     // StopFailure marked the loop waiting: the turn the limit cut short counts nothing.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while e2e.state().get("limit_wait").is_none() {
-        assert!(Instant::now() < deadline, "not waiting:\n{screen}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_showing(Duration::from_secs(20), "the loop's wait", || {
+        if e2e.state().get("limit_wait").is_some() {
+            Ok(())
+        } else {
+            Err(screen.clone())
+        }
+    });
     let state = e2e.state();
     assert_eq!(state["iterations"], serde_json::json!([2]), "{state}");
     // The start turn changed no file (1); the turn the limit cut short counts nothing.
@@ -176,7 +163,10 @@ fn issue_21_a_real_claude_usage_limit_in_the_session_waits_and_goes_on() {
         // 2.1.197 asks what to do and waits: the user chooses to wait, then goes on.
         ui.wait_for("What do you want to do?");
         ui.key("Enter");
-        std::thread::sleep(Duration::from_secs(6));
+        // The user waits for the reset the 429 announced, then goes on.
+        wait_for(Duration::from_secs(60), "the usage limit's reset", || {
+            Instant::now() >= reset
+        });
         ui.type_line("/pagent:resume");
         ui.wait_longer("the loop to go on", Duration::from_secs(60), |s| {
             s.contains("Stop says: pagent: ralph complete")
@@ -190,7 +180,7 @@ fn issue_21_a_real_claude_usage_limit_in_the_session_waits_and_goes_on() {
         state["usage"]["waited_secs"].as_u64().unwrap() >= 1,
         "{state}"
     );
-    let actions = events(&e2e);
+    let actions = e2e.actions();
     assert!(
         actions.starts_with(&[
             "ralph".to_owned(),

@@ -27,13 +27,7 @@ fn check(what: &str, out: &Output) {
 /// The npm platform (`process.platform`-`process.arch`) these tests were built for: the
 /// package scripts/release.sh packs on this machine.
 fn npm_platform() -> &'static str {
-    match env!("PAGENT_TARGET") {
-        "x86_64-unknown-linux-gnu" => "linux-x64",
-        "aarch64-unknown-linux-gnu" => "linux-arm64",
-        "aarch64-apple-darwin" => "darwin-arm64",
-        "x86_64-apple-darwin" => "darwin-x64",
-        other => panic!("no npm platform for {other}"),
-    }
+    pagent_test_support::project::npm_platform(env!("PAGENT_TARGET"))
 }
 
 /// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own.
@@ -308,10 +302,16 @@ fn publish_refuses_a_release_that_lacks_a_platform() {
     let out = publish(&["--dry-run"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let missing: Vec<&str> = ["linux-x64", "linux-arm64", "darwin-arm64", "darwin-x64"]
-        .into_iter()
-        .filter(|p| *p != npm_platform())
-        .collect();
+    let missing: Vec<&str> = [
+        "linux-x64",
+        "linux-arm64",
+        "darwin-arm64",
+        "darwin-x64",
+        "win32-x64",
+    ]
+    .into_iter()
+    .filter(|p| *p != npm_platform())
+    .collect();
     for platform in &missing {
         assert!(
             stderr.contains(&format!("pagent-{platform}={version}")),

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{E2e, claude_binary, repo_root};
+use crate::harness::{E2e, claude_agent_args, claude_binary};
 use crate::mock::Reply;
 
 const CRITERIA: &str = "the parser handles the empty input, with a test for it";
@@ -103,23 +103,14 @@ fn pagent_loop_review_sends_the_finding_to_the_next_fresh_worker() {
         Reply::text("Added the empty-input test.\n<promise>DONE</promise>"),
         Reply::text(MET),
     ]);
-    let claude = claude_binary();
-    let plugin = repo_root();
-    let out = e2e.pagent_loop(&[
-        "--json",
-        "--agent",
-        "claude",
-        "--agent-bin",
-        claude.to_str().unwrap(),
-        "--agent-arg=--plugin-dir",
-        &format!("--agent-arg={}", plugin.display()),
+    let out = e2e.pagent_loop(&claude_agent_args(&[
         "ralph",
         "--no-progress-limit",
         "0",
         "--review",
         CRITERIA,
         "Parse the input",
-    ]);
+    ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),

@@ -18,7 +18,8 @@ use std::fs;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::tmux_server::{Server, poll};
+use pagent_test_support::tmux::Server;
+use pagent_test_support::wait::wait_showing_every;
 
 use serde_json::json;
 
@@ -109,14 +110,21 @@ impl Tmux {
         self.server.run(args)
     }
 
-    /// Types `text` (literally) and presses Enter, as a person would: the slash-command
-    /// menu gets a moment to settle between the two.
+    /// Types `text` (literally) and presses Enter, as a person would: once the typed text
+    /// is on screen and the screen has settled (the slash-command menu drawn: two looks
+    /// in a row the same), so that Enter submits what was typed.
     pub fn type_line(&self, text: &str) {
         self.run(&["send-keys", "-t", "ui", "-l", text]);
-        self.wait_until("the typed text to appear", |screen| {
-            screen.contains(text.lines().next().unwrap_or(text))
-        });
-        std::thread::sleep(Duration::from_millis(300));
+        let typed = text.lines().next().unwrap_or(text);
+        let mut last = String::new();
+        self.wait_until(
+            "the typed text to appear and the screen to settle",
+            |screen| {
+                let settled = screen == last;
+                screen.clone_into(&mut last);
+                settled && screen.contains(typed)
+            },
+        );
         self.run(&["send-keys", "-t", "ui", "Enter"]);
     }
 
@@ -144,14 +152,19 @@ impl Tmux {
     }
 
     /// Waits until `ready(screen)`; fails with the screen after [`WAIT`].
-    pub fn wait_until(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+    pub fn wait_until(&self, what: &str, ready: impl FnMut(&str) -> bool) -> String {
         self.wait_longer(what, WAIT, ready)
     }
 
     /// [`Tmux::wait_until`] with its own limit (Claude Code's own timers: a usage limit's
     /// reset, its resume a minute after).
-    pub fn wait_longer(&self, what: &str, limit: Duration, ready: impl Fn(&str) -> bool) -> String {
-        poll(what, limit, Duration::from_millis(100), || {
+    pub fn wait_longer(
+        &self,
+        what: &str,
+        limit: Duration,
+        mut ready: impl FnMut(&str) -> bool,
+    ) -> String {
+        wait_showing_every(limit, Duration::from_millis(100), what, || {
             let screen = self.screen();
             if ready(&screen) {
                 Ok(screen)

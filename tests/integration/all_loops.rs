@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::util::snapshot::regex_escape;
 use crate::util::*;
 
 fn filters(env: &TestEnv) -> Vec<(String, String)> {
@@ -15,18 +16,6 @@ fn filters(env: &TestEnv) -> Vec<(String, String)> {
         (r"\b\d+s\b".to_owned(), "[S]".to_owned()),
         (r"\b\d+m\d\ds\b".to_owned(), "[S]".to_owned()),
     ]
-}
-
-pub fn regex_escape(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
-                c.to_string()
-            } else {
-                format!("\\{c}")
-            }
-        })
-        .collect()
 }
 
 /// A second project beside `env`'s, sharing its HOME and config folder.

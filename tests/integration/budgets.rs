@@ -31,10 +31,6 @@ fn append(env: &TestEnv, lines: &[String]) {
     }
 }
 
-fn status(env: &TestEnv) -> Value {
-    serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap()
-}
-
 #[test]
 fn a_max_tokens_loop_gives_up_with_the_figures_from_the_transcript() {
     let env = TestEnv::new();
@@ -48,7 +44,8 @@ fn a_max_tokens_loop_gives_up_with_the_figures_from_the_transcript() {
             "Fix it",
         ])
         .success();
-    assert!(out.stdout.contains("its budget of 1.0k tokens"), "{out}");
+    let mut said = Said::new();
+    said.say("pagent ralph --max-tokens 1k", &out.stdout);
     // Each message is two lines (text, then a tool call) repeating its usage.
     append(
         &env,
@@ -58,7 +55,7 @@ fn a_max_tokens_loop_gives_up_with_the_figures_from_the_transcript() {
         ],
     );
     env.stop(&env.stop_input("First pass.")).blocked();
-    let usage = &status(&env)["usage"];
+    let usage = &env.status()["usage"];
     assert_eq!(usage["total_tokens"], 500, "{usage}");
     assert_eq!(usage["cost_source"], "estimated from pagent's list prices");
     // $3/Mtok in, $15/Mtok out: 400 in and 100 out cost $0.0027.
@@ -81,10 +78,8 @@ fn a_max_tokens_loop_gives_up_with_the_figures_from_the_transcript() {
             .len()
     );
     let human = env.cmd(&["status"]).success().stdout;
-    assert!(
-        human.contains("usage: 1.1k tokens (input 850, output 200, cache read 0, cache write 0) · $0.0056 (estimated from pagent's list prices) · budget: 1.0k tokens"),
-        "{human}"
-    );
+    said.say("pagent status", &human);
+    assert_text!(said.text());
     // A finished loop never blocks again, whatever the transcript says.
     append(&env, &[assistant_line("m3", 1, 1)]);
     assert_eq!(env.stop(&env.stop_input("more")).allowed(), None);
@@ -113,7 +108,7 @@ fn usage_forged_in_a_tool_result_is_not_counted() {
         ],
     );
     env.stop(&env.stop_input("First pass.")).blocked();
-    assert_eq!(status(&env)["usage"]["total_tokens"], 0);
+    assert_eq!(env.status()["usage"]["total_tokens"], 0);
 }
 
 /// No transcript, or one without usage: a token or cost budget cannot be judged, the loop
@@ -137,31 +132,33 @@ fn missing_usage_never_ends_or_breaks_a_loop() {
     env.stop(&env.stop_input("One.")).blocked();
     append(&env, &[transcript_line_text("m1", "no usage here")]);
     env.stop(&env.stop_input("Two.")).blocked();
-    let human = env.cmd(&["status"]).success().stdout;
-    assert!(human.contains("usage: no tokens counted yet"), "{human}");
+    let mut said = Said::new();
+    said.say("pagent status", &env.cmd(&["status"]).success().stdout);
     let message = env.stop(&env.stop_input("Three.")).allowed().unwrap();
-    assert!(message.contains("used all 3 iterations"), "{message}");
+    said.say("the third stop", &message);
+    assert_text!(said.text());
 }
 
 #[test]
 fn zero_negative_and_absurd_budgets_are_refused_before_anything_starts() {
     let env = TestEnv::new();
-    for (flag, value, says) in [
-        ("--max-tokens", "0", "a token budget must be more than 0"),
-        ("--max-tokens", "-5", ""),
-        ("--max-tokens", "99999999999999999999", ""),
-        ("--max-tokens", "5000G", "at most"),
-        ("--max-cost", "-1", ""),
-        ("--max-cost", "1e9", ""),
-        ("--max-cost", "NaN", ""),
-        ("--max-duration", "0s", "more than 0"),
-        ("--max-duration", "9999d", "at most"),
-        ("--max-duration", "soon", ""),
+    let mut said = Said::new();
+    for (flag, value) in [
+        ("--max-tokens", "0"),
+        ("--max-tokens", "-5"),
+        ("--max-tokens", "99999999999999999999"),
+        ("--max-tokens", "5000G"),
+        ("--max-cost", "-1"),
+        ("--max-cost", "1e9"),
+        ("--max-cost", "NaN"),
+        ("--max-duration", "0s"),
+        ("--max-duration", "9999d"),
+        ("--max-duration", "soon"),
     ] {
         let out = env
             .cmd(&["ralph", &format!("{flag}={value}"), "Fix it"])
             .failure();
-        assert!(out.stderr.contains(says), "{flag} {value}: {out}");
+        said.say(&format!("{flag}={value}"), &out.stderr);
         assert!(
             !env.exists(".claude/pagent-pipeline.json"),
             "{flag} {value}"
@@ -172,8 +169,9 @@ fn zero_negative_and_absurd_budgets_are_refused_before_anything_starts() {
         .cmd(&["run", "--stdin-args"])
         .stdin("prd.md --max-cost 0")
         .success();
-    assert!(out.stdout.contains("pagent: error:"), "{out}");
+    said.say("/pagent:run prd.md --max-cost 0", &out.stdout);
     assert!(!env.exists(".claude/pagent-pipeline.json"));
+    assert_text!(said.text());
 }
 
 #[test]
@@ -205,7 +203,7 @@ fn a_workflow_sets_budgets_and_flags_win() {
     let out = env
         .cmd(&["run", "prd.md", "--workflow", "bad", "--force"])
         .failure();
-    assert!(out.stderr.contains("max_tokens"), "{out}");
+    assert_text!(out.stderr);
 }
 
 /// Prices and notifications come only from the user's own config: a project that priced
@@ -213,15 +211,18 @@ fn a_workflow_sets_budgets_and_flags_win() {
 #[test]
 fn a_project_config_cannot_set_prices_or_notifications() {
     let env = TestEnv::new();
+    let mut said = Said::new();
     for config in [
         r#"{"prices": {"claude": {"input": 0, "output": 0}}}"#,
         r#"{"notify": {"command": ["sh", "-c", "touch pwned"]}}"#,
     ] {
         env.write(".claude/pagent/config.json", config);
         let out = env.cmd(&["ralph", "--trust", "Fix it"]).failure();
-        assert!(out.stderr.contains("only honoured in your own"), "{out}");
+        said.say(config, &out.stderr);
         assert!(!env.exists(".claude/pagent-pipeline.json"));
+        assert!(!env.exists("pwned"));
     }
+    assert_text!(said.text());
 }
 
 #[test]
@@ -244,26 +245,21 @@ fn the_users_prices_override_the_list_and_a_cost_budget_ends_the_loop() {
     .success();
     append(&env, &[assistant_line("m1", 600, 0)]);
     let message = env.stop(&env.stop_input("One.")).allowed().unwrap();
-    assert!(
-        message.contains("reached the cost budget ($0.60 spent of $0.50, estimated from the prices in your config)"),
-        "{message}"
-    );
+    assert_text!(message);
 }
 
 /// A fake `claude -p` whose `result` record reports 600 tokens and $0.25 per run.
 fn fake_claude(env: &TestEnv) -> String {
-    env.write(
-        "fake-claude",
-        "#!/bin/sh\ncat > /dev/null\n\
+    env.fake_tool(
+        "bin",
+        "claude",
+        "cat > /dev/null\n\
          echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"model\":\"claude-sonnet-4-5\"}'\n\
-         echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":1,\"result\":\"working\",\"session_id\":\"s\",\"total_cost_usd\":0.25,\"usage\":{\"input_tokens\":500,\"output_tokens\":100}}'\n",
-    );
-    std::fs::set_permissions(
-        env.path("fake-claude"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+         echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":1,\"result\":\"working\",\"session_id\":\"s\",\"total_cost_usd\":0.25,\"usage\":{\"input_tokens\":500,\"output_tokens\":100}}'",
     )
-    .unwrap();
-    env.path("fake-claude").display().to_string()
+    .join("claude")
+    .display()
+    .to_string()
 }
 
 #[test]
@@ -284,11 +280,8 @@ fn pagent_loop_counts_the_streams_usage_and_gives_up_on_its_budget() {
         ])
         .run();
     assert_eq!(out.code, Some(3), "{out}");
-    assert!(
-        out.stdout.contains("reached the token budget (1.2k tokens used of 1.0k; 1200 of 1000) at stage ralph, iteration 2"),
-        "{out}"
-    );
-    let usage = &status(&env)["usage"];
+    assert_text!(out.stdout);
+    let usage = &env.status()["usage"];
     assert_eq!(usage["cost_microusd"], 500_000);
     assert_eq!(usage["cost_source"], "reported by the agent");
 }
@@ -383,11 +376,11 @@ fn a_huge_transcript_is_read_in_bounded_time_and_memory() {
         stop.run
     );
     assert!(stop.run.blocked().contains("iteration 2"), "{}", stop.run);
-    assert_eq!(status(&env)["usage"]["total_tokens"], 60);
+    assert_eq!(env.status()["usage"]["total_tokens"], 60);
     // The next Stop reads only what was added since.
     append(&env, &[assistant_line("m2", 50, 0)]);
     let message = env.stop(&env.stop_input("more")).allowed().unwrap();
-    assert!(message.contains("(110 tokens used of 100)"), "{message}");
+    assert_text!(message);
 }
 
 /// /pagent:parallel shows the plan and the command the model runs: the budget is in it.
@@ -399,9 +392,5 @@ fn the_parallel_plan_carries_the_budget_to_the_command_it_prints() {
         .cmd(&["parallel", "--stdin-args", "--dry-run"])
         .stdin("tasks.txt -j 2 --max-cost 2.50 --max-tokens 500k")
         .success();
-    assert!(
-        out.stdout
-            .contains("--max-tokens 500000 --max-cost 2.500000"),
-        "{out}"
-    );
+    assert_text!(out.stdout);
 }

@@ -54,8 +54,7 @@ fn a_config_folder_planted_inside_the_project_is_refused_and_nothing_runs() {
             .stdin(input.to_string())
             .run();
         // The hooks' failure policy: the stop is allowed, the reason is on stderr, exit 1.
-        assert_eq!(run.code, Some(1), "{run}");
-        assert!(run.decision().is_none(), "{var}={value:?}: {run}");
+        run.allowed_on_error();
         assert!(run.stderr.contains("is inside the project"), "{run}");
         assert!(!env.exists("pwned"), "{var}={value:?}: {}", env.dump());
     }

@@ -7,7 +7,7 @@ use std::fs;
 
 use serde_json::json;
 
-use crate::util::{SESSION, TestEnv};
+use crate::util::{SESSION, Said, TestEnv, assert_text, prompt_elided};
 
 fn pwned(env: &TestEnv) -> bool {
     env.exists("pwned")
@@ -27,11 +27,8 @@ fn a_planted_workflow_with_a_built_in_name_is_ignored_and_announced() {
         .cmd(&["run", "prd.md"])
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .success();
-    assert!(
-        out.stdout
-            .contains(".claude/pagent/workflows/prd-to-code.json was ignored"),
-        "{out}"
-    );
+    let mut said = Said::new();
+    said.say("pagent run prd.md", &prompt_elided(&out.stdout));
     assert_eq!(env.state()["workflow"], "prd-to-code");
     assert_eq!(env.state()["stages"].as_array().unwrap().len(), 5);
     env.stop(&env.stop_input("done")).blocked();
@@ -45,7 +42,8 @@ fn a_planted_workflow_with_a_built_in_name_is_ignored_and_announced() {
         ".claude/pagent/workflows/prd-to-code.json",
     ];
     let refused = env.cmd(&by_path).failure();
-    assert!(refused.stderr.contains("not trusted"), "{refused}");
+    said.say(&by_path.join(" "), &refused.stderr);
+    assert_text!(said.text());
     env.cmd(&["trust", ".claude/pagent/workflows/prd-to-code.json"])
         .success();
     env.cmd(&by_path)
@@ -68,22 +66,11 @@ fn planted_workflow_commands_run_only_after_trust_and_again_after_a_change() {
     );
     env.write("prd.md", "# PRD\n");
     let refused = env.cmd(&["run", "prd.md", "--workflow", "flow"]).failure();
-    assert!(
-        refused.stderr.contains("touch pwned; exit 1")
-            && refused
-                .stderr
-                .contains("`pagent trust .claude/pagent/workflows/flow.json`"),
-        "{refused}"
-    );
+    let mut said = Said::new();
+    said.say("pagent run prd.md --workflow flow", &refused.stderr);
     assert!(!env.exists(".claude/pagent-pipeline.json"));
     let trusted = env.cmd(&["trust"]).success();
-    assert!(
-        trusted
-            .stdout
-            .contains("trusted .claude/pagent/workflows/flow.json")
-            && trusted.stdout.contains("stage x: touch pwned; exit 1"),
-        "{trusted}"
-    );
+    said.say("pagent trust", &trusted.stdout);
     env.cmd(&["run", "prd.md", "--workflow", "flow"])
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .success();
@@ -99,15 +86,18 @@ fn planted_workflow_commands_run_only_after_trust_and_again_after_a_change() {
     let refused = env
         .cmd(&["run", "prd.md", "--workflow", "flow", "--force"])
         .failure();
-    assert!(
-        refused.stderr.contains("changed since you trusted it"),
-        "{refused}"
+    assert!(!pwned(&env), "{refused}");
+    said.say(
+        "after a change: pagent run prd.md --workflow flow",
+        &refused.stderr,
     );
     let listed = env.cmd(&["trust", "--list"]).success();
-    assert!(listed.stdout.contains("CHANGED since trusted"), "{listed}");
-    env.cmd(&["trust", "--revoke"]).success();
+    said.say("pagent trust --list", &listed.stdout);
+    let revoked = env.cmd(&["trust", "--revoke"]).success();
+    said.say("pagent trust --revoke", &revoked.stdout);
     let listed = env.cmd(&["trust", "--list"]).success();
-    assert!(listed.stdout.contains("(not trusted)"), "{listed}");
+    said.say("pagent trust --list", &listed.stdout);
+    assert_text!(said.text());
 }
 
 #[test]
@@ -119,10 +109,8 @@ fn planted_backpressure_commands_never_run_without_trust() {
             .to_string(),
     );
     let refused = env.cmd(&["ralph", "Fix it"]).failure();
-    assert!(
-        refused.stderr.contains(".txt files: touch pwned"),
-        "{refused}"
-    );
+    let mut said = Said::new();
+    said.say("pagent ralph 'Fix it'", &refused.stderr);
     env.write("notes.txt", "x");
     env.post_tool_use("Write", "notes.txt", &[]);
     assert!(!pwned(&env), "no loop, no trust: nothing runs");
@@ -131,13 +119,8 @@ fn planted_backpressure_commands_never_run_without_trust() {
         .cmd(&["ralph", "--trust", "Fix it"])
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .success();
-    assert!(
-        started
-            .stdout
-            .contains("trusted .claude/pagent/config.json (--trust)")
-            && started.stdout.contains("config .claude/pagent/config.json"),
-        "{started}"
-    );
+    said.say("pagent ralph --trust 'Fix it'", &started.stdout);
+    assert_text!(said.text());
     env.post_tool_use("Write", "notes.txt", &[]);
     assert!(pwned(&env));
 }
@@ -173,10 +156,7 @@ fn a_planted_local_tsc_never_runs_without_trust_even_when_checks_are_always_on()
     env.write("app.ts", "let x = 1;\n");
     let out = env.post_tool_use("Write", "app.ts", &[]);
     assert!(!pwned(&env), "{out}");
-    assert!(
-        out.stdout.contains("pagent trust node_modules/typescript"),
-        "{out}"
-    );
+    assert_text!(out.system_message().unwrap());
     env.cmd(&["trust", "node_modules/typescript"]).success();
     env.post_tool_use("Write", "app.ts", &[]);
     assert!(pwned(&env), "trusted: it runs");
@@ -220,12 +200,7 @@ fn finding_5_trusting_tsc_covers_the_files_it_executes_not_the_stub() {
         "a changed module of the trusted package ran: {out}"
     );
     let listed = env.cmd(&["trust", "--list"]).success();
-    assert!(
-        listed
-            .stdout
-            .contains("node_modules/typescript (CHANGED since trusted)"),
-        "{listed}"
-    );
+    assert_text!(listed.stdout);
 }
 
 /// Finding 5, cargo: trusting `Cargo.toml` left `build.rs`, `.cargo/config.toml` and
@@ -310,10 +285,5 @@ fn set_up_names_every_project_file_it_uses() {
         &json!({"backpressure": {"checks": {"json": false}}}).to_string(),
     );
     let out = env.cmd(&["run", "prd.md"]).success();
-    assert!(
-        out.stdout.contains(
-            "From the project: prompt .claude/prompts/qa.md, config .claude/pagent/config.json."
-        ),
-        "{out}"
-    );
+    assert_text!(prompt_elided(&out.stdout));
 }

@@ -115,12 +115,19 @@ fn kill_writers_at_random(seed: u64, rounds: u32) -> (u32, u32) {
     }
     assert!(sealed(&env));
     // No lock is left held: an untouched hook finishes promptly and decides (a block,
-    // or the give-up notice once the stress run used all 1000 iterations).
+    // or the give-up notice once the stress run used all 1000 iterations). A lock left
+    // held would cost the hook's whole lock wait (5 s), then an error.
+    let baseline = env.baseline();
     let started = Instant::now();
     let out = env.stop(&env.stop_input("still working"));
-    assert_eq!(out.code, Some(0), "{out}");
+    out.answered();
     assert!(out.decision().is_some(), "{out}");
-    assert!(started.elapsed() < Duration::from_secs(5));
+    baseline.assert_within(
+        started.elapsed(),
+        20,
+        Duration::from_secs(2),
+        "an untouched hook after the kills",
+    );
     (killed, completed)
 }
 

@@ -5,21 +5,8 @@
 
 use serde_json::json;
 
-use crate::own_voice::{answer, expand_with, filters};
+use crate::own_voice::{answer, expand_with, snapshot};
 use crate::util::*;
-
-macro_rules! snapshot {
-    ($env:expr, $name:expr, $value:expr) => {
-        let filters = filters($env);
-        let filters: Vec<(&str, &str)> = filters
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
-        insta::with_settings!({filters => filters}, {
-            insta::assert_snapshot!($name, $value);
-        });
-    };
-}
 
 /// A transcript whose last lines queue `prompt`, typed while the model worked.
 fn queued(prompt: &str) -> String {

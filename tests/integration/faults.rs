@@ -30,8 +30,7 @@ pub(crate) fn iterations(env: &TestEnv) -> u64 {
 }
 
 pub(crate) fn sealed(env: &TestEnv) -> bool {
-    let status: Value =
-        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    let status: Value = env.status();
     status["sealed"] == true
 }
 
@@ -69,7 +68,9 @@ fn a_lock_holder_that_dies_releases_the_lock() {
     // The waiter waits: while the lock is held (three times what a whole hook takes, and
     // well under the hook's own lock timeout) it neither finishes nor writes the state.
     let held = Instant::now();
-    let hold = (unobstructed * 3).clamp(Duration::from_millis(300), Duration::from_secs(2));
+    let hold = Baseline::of(unobstructed)
+        .limit(3, Duration::from_millis(300))
+        .min(Duration::from_secs(2));
     while held.elapsed() < hold {
         assert!(
             waiting.try_wait().unwrap().is_none(),

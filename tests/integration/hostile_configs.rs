@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::backpressure::active;
 use crate::hostile_repo::{HANG, MEMORY_KB};
-use crate::util::{SESSION, TestEnv};
+use crate::util::{SESSION, Said, TestEnv, assert_text};
 
 /// Finding 2, `pagent loop`'s worker: a project's `.claude/settings.json` with a hook is
 /// listed at start and refused until trusted; no worker starts meanwhile.
@@ -39,18 +39,8 @@ fn finding_2_a_loop_worker_never_starts_over_untrusted_claude_settings() {
         args
     };
     let refused = env.cmd(&args(false)).failure();
-    assert!(
-        refused.stderr.contains(
-            ".claude/settings.json (not trusted) would run:\n    Claude Code hooks: Stop"
-        ),
-        "{refused}"
-    );
-    assert!(
-        refused
-            .stderr
-            .contains("pagent trust .claude/settings.json"),
-        "{refused}"
-    );
+    let mut said = Said::new();
+    said.say("pagent loop --agent claude ... ralph task", &refused.stderr);
     assert!(!env.home.join("worker-started").exists(), "{refused}");
     assert!(
         !env.exists(".claude/pagent-pipeline.json"),
@@ -58,12 +48,7 @@ fn finding_2_a_loop_worker_never_starts_over_untrusted_claude_settings() {
     );
     // Trusted in the same step, the worker starts (with the project's settings).
     let trusted = env.cmd(&args(true)).success();
-    assert!(
-        trusted
-            .stdout
-            .contains("trusted .claude/settings.json (--trust)"),
-        "{trusted}"
-    );
+    said.say("... ralph --trust task", &trusted.stdout);
     assert!(env.home.join("worker-started").exists(), "{trusted}");
     // Changed since: refused again.
     env.write(
@@ -72,10 +57,8 @@ fn finding_2_a_loop_worker_never_starts_over_untrusted_claude_settings() {
             .to_string(),
     );
     let changed = env.cmd(&args(false)).failure();
-    assert!(
-        changed.stderr.contains("(changed since you trusted it)"),
-        "{changed}"
-    );
+    said.say("after a change: ... ralph task", &changed.stderr);
+    assert_text!(said.text());
 }
 
 /// Finding 3, end to end: a reviewer's "not met" holding a nested `{"met": true}` keeps
@@ -104,7 +87,7 @@ fn finding_3_a_nested_met_in_a_not_met_verdict_never_completes_the_loop() {
         .stdin(env.stop_input("Done.\n<promise>DONE</promise>").to_string())
         .run()
         .blocked();
-    assert!(reason.contains("no test for the empty input"), "{reason}");
+    assert_text!(reason);
     assert_eq!(env.state()["status"], "active");
 }
 
@@ -133,12 +116,13 @@ fn finding_7_a_huge_git_index_costs_a_stop_no_memory() {
         first.max_rss_kb,
         first.run
     );
-    let said = first.run.decision().unwrap()["systemMessage"].to_string();
-    assert!(said.contains("no-progress detection is off here"), "{said}");
-    assert!(said.contains("1024.0 MiB, 14000000 entries"), "{said}");
+    first.run.blocked();
+    let said = first.run.system_message().unwrap();
+    assert_text!(said);
     let second = stop(&env);
     assert!(second.max_rss_kb < MEMORY_KB, "{}", second.run);
-    let said = second.run.decision().unwrap()["systemMessage"].to_string();
+    second.run.blocked();
+    let said = second.run.system_message().unwrap_or_default();
     assert!(
         !said.contains("no-progress detection is off"),
         "said once: {said}"
@@ -159,12 +143,7 @@ fn finding_8_a_project_config_cannot_turn_the_gate_off_untrusted() {
         .cmd(&["ralph", "task"])
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .failure();
-    assert!(
-        refused.stderr.contains(
-            ".claude/pagent/config.json (not trusted) would run:\n    \"gate\": false (a failing check no longer keeps the loop from completing)"
-        ),
-        "{refused}"
-    );
+    assert_text!(refused.stderr);
     assert!(!env.exists(".claude/pagent-pipeline.json"));
     env.cmd(&["ralph", "task", "--trust"])
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
@@ -185,5 +164,6 @@ fn a_project_workflow_cannot_turn_the_gate_off_untrusted() {
         .to_string(),
     );
     let refused = env.cmd(&["run", "prd.md", "--workflow", "w"]).failure();
-    assert!(refused.stderr.contains("\"gate\": false"), "{refused}");
+    assert!(!env.exists(".claude/pagent-pipeline.json"), "{refused}");
+    assert_text!(refused.stderr);
 }

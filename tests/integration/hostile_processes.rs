@@ -97,7 +97,9 @@ fn finding_4_a_path_with_dot_never_runs_the_projects_programs() {
             .env("CLAUDE_PROJECT_DIR", &env.root)
             .env("PATH", dot_path())
             .stdin(input.to_string())
-            .run();
+            .run()
+            // A hook that failed before its checkers ran would pass the test below.
+            .answered();
     }
     assert!(!pwned(&env), "a planted program ran");
 }
@@ -151,6 +153,7 @@ fn finding_10_a_setsid_child_holding_the_pipe_keeps_the_checks_output() {
     env.cmd(&["run", "prd.md", "--workflow", "w", "--trust"])
         .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .success();
+    let baseline = env.baseline();
     let started = Instant::now();
     let stop = env.stop(&env.stop_input("working"));
     let took = started.elapsed();
@@ -165,7 +168,14 @@ fn finding_10_a_setsid_child_holding_the_pipe_keeps_the_checks_output() {
         reason.contains("the failing test is test_parse"),
         "{reason}"
     );
-    assert!(took < Duration::from_secs(8), "{took:?}");
+    // The 1 s timeout, the kill and a moment's drain: far from the 30 s the escaped
+    // sleep holds the pipe.
+    baseline.assert_within(
+        took.saturating_sub(Duration::from_secs(1)),
+        100,
+        Duration::from_secs(7),
+        "a hook whose check left a setsid child",
+    );
 }
 
 /// A trusted TypeScript may load only its own files: real TypeScript 5 requires the

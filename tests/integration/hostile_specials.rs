@@ -71,8 +71,7 @@ fn a_special_state_file_never_hangs_or_grows_any_command() {
         plant(&env.path(".claude/pagent-pipeline.json"), special);
         let input = env.stop_input("working").to_string();
         let stop = bounded(&env, &["hook", "stop"], input.clone());
-        assert_eq!(stop.decision(), None, "{special:?}: {stop}");
-        assert!(!stop.stderr.is_empty(), "{special:?}: says why: {stop}");
+        stop.allowed_on_error();
         // Said once, then quiet.
         let again = bounded(&env, &["hook", "stop"], input);
         assert!(

@@ -1,6 +1,10 @@
 //! Integration tests of the `pagent` binary: a temp project, JSON on stdin, decisions and
 //! files checked. One test binary (ripgrep's shape) so the harness is compiled once.
-
+//!
+//! They are a Unix program, also for Windows: under Wine they drive the Windows build
+//! (`PAGENT_TEST_BIN`, see scripts/test.sh). Built for Windows they hold no test, so that
+//! clippy for Windows can check the whole workspace.
+#![cfg(unix)]
 // Tests touch the world freely and fail loudly: the purity bans are for the engine.
 #![allow(
     clippy::disallowed_methods,
@@ -9,6 +13,8 @@
     clippy::expect_used,
     clippy::panic
 )]
+
+use pagent_test_support::git;
 
 mod all_loops;
 mod architecture;
@@ -23,8 +29,6 @@ mod docs;
 mod during_turn;
 mod escapes;
 mod faults;
-#[path = "../support/git.rs"]
-mod git;
 mod hook_input;
 mod hostile_configs;
 mod hostile_processes;
@@ -57,12 +61,11 @@ mod story_prompts;
 mod streams;
 mod terminal_stdin;
 mod texts;
-#[path = "../support/tmux.rs"]
-mod tmux_server;
 mod usage_limits;
 mod usage_limits_ends;
 mod usage_limits_session;
 mod user_wins;
 mod util;
+mod windows;
 mod wording;
 mod worktrees;

@@ -6,34 +6,28 @@
 
 use serde_json::{Value, json};
 
+use crate::util::snapshot::regex_escape;
 use crate::util::*;
 
 pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
+    // The project as the Windows build names it under Wine (scripts/test.sh), too.
+    let wine = format!("Z:{}", env.root.display()).replace('/', "\\");
     vec![
         (
             regex_escape(&env.root.display().to_string()),
             "[PROJECT]".into(),
         ),
+        (regex_escape(&wine), "[PROJECT]".into()),
         (r"\b\d+s\b".into(), "[ELAPSED]".into()),
         (r"\b\d+m\d\ds\b".into(), "[ELAPSED]".into()),
     ]
 }
 
-fn regex_escape(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '/' || c == '_' || c == '-' {
-                c.to_string()
-            } else {
-                format!("\\{c}")
-            }
-        })
-        .collect()
-}
-
+/// A snapshot of `$value` named `$name`, with [`filters`] for `$env`'s project (shared
+/// with `during_turn.rs`).
 macro_rules! snapshot {
     ($env:expr, $name:expr, $value:expr) => {
-        let filters = filters($env);
+        let filters = $crate::own_voice::filters($env);
         let filters: Vec<(&str, &str)> = filters
             .iter()
             .map(|(a, b)| (a.as_str(), b.as_str()))
@@ -43,6 +37,7 @@ macro_rules! snapshot {
         });
     };
 }
+pub(crate) use snapshot;
 
 /// `pagent hook user-prompt-expansion` for the command `name` typed with `args`.
 fn expand(env: &TestEnv, name: &str, args: &str) -> Run {

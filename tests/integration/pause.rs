@@ -2,26 +2,12 @@
 //! in a session lets its stops through without counting them; a `pagent loop` finishes the
 //! iteration it is in, counts it, and waits for `pagent resume` or `pagent cancel`.
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::util::*;
-
-fn actions(env: &TestEnv) -> Vec<String> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["action"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
-}
 
 #[test]
 fn pause_lets_the_sessions_stops_through_until_resume() {
@@ -47,40 +33,19 @@ fn pause_lets_the_sessions_stops_through_until_resume() {
     env.stop(&env.stop_input("Not yet.")).blocked();
     assert_eq!(env.state()["iterations"], json!([2]));
     assert_eq!(
-        actions(&env),
+        env.actions(),
         ["ralph", "pause", "paused", "resume", "block"]
     );
 }
 
-/// Lines of a running `pagent loop`'s stdout, read on a thread.
-fn lines_of(child: &mut std::process::Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap_or_default()).is_err() {
-                return;
-            }
-        }
-    });
-    rx
+/// Lines of a running `pagent loop`'s stdout.
+fn lines_of(child: &mut std::process::Child) -> Lines {
+    Lines::of(child.stdout.take().unwrap())
 }
 
-/// Waits (at most 20 s) for a line containing `text`; returns every line read so far.
-fn wait_for_line(rx: &mpsc::Receiver<String>, text: &str, seen: &mut Vec<String>) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
-            seen.push(line.clone());
-            if line.contains(text) {
-                return;
-            }
-        }
-    }
-    panic!(
-        "no line with {text:?} within 20 s; seen:\n{}",
-        seen.join("\n")
-    );
+/// Waits (at most 20 s) for a line containing `text`.
+fn wait_for_line(lines: &mut Lines, text: &str) {
+    lines.wait_for(Duration::from_secs(20), text, |l| l.contains(text));
 }
 
 /// The agent pauses the loop half way through its first run, as the user would from the
@@ -111,21 +76,25 @@ fn a_paused_runner_finishes_its_iteration_then_waits_for_resume() {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let rx = lines_of(&mut child);
-    let mut seen = Vec::new();
-    wait_for_line(&rx, "waiting for `pagent resume`", &mut seen);
+    let mut lines = lines_of(&mut child);
+    wait_for_line(&mut lines, "waiting for `pagent resume`");
     let state = env.state();
-    assert_eq!(state["iterations"], json!([2]), "{}", seen.join("\n"));
+    assert_eq!(
+        state["iterations"],
+        json!([2]),
+        "{}",
+        lines.seen().join("\n")
+    );
     assert_eq!(state["paused"]["why"], "you paused it (`pagent pause`)");
     assert_eq!(env.read(".runs").trim(), "1");
     env.cmd(&["resume"]).success();
     let status = child.wait().unwrap();
-    seen.extend(rx.iter());
+    let seen = lines.to_end(Duration::from_secs(20));
     assert_eq!(status.code(), Some(0), "{}", seen.join("\n"));
     assert_eq!(env.state()["status"], "complete");
     assert_eq!(env.read(".runs").trim(), "2");
     assert_eq!(
-        actions(&env),
+        env.actions(),
         ["ralph", "pause", "block", "resume", "complete"]
     );
 }
@@ -146,12 +115,11 @@ fn a_paused_runner_stops_when_the_loop_is_cancelled() {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let rx = lines_of(&mut child);
-    let mut seen = Vec::new();
-    wait_for_line(&rx, "waiting for `pagent resume`", &mut seen);
+    let mut lines = lines_of(&mut child);
+    wait_for_line(&mut lines, "waiting for `pagent resume`");
     env.cmd(&["cancel"]).success();
     let status = child.wait().unwrap();
-    seen.extend(rx.iter());
+    let seen = lines.to_end(Duration::from_secs(20));
     assert_eq!(status.code(), Some(130), "{}", seen.join("\n"));
     assert!(
         seen.iter().any(|l| l.contains("cancelled by the user")),

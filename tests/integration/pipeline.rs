@@ -15,39 +15,17 @@ fn start(env: &TestEnv, extra: &[&str]) -> Run {
 #[test]
 fn the_five_stages_advance_in_order_as_their_files_appear() {
     let env = TestEnv::new();
+    let mut said = Said::new();
     let out = start(&env, &[]);
-    assert!(
-        out.stdout
-            .contains("architect → qa → security → implementer → verifier"),
-        "{out}"
-    );
-    assert!(
-        out.stdout
-            .contains("pagent · stage 1 of 5: architect · iteration 1 of 25"),
-        "{out}"
-    );
-    assert!(
-        out.stdout.contains("prd.md") && !out.stdout.contains("{{prd_path}}"),
-        "{out}"
-    );
-    assert!(out.stdout.contains("architecture.md"), "{out}");
+    assert!(!out.stdout.contains("{{prd_path}}"), "{out}");
+    said.say("pagent run prd.md", &out.stdout);
 
     // Not met: re-prompted with what is missing.
     let reason = env.stop(&env.stop_input("Thinking.")).blocked();
-    assert!(
-        reason.starts_with("pagent · stage 1 of 5: architect · iteration 2 of 25\n"),
-        "{reason}"
-    );
-    assert!(
-        reason.contains("- architecture.md does not exist yet (it needs 50 non-blank lines)"),
-        "{reason}"
-    );
+    said.say("stop, no architecture.md", &reason);
     env.write_lines("architecture.md", 12);
     let reason = env.stop(&env.stop_input("Drafted.")).blocked();
-    assert!(
-        reason.contains("- architecture.md has 12 of the 50 non-blank lines it needs"),
-        "{reason}"
-    );
+    said.say("stop, architecture.md of 12 lines", &reason);
 
     let steps: [(&str, usize, &str); 4] = [
         ("architecture.md", 50, "stage 2 of 5: qa"),
@@ -64,21 +42,16 @@ fn the_five_stages_advance_in_order_as_their_files_appear() {
             env.write_lines(file, lines);
         }
         let reason = env.stop(&env.stop_input("Stage done.")).blocked();
-        assert!(reason.contains(next), "{next}: {reason}");
+        said.say(&format!("stop, on to {next}"), &reason);
     }
     let reason = env.stop(&env.stop_input("Verified most of it.")).blocked();
-    assert!(
-        reason.contains("- your last message has no line <promise>DONE</promise>"),
-        "{reason}"
-    );
+    said.say("stop, no promise", &reason);
     let message = env
         .stop(&env.stop_input("Everything holds.\n<promise>DONE</promise>"))
         .allowed()
         .unwrap();
-    assert!(
-        message.starts_with("pagent: prd-to-code complete: all 5 stages done"),
-        "{message}"
-    );
+    said.say("stop with the promise", &message);
+    assert_text!(said.text());
     let state = env.state();
     assert_eq!(state["status"], "complete");
     assert_eq!(state["iterations"], json!([3, 1, 1, 1, 2]));
@@ -88,19 +61,19 @@ fn the_five_stages_advance_in_order_as_their_files_appear() {
 #[test]
 fn max_stages_stops_early() {
     let env = TestEnv::new();
-    start(&env, &["--max-stages", "2"]);
-    env.write_lines("architecture.md", 50);
-    assert!(
-        env.stop(&env.stop_input("a"))
-            .blocked()
-            .contains("stage 2 of 2: qa")
+    let out = start(&env, &["--max-stages", "2"]);
+    let mut said = Said::new();
+    said.say(
+        "pagent run prd.md --max-stages 2",
+        &prompt_elided(&out.stdout),
     );
+    env.write_lines("architecture.md", 50);
+    let reason = env.stop(&env.stop_input("a")).blocked();
+    said.say("stop, architecture.md written", &prompt_elided(&reason));
     env.write_lines("test-plan.md", 30);
     let message = env.stop(&env.stop_input("b")).allowed().unwrap();
-    assert!(
-        message.contains("2 of 5 stages done (max_stages 2)"),
-        "{message}"
-    );
+    said.say("stop, test-plan.md written", &message);
+    assert_text!(said.text());
 }
 
 #[test]
@@ -108,19 +81,13 @@ fn max_iterations_gives_up_and_allows_with_a_message() {
     let env = TestEnv::new();
     start(&env, &["--max-iterations", "3", "--no-progress-limit", "0"]);
     env.stop(&env.stop_input("1")).blocked();
-    let reason = env.stop(&env.stop_input("2")).blocked();
-    assert!(reason.contains("iteration 3 of 3"), "{reason}");
+    let mut said = Said::new();
+    said.say("second stop", &env.stop(&env.stop_input("2")).blocked());
     let message = env.stop(&env.stop_input("3")).allowed().unwrap();
-    assert!(
-        message.contains("gave up: stage architect used all 3 iterations"),
-        "{message}"
-    );
+    said.say("third stop", &message);
     assert_eq!(env.state()["status"], "gave_up");
-    let status = env.cmd(&["status"]).success().stdout;
-    assert!(
-        status.contains("ended: stage architect used all 3 iterations"),
-        "{status}"
-    );
+    said.say("pagent status", &env.cmd(&["status"]).success().stdout);
+    assert_text!(said.text());
 }
 
 #[test]
@@ -147,41 +114,23 @@ fn a_project_workflow_with_a_failing_check_feeds_its_output_back() {
     let refused = env
         .cmd(&["run", "prd.md", "--workflow", "checked"])
         .failure();
-    assert!(
-        refused
-            .stderr
-            .contains(".claude/pagent/workflows/checked.json (not trusted) would run:")
-            && refused.stderr.contains("stage build: sh check.sh")
-            && refused
-                .stderr
-                .contains("run `pagent trust .claude/pagent/workflows/checked.json`"),
-        "{refused}"
-    );
+    assert!(!env.exists(".claude/pagent-pipeline.json"), "{refused}");
+    let mut said = Said::new();
+    said.say("pagent run prd.md --workflow checked", &refused.stderr);
     let out = start(&env, &["--workflow", "checked", "--trust"]);
-    assert!(
-        out.stdout.contains("Read prd.md and make check.sh pass."),
-        "{out}"
-    );
+    said.say("pagent run prd.md --workflow checked --trust", &out.stdout);
 
     let reason = env.stop(&env.stop_input("tried")).blocked();
-    assert!(
-        reason.contains("- `sh check.sh` exited with code 1"),
-        "{reason}"
-    );
-    assert!(reason.contains("test result: FAILED. 2 failed"), "{reason}");
+    said.say("stop, the check fails", &reason);
     env.write("fixed", "");
     let reason = env.stop(&env.stop_input("fixed")).blocked();
-    assert!(reason.contains("stage 2 of 2: review"), "{reason}");
-    assert!(
-        reason.ends_with("Review the work against prd.md."),
-        "{reason}"
-    );
-    assert!(
-        env.stop(&env.stop_input("<promise>SHIPPED</promise>"))
-            .allowed()
-            .unwrap()
-            .contains("complete")
-    );
+    said.say("stop, the check passes", &reason);
+    let message = env
+        .stop(&env.stop_input("<promise>SHIPPED</promise>"))
+        .allowed()
+        .unwrap();
+    said.say("stop with the promise", &message);
+    assert_text!(said.text());
 }
 
 #[test]
@@ -204,14 +153,12 @@ fn a_workflow_given_by_path_is_used() {
     let env = TestEnv::new();
     env.write("flows/one.json", &json!({"stages": [{"name": "only", "prompt": "Do it.", "exit_when": {"file_exists": "done.txt"}}]}).to_string());
     let out = start(&env, &["--workflow", "flows/one.json"]);
-    assert!(out.stdout.contains("the one pipeline"), "{out}");
+    let mut said = Said::new();
+    said.say("pagent run prd.md --workflow flows/one.json", &out.stdout);
     env.write("done.txt", "x");
-    assert!(
-        env.stop(&env.stop_input("ok"))
-            .allowed()
-            .unwrap()
-            .contains("one complete")
-    );
+    let message = env.stop(&env.stop_input("ok")).allowed().unwrap();
+    said.say("stop, done.txt written", &message);
+    assert_text!(said.text());
 }
 
 /// Found by the workflow fuzz target: a path with a whitespace-only last part was stored
@@ -231,11 +178,12 @@ fn a_loop_whose_path_has_whitespace_parts_is_still_the_users_own() {
         env.state()["stages"][0]["exit_when"]["file_exists"],
         "src/ 2   $"
     );
-    let reason = env.stop(&env.stop_input("not yet")).blocked();
-    assert!(reason.contains("src/ 2   $ does not exist yet"), "{reason}");
+    let mut said = Said::new();
+    said.say("stop", &env.stop(&env.stop_input("not yet")).blocked());
     env.write("src/ 2   $", "made\n");
     let message = env.stop(&env.stop_input("made it")).allowed().unwrap();
-    assert!(message.contains("flow complete"), "{message}");
+    said.say("stop, the file made", &message);
+    assert_text!(said.text());
     let log = env.read(".claude/pagent/events.jsonl");
     assert!(!log.contains("unsealed"), "{log}");
 }
@@ -267,21 +215,22 @@ fn invalid_workflows_are_rejected_at_setup_with_the_field_and_reason() {
         ),
         (json!({"stage": []}), "stage: unknown field"),
     ];
+    let mut said = Said::new();
     for (workflow, expected) in cases {
         env.write("bad.json", &workflow.to_string());
         let out = env
             .cmd(&["run", "prd.md", "--workflow", "bad.json"])
             .failure();
+        // The field named is the one that is wrong (the snapshot holds the words).
         assert!(out.stderr.contains(expected), "{workflow}: {out}");
         assert!(!env.exists(".claude/pagent-pipeline.json"));
+        said.say(&workflow.to_string(), &out.stderr);
     }
     let out = env
         .cmd(&["run", "prd.md", "--workflow", "nonesuch"])
         .failure();
-    assert!(
-        out.stderr.contains("no workflow named \"nonesuch\""),
-        "{out}"
-    );
+    said.say("--workflow nonesuch", &out.stderr);
+    assert_text!(said.text());
 }
 
 #[test]
@@ -294,7 +243,8 @@ fn a_symlink_out_of_the_project_is_refused_at_setup() {
     let out = env
         .cmd(&["run", "prd.md", "--workflow", "flow.json"])
         .failure();
-    assert!(out.stderr.contains("leads outside the project"), "{out}");
+    assert!(!env.exists(".claude/pagent-pipeline.json"), "{out}");
+    assert_text!(out.stderr);
 }
 
 #[test]
@@ -304,17 +254,19 @@ fn the_prd_must_be_a_non_empty_text_file() {
     env.write("blank.md", "  \n\n");
     std::fs::write(env.path("binary.md"), b"\x00\x01\x02").unwrap();
     std::fs::write(env.path("latin1.md"), b"caf\xe9").unwrap();
-    for (prd, expected) in [
-        ("missing.md", "does not exist"),
-        ("empty.md", "is empty"),
-        ("blank.md", "only whitespace"),
-        ("binary.md", "NUL bytes"),
-        ("latin1.md", "not UTF-8"),
-        (".", "not a file"),
+    let mut said = Said::new();
+    for prd in [
+        "missing.md",
+        "empty.md",
+        "blank.md",
+        "binary.md",
+        "latin1.md",
+        ".",
     ] {
         let out = env.cmd(&["run", prd]).failure();
-        assert!(out.stderr.contains(expected), "{prd}: {out}");
+        said.say(&format!("pagent run {prd}"), &out.stderr);
     }
+    assert_text!(said.text());
 }
 
 #[test]
@@ -325,11 +277,9 @@ fn slash_command_text_is_parsed_without_a_shell() {
         .cmd(&["run", "--stdin-args"])
         .stdin("\"my prd.md\" --max-stages 1 --max-iterations 4\n")
         .success();
-    assert!(
-        out.stdout
-            .contains("for my prd.md: architect (up to 4 iterations per stage, giving up after 3 turns in a row that change no file). To stop it: Esc, then /pagent:cancel."),
-        "{out}"
-    );
+    // The PRD's name, space and all, reaches the stage's prompt.
+    assert!(out.stdout.contains("the PRD at `my prd.md`"), "{out}");
+    assert_text!(prompt_elided(&out.stdout));
 }
 
 /// A slash command's error is text with exit 0: Claude Code would otherwise show the
@@ -337,24 +287,15 @@ fn slash_command_text_is_parsed_without_a_shell() {
 #[test]
 fn slash_command_errors_are_text_with_exit_0() {
     let env = TestEnv::new();
-    for (stdin, expected) in [
-        ("\n", "pagent: error: name the PRD"),
-        (
-            "missing.md",
-            "pagent: error: the PRD missing.md does not exist",
-        ),
-        (
-            "prd.md --max-stages zero",
-            "pagent: error: invalid value 'zero' for --max-stages: invalid digit found in string\nNothing was started.",
-        ),
-    ] {
+    let mut said = Said::new();
+    for stdin in ["\n", "missing.md", "prd.md --max-stages zero"] {
         let out = env.cmd(&["run", "--stdin-args"]).stdin(stdin).success();
-        assert!(out.stdout.starts_with(expected), "{stdin:?}: {out}");
-        assert!(out.stdout.contains("Nothing was started."), "{out}");
         assert!(out.stderr.is_empty(), "{out}");
         assert!(!env.exists(".claude/pagent-pipeline.json"));
+        said.say(&format!("/pagent:run {stdin:?}"), &out.stdout);
     }
     // From a terminal, an error is still an error.
     let out = env.cmd(&["run", "missing.md"]).failure();
-    assert!(out.stderr.contains("does not exist"), "{out}");
+    said.say("pagent run missing.md (stderr, exit 1)", &out.stderr);
+    assert_text!(said.text());
 }

@@ -17,13 +17,7 @@ use crate::util::{SESSION, TestEnv, pagent_bin};
 
 /// The npm platform name of the target these tests were built for.
 fn this_platform() -> &'static str {
-    match env!("PAGENT_TARGET") {
-        "x86_64-unknown-linux-gnu" => "linux-x64",
-        "aarch64-unknown-linux-gnu" => "linux-arm64",
-        "aarch64-apple-darwin" => "darwin-arm64",
-        "x86_64-apple-darwin" => "darwin-x64",
-        other => panic!("no npm platform for {other}"),
-    }
+    pagent_test_support::project::npm_platform(env!("PAGENT_TARGET"))
 }
 
 #[test]

@@ -10,27 +10,19 @@ use crate::util::*;
 fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
     let env = TestEnv::new();
     let out = env.cmd(&["ralph", "--promise", "DONE", "Fix it"]).success();
-    assert!(
-        out.stdout
-            .contains("pagent · ralph loop · iteration 1 of 25\n\nFix it\n"),
-        "{out}"
-    );
+    let mut said = Said::new();
+    said.say("pagent ralph --promise DONE 'Fix it'", &out.stdout);
 
     let reason = env.stop(&env.stop_input("First pass done.")).blocked();
-    assert!(
-        reason.starts_with("pagent · ralph loop · iteration 2 of 25\n"),
-        "{reason}"
-    );
-    assert!(reason.contains("did not make the promise"));
-    assert!(reason.ends_with("\n\nFix it"), "{reason}");
+    said.say("stop without the promise", &reason);
 
     let message = env
         .stop(&env.stop_input("Finished.\n<promise>DONE</promise>"))
         .allowed()
         .unwrap();
-    assert!(message.contains("complete"), "{message}");
-    let status: serde_json::Value =
-        serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+    said.say("stop with the promise", &message);
+    assert_text!(said.text());
+    let status: serde_json::Value = env.status();
     assert_eq!(status["status"], "complete");
     assert_eq!(status["iterations"], 2);
     // A finished loop never blocks again.
@@ -133,7 +125,7 @@ fn a_missing_transcript_is_not_a_promise() {
     let input =
         json!({"session_id": SESSION, "transcript_path": "/nonexistent/t.jsonl", "cwd": env.root});
     let reason = env.stop(&input).blocked();
-    assert!(reason.contains("did not make the promise"), "{reason}");
+    assert_text!(reason);
 }
 
 const NASTY: &str =
@@ -170,7 +162,7 @@ fn slash_command_options_come_at_the_end() {
         .cmd(&["ralph", "--stdin-args"])
         .stdin("\"Make the tests pass\" --promise 'ALL GREEN' --max-iterations=4\n")
         .success();
-    assert!(out.stdout.contains("<promise>ALL GREEN</promise>"), "{out}");
+    assert_text!(out.stdout);
     let state = env.state();
     assert_eq!(state["stages"][0]["prompt"], "Make the tests pass");
     assert_eq!(
@@ -189,23 +181,17 @@ fn slash_command_options_come_at_the_end() {
 #[test]
 fn ralph_usage_errors_are_reported_and_start_nothing() {
     let env = TestEnv::new();
-    for (args, stdin, expected) in [
-        (vec!["ralph"], "", "give the task"),
-        (
-            vec!["ralph", "--promise", "<b>", "task"],
-            "",
-            "may not contain",
-        ),
-        (
-            vec!["ralph", "--max-iterations", "0", "task"],
-            "",
-            "0 is not in 1..=1000",
-        ),
+    let mut said = Said::new();
+    for args in [
+        vec!["ralph"],
+        vec!["ralph", "--promise", "<b>", "task"],
+        vec!["ralph", "--max-iterations", "0", "task"],
     ] {
-        let out = env.cmd(&args).stdin(stdin).failure();
-        assert!(out.stderr.contains(expected), "{args:?}: {out}");
+        let out = env.cmd(&args).stdin("").failure();
+        said.say(&args.join(" "), &out.stderr);
         assert!(!env.exists(".claude/pagent-pipeline.json"), "{args:?}");
     }
+    assert_text!(said.text());
 }
 
 #[test]
@@ -229,7 +215,7 @@ fn the_session_that_starts_a_loop_owns_it() {
         .cmd(&["ralph", "Other"])
         .env("CLAUDE_CODE_SESSION_ID", "intruder")
         .failure();
-    assert!(out.stderr.contains("already active"), "{out}");
+    assert_text!(out.stderr);
     env.cmd(&["ralph", "--force", "Other"])
         .env("CLAUDE_CODE_SESSION_ID", "intruder")
         .success();
@@ -239,16 +225,13 @@ fn the_session_that_starts_a_loop_owns_it() {
 #[test]
 fn slash_command_errors_are_text_with_exit_0_and_start_nothing() {
     let env = TestEnv::new();
-    for (stdin, expected) in [
-        ("\n", "pagent: error: give the task"),
-        ("--max-iterations 5", "pagent: error: give the task"),
-        ("task --promise <B>", "pagent: error: --promise"),
-    ] {
+    let mut said = Said::new();
+    for stdin in ["\n", "--max-iterations 5", "task --promise <B>"] {
         let out = env.cmd(&["ralph", "--stdin-args"]).stdin(stdin).success();
-        assert!(out.stdout.starts_with(expected), "{stdin:?}: {out}");
-        assert!(out.stdout.contains("Nothing was started."), "{out}");
+        said.say(&format!("/ralph {stdin:?}"), &out.stdout);
         assert!(!env.exists(".claude/pagent-pipeline.json"), "{stdin:?}");
     }
+    assert_text!(said.text());
 }
 
 /// Issue 10: `/ralph Remove the --force flag from deploy.sh` replaced another session's
@@ -260,6 +243,7 @@ fn a_slash_command_never_replaces_another_sessions_loop() {
     env.cmd(&["ralph", "Theirs"])
         .env("CLAUDE_CODE_SESSION_ID", "owner")
         .success();
+    let mut said = Said::new();
     for text in [
         "Remove the --force flag from deploy.sh",
         "Mine --force",
@@ -270,13 +254,10 @@ fn a_slash_command_never_replaces_another_sessions_loop() {
             .env("CLAUDE_CODE_SESSION_ID", "intruder")
             .stdin(text)
             .success();
-        assert!(
-            out.stdout.contains("another Claude Code session (owner)")
-                && out.stdout.contains("`pagent cancel` in a terminal"),
-            "{text:?}: {out}"
-        );
+        said.say(&format!("/ralph {text}"), &out.stdout);
         assert_eq!(env.state()["stages"][0]["prompt"], "Theirs", "{text:?}");
     }
+    assert_text!(said.text());
     // The owner's own slash command replaces its loop with --force (item 7), and the task
     // keeps its words.
     env.cmd(&["ralph", "--stdin-args"])
@@ -329,10 +310,7 @@ fn a_loop_pagent_loop_drives_is_replaced_only_with_force() {
         .cmd(&["ralph", "Mine"])
         .env("CLAUDE_CODE_SESSION_ID", "owner")
         .failure();
-    assert!(
-        out.stderr.contains("driven by `pagent loop`") && out.stderr.contains("--force"),
-        "{out}"
-    );
+    assert_text!(out.stderr);
     assert_eq!(env.state()["stages"][0]["prompt"], "Theirs");
     env.cmd(&["ralph", "--force", "Mine"])
         .env("CLAUDE_CODE_SESSION_ID", "owner")

@@ -7,8 +7,6 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use crate::util::*;
 
 pub const CHIEF: &str = include_str!("../fixtures/plans/chief-prd.md");
@@ -94,18 +92,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn actions(env: &TestEnv) -> Vec<String> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["action"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
-}
-
 /// The prompt files of the loop's iterations, in order.
 pub fn prompts(env: &TestEnv) -> Vec<String> {
     let runs = env.path(".claude/pagent/runs");
@@ -145,7 +131,7 @@ fn every_format_is_worked_through_story_by_story_and_only_its_markers_change() {
             "{path}: the second story took two runs, the checks failing on the first"
         );
         assert_eq!(
-            actions(&env),
+            env.actions(),
             ["stories", "block", "block", "block", "complete"],
             "{path}"
         );
@@ -170,12 +156,8 @@ fn a_plan_s_validation_commands_run_only_with_consent() {
     let out = env
         .cmd(&["loop", "--command", "sh agent.sh", "--stories", "plan.md"])
         .failure();
-    assert!(
-        out.stderr
-            .contains("plan.md (not trusted) would run:\n    sh checks.sh")
-            && out.stderr.contains("run `pagent trust plan.md`"),
-        "{out}"
-    );
+    let mut said = Said::new();
+    said.say("pagent loop --stories plan.md", &out.stderr);
     assert!(!env.exists("done.log"), "no agent ran");
     assert!(!env.exists(".claude/pagent-pipeline.json"));
     // Trusted, the loop runs; ticking the plan does not revoke the trust of its commands.
@@ -184,32 +166,25 @@ fn a_plan_s_validation_commands_run_only_with_consent() {
         .success();
     assert!(env.read("plan.md").contains("- [x] add `box.sh list`"));
     let listed = env.cmd(&["trust", "--list", "plan.md"]).success().stdout;
-    assert!(listed.contains("plan.md (trusted):"), "{listed}");
+    said.say("after the loop: pagent trust --list plan.md", &listed);
+    assert_text!(said.text());
 }
 
 #[test]
 fn what_cannot_be_worked_is_refused_before_any_agent_runs() {
     let env = TestEnv::new();
     env.write("agent.sh", AGENT);
-    for (text, expected) in [
-        (
-            "- [ ] buy milk\n",
-            "plan.md is not a plan pagent can work through: pagent cannot tell which kind of plan it is",
-        ),
-        (
-            "- [x] T001 Done\n",
-            "every story in plan.md is already done: nothing to do",
-        ),
-        (
-            "- [ ] 1. A\n  - _Depends: 2_\n- [ ] 2. B\n  - _Depends: 1_\n",
-            "no story of plan.md can start: 0 of 2 stories in plan.md are done; every story left waits for another (1 waits for 2, 2 waits for 1)",
-        ),
+    let mut said = Said::new();
+    for text in [
+        "- [ ] buy milk\n",
+        "- [x] T001 Done\n",
+        "- [ ] 1. A\n  - _Depends: 2_\n- [ ] 2. B\n  - _Depends: 1_\n",
     ] {
         env.write("plan.md", text);
         let out = env
             .cmd(&["loop", "--command", "sh agent.sh", "--stories", "plan.md"])
             .failure();
-        assert!(out.stderr.contains(expected), "{text:?}: {out}");
+        said.say(&format!("plan.md: {text:?}"), &out.stderr);
     }
     let out = env
         .cmd(&[
@@ -222,12 +197,9 @@ fn what_cannot_be_worked_is_refused_before_any_agent_runs() {
             "jira",
         ])
         .failure();
-    assert!(
-        out.stderr
-            .contains("expected prd-json, chief, spec-kit, kiro or ralphex"),
-        "{out}"
-    );
+    said.say("--format jira", &out.stderr);
     assert!(!env.exists("done.log"));
+    assert_text!(said.text());
 }
 
 #[test]
@@ -256,9 +228,5 @@ fn the_run_subcommand_of_loop_takes_a_plan_too() {
     let out = env
         .cmd(&["run", "prd.md", "--check", "sh checks.sh"])
         .failure();
-    assert!(
-        out.stderr
-            .contains("--format and --check go with --stories"),
-        "{out}"
-    );
+    assert_text!(out.stderr);
 }

@@ -25,26 +25,22 @@ fn a_session_works_through_the_stories_one_stop_at_a_time() {
 
     // A stop without the promise: T001 is not ticked, the same story again.
     let reason = env.stop(&env.stop_input("Working on it.")).blocked();
-    assert!(reason.contains("next: T001"), "{reason}");
+    let mut said = Said::new();
+    said.say("a stop without the promise", &reason);
     assert_eq!(env.read("tasks.md"), SPECKIT);
 
     let reason = env.stop(&env.stop_input(CLAIM)).blocked();
-    assert!(
-        reason.contains("- 1 of 3 stories in tasks.md are done; next: T002"),
-        "{reason}"
-    );
+    said.say("T001 claimed", &reason);
     // The checks fail: the claim of T002 waits.
     env.write("broken", "");
     let reason = env.stop(&env.stop_input(CLAIM)).blocked();
-    assert!(reason.contains("the build is broken"), "{reason}");
+    said.say("T002 claimed, the checks fail", &reason);
     assert!(env.read("tasks.md").contains("- [ ] T002"));
     std::fs::remove_file(env.path("broken")).unwrap();
     env.stop(&env.stop_input(CLAIM)).blocked();
     let done = env.stop(&env.stop_input(CLAIM)).allowed().unwrap();
-    assert!(
-        done.starts_with("pagent: stories complete: every story is done and every check holds"),
-        "{done}"
-    );
+    said.say("the last story claimed", &done);
+    assert_text!("session_stops", said.text());
     assert_eq!(
         env.read("tasks.md"),
         SPECKIT.replace("- [ ] T00", "- [X] T00")

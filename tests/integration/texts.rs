@@ -5,19 +5,9 @@
 
 use crate::util::*;
 
-fn filters() -> Vec<(&'static str, &'static str)> {
-    vec![
-        (r"/tmp/\.tmp[A-Za-z0-9]+", "[TMP]"),
-        (r"· \d+(h\d\dm|m\d\ds|s)\b", "· [ELAPSED]"),
-        (r"started \d+(h\d\dm|m\d\ds|s) ago", "started [ELAPSED] ago"),
-        (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "[TIME]"),
-        (r"\((x86_64|aarch64)-[a-z0-9_-]+\)", "([TARGET])"),
-    ]
-}
-
 macro_rules! snapshot {
     ($name:expr, $text:expr) => {
-        insta::with_settings!({filters => filters()}, {
+        insta::with_settings!({filters => crate::util::snapshot::filters()}, {
             insta::assert_snapshot!($name, $text);
         })
     };

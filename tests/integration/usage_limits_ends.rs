@@ -3,20 +3,18 @@
 //! that gives up, and the errors that are not limits at all (outages, `--no-limit-wait`).
 //! The fake agents are `usage_limits.rs`'s.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::all_loops::regex_escape;
-use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, actions, limited_agent, runs};
+use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent, runs};
+use crate::util::snapshot::regex_escape;
 use crate::util::*;
 
 /// Starts the loop on an agent whose limit resets in an hour, and returns once the wait
 /// is written (read from `--json` events, never after a fixed sleep).
-fn start_waiting_an_hour(env: &TestEnv) -> (Child, mpsc::Receiver<String>) {
+fn start_waiting_an_hour(env: &TestEnv) -> (Child, Lines) {
     let agent = limited_agent(env, 3600, CLAUDE_LIMIT, CLAUDE_DONE);
     let mut child = env
         .bin(&[
@@ -35,57 +33,44 @@ fn start_waiting_an_hour(env: &TestEnv) -> (Child, mpsc::Receiver<String>) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap_or_default()).is_err() {
-                return;
-            }
-        }
+    let mut lines = Lines::of(child.stdout.take().unwrap());
+    let line = lines.wait_for(Duration::from_secs(20), "a limit_wait event", |l| {
+        serde_json::from_str::<Value>(l).is_ok_and(|e| e["event"] == "limit_wait")
     });
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let line = rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("no limit_wait event");
-        let event: Value = serde_json::from_str(&line).unwrap();
-        if event["event"] == "limit_wait" {
-            assert_eq!(event["reset_known"], true, "{line}");
-            assert!(
-                (3600..=3662).contains(&event["wait_secs"].as_u64().unwrap()),
-                "{line}"
-            );
-            break;
-        }
-    }
-    (child, rx)
+    let event: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(event["reset_known"], true, "{line}");
+    assert!(
+        (3600..=3662).contains(&event["wait_secs"].as_u64().unwrap()),
+        "{line}"
+    );
+    (child, lines)
 }
 
-/// Waits (bounded) for the child's exit; returns its code and how long that took.
-fn exit_within(child: &mut Child, limit: Duration) -> (Option<i32>, Duration) {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return (status.code(), started.elapsed());
-        }
-        assert!(started.elapsed() < limit * 10, "still waiting");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Waits (under a deadline far past any limit a test sets) for the child's exit code.
+fn exit_code(child: &mut Child) -> Option<i32> {
+    wait_until(Duration::from_secs(60), "the loop's exit", || {
+        child.try_wait().unwrap().map(|status| status.code())
+    })
 }
 
 #[test]
 fn issue_21_cancel_during_the_wait_ends_it_within_a_second() {
     let env = TestEnv::new();
-    let (mut child, rx) = start_waiting_an_hour(&env);
+    let (mut child, mut lines) = start_waiting_an_hour(&env);
     assert!(env.state()["limit_wait"]["until"].is_string());
+    let baseline = env.baseline();
     let cancelled = Instant::now();
     env.cmd(&["cancel"]).success();
-    let (code, _) = exit_within(&mut child, Duration::from_secs(1));
-    let took = cancelled.elapsed();
-    assert!(took < Duration::from_secs(1), "{took:?}");
+    let code = exit_code(&mut child);
+    // The wait is an hour long; a second on a quiet machine.
+    baseline.assert_within(
+        cancelled.elapsed(),
+        20,
+        Duration::from_secs(1),
+        "the wait after a cancel",
+    );
     assert_eq!(code, Some(130));
-    let rest: Vec<String> = rx.iter().collect();
+    let rest = lines.to_end(Duration::from_secs(20));
     let last: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
     assert_eq!(last["outcome"], "stopped", "{rest:?}");
     assert_eq!(env.state()["status"], "cancelled");
@@ -95,13 +80,19 @@ fn issue_21_cancel_during_the_wait_ends_it_within_a_second() {
 #[test]
 fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_waits_on() {
     let env = TestEnv::new();
-    let (mut child, rx) = start_waiting_an_hour(&env);
+    let (mut child, mut lines) = start_waiting_an_hour(&env);
+    let baseline = env.baseline();
     let interrupted = Instant::now();
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let (code, _) = exit_within(&mut child, Duration::from_secs(1));
-    assert!(interrupted.elapsed() < Duration::from_secs(1));
+    let code = exit_code(&mut child);
+    baseline.assert_within(
+        interrupted.elapsed(),
+        20,
+        Duration::from_secs(1),
+        "the wait after Ctrl-C",
+    );
     assert_eq!(code, Some(130));
-    let rest: Vec<String> = rx.iter().collect();
+    let rest = lines.to_end(Duration::from_secs(20));
     let last: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
     assert_eq!(last["outcome"], "interrupted", "{rest:?}");
     // The wait is kept: status shows it, and `pagent resume` ends it, so the next loop
@@ -191,13 +182,12 @@ fn issue_21_a_credit_limit_that_will_not_reset_gives_up_and_notifies() {
     assert_eq!(state["status"], "gave_up");
     assert_eq!(state["end_reason"], reason);
     assert_eq!(state["iterations"], json!([1]));
-    assert_eq!(actions(&env), ["ralph", "gave_up"]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !std::fs::read_to_string(&notified).is_ok_and(|t| t.ends_with('\n')) {
-        assert!(Instant::now() < deadline, "never notified");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let text = std::fs::read_to_string(&notified).unwrap();
+    assert_eq!(env.actions(), ["ralph", "gave_up"]);
+    let text = wait_until(Duration::from_secs(20), "the notification", || {
+        std::fs::read_to_string(&notified)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+    });
     assert!(
         text.starts_with("gave_up|ralph gave up in project: the agent hit a spend"),
         "{text}"
@@ -237,7 +227,7 @@ fn issue_21_outages_stay_retries_told_apart_from_limits() {
             .success();
         assert!(!out.stdout.contains("⏸ usage limit"), "{fixture}: {out}");
         assert_eq!(
-            actions(&env),
+            env.actions(),
             ["ralph", "retry", "complete"],
             "{fixture}: {out}"
         );
@@ -263,5 +253,5 @@ fn issue_21_no_limit_wait_treats_a_limit_as_before() {
         ])
         .success();
     assert!(!out.stdout.contains("usage limit:"), "{out}");
-    assert_eq!(actions(&env), ["ralph", "retry", "complete"], "{out}");
+    assert_eq!(env.actions(), ["ralph", "retry", "complete"], "{out}");
 }

@@ -47,18 +47,6 @@ fn user_prompt(env: &TestEnv, prompt: &str) {
         .success();
 }
 
-fn actions(env: &TestEnv) -> Vec<String> {
-    env.read(".claude/pagent/events.jsonl")
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["action"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
-}
-
 #[test]
 fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it() {
     for capture in [
@@ -133,7 +121,7 @@ fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it()
         assert!(after.get("limit_wait").is_none(), "{capture}");
         assert_eq!(after["iterations"], json!([3]), "{capture}");
         assert_eq!(
-            actions(&env),
+            env.actions(),
             ["ralph", "block", "limit_wait", "block"],
             "{capture}"
         );

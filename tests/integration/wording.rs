@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -144,15 +145,19 @@ fn item_11_status_tells_an_interrupted_loop_from_a_running_one() {
             }
         }
         let during = env.cmd(&["status"]).success().stdout;
-        let json: Value =
-            serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+        let json: Value = env.status();
         assert_eq!(json["runner_running"], true, "{json}");
         // SAFETY: signalling our own child.
         unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) };
         child.wait().unwrap();
+        // A runner killed outright may have forked a child that has not yet exec'd: for
+        // those few milliseconds the child's copy of the runner lock still holds it. Wait
+        // for the lock to go, as a user's next `pagent status` would see it.
+        wait_for(Duration::from_secs(20), "the runner lock's release", || {
+            env.status()["runner_running"] == false
+        });
         let after = env.cmd(&["status"]).success().stdout;
-        let json: Value =
-            serde_json::from_str(&env.cmd(&["status", "--json"]).success().stdout).unwrap();
+        let json: Value = env.status();
         assert_eq!(json["status"], "active", "{json}");
         assert_eq!(json["runner_running"], false, "{json}");
         (during, after)

@@ -1,6 +1,6 @@
-//! The one `git` helper of the integration and end-to-end suites (each includes this file
-//! as a module): a command in `dir`, with an identity and without signing, so it works on
-//! any machine's git config, failing the test with git's own output.
+//! The one `git` helper of the test suites: a command in `dir`, with an identity and
+//! without signing, so it works on any machine's git config, failing the test with
+//! git's own output.
 
 use std::path::Path;
 use std::process::Command;

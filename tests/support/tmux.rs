@@ -1,14 +1,13 @@
-//! The one tmux helper of the integration and end-to-end suites (each includes this file
-//! as a module): a tmux server of the test's own, on its own socket and with no user
+//! The one tmux helper of the integration and end-to-end suites: a tmux server of the test's own, on its own socket and with no user
 //! configuration, holding one window of a fixed size that runs one command; killed on
 //! drop, so a failed test leaves nothing behind and tests run side by side. Waiting is
-//! polling with a deadline ([`poll`]), never a fixed sleep. Without `tmux` the test fails
+//! polling with a deadline ([`crate::wait::wait_showing`]), never a fixed sleep. Without `tmux` the test fails
 //! (scripts/install-tools.sh installs it), it never skips.
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
+#[derive(Debug)]
 pub struct Server {
     socket: String,
 }
@@ -66,27 +65,5 @@ impl Drop for Server {
         let _ = Command::new("tmux")
             .args(["-L", &self.socket, "kill-server"])
             .output();
-    }
-}
-
-/// Calls `look` every `every` until it gives a value; after `limit`, fails with `what`
-/// and the last thing it saw (`look`'s `Err`, e.g. the screen).
-pub fn poll<T>(
-    what: &str,
-    limit: Duration,
-    every: Duration,
-    mut look: impl FnMut() -> Result<T, String>,
-) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        match look() {
-            Ok(value) => return value,
-            Err(seen) => assert!(
-                Instant::now() < deadline,
-                "waited {limit:?} for {what}; the screen:\n{}\n{seen}",
-                "=".repeat(100),
-            ),
-        }
-        std::thread::sleep(every);
     }
 }

@@ -40,13 +40,25 @@ pub const PAGENT_REVIEW: &str = "PAGENT_REVIEW";
 pub const PAGENT_CONFIG_DIR: &str = "PAGENT_CONFIG_DIR";
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 pub const HOME: &str = "HOME";
+/// Windows: the user's roaming application data folder, where pagent's config folder is
+/// (`%APPDATA%\pagent`) unless `PAGENT_CONFIG_DIR` says otherwise.
+pub const APPDATA: &str = "APPDATA";
+/// Windows: the user's profile folder, which Claude Code takes as the home folder there
+/// (Node's and Bun's `os.homedir()`): `pagent install` puts `.claude` in it, as Claude Code
+/// looks for it. `HOME` is Git Bash's, and unset in PowerShell and cmd.
+pub const USERPROFILE: &str = "USERPROFILE";
+/// Windows: the user's local application data folder, where `pagent install` stages the
+/// plugin (`%LOCALAPPDATA%\pagent\marketplace`) unless `PAGENT_MARKETPLACE_DIR` or
+/// `XDG_DATA_HOME` say otherwise.
+pub const LOCALAPPDATA: &str = "LOCALAPPDATA";
 /// Where check programs are looked up.
 pub const PATH: &str = "PATH";
 /// Claude Code's config folder (default `~/.claude`): where `pagent install` puts the
 /// binary copy and the short command names.
 pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
 /// Where `pagent install` stages the plugin's files (default
-/// `$XDG_DATA_HOME/pagent/marketplace`, else `~/.local/share/pagent/marketplace`).
+/// `$XDG_DATA_HOME/pagent/marketplace`, else `~/.local/share/pagent/marketplace`; on
+/// Windows `%LOCALAPPDATA%\pagent\marketplace`).
 pub const PAGENT_MARKETPLACE_DIR: &str = "PAGENT_MARKETPLACE_DIR";
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The plugin folder `pagent install` installs from; the npm package's launcher sets it to
@@ -144,10 +156,20 @@ impl Env {
                 .filter(|n| *n > 0),
             exe: None,
             install: InstallEnv {
-                home: non_empty(HOME).map(PathBuf::from),
+                home: if cfg!(windows) {
+                    non_empty(USERPROFILE).or_else(|| non_empty(HOME))
+                } else {
+                    non_empty(HOME)
+                }
+                .map(PathBuf::from),
                 claude_config_dir: non_empty(CLAUDE_CONFIG_DIR).map(PathBuf::from),
                 marketplace_dir: non_empty(PAGENT_MARKETPLACE_DIR).map(PathBuf::from),
-                xdg_data_home: non_empty(XDG_DATA_HOME).map(PathBuf::from),
+                xdg_data_home: if cfg!(windows) {
+                    non_empty(XDG_DATA_HOME).or_else(|| non_empty(LOCALAPPDATA))
+                } else {
+                    non_empty(XDG_DATA_HOME)
+                }
+                .map(PathBuf::from),
                 plugin_source: non_empty(PAGENT_PLUGIN_SOURCE).map(PathBuf::from),
             },
             tz: var(TZ),
@@ -156,13 +178,18 @@ impl Env {
     }
 
     /// pagent's config folder: `PAGENT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/pagent`, else
-    /// `~/.config/pagent`.
+    /// `~/.config/pagent` (on Windows `%APPDATA%\pagent`).
     pub fn capture_config_dir() -> Option<PathBuf> {
         Env::config_dir_from(&|name: &str| std::env::var_os(name).filter(|v| !v.is_empty()))
     }
 
     fn config_dir_from(non_empty: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-        non_empty(PAGENT_CONFIG_DIR).map(PathBuf::from).or_else(|| {
+        let explicit = non_empty(PAGENT_CONFIG_DIR).map(PathBuf::from);
+        if cfg!(windows) {
+            return explicit
+                .or_else(|| non_empty(APPDATA).map(|a| PathBuf::from(a).join("pagent")));
+        }
+        explicit.or_else(|| {
             non_empty(XDG_CONFIG_HOME)
                 .map(|x| PathBuf::from(x).join("pagent"))
                 .or_else(|| {

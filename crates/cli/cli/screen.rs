@@ -3,9 +3,10 @@
 //! A line redrawn in place (`pagent loop`'s status line, `pagent parallel`'s table) must
 //! never wrap: `\r` and "erase line" reach back over one screen row only, so a line one
 //! column too wide leaves a copy of itself at every redraw. The size is asked of the
-//! terminal (`TIOCGWINSZ` on stdout, then stderr) at every redraw, so a resized window is
-//! followed; `COLUMNS` and `LINES` stand in when neither is a terminal that answers, and
-//! 80x24 when nothing says. Text is measured by display width (a CJK character or an
+//! terminal (`TIOCGWINSZ` on stdout, then stderr; on Windows the console's visible
+//! window, `GetConsoleScreenBufferInfo`) at every redraw, so a resized window is followed;
+//! `COLUMNS` and `LINES` stand in when neither is a terminal that answers, and 80x24 when
+//! nothing says. Text is measured by display width (a CJK character or an
 //! emoji takes two columns, a combining accent none), never by bytes or characters, and
 //! only after it was made printable ([`printable`]): an escaped control takes the
 //! columns of its escape.
@@ -37,7 +38,14 @@ impl Size {
 
     /// The terminal's size now: asked of stdout, then stderr; else `fallback`.
     pub fn ask(fallback: Size) -> Size {
-        [libc::STDOUT_FILENO, libc::STDERR_FILENO]
+        #[cfg(unix)]
+        let streams = [libc::STDOUT_FILENO, libc::STDERR_FILENO];
+        #[cfg(windows)]
+        let streams = {
+            use windows_sys::Win32::System::Console as con;
+            [con::STD_OUTPUT_HANDLE, con::STD_ERROR_HANDLE]
+        };
+        streams
             .into_iter()
             .find_map(window_size)
             .unwrap_or(fallback)
@@ -45,6 +53,7 @@ impl Size {
 }
 
 /// The size of the terminal on `fd`, if it is one that knows its size.
+#[cfg(unix)]
 fn window_size(fd: i32) -> Option<Size> {
     // SAFETY: an all-zero winsize is valid; TIOCGWINSZ only writes into the one we own,
     // and fails with ENOTTY on a descriptor that is not a terminal.
@@ -53,6 +62,28 @@ fn window_size(fd: i32) -> Option<Size> {
     (rc == 0 && size.ws_col > 0).then(|| Size {
         cols: usize::from(size.ws_col),
         rows: usize::from(size.ws_row.max(1)),
+    })
+}
+
+/// Windows: the visible window of the console on the standard stream `which`, if it is
+/// a console (`GetConsoleScreenBufferInfo` fails on a pipe or a file). The window, not
+/// the buffer: the buffer is as wide as the window but thousands of rows tall.
+#[cfg(windows)]
+fn window_size(which: windows_sys::Win32::System::Console::STD_HANDLE) -> Option<Size> {
+    use windows_sys::Win32::System::Console as con;
+    // SAFETY: GetStdHandle only reads the process's standard handle table.
+    let handle = unsafe { con::GetStdHandle(which) };
+    // SAFETY: all-zero is a valid CONSOLE_SCREEN_BUFFER_INFO; the call only writes into
+    // the one we own, and fails on a handle that is not a console's (or null, or invalid).
+    let mut info: con::CONSOLE_SCREEN_BUFFER_INFO = unsafe { std::mem::zeroed() };
+    if unsafe { con::GetConsoleScreenBufferInfo(handle, &raw mut info) } == 0 {
+        return None;
+    }
+    let cols = i32::from(info.srWindow.Right) - i32::from(info.srWindow.Left) + 1;
+    let rows = i32::from(info.srWindow.Bottom) - i32::from(info.srWindow.Top) + 1;
+    (cols > 0).then(|| Size {
+        cols: usize::try_from(cols).unwrap_or(Size::FALLBACK.cols),
+        rows: usize::try_from(rows.max(1)).unwrap_or(Size::FALLBACK.rows),
     })
 }
 

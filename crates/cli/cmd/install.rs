@@ -75,7 +75,9 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
         return Ok(ExitStatus::Success);
     };
 
-    if stage_plugin(&source, &layout.staging)? {
+    // Windows: the hooks start the binary staged beside the launcher (one process each).
+    let hook_exe = cfg!(windows).then_some(binary.as_path());
+    if stage_plugin(&source, &layout.staging, hook_exe)? {
         say(&format!(
             "staged the plugin files in {}",
             layout.staging.display()

@@ -12,10 +12,11 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+
+use crate::store::door::canonical;
 
 /// Whether something (even a dangling symlink) is at `path`.
 pub fn exists(path: &Path) -> bool {
@@ -67,7 +68,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> 
     let tmp = parent.join(format!(".{name}.tmp.{}", std::process::id()));
     let result = (|| -> io::Result<()> {
         fs::write(&tmp, bytes)?;
-        fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
+        }
+        // Windows has no mode bits: a program is one by its name (`pagent.exe`).
+        #[cfg(windows)]
+        let _ = mode;
         fs::rename(&tmp, path)
     })();
     if result.is_err() {
@@ -237,16 +245,17 @@ pub fn fresh_sibling(dest: &Path) -> anyhow::Result<PathBuf> {
     Ok(tmp)
 }
 
-/// The physical path of a folder, symlinks resolved.
+/// The physical path of a folder, symlinks resolved (on Windows a plain drive path, as
+/// the user reads it, never `\\?\C:\...`).
 pub fn real_dir(path: &Path) -> anyhow::Result<PathBuf> {
-    let real = fs::canonicalize(path).with_context(|| format!("cannot find {}", path.display()))?;
+    let real = canonical(path).with_context(|| format!("cannot find {}", path.display()))?;
     anyhow::ensure!(is_dir(&real), "{} is not a folder", path.display());
     Ok(real)
 }
 
-/// The physical path of a regular file, symlinks resolved.
+/// The physical path of a regular file, symlinks resolved (plain, as [`real_dir`]).
 pub fn real_file(path: &Path) -> anyhow::Result<PathBuf> {
-    let real = fs::canonicalize(path).with_context(|| format!("cannot find {}", path.display()))?;
+    let real = canonical(path).with_context(|| format!("cannot find {}", path.display()))?;
     anyhow::ensure!(is_file(&real), "{} is not a regular file", path.display());
     Ok(real)
 }
@@ -256,5 +265,5 @@ pub fn real_exe(env: &crate::cli::env::Env) -> anyhow::Result<PathBuf> {
     let exe = env
         .pagent_exe()
         .context("cannot tell where this pagent binary is")?;
-    Ok(fs::canonicalize(&exe).unwrap_or(exe))
+    Ok(canonical(&exe).unwrap_or(exe))
 }

@@ -77,9 +77,11 @@ pub struct Layout {
 impl Layout {
     pub fn resolve(env: &InstallEnv) -> anyhow::Result<Layout> {
         let home = || {
-            env.home.clone().context(
-                "HOME is not set; set HOME (or CLAUDE_CONFIG_DIR and PAGENT_MARKETPLACE_DIR)",
-            )
+            env.home.clone().context(if cfg!(windows) {
+                "USERPROFILE is not set; set it (or CLAUDE_CONFIG_DIR and PAGENT_MARKETPLACE_DIR)"
+            } else {
+                "HOME is not set; set HOME (or CLAUDE_CONFIG_DIR and PAGENT_MARKETPLACE_DIR)"
+            })
         };
         let config_dir = match &env.claude_config_dir {
             Some(dir) => dir.clone(),
@@ -92,12 +94,12 @@ impl Layout {
                     Some(dir) => (dir.clone(), Vec::new()),
                     None => {
                         let home = home()?;
-                        let share = home.join(".local/share");
+                        let share = home.join(".local").join("share");
                         (share.clone(), vec![share, home.join(".local")])
                     }
                 };
                 parents.insert(0, data.join("pagent"));
-                (data.join("pagent/marketplace"), parents)
+                (data.join("pagent").join("marketplace"), parents)
             }
         };
         anyhow::ensure!(
@@ -110,14 +112,23 @@ impl Layout {
             Some(dir) => dir.join(".claude.json"),
             None => home()?.join(".claude.json"),
         };
-        let data_dir = config_dir.join("plugins/data/pagent-pagent");
+        let data_dir = config_dir
+            .join("plugins")
+            .join("data")
+            .join("pagent-pagent");
         let mut record = staging.clone().into_os_string();
         record.push(".record.json");
         Ok(Layout {
             commands_dir: config_dir.join("commands"),
-            data_bin: data_dir.join("bin/pagent"),
+            // `pagent.exe` on Windows: the name the hooks' launchers look for there.
+            data_bin: data_dir
+                .join("bin")
+                .join(format!("pagent{}", std::env::consts::EXE_SUFFIX)),
             data_dir,
-            plugin_cache: config_dir.join("plugins/cache").join(claude::MARKETPLACE),
+            plugin_cache: config_dir
+                .join("plugins")
+                .join("cache")
+                .join(claude::MARKETPLACE),
             record_file: PathBuf::from(record),
             claude_json,
             staging,
@@ -126,9 +137,17 @@ impl Layout {
         })
     }
 
-    /// The launcher inside the staged plugin, which the short command names call.
+    /// The launcher inside the staged plugin, which the short command names call. On
+    /// Windows with forward slashes: Claude Code runs those commands' lines in Git Bash,
+    /// which reads a backslash as an escape (and `C:/Users/...` as the same path).
     pub fn launcher(&self) -> PathBuf {
-        self.staging.join("scripts/pagent")
+        let launcher = self.staging.join("scripts").join("pagent");
+        #[cfg(windows)]
+        let launcher = match launcher.to_str() {
+            Some(text) => PathBuf::from(text.replace('\\', "/")),
+            None => launcher, // not UTF-8: refused by launcher_is_plain
+        };
+        launcher
     }
 
     /// Paths an install may bring into being, parents before children.
@@ -149,7 +168,8 @@ impl Layout {
                 "plugins/installed_plugins.json",
                 "plugins/known_marketplaces.json",
             ]
-            .map(|rel| c.join(rel)),
+            // Component by component: one separator in each path, also on Windows.
+            .map(|rel| rel.split('/').fold(c.clone(), |path, part| path.join(part))),
         );
         paths
     }
@@ -187,9 +207,19 @@ fn is_plugin(dir: &Path) -> bool {
         && files::is_file(&dir.join("hooks/hooks.json"))
 }
 
-/// Stages the plugin's files from `source` in `staging`; `false` when they were there
-/// already, unchanged.
-pub fn stage_plugin(source: &Path, staging: &Path) -> anyhow::Result<bool> {
+/// Where the staged plugin carries the binary on Windows, beside the launcher: the hooks
+/// name `${CLAUDE_PLUGIN_ROOT}/scripts/pagent` in exec form (no shell), and Claude Code on
+/// Windows starts that name as `pagent.exe` when there is one, never as the shell script
+/// (nor as a `.cmd`): proven with its Windows builds under Wine (`scripts/ralph-e2e.py`).
+pub const WINDOWS_HOOK_EXE: &str = "scripts/pagent.exe";
+
+/// Stages the plugin's files from `source` in `staging`, and `hook_exe` (the binary, on
+/// Windows) as [`WINDOWS_HOOK_EXE`]; `false` when they were there already, unchanged.
+pub fn stage_plugin(
+    source: &Path,
+    staging: &Path,
+    hook_exe: Option<&Path>,
+) -> anyhow::Result<bool> {
     if files::exists(staging) && !owned(staging) {
         anyhow::bail!(
             "{} holds files pagent did not put there (it has no {MARKER} marker); pagent will not replace it: \
@@ -199,6 +229,9 @@ pub fn stage_plugin(source: &Path, staging: &Path) -> anyhow::Result<bool> {
     }
     let new = files::fresh_sibling(staging)?;
     files::copy_items(source, PLUGIN_ITEMS, &new)?;
+    if let Some(exe) = hook_exe {
+        files::copy_executable(exe, &new.join(WINDOWS_HOOK_EXE))?;
+    }
     mark(&new)?;
     if files::same_tree(&new, staging) {
         files::remove_tree(&new)?;
@@ -239,7 +272,7 @@ pub fn owned(dir: &Path) -> bool {
             .next()
             .map(|c| c.as_os_str().to_string_lossy().into_owned());
         (staged_plugin && top.is_some_and(|t| PLUGIN_ITEMS.contains(&t.as_str())))
-            || rel == Path::new("bin/pagent")
+            || rel == Path::new(&format!("bin/pagent{}", std::env::consts::EXE_SUFFIX))
     })
 }
 
@@ -320,57 +353,4 @@ fn holds_nothing(value: &serde_json::Value) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn only_empty_bookkeeping_counts_as_holding_nothing() {
-        assert!(holds_nothing(&json!({})));
-        assert!(holds_nothing(&json!({"version": 2, "plugins": {}})));
-        assert!(holds_nothing(
-            &json!({"enabledPlugins": {}, "extraKnownMarketplaces": {}})
-        ));
-        assert!(!holds_nothing(&json!({"enabledPlugins": {"x@y": true}})));
-        assert!(!holds_nothing(&json!({"model": "opus"})));
-        assert!(!holds_nothing(&json!({"version": "2"})));
-    }
-
-    #[test]
-    fn the_default_layout_follows_home_and_xdg() {
-        let env = InstallEnv {
-            home: Some("/h".into()),
-            ..InstallEnv::default()
-        };
-        let layout = Layout::resolve(&env).unwrap();
-        assert_eq!(
-            layout.staging,
-            Path::new("/h/.local/share/pagent/marketplace")
-        );
-        assert_eq!(
-            layout.data_bin,
-            Path::new("/h/.claude/plugins/data/pagent-pagent/bin/pagent")
-        );
-        assert_eq!(
-            layout.record_file,
-            Path::new("/h/.local/share/pagent/marketplace.record.json")
-        );
-        assert_eq!(
-            &layout.may_create()[..3],
-            [
-                PathBuf::from("/h/.local"),
-                PathBuf::from("/h/.local/share"),
-                PathBuf::from("/h/.local/share/pagent")
-            ]
-        );
-        let env = InstallEnv {
-            home: Some("/h".into()),
-            claude_config_dir: Some("/c".into()),
-            xdg_data_home: Some("/d".into()),
-            ..InstallEnv::default()
-        };
-        let layout = Layout::resolve(&env).unwrap();
-        assert_eq!(layout.staging, Path::new("/d/pagent/marketplace"));
-        assert_eq!(layout.commands_dir, Path::new("/c/commands"));
-    }
-}
+mod tests;

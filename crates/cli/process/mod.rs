@@ -22,8 +22,9 @@
 //!   local` so a `go.mod` cannot pick the Go that runs). A tool that needs the project
 //!   root (`cargo check`, `tsc`, `go vet`, a command the user configured or trusted) runs
 //!   there, and only what the user trusted runs project code.
-//! - **Every child is owned**: in its own process group, with a time limit, its output
-//!   capped while it is read, and the whole group killed when it ends or is stopped.
+//! - **Every child is owned**: in its own process group (a job object on Windows), with a
+//!   time limit, its output capped while it is read, and the whole group killed when it
+//!   ends or is stopped.
 //!   Output is read with `poll`, never by a thread left blocked, so a grandchild that
 //!   left the group (`setsid`) and holds the pipe costs a short drain, and what the check
 //!   printed until then still reaches the feedback.
@@ -32,7 +33,7 @@
 //! kept from the project's files), [`run`] (a child run to its end: checks and
 //! short commands), [`spawn`] (children that outlive the call: agents, `pagent
 //! parallel`'s loops, the notifier) and [`sys`] (the system calls: groups, signals,
-//! `poll`; the one place a macOS or Windows branch goes).
+//! `poll` on Unix; job objects, console control events and peeked pipes on Windows).
 
 #![allow(clippy::disallowed_methods)] // the one place processes are made
 
@@ -75,10 +76,10 @@ pub enum ProgramError {
 }
 
 impl Program {
-    /// `name` found on `path` (a name with a `/` is refused: it would name a file
-    /// relative to wherever the child happens to run).
+    /// `name` found on `path` (a name with a `/` (or on Windows a `\\`) is refused: it
+    /// would name a file relative to wherever the child happens to run).
     pub fn named(name: &str, path: &SearchPath) -> Result<Program, ProgramError> {
-        if name.contains('/') || name.is_empty() {
+        if name.contains('/') || (cfg!(windows) && name.contains(['\\', ':'])) || name.is_empty() {
             return Err(ProgramError::NotFound(name.to_owned()));
         }
         path.find(name)
@@ -130,9 +131,10 @@ impl Program {
     }
 
     /// The POSIX shell, by its absolute path: `sh` looked up on a `PATH` of `.` would be
-    /// the project's.
-    pub fn shell() -> Program {
-        Program(PathBuf::from(sys::SHELL))
+    /// the project's. On Windows, Git Bash (what Claude Code itself runs hooks with),
+    /// found on the cleaned `path` or beside Git for Windows' `git.exe`.
+    pub fn shell(path: &SearchPath) -> Program {
+        Program(sys::shell(path))
     }
 
     pub fn path(&self) -> &Path {
@@ -188,7 +190,9 @@ impl Launch {
 
     /// `sh -c LINE` (a command line the user wrote or trusted).
     pub fn shell(line: &str, cwd: &Path, path: &SearchPath) -> Launch {
-        Launch::new(Program::shell(), cwd, path).arg("-c").arg(line)
+        Launch::new(Program::shell(path), cwd, path)
+            .arg("-c")
+            .arg(line)
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Launch {
@@ -284,5 +288,10 @@ impl Launch {
     }
 }
 
+// Tried with `sh` and Unix tools; Windows' own (job objects, pipes) in `tests_windows.rs`.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests;
+#[cfg(test)]
+#[cfg(windows)]
+mod tests_windows;

@@ -52,11 +52,21 @@ impl SearchPath {
         SearchPath { dirs, projects }
     }
 
-    /// The first executable regular file called `name` in the kept folders.
+    /// The first executable regular file called `name` in the kept folders (on Windows
+    /// `name.exe`, `.com`, `.cmd` or `.bat` when `name` has no extension, in that order in
+    /// each folder, as Windows' own search does).
     pub fn find(&self, name: &str) -> Option<PathBuf> {
+        let names: Vec<String> = if cfg!(windows) && Path::new(name).extension().is_none() {
+            ["exe", "com", "cmd", "bat"]
+                .iter()
+                .map(|ext| format!("{name}.{ext}"))
+                .collect()
+        } else {
+            vec![name.to_owned()]
+        };
         self.dirs
             .iter()
-            .map(|dir| dir.join(name))
+            .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
             .find(|candidate| door::is_executable_file(candidate))
     }
 
@@ -75,6 +85,7 @@ impl SearchPath {
 
     /// The folders kept, in order.
     #[cfg(test)]
+    #[cfg(unix)]
     pub fn dirs(&self) -> &[PathBuf] {
         &self.dirs
     }

@@ -12,7 +12,6 @@
 //! reader thread is ever left blocked on a pipe nobody will close.
 
 use std::io::Read;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
@@ -172,7 +171,7 @@ fn pump(streams: &mut [Stream], wait: Duration) {
         return;
     }
     let ready = {
-        let fds: Vec<BorrowedFd<'_>> = open.iter().map(|i| streams[*i].pipe.as_fd()).collect();
+        let fds: Vec<sys::Raw<'_>> = open.iter().map(|i| sys::raw(&streams[*i].pipe)).collect();
         sys::poll_readable(&fds, wait)
     };
     for (i, state) in open.into_iter().zip(ready) {
@@ -207,6 +206,7 @@ impl Launch {
             Ok(child) => child,
             Err(err) => return Ran::NotStarted(err.to_string()),
         };
+        sys::adopt(&child, self.own_group);
         let mut streams = [Stream::new(reader, limits.keep)];
         let ending = supervise(&mut child, &mut streams, limits.timeout, keep_going);
         let output = streams[0].text();
@@ -229,20 +229,15 @@ impl Launch {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let mut child = command.spawn().map_err(|e| e.to_string())?;
+        sys::adopt(&child, self.own_group);
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
             let _ = child.kill();
             let _ = child.wait();
             return Err("the child's output pipes were not made".to_owned());
         };
         let mut streams = [
-            Stream::new(
-                std::io::PipeReader::from(std::os::fd::OwnedFd::from(out)),
-                keep,
-            ),
-            Stream::new(
-                std::io::PipeReader::from(std::os::fd::OwnedFd::from(err)),
-                keep,
-            ),
+            Stream::new(sys::pipe_reader(out), keep),
+            Stream::new(sys::pipe_reader(err), keep),
         ];
         let ending = supervise(&mut child, &mut streams, timeout, &mut || true);
         let (code, timed_out) = match ending {

@@ -86,7 +86,7 @@ impl Running {
         }
     }
 
-    fn signal(&mut self, signal: libc::c_int) {
+    fn signal(&mut self, signal: sys::Signal) {
         if self.own_group {
             sys::signal_group(self.child.id(), signal);
         } else {
@@ -108,6 +108,7 @@ impl Launch {
         };
         command.stdout(output()).stderr(output());
         let child = command.spawn()?;
+        sys::adopt(&child, self.own_group);
         Ok(Running {
             child,
             own_group: self.own_group,
@@ -119,7 +120,9 @@ impl Launch {
     pub fn spawn_detached(&self) -> std::io::Result<()> {
         let mut command = self.command(Input::Null)?;
         command.stdout(Stdio::null()).stderr(Stdio::null());
-        command.spawn().map(drop)
+        let child = command.spawn()?;
+        sys::adopt(&child, self.own_group);
+        Ok(())
     }
 
     /// Runs the child with the caller's stdin, stdout and stderr (a set-up command the
@@ -127,7 +130,9 @@ impl Launch {
     pub fn status(&self) -> std::io::Result<Option<i32>> {
         let mut command = self.command(Input::Inherit)?;
         command.stdout(Stdio::inherit()).stderr(Stdio::inherit());
-        let status = command.spawn()?.wait()?;
+        let mut child = command.spawn()?;
+        sys::adopt(&child, self.own_group);
+        let status = child.wait()?;
         Ok(status.code())
     }
 }

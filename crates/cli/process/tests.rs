@@ -9,6 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use pagent_test_support::timing::Baseline;
+
 use super::run::Output;
 use super::*;
 
@@ -25,6 +27,16 @@ fn sh(line: &str, cwd: &Path) -> Launch {
         cwd,
         &SearchPath::new(Some("/usr/bin:/bin".as_ref()), &[]),
     )
+}
+
+/// What starting and reaping one short child takes through the door here, now: the unit
+/// of this file's time limits (a limit is a fixed wait plus so many of these, and never
+/// under what it was on a quiet machine).
+fn child_start(dir: &Path) -> Baseline {
+    Baseline::measure(3, || {
+        let ran = sh("echo started", dir).run(limits(20), &mut || true);
+        assert!(matches!(ran, Ran::Exited { code: Some(0), .. }), "{ran:?}");
+    })
 }
 
 fn executable(path: &Path, script: &str) {
@@ -127,13 +139,17 @@ fn a_missing_program_is_not_started() {
 #[test]
 fn times_out_and_kills_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
+    let baseline = child_start(dir.path());
     let started = Instant::now();
     // The background sleep holds the pipe open: only a group kill ends it.
     let ran = sh("echo started; sleep 30 & sleep 30", dir.path()).run(limits(1), &mut || true);
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
+    // The timeout, then the kill: far from the 30 s a missed kill waits.
+    let beyond = started.elapsed().saturating_sub(Duration::from_secs(1));
+    baseline.assert_within(
+        beyond,
+        100,
+        Duration::from_secs(9),
+        "the kill after the timeout",
     );
     assert_eq!(
         ran,
@@ -146,12 +162,15 @@ fn times_out_and_kills_the_whole_group() {
 #[test]
 fn background_leftovers_do_not_hold_a_child_that_ended() {
     let dir = tempfile::tempdir().unwrap();
+    let baseline = child_start(dir.path());
     let started = Instant::now();
     let ran = sh("sleep 30 & echo done", dir.path()).run(limits(20), &mut || true);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
+    // Held by the leftover, it would take the whole 20 s timeout.
+    baseline.assert_within(
+        started.elapsed(),
+        100,
+        Duration::from_secs(5),
+        "a child whose leftover holds its pipe",
     );
     assert_eq!(
         ran,
@@ -173,6 +192,7 @@ fn finding_10_a_setsid_child_holding_the_pipe_loses_no_output() {
         "echo started; echo failing check output >&2; setsid sh -c 'echo $$ > {}; exec sleep 30' & sleep 30",
         marker.display()
     );
+    let baseline = child_start(dir.path());
     let started = Instant::now();
     let ran = sh(&line, dir.path()).run(limits(1), &mut || true);
     let took = started.elapsed();
@@ -186,12 +206,19 @@ fn finding_10_a_setsid_child_holding_the_pipe_loses_no_output() {
             output: "started\nfailing check output\n".into()
         }
     );
-    assert!(took < Duration::from_secs(6), "{took:?}");
+    // The timeout, then a moment's drain: far from the 30 s the escaped sleep holds on.
+    baseline.assert_within(
+        took.saturating_sub(Duration::from_secs(1)),
+        100,
+        Duration::from_secs(5),
+        "the kill and the drain after the timeout",
+    );
 }
 
 #[test]
 fn a_child_stops_as_soon_as_the_caller_says_so() {
     let dir = tempfile::tempdir().unwrap();
+    let baseline = child_start(dir.path());
     let started = Instant::now();
     let mut asked = 0;
     let ran = sh("sleep 30", dir.path()).run(limits(60), &mut || {
@@ -199,10 +226,11 @@ fn a_child_stops_as_soon_as_the_caller_says_so() {
         asked < 3
     });
     assert_eq!(ran, Ran::Stopped);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
+    baseline.assert_within(
+        started.elapsed(),
+        100,
+        Duration::from_secs(5),
+        "a stop the caller asked for",
     );
 }
 
@@ -258,6 +286,7 @@ fn an_isolated_checker_runs_from_the_neutral_folder() {
 #[test]
 fn a_running_child_is_stopped_with_its_group() {
     let dir = tempfile::tempdir().unwrap();
+    let baseline = child_start(dir.path());
     let mut running = sh("sleep 30 & sleep 30", dir.path())
         .spawn(Streams {
             stdin: Input::Null,
@@ -270,6 +299,11 @@ fn a_running_child_is_stopped_with_its_group() {
     // The group is gone: nothing holds stdout any more.
     let mut rest = Vec::new();
     std::io::Read::read_to_end(&mut stdout, &mut rest).unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5));
+    baseline.assert_within(
+        started.elapsed(),
+        100,
+        Duration::from_secs(5),
+        "stopping a group",
+    );
     assert!(running.try_wait().is_some());
 }

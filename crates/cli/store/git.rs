@@ -102,7 +102,9 @@ fn sane_git_dir(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+// Unix-only fixtures (symlinks, FIFOs, modes, sh); the Windows door has its own.
 #[cfg(test)]
+#[cfg(unix)]
 #[allow(clippy::disallowed_types)]
 mod tests {
     use super::*;

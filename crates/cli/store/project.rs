@@ -20,7 +20,6 @@
 //! Every path here is relative to the root and reached through the project's
 //! [`Dir`](crate::store::door::Dir), the one door to its files.
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -120,7 +119,7 @@ impl Project {
     /// What the seal binds the state to: the real path's bytes, never a lossy rendering
     /// (two folders whose names differ only in bytes that are not UTF-8 would share it).
     pub fn seal_key(&self) -> Vec<u8> {
-        self.root.as_os_str().as_bytes().to_vec()
+        door::os_bytes(self.root.as_os_str()).to_vec()
     }
 
     /// `path` relative to the root when inside it, else as given.

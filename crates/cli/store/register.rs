@@ -21,8 +21,6 @@
 //! Dropping out is the reader's business ([`forget`]): a project that is gone, or a loop
 //! that ended longer ago than the readers keep showing it.
 
-use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use pagent_engine::Timestamp;
@@ -85,7 +83,7 @@ pub fn record(
     let dir = user_dir.open()?;
     let entry = Entry {
         version: 1,
-        root_hex: pagent_engine::seal::hex(root.as_os_str().as_bytes()),
+        root_hex: pagent_engine::seal::hex(crate::store::door::os_bytes(root.as_os_str())),
         root: root.to_string_lossy().into_owned(),
         state: root.join(STATE_FILE).to_string_lossy().into_owned(),
         origin,
@@ -152,9 +150,9 @@ fn entry_path(key: &str) -> PathBuf {
 fn read_entry(dir: &Dir, key: &str) -> Option<Registered> {
     let bytes = dir.read_if_exists(&entry_path(key), CAP).ok()??;
     let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-    let root = PathBuf::from(OsString::from_vec(pagent_engine::seal::unhex(
-        &entry.root_hex,
-    )?));
+    let root = PathBuf::from(crate::store::door::os_from_bytes(
+        pagent_engine::seal::unhex(&entry.root_hex)?,
+    )?);
     // Believed only where it lives: an entry copied or edited into another project's
     // folder names a root that does not hash to it.
     if entry.version != 1 || !root.is_absolute() || project_key(&root) != key {
@@ -239,10 +237,12 @@ mod tests {
         assert_eq!(find(&UserDir::at(Some(&config)), &b), None);
     }
 
+    #[cfg(unix)] // Windows names are UTF-16: `os_bytes`' own tests cover them
     #[test]
     fn roots_that_are_not_utf8_survive_and_bad_keys_are_refused() {
         let (_dir, config) = config();
-        let root = PathBuf::from(OsString::from_vec(b"/work/\xff\xfe".to_vec()));
+        use std::os::unix::ffi::OsStringExt;
+        let root = PathBuf::from(std::ffi::OsString::from_vec(b"/work/\xff\xfe".to_vec()));
         record(
             &UserDir::at(Some(&config)),
             &root,

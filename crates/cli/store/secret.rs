@@ -56,7 +56,6 @@ pub fn read_or_create_secret(user_dir: &UserDir) -> anyhow::Result<Vec<u8>> {
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
     use std::fs;
-    use std::os::unix::fs::PermissionsExt;
 
     use super::*;
 
@@ -83,8 +82,10 @@ mod tests {
         }
     }
 
+    #[cfg(unix)] // file modes
     #[test]
     fn creates_once_and_reads_back() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("pagent");
         assert_eq!(read_secret(&UserDir::at(Some(&config))), None);

@@ -14,7 +14,6 @@
 //! [`UserDir`] is the folder as one value, passed down from where the environment was
 //! read, instead of a bare `Option<&Path>`: what lives there is asked of it.
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -100,6 +99,6 @@ pub(super) const PROJECTS: &str = "projects";
 
 /// `root`'s key: the first 32 hex digits of the SHA-256 of its raw bytes.
 pub fn project_key(root: &Path) -> String {
-    let digest = Sha256::digest(root.as_os_str().as_bytes());
+    let digest = Sha256::digest(crate::store::door::os_bytes(root.as_os_str()));
     pagent_engine::seal::hex(&digest)[..32].to_owned()
 }

@@ -291,8 +291,20 @@ fn inside(folder: &Path, file: &str) -> Option<PathBuf> {
 pub fn check_paths_stay_inside(project: &Project, workflow: &Workflow) -> anyhow::Result<()> {
     for (i, stage) in workflow.stages.iter().enumerate() {
         for path in stage.exit_when.paths() {
-            if let Err(door::DoorError::Outside(_)) = project.dir().kind(Path::new(path.as_str())) {
-                bail!("stages[{i}].exit_when: {path} is a symlink that leads outside the project");
+            match project.dir().kind(Path::new(path.as_str())) {
+                Err(door::DoorError::Outside(_)) => {
+                    bail!(
+                        "stages[{i}].exit_when: {path} is a symlink that leads outside the project"
+                    )
+                }
+                // Windows: a link of any kind, and names that mean something else there.
+                Err(door::DoorError::Reparse(_)) => bail!(
+                    "stages[{i}].exit_when: {path} is a symlink or junction, which pagent does not follow on Windows"
+                ),
+                Err(door::DoorError::BadPath(_)) => bail!(
+                    "stages[{i}].exit_when: {path} is not a file name pagent can use here (a stream, a device name such as NUL or CON, or a trailing dot)"
+                ),
+                _ => {}
             }
         }
     }

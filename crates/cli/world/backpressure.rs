@@ -348,7 +348,9 @@ fn check_builtin(project: &Project, file: &Path, syntax: Syntax) -> CheckResult 
     }
 }
 
+// Unix-only fixtures (symlinks, FIFOs, modes, sh); the Windows door has its own.
 #[cfg(test)]
+#[cfg(unix)]
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 mod tests {
     use std::fs;

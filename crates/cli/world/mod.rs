@@ -229,7 +229,9 @@ impl World for FsWorld<'_> {
     }
 }
 
+// Unix-only fixtures (symlinks, FIFOs, modes, sh); the Windows door has its own.
 #[cfg(test)]
+#[cfg(unix)]
 #[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;

@@ -174,6 +174,7 @@ mod tests {
         assert_eq!(count_files(&door, &rel("."), 2), Probe::Count(2));
     }
 
+    #[cfg(unix)] // Unix-only fixtures (symlinks, FIFOs, modes, sh); Windows: door/win/tests.rs
     #[test]
     fn refuses_symlinks_out_of_the_project() {
         let outside = tempfile::tempdir().unwrap();
@@ -192,6 +193,7 @@ mod tests {
         assert_eq!(count_files(&door, &rel("up"), u64::MAX), Probe::Outside);
     }
 
+    #[cfg(unix)] // Unix-only fixtures (symlinks, FIFOs, modes, sh); Windows: door/win/tests.rs
     #[test]
     fn follows_symlinks_that_stay_inside() {
         let dir = tempfile::tempdir().unwrap();

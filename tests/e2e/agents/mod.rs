@@ -254,19 +254,6 @@ fn run_logs(e2e: &E2e) -> String {
         .collect()
 }
 
-fn actions(e2e: &E2e) -> Vec<String> {
-    fs::read_to_string(e2e.path(".claude/pagent/events.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["action"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
-}
-
 fn of<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["event"] == name).collect()
 }
@@ -295,7 +282,7 @@ fn ralph_reaches_the_promise_on_iteration_three(agent: Agent) {
         "{report}"
     );
     assert_eq!(
-        actions(&e2e),
+        e2e.actions(),
         ["ralph", "block", "retry", "block", "complete"],
         "{report}"
     );

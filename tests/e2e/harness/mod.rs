@@ -6,6 +6,7 @@
 //! the project's files.
 
 use std::cell::RefCell;
+use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -165,34 +166,22 @@ impl E2e {
 
     /// `pagent loop ARGS` in the project with the environment `claude()` gives the CLI, so
     /// the agents it starts talk to the mock.
-    pub fn pagent_loop(&self, args: &[&str]) -> std::process::Output {
+    pub fn pagent_loop(&self, args: &[impl AsRef<OsStr>]) -> std::process::Output {
         self.pagent_loop_with(args, &[])
     }
 
     /// `pagent parallel ARGS` in the project, its agents talking to the mock.
     pub fn pagent_parallel(&self, args: &[&str]) -> std::process::Output {
-        let mut command = Command::new(pagent_bin());
-        command
-            .arg("parallel")
-            .args(args)
-            .current_dir(&self.project)
-            .stdin(Stdio::null())
-            .env("NO_COLOR", "1");
-        self.offline_env(&mut command);
+        let mut command = self.driving("parallel", args);
+        command.env("NO_COLOR", "1");
         command.output().unwrap()
     }
 
     /// `pagent loop ARGS` whose Claude Code agents are logged in with a subscription
     /// (an OAuth token, no API key; the zone Europe/Paris): only then does Claude Code
     /// take a 429 for a usage limit (`research/cc-facts.md`, B6).
-    pub fn pagent_loop_subscribed(&self, args: &[&str]) -> std::process::Output {
-        let mut command = Command::new(pagent_bin());
-        command
-            .arg("loop")
-            .args(args)
-            .current_dir(&self.project)
-            .stdin(Stdio::null());
-        self.offline_env(&mut command);
+    pub fn pagent_loop_subscribed(&self, args: &[impl AsRef<OsStr>]) -> std::process::Output {
+        let mut command = self.driving("loop", args);
         for (key, value) in SUBSCRIPTION {
             command.env(key, value);
         }
@@ -203,20 +192,27 @@ impl E2e {
     /// The same, with more environment for the agents (Codex's and OpenCode's set-up).
     pub fn pagent_loop_with(
         &self,
-        args: &[&str],
+        args: &[impl AsRef<OsStr>],
         env: &[(String, String)],
     ) -> std::process::Output {
-        let mut command = Command::new(pagent_bin());
-        command
-            .arg("loop")
-            .args(args)
-            .current_dir(&self.project)
-            .stdin(Stdio::null());
-        self.offline_env(&mut command);
+        let mut command = self.driving("loop", args);
         for (key, value) in env {
             command.env(key, value);
         }
         command.output().unwrap()
+    }
+
+    /// `pagent SUBCOMMAND ARGS` (one that drives agents) in the project, its agents
+    /// talking to the mock.
+    fn driving(&self, subcommand: &str, args: &[impl AsRef<OsStr>]) -> Command {
+        let mut command = Command::new(pagent_bin());
+        command
+            .arg(subcommand)
+            .args(args)
+            .current_dir(&self.project)
+            .stdin(Stdio::null());
+        self.offline_env(&mut command);
+        command
     }
 
     /// The environment CLAUDE-CODE.md gives for running the CLI against the mock: no
@@ -273,6 +269,11 @@ impl E2e {
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
+    /// The `action` of every event of the project's log, in order.
+    pub fn actions(&self) -> Vec<String> {
+        pagent_test_support::project::actions(&self.project)
+    }
+
     pub fn state(&self) -> Value {
         serde_json::from_str(
             &fs::read_to_string(self.path(".claude/pagent-pipeline.json")).unwrap(),
@@ -314,16 +315,8 @@ impl E2e {
             }
         }
         let _ = writeln!(out, "--- project files ---");
-        for entry in walkdir::WalkDir::new(&self.project)
-            .into_iter()
-            .filter_entry(|e| e.file_name() != ".git")
-            .flatten()
-        {
-            let _ = writeln!(
-                out,
-                "{}",
-                entry.path().strip_prefix(&self.project).unwrap().display()
-            );
+        for file in pagent_test_support::project::files(&self.project) {
+            let _ = writeln!(out, "{file}");
         }
         out
     }
@@ -369,10 +362,22 @@ pub fn stage_plugin(dest: &Path) {
     }
 }
 
+/// `pagent loop`'s arguments for Claude Code agents with this checkout as their plugin:
+/// `--json --agent claude --agent-bin CLAUDE --agent-arg=--plugin-dir --agent-arg=REPO`,
+/// then `rest`.
+pub fn claude_agent_args(rest: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["--json", "--agent", "claude", "--agent-bin"]
+        .map(str::to_owned)
+        .into();
+    args.push(claude_binary().display().to_string());
+    args.push("--agent-arg=--plugin-dir".to_owned());
+    args.push(format!("--agent-arg={}", repo_root().display()));
+    args.extend(rest.iter().map(|a| (*a).to_owned()));
+    args
+}
+
 /// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
 /// static one scripts/install.sh makes), else the one cargo built for these tests.
 pub fn pagent_bin() -> std::path::PathBuf {
-    std::env::var_os("PAGENT_TEST_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_pagent")))
+    pagent_test_support::project::pagent_bin(env!("CARGO_BIN_EXE_pagent"))
 }

@@ -11,22 +11,13 @@ fn pagent_loop_drives_fresh_claude_processes_to_the_promise() {
         Reply::text("Made progress."),
         Reply::text("Done.\n<promise>DONE</promise>"),
     ]);
-    let claude = claude_binary();
-    let plugin = repo_root();
-    let out = e2e.pagent_loop(&[
-        "--json",
-        "--agent",
-        "claude",
-        "--agent-bin",
-        claude.to_str().unwrap(),
-        "--agent-arg=--plugin-dir",
-        &format!("--agent-arg={}", plugin.display()),
+    let out = e2e.pagent_loop(&claude_agent_args(&[
         "--agent-arg=--include-hook-events",
         "ralph",
         "--no-progress-limit",
         "0",
         "Tidy the README",
-    ]);
+    ]));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::harness::{E2e, claude_binary, repo_root};
+use crate::harness::{E2e, claude_agent_args, claude_binary, repo_root};
 use crate::mock::Reply;
 
 mod loops;

@@ -231,22 +231,37 @@ fn oversized_and_malformed_requests_are_refused() {
 #[test]
 fn slow_clients_are_cut_off_and_the_threads_stay_bounded() {
     let env = TestEnv::new();
+    let baseline = env.baseline();
     let dash = Dashboard::start(&env, &[]);
     let before = dash.threads();
     let started = Instant::now();
+    // How many clients are under way: connected and ten bytes into their trickle, or
+    // already turned away.
+    let under_way = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let slow: Vec<_> = (0..60)
         .map(|_| {
             let addr = dash.addr;
+            let under_way = under_way.clone();
             std::thread::spawn(move || {
+                let mut counted = false;
+                let mut count = || {
+                    if !std::mem::replace(&mut counted, true) {
+                        under_way.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                };
                 let mut stream = TcpStream::connect(addr).unwrap();
                 stream
                     .set_read_timeout(Some(Duration::from_millis(100)))
                     .unwrap();
                 let mut answer = Vec::new();
-                for byte in b"GET / HTTP/1.1\r\nX-Slow: "
+                for (sent, byte) in b"GET / HTTP/1.1\r\nX-Slow: "
                     .iter()
                     .chain([b'a'; 400].iter())
+                    .enumerate()
                 {
+                    if sent == 10 {
+                        count();
+                    }
                     // A refused connection (503, or cut at the deadline) ends the trickle.
                     if stream.write_all(&[*byte]).is_err() {
                         break;
@@ -261,6 +276,7 @@ fn slow_clients_are_cut_off_and_the_threads_stay_bounded() {
                         break;
                     }
                 }
+                count();
                 (
                     Instant::now(),
                     String::from_utf8_lossy(&answer).into_owned(),
@@ -268,18 +284,24 @@ fn slow_clients_are_cut_off_and_the_threads_stay_bounded() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        dash.threads() <= before,
-        "threads grew: {} > {before}",
-        dash.threads()
-    );
+    // The pool never grows while they trickle: looked at all along, until every one of
+    // them is under way.
+    wait_for(Duration::from_secs(30), "60 slow clients under way", || {
+        let threads = dash.threads();
+        assert!(threads <= before, "threads grew: {threads} > {before}");
+        under_way.load(std::sync::atomic::Ordering::SeqCst) == 60
+    });
+    assert!(dash.threads() <= before);
     for handle in slow {
         let (ended, answer) = handle.join().unwrap();
-        let took = ended.duration_since(started);
-        assert!(
-            took < Duration::from_secs(12),
-            "a slow client was held {took:?}"
+        // The request deadline (5 s), then the cut: a client not cut trickles for 40 s.
+        baseline.assert_within(
+            ended
+                .duration_since(started)
+                .saturating_sub(Duration::from_secs(5)),
+            100,
+            Duration::from_secs(7),
+            "a slow client",
         );
         assert!(
             answer.is_empty()
@@ -331,25 +353,21 @@ fn beyond_loopback_only_on_a_named_address_and_with_a_token_of_your_own() {
     let out = env
         .bin(&["dashboard", "--no-open", "--bind", "192.0.2.123"])
         .failure();
-    assert!(out.stderr.contains("only with a token you chose"), "{out}");
+    let mut said = Said::new();
+    said.say("--bind 192.0.2.123", &out.stderr);
     for every in ["0.0.0.0", "::"] {
         let out = env
             .bin(&["dashboard", "--no-open", "--bind", every])
             .env("PAGENT_DASHBOARD_TOKEN", token)
             .failure();
-        assert!(
-            out.stderr.contains("name the one address to listen on"),
-            "{out}"
-        );
+        said.say(&format!("--bind {every}, a token of your own"), &out.stderr);
     }
     let out = env
         .bin(&["dashboard", "--no-open"])
         .env("PAGENT_DASHBOARD_TOKEN", "short")
         .failure();
-    assert!(
-        out.stderr.contains("PAGENT_DASHBOARD_TOKEN must be"),
-        "{out}"
-    );
+    said.say("PAGENT_DASHBOARD_TOKEN=short", &out.stderr);
+    assert_text!(said.text());
     // On the machine's own address, with the user's token: that address is the only Host.
     let ip = network_address().expect("this machine has no network address to test with");
     let ip_text = ip.to_string();

@@ -10,11 +10,10 @@ mod browser;
 mod hostile;
 mod webdriver;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -50,27 +49,18 @@ impl Dashboard {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                if tx.send(line.unwrap_or_default()).is_err() {
-                    return;
-                }
-            }
+        let mut lines = Lines::of(child.stdout.take().unwrap());
+        let deadline = Duration::from_secs(20);
+        let printed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            vec![
+                lines.wait_for(deadline, "the dashboard's address", |_| true),
+                lines.wait_for(deadline, "the dashboard's second line", |_| true),
+            ]
+        }))
+        .unwrap_or_else(|failed| {
+            let _ = child.kill();
+            std::panic::resume_unwind(failed)
         });
-        let mut printed = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while printed.len() < 2 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(line) => printed.push(line),
-                Err(_) => {
-                    let _ = child.kill();
-                    panic!("the dashboard printed no address within 20 s: {printed:?}");
-                }
-            }
-        }
         let url = printed[0]
             .strip_prefix("pagent dashboard: ")
             .unwrap_or_else(|| panic!("{printed:?}"))
@@ -157,16 +147,4 @@ pub fn loop_ids(env: &TestEnv) -> Vec<(String, String)> {
             )
         })
         .collect()
-}
-
-/// Waits up to `limit` for `check` to hold, looking every 50 ms; the time it took.
-pub fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if check() {
-            return started.elapsed();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("{what}: not within {limit:?}");
 }

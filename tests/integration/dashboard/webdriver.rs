@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::util::{wait_for, wait_showing};
+
 /// The W3C name of an element reference.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
@@ -74,7 +76,7 @@ impl Browser {
             session: String::new(),
             _profile: profile,
         };
-        super::wait_until(Duration::from_secs(30), "chromedriver answers", || {
+        wait_for(Duration::from_secs(30), "chromedriver answers", || {
             TcpStream::connect(addr).is_ok()
                 && browser.call("GET", "/status", None)["value"]["ready"] == true
         });
@@ -193,15 +195,14 @@ impl Browser {
     /// Waits up to `limit` for `css`'s text to satisfy `check`; the time it took.
     pub fn wait_text(&self, css: &str, limit: Duration, check: impl Fn(&str) -> bool) -> Duration {
         let started = Instant::now();
-        let mut last = None;
-        while started.elapsed() < limit {
-            last = self.text(css);
-            if last.as_deref().is_some_and(&check) {
-                return started.elapsed();
+        wait_showing(limit, format_args!("the text of {css}"), || {
+            let text = self.text(css);
+            match text.as_deref() {
+                Some(text) if check(text) => Ok(()),
+                _ => Err(format!("it was {text:?}")),
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("{css}: text {last:?} did not change as expected within {limit:?}");
+        });
+        started.elapsed()
     }
 
     /// Clicks the first element matching `css` as a user would (WebDriver's own click).

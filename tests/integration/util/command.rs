@@ -13,8 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
-
+use super::Run;
 use super::pagent_bin;
 
 pub struct TestCommand {
@@ -113,11 +112,7 @@ impl TestCommand {
         } else {
             self.run_in_process()
         };
-        assert_ne!(
-            run.code,
-            Some(2),
-            "pagent exited 2, which blocks in Claude Code\n{run}"
-        );
+        run.never_blocks_by_exit_or_crashes();
         run
     }
 
@@ -140,12 +135,12 @@ impl TestCommand {
                 stdin_is_terminal: false,
             },
         );
-        Run {
-            code: Some(i32::from(status.code())),
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
-            command: self.describe(),
-        }
+        Run::new(
+            Some(i32::from(status.code())),
+            &stdout,
+            &stderr,
+            self.describe(),
+        )
     }
 
     fn run_binary(mut self) -> Run {
@@ -163,20 +158,29 @@ impl TestCommand {
         });
         let output = child.wait_with_output().unwrap();
         let _ = writer.join();
-        Run {
-            code: output.status.code(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            command: self.describe(),
-        }
+        Run::new(
+            output.status.code(),
+            &output.stdout,
+            &output.stderr,
+            self.describe(),
+        )
     }
 
     /// Runs the binary with a time limit (the whole process group is killed past it) and
     /// reports the elapsed time and the peak memory: for inputs that could hang or grow a
-    /// hook.
-    pub fn run_bounded(mut self, limit: std::time::Duration) -> Bounded {
+    /// hook. The limit is `floor` on a quiet machine, and 1000 times what `pagent
+    /// --version` takes here now on a slower one (qemu, load): a hang is caught either way.
+    pub fn run_bounded(mut self, floor: std::time::Duration) -> Bounded {
         use std::io::Read;
         use std::os::unix::process::CommandExt;
+        let limit = pagent_test_support::timing::Baseline::measure(3, || {
+            let version = Command::new(pagent_bin())
+                .arg("--version")
+                .output()
+                .unwrap();
+            assert!(version.status.success(), "{version:?}");
+        })
+        .limit(1000, floor);
         let rss_file = tempfile::NamedTempFile::new().unwrap();
         let mut timed = with_peak_memory(self.command(), rss_file.path());
         timed
@@ -227,18 +231,14 @@ impl TestCommand {
         let elapsed = started.elapsed();
         let _ = writer.join();
         let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-        let run = Run {
+        let run = Run::new(
             code,
-            stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
-            stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
-            command: self.describe(),
-        };
-        assert!(!hung, "hung for {elapsed:?} (killed)\n{run}");
-        assert_ne!(
-            run.code,
-            Some(2),
-            "pagent exited 2, which blocks in Claude Code\n{run}"
+            &out.join().unwrap(),
+            &err.join().unwrap(),
+            self.describe(),
         );
+        assert!(!hung, "hung for {elapsed:?} (killed)\n{run}");
+        run.never_blocks_by_exit_or_crashes();
         let max_rss_kb = peak_memory_kb(&usage, rss_file.path())
             .unwrap_or_else(|| panic!("no peak memory from /usr/bin/time\n{run}"));
         Bounded { run, max_rss_kb }
@@ -307,88 +307,4 @@ pub struct Bounded {
     pub run: Run,
     /// Peak resident memory of the process, in KiB.
     pub max_rss_kb: i64,
-}
-
-#[derive(Debug)]
-pub struct Run {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-    command: String,
-}
-
-impl std::fmt::Display for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "command: {}\nexit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.command, self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-impl Run {
-    /// The hook's decision JSON; `None` when it printed nothing (allow).
-    pub fn decision(&self) -> Option<Value> {
-        let text = self.stdout.trim();
-        (!text.is_empty()).then(|| {
-            serde_json::from_str(text)
-                .unwrap_or_else(|e| panic!("hook stdout is not JSON: {e}\n{self}"))
-        })
-    }
-
-    /// Asserts the Stop hook keeps the model going (a re-prompt: `additionalContext` with
-    /// no `decision`, which both clients take as "go on") and returns what the model reads.
-    pub fn blocked(&self) -> String {
-        let decision = self
-            .decision()
-            .unwrap_or_else(|| panic!("expected a re-prompt, got an allow\n{self}"));
-        assert!(decision.get("decision").is_none(), "{self}");
-        assert!(decision.get("reason").is_none(), "{self}");
-        assert_eq!(
-            decision["hookSpecificOutput"]["hookEventName"], "Stop",
-            "{self}"
-        );
-        decision["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .unwrap_or_else(|| panic!("a re-prompt without additionalContext\n{self}"))
-            .to_owned()
-    }
-
-    /// Whether the Stop hook keeps the model going (a re-prompt).
-    pub fn continues(&self) -> bool {
-        self.decision().is_some_and(|d| {
-            d.get("decision").is_some() || d["hookSpecificOutput"]["additionalContext"].is_string()
-        })
-    }
-
-    /// The PostToolUse additional context, or `None` when the hook said nothing.
-    pub fn context(&self) -> Option<String> {
-        assert_eq!(self.code, Some(0), "{self}");
-        let decision = self.decision()?;
-        assert_eq!(
-            decision["hookSpecificOutput"]["hookEventName"], "PostToolUse",
-            "{self}"
-        );
-        Some(
-            decision["hookSpecificOutput"]["additionalContext"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        )
-    }
-
-    /// Asserts the stop is allowed and returns the user message, if any.
-    pub fn allowed(&self) -> Option<String> {
-        match self.decision() {
-            None => None,
-            Some(decision) => {
-                assert!(
-                    !self.continues(),
-                    "expected an allow, got a re-prompt\n{self}"
-                );
-                decision["systemMessage"].as_str().map(str::to_owned)
-            }
-        }
-    }
 }

@@ -7,6 +7,8 @@
 //! happens, it never exits 2 (Claude Code would read that as "block").
 
 mod command;
+mod run;
+pub mod snapshot;
 mod tmux;
 
 use std::fmt::Write as _;
@@ -15,7 +17,12 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-pub use command::{Run, TestCommand};
+pub use command::TestCommand;
+pub use pagent_test_support::lines::Lines;
+pub use pagent_test_support::timing::Baseline;
+pub use pagent_test_support::wait::{wait_for, wait_showing, wait_until};
+pub use run::Run;
+pub(crate) use snapshot::{Said, assert_text, prompt_elided};
 pub use tmux::{Tmux, pagent_script};
 
 pub const SESSION: &str = "35f641a1-e3ce-47f3-8fb7-50415b29808a";
@@ -111,6 +118,32 @@ impl TestEnv {
             .env("NO_COLOR", "1")
     }
 
+    /// Every event of the project's event log, in order.
+    pub fn events(&self) -> Vec<Value> {
+        pagent_test_support::project::events(&self.root)
+    }
+
+    /// The `action` of every event of the log, in order.
+    pub fn actions(&self) -> Vec<String> {
+        pagent_test_support::project::actions(&self.root)
+    }
+
+    /// `pagent status --json`, parsed.
+    pub fn status(&self) -> Value {
+        let out = self.cmd(&["status", "--json"]).success();
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"))
+    }
+
+    /// What one short command of the real binary (`pagent status` in this project) takes
+    /// here now, the fastest of three: the unit of the suite's time limits ("cancel takes
+    /// effect within 20 of these"), so a limit grows with a slow or loaded machine (qemu,
+    /// two cores beside the 64-hook stress test) but not with a regression.
+    pub fn baseline(&self) -> Baseline {
+        Baseline::measure(3, || {
+            self.bin(&["status"]).success();
+        })
+    }
+
     /// `pagent hook stop` as Claude Code runs it, with `input` on stdin.
     pub fn stop(&self, input: &Value) -> Run {
         self.stop_raw(serde_json::to_vec(input).unwrap())
@@ -123,7 +156,9 @@ impl TestEnv {
             .run()
     }
 
-    /// `pagent hook post-tool-use` after `tool` wrote `rel`, with extra environment.
+    /// `pagent hook post-tool-use` after `tool` wrote `rel`, with extra environment. The
+    /// hook must answer (exit 0, no crash): every test that runs it means a normal run,
+    /// and one that failed open would pass many of them by saying nothing.
     pub fn post_tool_use(&self, tool: &str, rel: &str, env: &[(&str, &std::ffi::OsStr)]) -> Run {
         let field = if tool == "NotebookEdit" {
             "notebook_path"
@@ -145,7 +180,9 @@ impl TestEnv {
         for (key, value) in env {
             command = command.env(key, value);
         }
-        command.run()
+        let run = command.run();
+        run.answered();
+        run
     }
 
     /// Writes an executable script (a fake tool) and returns its folder.
@@ -178,16 +215,8 @@ impl TestEnv {
     /// Everything a failing test should show: the project's files and pagent's state.
     pub fn dump(&self) -> String {
         let mut out = String::from("--- project files ---\n");
-        for entry in walkdir::WalkDir::new(&self.root)
-            .into_iter()
-            .filter_entry(|e| e.file_name() != ".git")
-            .flatten()
-        {
-            let _ = writeln!(
-                out,
-                "{}",
-                entry.path().strip_prefix(&self.root).unwrap().display()
-            );
+        for file in pagent_test_support::project::files(&self.root) {
+            let _ = writeln!(out, "{file}");
         }
         for rel in [
             ".claude/pagent-pipeline.json",
@@ -231,7 +260,5 @@ pub fn memory_limit_kb(native_kb: i64) -> i64 {
 /// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
 /// static one scripts/install.sh makes), else the one cargo built for these tests.
 pub fn pagent_bin() -> std::path::PathBuf {
-    std::env::var_os("PAGENT_TEST_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_pagent")))
+    pagent_test_support::project::pagent_bin(env!("CARGO_BIN_EXE_pagent"))
 }

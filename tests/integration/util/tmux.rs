@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::TestEnv;
-use crate::tmux_server::{Server, poll};
+use pagent_test_support::tmux::Server;
+use pagent_test_support::wait::wait_showing_every;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -40,7 +41,7 @@ impl Tmux {
     }
 
     pub fn wait_until(&self, what: &str, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
-        poll(what, WAIT, Duration::from_millis(50), || {
+        wait_showing_every(WAIT, Duration::from_millis(50), what, || {
             let rows = self.rows();
             if ready(&rows) {
                 Ok(rows)

@@ -178,7 +178,7 @@ fn this_platform_matches_the_target_it_was_built_for() {
         "aarch64-unknown-linux-gnu" | "aarch64-unknown-linux-musl" => "linux-arm64",
         "aarch64-apple-darwin" => "darwin-arm64",
         "x86_64-apple-darwin" => "darwin-x64",
-        "x86_64-pc-windows-msvc" => "win32-x64",
+        "x86_64-pc-windows-msvc" | "x86_64-pc-windows-gnu" => "win32-x64",
         other => panic!("a target pagent is not released for: {other}"),
     };
     assert_eq!(Platform::THIS.npm(), expected);

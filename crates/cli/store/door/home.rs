@@ -43,6 +43,7 @@ pub fn absolute_real(path: &Path, base: &Path) -> PathBuf {
 
 /// The user's home folder from the password database (not `$HOME`, which a project's
 /// settings can set).
+#[cfg(unix)]
 pub fn passwd_home() -> Option<PathBuf> {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt as _;
@@ -67,6 +68,15 @@ pub fn passwd_home() -> Option<PathBuf> {
     let dir = unsafe { CStr::from_ptr(entry.pw_dir) };
     let dir = Path::new(std::ffi::OsStr::from_bytes(dir.to_bytes()));
     Some(absolute_real(dir, Path::new("/")))
+}
+
+/// The user's profile folder as Windows keeps it for the user's account
+/// (`SHGetKnownFolderPath(FOLDERID_Profile)`, read from the registry, not from
+/// `%USERPROFILE%` or `%HOME%`, which a project's settings can set): Windows' password
+/// database.
+#[cfg(windows)]
+pub fn passwd_home() -> Option<PathBuf> {
+    super::known_folder(super::KnownFolder::Profile).map(|dir| absolute_real(&dir, &dir))
 }
 
 #[cfg(test)]

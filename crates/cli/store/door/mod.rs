@@ -27,7 +27,15 @@
 //! [`walk`] (listing and walking a tree without leaving it),
 //! [`resolve`] (paths taken apart and followed inside the root), [`outside`] (files the
 //! user named, outside any root) and [`sys`] (the system calls, one safe wrapper each,
-//! one file per system where they differ).
+//! one file per system where they differ); on Windows `win` in place of the first five
+//! and `sys`, with [`names`] (the names Windows reads as something else) and [`os`] (a
+//! path's own bytes, for keys, on every system).
+//!
+//! **Windows** has the same rules, made of handles: `NtCreateFile` relative to a folder
+//! handle is its `openat`, `FILE_OPEN_REPARSE_POINT` its `O_NOFOLLOW`, and every file is
+//! checked once more by its final path; stream and device names (`file.txt:stream`,
+//! `NUL`, `con.txt`) are refused before any call; replace is a rename by handle. Each
+//! guarantee is argued in `win/mod.rs`; `docs/windows.md` says what is proven where.
 //!
 //! **Linux and macOS.** Both have the POSIX calls the rules above are made of, with the
 //! same meaning, so one door serves both; `scripts/check-macos.sh` compiles and lints it
@@ -59,40 +67,66 @@
 //!   outside: refused, never followed.
 //!
 //! Outside the door, the same holds: the user's home comes from the password database
-//! through `getpwuid_r` (NSS on Linux, Open Directory on macOS; `store/project.rs`), and
+//! through `getpwuid_r` (NSS on Linux, Open Directory on macOS; `home.rs`), and
 //! children get their own process group through `posix_spawn`'s process-group attribute
 //! on both (`Command::process_group`); pagent uses neither `setsid` nor `/proc`.
 
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod home;
+#[cfg_attr(unix, allow(dead_code))] // applied on Windows, tested everywhere
+pub mod names;
+mod os;
 mod outside;
+#[cfg(unix)]
 mod read;
+#[cfg(unix)]
 mod remove;
+#[cfg(unix)]
 mod resolve;
+#[cfg(unix)]
 mod sys;
+#[cfg(unix)]
 mod walk;
+#[cfg(windows)]
+mod win;
+#[cfg(unix)]
 mod write;
 
+#[cfg(unix)]
 use std::collections::VecDeque;
-use std::ffi::{CString, OsStr, OsString};
+#[cfg(unix)]
+use std::ffi::CString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read, Write};
+#[cfg(unix)]
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+#[cfg(unix)]
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+#[cfg(windows)]
+use std::os::windows::io::OwnedHandle;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use home::{absolute_real, passwd_home};
+pub use os::*;
 pub use outside::*;
+#[cfg(unix)]
 use read::*;
+#[cfg(unix)]
 use resolve::*;
+#[cfg(unix)]
 use sys::*;
+#[cfg(unix)]
 use walk::*;
+#[cfg(windows)]
+pub use win::{KnownFolder, known_folder};
 
 /// What kind of thing a path is, for refusals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(windows, allow(dead_code))] // Windows file systems hold no FIFOs or sockets
 pub enum Kind {
     File,
     Dir,
@@ -104,6 +138,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    #[cfg(unix)]
     fn of(mode: libc::mode_t) -> Kind {
         match mode & libc::S_IFMT {
             libc::S_IFREG => Kind::File,
@@ -143,6 +178,10 @@ pub enum DoorError {
     /// A symlink where pagent writes, or one that leads out of the root.
     Symlink(String),
     Outside(String),
+    /// Windows: a symbolic link, junction or mount point (a name-surrogate reparse
+    /// point), which the Windows door never follows, inside the root or out of it.
+    #[cfg_attr(unix, allow(dead_code))]
+    Reparse(String),
     TooLarge(String, u64),
     /// The lock stayed taken for longer than the caller would wait.
     Busy(String, Duration),
@@ -170,6 +209,10 @@ impl fmt::Display for DoorError {
                 "{p} is (or passes through) a symlink; pagent does not write through symlinks"
             ),
             DoorError::Outside(p) => write!(f, "{p} is a symlink that leads outside the folder"),
+            DoorError::Reparse(p) => write!(
+                f,
+                "{p} is (or passes through) a symlink or junction; pagent on Windows does not follow them"
+            ),
             DoorError::TooLarge(p, cap) => write!(f, "{p} is larger than {}; not read", size(*cap)),
             DoorError::Busy(p, waited) => write!(
                 f,
@@ -196,7 +239,13 @@ fn size(bytes: u64) -> String {
 #[derive(Debug)]
 pub struct Dir {
     root: PathBuf,
+    #[cfg(unix)]
     fd: OwnedFd,
+    #[cfg(windows)]
+    handle: OwnedHandle,
+    /// The root's final path as Windows names it, which every file read must be under.
+    #[cfg(windows)]
+    final_root: Vec<u16>,
 }
 
 /// What `lstat` says of a path, for change detection (never for deciding what to open).
@@ -218,6 +267,7 @@ pub struct Lock {
 /// A walk set up by [`Dir::walk`].
 pub type WalkDir = walkdir::WalkDir;
 
+#[cfg(unix)]
 impl Dir {
     /// Opens `root` (a canonical folder path) as the root of every later call.
     pub fn open(root: &Path) -> Result<Dir, DoorError> {
@@ -243,11 +293,61 @@ impl Dir {
         let _ = std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700));
         Dir::open(root)
     }
+}
 
+impl Dir {
     pub fn root(&self) -> &Path {
         &self.root
     }
 }
 
+pub(super) fn show(rel: &Path) -> String {
+    rel.display().to_string()
+}
+
+/// The normal components of a relative path; `..`, roots and prefixes are refused, and on
+/// Windows the names [`names`] refuses (streams, devices, trailing dots).
+pub(super) fn normal_components(rel: &Path, shown: &str) -> Result<Vec<OsString>, DoorError> {
+    let mut parts = Vec::new();
+    for component in rel.components() {
+        match component {
+            Component::Normal(part) => {
+                #[cfg(windows)]
+                {
+                    use std::os::windows::ffi::OsStrExt as _;
+                    let wide: Vec<u16> = part.encode_wide().collect();
+                    if names::windows_name_problem(&wide).is_some() {
+                        return Err(DoorError::BadPath(shown.to_owned()));
+                    }
+                }
+                parts.push(part.to_owned());
+            }
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(DoorError::BadPath(shown.to_owned()));
+            }
+        }
+    }
+    Ok(parts)
+}
+
+pub(super) fn read_capped(file: File, cap: u64, shown: &str) -> Result<Vec<u8>, DoorError> {
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > cap {
+        return Err(DoorError::TooLarge(shown.to_owned(), cap));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| DoorError::Io(shown.to_owned(), e))?;
+    if bytes.len() as u64 > cap {
+        return Err(DoorError::TooLarge(shown.to_owned(), cap));
+    }
+    Ok(bytes)
+}
+
+// The Unix door against symlinks, FIFOs and devices; the Windows door's own are in
+// `win/tests.rs`.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests;

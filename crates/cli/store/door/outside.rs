@@ -12,6 +12,7 @@ pub fn read_outside(path: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
 }
 
 /// Opens a regular file outside any root for reading, non-blocking: never a FIFO or device.
+#[cfg(unix)]
 pub fn open_outside(path: &Path) -> Result<File, DoorError> {
     let shown = path.display().to_string();
     let fd = open_path(
@@ -23,10 +24,36 @@ pub fn open_outside(path: &Path) -> Result<File, DoorError> {
     Ok(File::from(fd))
 }
 
+/// Opens a regular file outside any root for reading: a disk file, never a pipe, a
+/// console or another device (Windows has no FIFOs that could block an open).
+#[cfg(windows)]
+pub fn open_outside(path: &Path) -> Result<File, DoorError> {
+    use std::os::windows::fs::OpenOptionsExt;
+    use std::os::windows::io::AsHandle;
+    let shown = path.display().to_string();
+    if path
+        .file_name()
+        .is_some_and(|n| names::windows_name_problem(&win::wide(n)).is_some())
+    {
+        return Err(DoorError::BadPath(shown));
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .share_mode(win::SHARE_ALL)
+        .open(path)
+        .map_err(|e| win::read_error(e, &shown))?;
+    if !win::is_disk(file.as_handle()) {
+        return Err(DoorError::NotRegular(shown, Kind::Device));
+    }
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(DoorError::NotRegular(shown, Kind::Dir));
+    }
+    Ok(file)
+}
+
 /// Writes a private file (0600) outside any project, creating it only if it does not
 /// exist: the per-user secret. `Ok(false)` when it existed already.
 pub fn create_new_private(path: &Path, bytes: &[u8]) -> Result<bool, DoorError> {
-    use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display().to_string();
     // Written whole under a name of its own, then linked into place: link(2) fails when
     // the name exists (a symlink too), so whoever finds the file finds all of it. Creating
@@ -35,12 +62,7 @@ pub fn create_new_private(path: &Path, bytes: &[u8]) -> Result<bool, DoorError> 
     let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
     temp_name.push(format!(".tmp.{}", pagent_engine::seal::hex(&tag)));
     let temp = path.with_file_name(temp_name);
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&temp)
+    let written = private_new(&temp)
         .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()));
     let linked = written.and_then(|()| std::fs::hard_link(&temp, path));
     let _ = std::fs::remove_file(&temp);
@@ -52,15 +74,21 @@ pub fn create_new_private(path: &Path, bytes: &[u8]) -> Result<bool, DoorError> 
     }
 }
 
-fn create_in_place(path: &Path, bytes: &[u8], shown: String) -> Result<bool, DoorError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+/// Creates `path` for writing, failing when anything is there (a link too): 0600 on Unix;
+/// on Windows the user's folder's inherited permissions (see `Dir::open_or_create_private`).
+fn private_new(path: &Path) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
     {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
+}
+
+fn create_in_place(path: &Path, bytes: &[u8], shown: String) -> Result<bool, DoorError> {
+    match private_new(path) {
         Ok(mut file) => {
             file.write_all(bytes)
                 .and_then(|()| file.sync_all())
@@ -91,9 +119,23 @@ pub fn read_prefix_outside(path: &Path, len: usize) -> Result<Vec<u8>, DoorError
 }
 
 /// Whether a path outside the project names an executable regular file (program lookup).
+#[cfg(unix)]
 pub fn is_executable_file(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether a path outside the project names a program Windows starts: a regular file
+/// whose extension is `.exe` or `.com`, or a batch file (`.cmd`, `.bat`: npm's shims),
+/// which Rust's `Command` starts through `cmd.exe` with its arguments escaped for it.
+#[cfg(windows)]
+pub fn is_executable_file(path: &Path) -> bool {
+    let runnable = path.extension().and_then(OsStr::to_str).is_some_and(|ext| {
+        ["exe", "com", "cmd", "bat"]
+            .iter()
+            .any(|e| ext.eq_ignore_ascii_case(e))
+    });
+    runnable && std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// Whether anything exists at `path` (no symlink followed): for the hooks' fast path.
@@ -107,14 +149,19 @@ pub fn exists(path: &Path) -> bool {
     path.exists()
 }
 
-/// `path` with every symlink resolved.
+/// `path` with every symlink resolved. On Windows without the `\\?\` prefix
+/// `canonicalize` gives when the path is an ordinary drive or UNC path, so that it reads
+/// as the user wrote it, and other programs (git, editors, `cmd`) take it.
 pub fn canonical(path: &Path) -> io::Result<PathBuf> {
-    path.canonicalize()
+    let real = path.canonicalize()?;
+    #[cfg(windows)]
+    let real = win::plain_path(real);
+    Ok(real)
 }
 
 /// A canonical folder path, or why not.
 pub fn canonical_dir(path: &Path) -> io::Result<PathBuf> {
-    let real = path.canonicalize()?;
+    let real = canonical(path)?;
     if real.is_dir() {
         Ok(real)
     } else {
@@ -125,13 +172,18 @@ pub fn canonical_dir(path: &Path) -> io::Result<PathBuf> {
 /// Reads 32 bytes of randomness for secrets and loop ids.
 pub fn random_bytes<const N: usize>() -> io::Result<[u8; N]> {
     let mut bytes = [0u8; N];
+    #[cfg(unix)]
     File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    #[cfg(windows)]
+    win::system_random(&mut bytes)?;
     Ok(bytes)
 }
 
 /// Ignore SIGXFSZ: a write past `RLIMIT_FSIZE` then fails with `EFBIG`, which the door
 /// reports and cleans up after, instead of killing the process mid-write.
 pub fn ignore_sigxfsz() {
+    // Windows has no SIGXFSZ: a write past a quota fails with an error.
+    #[cfg(unix)]
     // SAFETY: setting a signal's disposition to SIG_IGN has no memory-safety preconditions.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);

@@ -155,18 +155,3 @@ pub(super) fn check_regular(fd: &OwnedFd, shown: &str) -> Result<(), DoorError> 
         kind => Err(DoorError::NotRegular(shown.to_owned(), kind)),
     }
 }
-
-pub(super) fn read_capped(file: File, cap: u64, shown: &str) -> Result<Vec<u8>, DoorError> {
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if len > cap {
-        return Err(DoorError::TooLarge(shown.to_owned(), cap));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| DoorError::Io(shown.to_owned(), e))?;
-    if bytes.len() as u64 > cap {
-        return Err(DoorError::TooLarge(shown.to_owned(), cap));
-    }
-    Ok(bytes)
-}

@@ -108,25 +108,6 @@ impl Dir {
     }
 }
 
-pub(super) fn show(rel: &Path) -> String {
-    rel.display().to_string()
-}
-
-/// The normal components of a relative path; `..`, roots and prefixes are refused.
-pub(super) fn normal_components(rel: &Path, shown: &str) -> Result<Vec<OsString>, DoorError> {
-    let mut parts = Vec::new();
-    for component in rel.components() {
-        match component {
-            Component::Normal(part) => parts.push(part.to_owned()),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err(DoorError::BadPath(shown.to_owned()));
-            }
-        }
-    }
-    Ok(parts)
-}
-
 pub(super) fn cstring(part: &OsStr, shown: &str) -> Result<CString, DoorError> {
     CString::new(part.as_bytes()).map_err(|_| DoorError::BadPath(shown.to_owned()))
 }

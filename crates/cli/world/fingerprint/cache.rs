@@ -137,12 +137,11 @@ fn parse_line(line: &[u8]) -> Option<(Vec<u8>, Entry)> {
 /// A file's content (its first [`HASH_CAP`] bytes, then its size and times); for what is
 /// not a readable regular file inside the project, its kind and stat data.
 pub fn content_digest(dir: &Dir, path: &[u8], stat: &Stat) -> [u8; 32] {
-    use std::os::unix::ffi::OsStrExt;
     let mut hash = Sha256::new();
     hash.update(stat.size.to_le_bytes());
-    let rel = Path::new(std::ffi::OsStr::from_bytes(path));
+    let rel = crate::store::door::path_from_bytes(path);
     let file = (stat.kind == Kind::File)
-        .then(|| dir.open_read(rel).ok())
+        .then(|| dir.open_read(&rel).ok())
         .flatten();
     let Some(file) = file else {
         hash.update(format!("{:?}", stat.kind).as_bytes());

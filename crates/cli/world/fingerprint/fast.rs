@@ -163,8 +163,7 @@ fn untracked(
         entries.get(at).is_some_and(|e| e.path.starts_with(&prefix))
     };
     let ignored = |path: &[u8]| {
-        use std::os::unix::ffi::OsStrExt;
-        repo.is_path_ignored(std::path::Path::new(std::ffi::OsStr::from_bytes(path)))
+        repo.is_path_ignored(crate::store::door::path_from_bytes(path))
             .unwrap_or(false)
     };
     let mut nested: Vec<Vec<u8>> = Vec::new();

@@ -194,6 +194,10 @@ fn walk_fingerprint(dir: &Dir) -> Option<String> {
             .unwrap_or(entry.path())
             .to_string_lossy()
             .into_owned();
+        // Windows paths come with `\`: the same digest, and pagent's own files still
+        // recognised (found under Wine: the event log changed the digest at every stop).
+        #[cfg(windows)]
+        let relative = relative.replace('\\', "/");
         if is_pagent_file(&relative) {
             continue;
         }

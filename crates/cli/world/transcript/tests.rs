@@ -166,37 +166,43 @@ fn finds_the_answer_across_block_boundaries_and_long_lines() {
 }
 
 /// Regression: a long line just before the last message used to be copied and
-/// searched once per block read (quadratic; 8 MB took half a second).
+/// searched once per block read (quadratic; 8 MB took half a second). Timed against the
+/// same reads of an eighth of the size on this machine now: linear is 8 times that,
+/// quadratic 64 (`assert_linear` allows 24), whatever the machine's speed or load.
 #[test]
 fn a_long_line_near_the_end_costs_linear_time() {
-    let long = "y".repeat(24 * 1024 * 1024);
-    let result = format!(
-        r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","content":"{long}"}}]}}}}"#
-    );
-    let file = write(&[
-        &text("m1", "before"),
-        &result,
-        &text("m2", "after the long line"),
-    ]);
-    let started = std::time::Instant::now();
-    assert_eq!(
-        read_last_assistant_text(file.path()).unwrap().as_deref(),
-        Some("after the long line")
-    );
-    // Past the long user line the answer is known without reading it whole.
-    let file = write(&[&text("m1", "before"), &text("m2", &long)]);
-    assert_eq!(
-        read_last_assistant_text(file.path())
-            .unwrap()
-            .map(|t| t.len()),
-        Some(long.len())
-    );
-    // Linear is well under a second in release and a few in debug; quadratic (the bug
-    // this guards against) was minutes. A generous bound keeps a loaded CI machine green.
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
+    let files = |mib: usize| {
+        let long = "y".repeat(mib * 1024 * 1024);
+        let result = format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","content":"{long}"}}]}}}}"#
+        );
+        let behind = write(&[
+            &text("m1", "before"),
+            &result,
+            &text("m2", "after the long line"),
+        ]);
+        // Past the long user line the answer is known without reading it whole.
+        let last = write(&[&text("m1", "before"), &text("m2", &long)]);
+        (behind, last, long.len())
+    };
+    let read = |(behind, last, len): &(tempfile::NamedTempFile, tempfile::NamedTempFile, usize)| {
+        assert_eq!(
+            read_last_assistant_text(behind.path()).unwrap().as_deref(),
+            Some("after the long line")
+        );
+        assert_eq!(
+            read_last_assistant_text(last.path())
+                .unwrap()
+                .map(|t| t.len()),
+            Some(*len)
+        );
+    };
+    let (small, large) = (files(3), files(24));
+    pagent_test_support::timing::assert_linear(
+        "reading past a long line",
+        8,
+        || read(&small),
+        || read(&large),
     );
 }
 

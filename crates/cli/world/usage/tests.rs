@@ -136,6 +136,7 @@ fn a_cursor_for_another_or_a_shorter_file_starts_over() {
     assert_eq!(read(data.as_bytes(), Some(&other), 0).0, 7);
 }
 
+#[cfg(unix)] // Unix-only fixtures (symlinks, FIFOs, modes, sh); Windows: door/win/tests.rs
 #[test]
 fn a_fifo_or_missing_transcript_is_an_error_not_a_hang() {
     assert!(read_transcript_usage(Path::new("/nonexistent/t.jsonl"), None, Timestamp(0)).is_err());

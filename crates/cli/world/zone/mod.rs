@@ -86,6 +86,7 @@ fn read_tzif(path: &Path) -> Option<Rules> {
 }
 
 /// The machine's UTC offset at `now` as libc knows it (0 when it cannot say).
+#[cfg(unix)]
 fn libc_offset(now: i64) -> i32 {
     // time_t is 64 bits on every platform pagent builds for.
     let t: libc::time_t = now;
@@ -95,6 +96,26 @@ fn libc_offset(now: i64) -> i32 {
         return 0;
     }
     i32::try_from(tm.tm_gmtoff).unwrap_or(0)
+}
+
+/// Windows: the machine's UTC offset now, as its time-zone setting gives it (Windows has
+/// no zone database under /usr/share; a named zone there reads as unknown, and this
+/// stands in, as on a Unix system without one).
+#[cfg(windows)]
+fn libc_offset(_now: i64) -> i32 {
+    use windows_sys::Win32::System::Time as time;
+    // SAFETY: all-zero is a valid TIME_ZONE_INFORMATION; the call fills it.
+    let mut info: time::TIME_ZONE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to the struct the call writes.
+    let id = unsafe { time::GetTimeZoneInformation(&raw mut info) };
+    // Local = UTC - bias (minutes); the daylight bias adds in summer time (id 2).
+    let bias = info.Bias
+        + if id == 2 {
+            info.DaylightBias
+        } else {
+            info.StandardBias
+        };
+    -bias * 60
 }
 
 /// The instant (seconds since the epoch) `time` stands for under `rules`, seen at `now`:

@@ -83,3 +83,26 @@ fn a_status_prints_as_the_state_file_names_it() {
         );
     }
 }
+
+/// A status as a person reads it, and as the state file spells it: every variant, so a
+/// word changed in one of them is a failing test (found by `scripts/mutants.sh`: nothing
+/// pinned `as_words`).
+#[test]
+fn a_status_reads_in_words_and_is_stored_in_snake_case() {
+    let all = [
+        Status::Active,
+        Status::Complete,
+        Status::Cancelled,
+        Status::GaveUp,
+    ];
+    let words: Vec<_> = all.iter().map(|s| (s.as_str(), s.as_words())).collect();
+    assert_eq!(
+        words,
+        [
+            ("active", "active"),
+            ("complete", "complete"),
+            ("cancelled", "cancelled"),
+            ("gave_up", "gave up"),
+        ]
+    );
+}

@@ -1,8 +1,8 @@
 //! The system calls the door makes, each behind a small safe wrapper, one file per
 //! system where they differ: [`unix`] what Linux and macOS do alike (the whole `*at`
-//! family the door is built on), [`linux`] and [`macos`] the rest. Windows (issue 25) has
-//! no `openat` and no `O_NOFOLLOW`, so its door is a model of its own beside these
-//! (handles and `FILE_FLAG_OPEN_REPARSE_POINT`), not a branch inside them.
+//! family the door is built on), [`linux`] and [`macos`] the rest. Windows has no
+//! `openat` and no `O_NOFOLLOW` in Win32, so its door is a model of its own beside these
+//! (`../win`: NT handles and `FILE_OPEN_REPARSE_POINT`), not a branch inside them.
 //!
 //! What differs today is durability: on macOS `fsync(2)` hands data to the drive, whose
 //! cache may still reorder or lose it on power loss; only `fcntl(F_FULLFSYNC)` asks the

@@ -1,27 +1,51 @@
-//! The system side of the process door, each call behind a small safe wrapper: the
+//! The process door on Linux and macOS, each call behind a small safe wrapper: the
 //! shell's path, the neutral folder, process groups and their signals, and `poll` on
-//! output pipes. This is the one file a macOS or Windows (job objects) branch needs.
+//! output pipes.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
-use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::process::{Child, Command};
 use std::time::Duration;
 
-/// The POSIX shell, by absolute path.
-pub(super) const SHELL: &str = "/bin/sh";
+use std::os::unix::process::CommandExt;
+
+use super::Ready;
+
+/// The POSIX shell, by absolute path (never looked up: `sh` on a `PATH` of `.` would be
+/// the project's).
+pub(in crate::process) fn shell(_path: &super::super::SearchPath) -> std::path::PathBuf {
+    std::path::PathBuf::from("/bin/sh")
+}
 /// A folder every system has and no project can write into.
-pub(super) const NEUTRAL_DIR: &str = "/";
+pub(in crate::process) const NEUTRAL_DIR: &str = "/";
 
 pub use libc::{SIGINT, SIGKILL, SIGTERM};
 
+/// A signal's number.
+pub type Signal = libc::c_int;
+/// A pipe as `poll` takes it.
+pub type Raw<'a> = BorrowedFd<'a>;
+
+/// The pipe `poll_readable` waits on.
+pub(in crate::process) fn raw(pipe: &std::io::PipeReader) -> Raw<'_> {
+    pipe.as_fd()
+}
+
+/// A child's stdout or stderr as a pipe reader.
+pub(in crate::process) fn pipe_reader(stream: impl Into<OwnedFd>) -> std::io::PipeReader {
+    std::io::PipeReader::from(stream.into())
+}
+
+/// Nothing to do once a child runs: its group was made by `posix_spawn`.
+pub(in crate::process) fn adopt(_child: &Child, _own_group: bool) {}
+
 /// Starts the child as the leader of a new process group, so its whole group can be
 /// signalled (and a terminal's Ctrl-C reaches pagent, which stops it deliberately).
-pub(super) fn own_group(command: &mut Command) {
+pub(in crate::process) fn own_group(command: &mut Command) {
     command.process_group(0);
 }
 
 /// Sends `signal` to the process group `pgid` (a child started with [`own_group`]).
-pub fn signal_group(pgid: u32, signal: libc::c_int) {
+pub fn signal_group(pgid: u32, signal: Signal) {
     if let Ok(pgid) = i32::try_from(pgid)
         && pgid > 0
     {
@@ -34,7 +58,7 @@ pub fn signal_group(pgid: u32, signal: libc::c_int) {
 }
 
 /// Sends `signal` to the one process `pid` (a child left in the caller's group).
-pub(super) fn signal_process(pid: u32, signal: libc::c_int) {
+pub(in crate::process) fn signal_process(pid: u32, signal: Signal) {
     if let Ok(pid) = i32::try_from(pid)
         && pid > 0
     {
@@ -45,17 +69,9 @@ pub(super) fn signal_process(pid: u32, signal: libc::c_int) {
     }
 }
 
-/// What `poll` said of one pipe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ready {
-    /// Bytes to read, or the end (a read returns 0).
-    Readable,
-    Idle,
-}
-
 /// Waits up to `timeout` until one of `fds` can be read (or has ended); one answer per
 /// descriptor. An interrupted or failed `poll` reads as idle.
-pub(super) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Duration) -> Vec<Ready> {
+pub(in crate::process) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Duration) -> Vec<Ready> {
     let mut polled: Vec<libc::pollfd> = fds
         .iter()
         .map(|fd| libc::pollfd {

@@ -1,0 +1,98 @@
+//! What `pagent install` decides before it touches Claude Code: where things go, what
+//! counts as pagent's, what is staged.
+
+use super::*;
+use serde_json::json;
+
+#[test]
+fn only_empty_bookkeeping_counts_as_holding_nothing() {
+    assert!(holds_nothing(&json!({})));
+    assert!(holds_nothing(&json!({"version": 2, "plugins": {}})));
+    assert!(holds_nothing(
+        &json!({"enabledPlugins": {}, "extraKnownMarketplaces": {}})
+    ));
+    assert!(!holds_nothing(&json!({"enabledPlugins": {"x@y": true}})));
+    assert!(!holds_nothing(&json!({"model": "opus"})));
+    assert!(!holds_nothing(&json!({"version": "2"})));
+}
+
+#[test]
+fn the_default_layout_follows_home_and_xdg() {
+    let env = InstallEnv {
+        home: Some("/h".into()),
+        ..InstallEnv::default()
+    };
+    let layout = Layout::resolve(&env).unwrap();
+    assert_eq!(
+        layout.staging,
+        Path::new("/h/.local/share/pagent/marketplace")
+    );
+    assert_eq!(
+        layout.data_bin,
+        Path::new("/h/.claude/plugins/data/pagent-pagent/bin/pagent")
+    );
+    assert_eq!(
+        layout.record_file,
+        Path::new("/h/.local/share/pagent/marketplace.record.json")
+    );
+    assert_eq!(
+        &layout.may_create()[..3],
+        [
+            PathBuf::from("/h/.local"),
+            PathBuf::from("/h/.local/share"),
+            PathBuf::from("/h/.local/share/pagent")
+        ]
+    );
+    let env = InstallEnv {
+        home: Some("/h".into()),
+        claude_config_dir: Some("/c".into()),
+        xdg_data_home: Some("/d".into()),
+        ..InstallEnv::default()
+    };
+    let layout = Layout::resolve(&env).unwrap();
+    assert_eq!(layout.staging, Path::new("/d/pagent/marketplace"));
+    assert_eq!(layout.commands_dir, Path::new("/c/commands"));
+}
+
+/// Issue 25: on Windows the staged plugin carries the binary as `scripts/pagent.exe`,
+/// which the exec-form hooks start there (the launcher beside it is a shell script
+/// Windows cannot start); staging it again is no change, a new binary is one.
+#[test]
+fn windows_the_staged_plugin_carries_the_binary_the_hooks_start() {
+    #![allow(clippy::disallowed_methods)] // a scratch folder of the test's own
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("source");
+    for (rel, text) in [
+        (".claude-plugin/marketplace.json", "{}"),
+        ("hooks/hooks.json", "{}"),
+        ("scripts/pagent", "#!/bin/sh\n"),
+    ] {
+        std::fs::create_dir_all(source.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(source.join(rel), text).unwrap();
+    }
+    let binary = tmp.path().join("pagent-built.exe");
+    std::fs::write(&binary, b"MZ one build").unwrap();
+    let staging = tmp.path().join("staging");
+
+    assert!(stage_plugin(&source, &staging, Some(&binary)).unwrap());
+    assert_eq!(
+        std::fs::read(staging.join(WINDOWS_HOOK_EXE)).unwrap(),
+        b"MZ one build"
+    );
+    assert!(
+        staging.join("scripts/pagent").is_file(),
+        "the launcher stays"
+    );
+    assert!(owned(&staging));
+    assert!(!stage_plugin(&source, &staging, Some(&binary)).unwrap());
+
+    std::fs::write(&binary, b"MZ another build").unwrap();
+    assert!(stage_plugin(&source, &staging, Some(&binary)).unwrap());
+    assert_eq!(
+        std::fs::read(staging.join(WINDOWS_HOOK_EXE)).unwrap(),
+        b"MZ another build"
+    );
+    // Elsewhere nothing but the plugin's own files is staged.
+    assert!(stage_plugin(&source, &staging, None).unwrap());
+    assert!(!staging.join(WINDOWS_HOOK_EXE).exists());
+}
