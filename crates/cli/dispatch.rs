@@ -82,7 +82,12 @@ fn parse(
                 let _ = stdout.write_all(text.as_bytes());
                 Err(ExitStatus::Success)
             } else {
-                // A usage error may quote what was typed: through the edge too.
+                // A usage error may quote what was typed: through the edge too. It is
+                // pagent's, as every other error line is (`pagent: error: ...`).
+                let text = match text.strip_prefix("error:") {
+                    Some(rest) => format!("pagent: error:{rest}"),
+                    None => text,
+                };
                 let _ = Edge::new(stderr).write_all(text.as_bytes());
                 Err(ExitStatus::Failure)
             }

@@ -106,7 +106,7 @@ pub fn drive(
             args.trusts(),
             &now().to_string(),
         )? {
-            progress.note(&line);
+            progress.note(&format!("pagent loop: {line}"));
         }
     }
     // The seal's secret exists before anything is set up or taken over; the writes read

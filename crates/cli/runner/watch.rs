@@ -60,7 +60,7 @@ pub(super) fn ended_elsewhere(project: &Project, ours: &State) -> Option<String>
         Ok(Some(state)) if !state.is_active() => Some(
             state
                 .end_reason
-                .unwrap_or_else(|| format!("the loop is {}", state.status.as_str())),
+                .unwrap_or_else(|| format!("the loop is {}", state.status.as_words())),
         ),
         Ok(Some(_)) => Some("another loop replaced this one".to_owned()),
         Ok(None) => Some("the state file was removed".to_owned()),

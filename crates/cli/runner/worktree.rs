@@ -189,8 +189,9 @@ fn reusable(
         None => return Ok(None),
         Some(door::Kind::Dir) => {}
         Some(kind) => bail!(
-            "{} is {kind:?}, not a worktree folder; remove it to let pagent create the worktree",
-            path.display()
+            "{} is {}, not a worktree folder; remove it to let pagent create the worktree",
+            path.display(),
+            kind.article()
         ),
     }
     for admin in repo.worktrees()?.iter().flatten() {

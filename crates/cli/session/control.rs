@@ -259,7 +259,7 @@ impl Cancelled {
                 None => format!(
                     "pagent: no active loop to cancel (the last one, {}, is {}).",
                     printable(&state.workflow, false),
-                    state.status.as_str()
+                    state.status.as_words()
                 ),
             },
             Cancelled::NotYours => "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \

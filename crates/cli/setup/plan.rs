@@ -197,6 +197,16 @@ fn merged_budget(outer: Budget, inner: BudgetArgs) -> BudgetArgs {
     }
 }
 
+/// Micro-dollars as a person writes dollars: `5`, `2.5`, `0.000001`.
+fn dollars(micros: u64) -> String {
+    let (whole, frac) = (micros / 1_000_000, micros % 1_000_000);
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let frac = format!("{frac:06}");
+    format!("{whole}.{}", frac.trim_end_matches('0'))
+}
+
 /// The budget flags for a child's loop: each task gets the same limits.
 pub fn budget_cli(budget: &pagent_engine::Budget) -> Vec<String> {
     let mut out = Vec::new();
@@ -207,8 +217,7 @@ pub fn budget_cli(budget: &pagent_engine::Budget) -> Vec<String> {
         out.extend(["--max-tokens".to_owned(), tokens.to_string()]);
     }
     if let Some(micros) = budget.max_cost_microusd {
-        let cost = format!("{}.{:06}", micros / 1_000_000, micros % 1_000_000);
-        out.extend(["--max-cost".to_owned(), cost]);
+        out.extend(["--max-cost".to_owned(), dollars(micros)]);
     }
     out
 }

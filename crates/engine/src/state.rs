@@ -170,8 +170,10 @@ pub struct State {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
+    /// The parser's words are in the message, so the error has no source of its own (a
+    /// report would say them twice).
     #[error("the state file is not valid JSON for pagent: {0}")]
-    Parse(#[from] serde_json::Error),
+    Parse(serde_json::Error),
     #[error("the state file has version {0}; this pagent reads version {STATE_VERSION}")]
     Version(u32),
     #[error("the state file is inconsistent: {0}")]
@@ -336,7 +338,7 @@ impl State {
 
     /// Parses and checks a state file's bytes.
     pub fn from_json(bytes: &[u8]) -> Result<State, StateError> {
-        let state: State = serde_json::from_slice(bytes)?;
+        let state: State = serde_json::from_slice(bytes).map_err(StateError::Parse)?;
         if state.version != STATE_VERSION {
             return Err(StateError::Version(state.version));
         }

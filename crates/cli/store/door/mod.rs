@@ -151,7 +151,8 @@ impl Kind {
         }
     }
 
-    fn article(self) -> &'static str {
+    /// The kind as a noun phrase: "a symlink", "a folder".
+    pub fn article(self) -> &'static str {
         match self {
             Kind::File => "a file",
             Kind::Dir => "a folder",

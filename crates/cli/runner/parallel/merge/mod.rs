@@ -268,7 +268,7 @@ impl Queue<'_> {
                     .is_some_and(|r| r.state() == git2::RepositoryState::Merge);
                 let reason = state
                     .end_reason
-                    .unwrap_or_else(|| state.status.as_str().to_owned());
+                    .unwrap_or_else(|| state.status.as_words().to_owned());
                 Ok(Some(Merge::Left(words::resolution_gave_up(
                     target, &reason, &tree.path, mid_merge,
                 ))))
