@@ -117,13 +117,7 @@ pub fn change_own_loop(
         let Some(next) = change(&state) else {
             return Ok(None);
         };
-        let outcome = Outcome {
-            decision: pagent_engine::Decision::Allow,
-            write: Some(next),
-            log: None,
-        };
-        let record = |entry| Event::of(entry, crate::io::now(), None);
-        if let Some(written) = apply(project, env, &state, &outcome, record, warn)? {
+        if let Some(written) = write_quietly(project, env, &state, next, warn)? {
             return Ok(Some(written));
         }
     }
@@ -146,13 +140,25 @@ pub fn tell_session(
     let Some((notice, next)) = pagent_engine::notice::take(state, session, crate::io::now()) else {
         return Ok(None);
     };
+    Ok(write_quietly(project, env, state, next, warn)?.map(|_| notice))
+}
+
+/// [`apply`] of a new state that decides nothing and logs nothing (a mark, a notice
+/// cleared): `None` when another writer got there first.
+fn write_quietly(
+    project: &Project,
+    env: &Env,
+    read: &State,
+    next: State,
+    warn: &mut dyn Warn,
+) -> anyhow::Result<Option<State>> {
     let outcome = Outcome {
         decision: pagent_engine::Decision::Allow,
         write: Some(next),
         log: None,
     };
     let record = |entry| Event::of(entry, crate::io::now(), None);
-    Ok(apply(project, env, state, &outcome, record, warn)?.map(|_| notice))
+    apply(project, env, read, &outcome, record, warn)
 }
 
 /// Appends `event` to the log; a failure is a warning. Returns whether it was written.

@@ -23,8 +23,6 @@ use crate::store::consent::{self, plan_source};
 use crate::store::project::Project;
 use crate::store::user::UserDir;
 
-/// The stories prompt: what every iteration's agent reads, `{{story}}` filled at each.
-pub const STORIES_PROMPT: &str = include_str!("../../../plugin/prompts/stories.md");
 /// A check of a stories loop may take this long (a test suite, inside the Stop hook's
 /// ten minutes).
 const CHECK_TIMEOUT_SECS: u64 = 300;
@@ -137,7 +135,8 @@ pub fn stories(project: &Project, env: &Env, spec: &StoriesSpec) -> anyhow::Resu
         budget: spec.budget,
         ..SetupOptions::default()
     };
-    let prompt = pagent_engine::render_template(STORIES_PROMPT, Some(&rel));
+    let prompt =
+        pagent_engine::render_template(pagent_engine::prompt::templates::STORIES, Some(&rel));
     let mut state = State::new_pipeline(&workflow, vec![prompt], options, None, now());
     state.fingerprint = crate::world::progress_mark(project, &state);
     state.story = Some(first.id.clone());

@@ -13,6 +13,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
+use pagent_engine::prompt::templates;
 use pagent_engine::{PromptSource, Workflow, render_template};
 
 use crate::store::project::{PROMPTS_DIR, Project, WORKFLOWS_DIR};
@@ -25,28 +26,14 @@ const BUILT_IN: &[(&str, &str)] = &[(
     include_str!("../../../plugin/workflows/prd-to-code.json"),
 )];
 
-/// Built-in prompt files, by their path relative to the built-in workflow file.
+/// Built-in prompt files, by their path relative to the built-in workflow file (the
+/// engine keeps every prompt a model reads).
 const BUILT_IN_PROMPTS: &[(&str, &str)] = &[
-    (
-        "../prompts/architect.md",
-        include_str!("../../../plugin/prompts/architect.md"),
-    ),
-    (
-        "../prompts/qa.md",
-        include_str!("../../../plugin/prompts/qa.md"),
-    ),
-    (
-        "../prompts/security.md",
-        include_str!("../../../plugin/prompts/security.md"),
-    ),
-    (
-        "../prompts/implementer.md",
-        include_str!("../../../plugin/prompts/implementer.md"),
-    ),
-    (
-        "../prompts/verifier.md",
-        include_str!("../../../plugin/prompts/verifier.md"),
-    ),
+    ("../prompts/architect.md", templates::ARCHITECT),
+    ("../prompts/qa.md", templates::QA),
+    ("../prompts/security.md", templates::SECURITY),
+    ("../prompts/implementer.md", templates::IMPLEMENTER),
+    ("../prompts/verifier.md", templates::VERIFIER),
 ];
 
 /// Where a workflow came from.

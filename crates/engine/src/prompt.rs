@@ -11,9 +11,13 @@
 //! re-reading the task is the point of a Ralph loop. Whatever is sent fits
 //! [`REASON_CAP`]: [`compose`] keeps the header and cuts the prompt. A `pagent loop` run
 //! the runner had to stop opens its next prompt with why ([`stopped_note`]). What an exit
-//! condition still misses is worded in [`findings`].
+//! condition still misses is worded in [`findings`]. The stage prompts themselves are
+//! [`templates`] (Markdown in `plugin/prompts/`), and `pagent parallel --merge`'s
+//! resolution prompt is filled in [`merge`].
 
 pub mod findings;
+pub mod merge;
+pub mod templates;
 
 use crate::render::{REASON_CAP, cap_head};
 use crate::stories::render_stage_prompt;

@@ -259,10 +259,32 @@ pub struct Stat {
     pub ctime: (i64, i64),
 }
 
-/// Holds an exclusive `flock` until dropped.
+/// Holds an exclusive lock on an open file (`flock`, or `LockFileEx` on Windows) until
+/// dropped.
 #[derive(Debug)]
 pub struct Lock {
     _file: File,
+}
+
+impl Lock {
+    /// Takes the lock on `file`, trying again with a growing pause (1 ms up to 50 ms) for
+    /// at most `wait`; then [`DoorError::Busy`].
+    fn wait_for(file: File, shown: String, wait: Duration) -> Result<Lock, DoorError> {
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Lock { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(err)) => return Err(DoorError::Io(shown, err)),
+            }
+            if started.elapsed() >= wait {
+                return Err(DoorError::Busy(shown, started.elapsed()));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
 }
 
 /// A walk set up by [`Dir::walk`].

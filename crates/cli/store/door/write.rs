@@ -101,20 +101,7 @@ impl Dir {
         .map_err(|e| write_error(e, &shown))?;
         check_regular(&fd, &shown)?;
         let file = File::from(fd);
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(1);
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Lock { _file: file }),
-                Err(std::fs::TryLockError::WouldBlock) => {}
-                Err(std::fs::TryLockError::Error(err)) => return Err(DoorError::Io(shown, err)),
-            }
-            if started.elapsed() >= wait {
-                return Err(DoorError::Busy(shown, started.elapsed()));
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
-        }
+        Lock::wait_for(file, shown, wait)
     }
 
     /// Renames `rel` to `new_name` in the same folder (setting a file aside).

@@ -231,3 +231,30 @@ fn issue_22_a_ralph_reprompt_says_whether_the_promise_or_the_rest_is_missing() {
         reason("Done.\n<promise>DONE</promise>", failed()),
     ));
 }
+
+/// `pagent parallel --merge`'s resolution prompt, whole: with conflicts and a check, and
+/// with neither (a task whose text holds a placeholder keeps it as text).
+#[test]
+fn issue_22_the_merge_resolution_prompt_reads_whole() {
+    use crate::prompt::merge::{MergeFill, prompt};
+    let conflicted = ["src/app.rs".to_owned(), "README.md".to_owned()];
+    let with = prompt(&MergeFill {
+        branch: "pagent/add-login",
+        target: "main",
+        target_commit: "0123456789abcdef0123",
+        conflicted: &conflicted,
+        check: Some("cargo test"),
+        task: "Add a login page",
+    });
+    let without = prompt(&MergeFill {
+        branch: "pagent/fix-{{branch}}",
+        target: "main",
+        target_commit: "abc",
+        conflicted: &[],
+        check: None,
+        task: "Fix {{story}} and {{target}}",
+    });
+    insta::assert_snapshot!(format!(
+        "=== conflicts and a check\n{with}\n=== nothing left in the index, no check\n{without}"
+    ));
+}

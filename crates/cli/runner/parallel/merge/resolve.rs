@@ -17,6 +17,7 @@ use anyhow::{Context, bail};
 use git2::build::CheckoutBuilder;
 use git2::{Oid, RepositoryState};
 use pagent_engine::merge::MergeSpec;
+use pagent_engine::prompt::merge::MergeFill;
 use pagent_engine::{Action, Condition, Driver, SetupOptions, State, Workflow};
 use serde_json::json;
 
@@ -32,8 +33,6 @@ use crate::setup::{self, Notes};
 use crate::store::project::Project;
 use crate::world::merge;
 
-/// The resolution prompt: what the agent reads at every iteration.
-pub const MERGE_PROMPT: &str = include_str!("../../../../../plugin/prompts/merge.md");
 /// Iterations a resolution may take (fewer when `--max-iterations` is lower).
 const RESOLVE_ITERATIONS: u32 = 10;
 /// How long `--check` may take.
@@ -167,50 +166,18 @@ fn resolution_state(
         budget: q.args.budget,
         ..SetupOptions::default()
     };
-    let prompt = prompt(task, branch, spec, conflicted, check);
+    let prompt = pagent_engine::prompt::merge::prompt(&MergeFill {
+        branch,
+        target: &spec.name,
+        target_commit: &spec.merged,
+        conflicted,
+        check,
+        task: &task.task,
+    });
     let mut state = State::new_pipeline(&workflow, vec![prompt], options, None, now());
     // Progress as every loop measures it (the tree and any plan), from the start.
     state.fingerprint = crate::world::progress_mark(project, &state);
     Ok(state)
-}
-
-/// The resolution prompt, filled in (the task's text last, so nothing in it is taken
-/// for a placeholder).
-pub fn prompt(
-    task: &Task,
-    branch: &str,
-    spec: &MergeSpec,
-    conflicted: &[String],
-    check: Option<&str>,
-) -> String {
-    let conflicts = if conflicted.is_empty() {
-        "(none left in the index: the merge may already be committed; check the files for markers)"
-            .to_owned()
-    } else {
-        conflicted
-            .iter()
-            .map(|p| format!("- {p}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let (check_step, check_short) = match check {
-        Some(line) => (
-            format!("4. Run `{line}` and make it pass without weakening it.\n"),
-            format!(", and `{line}` passing"),
-        ),
-        None => (String::new(), String::new()),
-    };
-    MERGE_PROMPT
-        .replace("{{branch}}", branch)
-        .replace(
-            "{{target_commit}}",
-            &spec.merged[..spec.merged.len().min(10)],
-        )
-        .replace("{{target}}", &spec.name)
-        .replace("{{conflicts}}", &conflicts)
-        .replace("{{check_short}}", &check_short)
-        .replace("{{check}}", &check_step)
-        .replace("{{task}}", &task.task.replace("{{story}}", "{{ story }}"))
 }
 
 /// Runs the resolution loop set up in the task's worktree to its end, telling `q`'s
