@@ -138,7 +138,7 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; th
     # Left out: a non-UTF-8 folder name (Windows names are UTF-16: the door's os tests),
     # a file name holding terminal escapes (Windows names cannot hold controls), a worktree
     # loop whose agent is `sh`, and checks and agents run through `sh`.
-    PAGENT_TEST_BIN="$PWD/target/wine/pagent" PAGENT_TEST_EMULATOR_KB=131072 \
+    PAGENT_TEST_BIN="$PWD/target/wine/pagent" PAGENT_TEST_WINDOWS=1 PAGENT_TEST_EMULATOR_KB=131072 \
         timed "Windows under Wine: the hooks' integration tests" \
         cargo test --locked --test integration "$@" -- \
         ralph:: hook_input:: status:: user_wins:: safety:: pipeline:: hostile_repo:: \
@@ -148,7 +148,7 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; th
         --skip own_voice_attacks::item_1_project_text_in_the_users_own_loop_reaches_the_screen_escaped \
         --skip hostile_repo::a_planted_worktree_folder_or_link_is_never_reused \
         --skip pipeline::a_project_workflow_with_a_failing_check_feeds_its_output_back
-    PAGENT_TEST_BIN="$PWD/target/wine/pagent" \
+    PAGENT_TEST_BIN="$PWD/target/wine/pagent" PAGENT_TEST_WINDOWS=1 \
         timed "Windows under Wine: the Windows hostile cases and the Ralph loop" \
         cargo test --locked --test integration "$@" -- --ignored windows::
     # The real thing: Claude Code's Windows build starting pagent.exe from the exec-form

@@ -57,6 +57,12 @@ pub fn npm_platform(target: &str) -> &'static str {
     }
 }
 
+/// Whether the binary under test is the Windows build (under Wine: `scripts/test.sh` sets
+/// `PAGENT_TEST_WINDOWS=1` beside `PAGENT_TEST_BIN`), which names paths the Windows way.
+pub fn testing_windows_bin() -> bool {
+    std::env::var_os("PAGENT_TEST_WINDOWS").is_some_and(|v| v == "1")
+}
+
 /// The binary under test: `$PAGENT_TEST_BIN` (another build of the same source, e.g. the
 /// static one scripts/install.sh makes, or the arm64 one under qemu), else `built`, the
 /// one cargo built for the suite (its `CARGO_BIN_EXE_pagent`).

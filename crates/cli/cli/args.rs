@@ -25,6 +25,8 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PAGENT_
 #[derive(Debug, Parser)]
 #[command(
     name = "pagent",
+    // Usage lines say `pagent`, not the file's name (`pagent.exe` on Windows).
+    bin_name = "pagent",
     version = VERSION,
     propagate_version = true,
     max_term_width = 100

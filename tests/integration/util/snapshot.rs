@@ -13,8 +13,17 @@
 pub fn filters() -> Vec<(&'static str, &'static str)> {
     static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let binary = BINARY.get_or_init(|| regex_escape(&super::pagent_bin().display().to_string()));
-    vec![
-        (binary.as_str(), "[PAGENT]"),
+    let mut filters = vec![(binary.as_str(), "[PAGENT]")];
+    if pagent_test_support::project::testing_windows_bin() {
+        // The Windows build under Wine names the same paths its way: `Z:\tmp\.tmpX\a\b`
+        // for `/tmp/.tmpX/a/b`, `flows\one.json` for `flows/one.json`. The snapshots hold
+        // the words, so the separators are read as `/` (each pass turns every other one).
+        filters.push((r"\b[A-Z]:\\", "/"));
+        for _ in 0..3 {
+            filters.push((r"([\w.-])\\([\w.-])", "$1/$2"));
+        }
+    }
+    filters.extend([
         (r"[^\s'`]*/\.tmp[A-Za-z0-9]+", "[TMP]"),
         (r"· \d+(h\d\dm|m\d\ds|s)\b", "· [ELAPSED]"),
         (r"started \d+(h\d\dm|m\d\ds|s) ago", "started [ELAPSED] ago"),
@@ -30,7 +39,8 @@ pub fn filters() -> Vec<(&'static str, &'static str)> {
         (r"\(\d+ ms\)", "([N] ms)"),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "[TIME]"),
         (r"\((x86_64|aarch64)-[a-z0-9_-]+\)", "([TARGET])"),
-    ]
+    ]);
+    filters
 }
 
 /// `text` as a regular expression that matches it literally.
