@@ -214,6 +214,18 @@ fn untrusted_opencode_config(project: &Project, user_dir: &UserDir) -> Option<St
     })
 }
 
+/// The agent a workflow's reviewer names; `None` for a reviewer command. The engine reads
+/// the names in workflows (it knows no wire types: docs/architecture.md), the agent layer
+/// runs them: the match is exhaustive and a test keeps both tables naming the same agents.
+fn agent_of(reviewer: &Reviewer) -> Option<AgentKind> {
+    match reviewer {
+        Reviewer::Command(_) => None,
+        Reviewer::Claude => Some(AgentKind::Claude),
+        Reviewer::Codex => Some(AgentKind::Codex),
+        Reviewer::Opencode => Some(AgentKind::Opencode),
+    }
+}
+
 /// The agent to run: the program found now, with read-only permissions and the user's
 /// configuration only.
 fn spec_of(
@@ -223,11 +235,10 @@ fn spec_of(
     search: &SearchPath,
     root: &Path,
 ) -> Result<AgentSpec, String> {
-    let kind = match reviewer {
-        Reviewer::Command(line) => return Ok(AgentSpec::Command { line: line.clone() }),
-        Reviewer::Claude => AgentKind::Claude,
-        Reviewer::Codex => AgentKind::Codex,
-        Reviewer::Opencode => AgentKind::Opencode,
+    let Some(kind) = agent_of(reviewer) else {
+        return Ok(AgentSpec::Command {
+            line: reviewer.name().to_owned(),
+        });
     };
     let name = kind.name();
     let own = setup
@@ -305,6 +316,19 @@ fn toml_key(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The engine's reviewer names and the agents pagent runs are one list: every agent
+    /// can review under its own name, and every named reviewer is that agent.
+    #[test]
+    fn issue_22_a_workflow_reviewer_is_named_as_the_agent_it_runs() {
+        let named = [Reviewer::Claude, Reviewer::Codex, Reviewer::Opencode];
+        let agents: Vec<AgentKind> = named.iter().filter_map(agent_of).collect();
+        assert_eq!(agents, AgentKind::ALL);
+        for (reviewer, kind) in named.iter().zip(AgentKind::ALL) {
+            assert_eq!(reviewer.name(), kind.name());
+        }
+        assert_eq!(agent_of(&Reviewer::Command("my-reviewer".into())), None);
+    }
 
     #[test]
     fn the_stop_hook_limit_here_is_the_one_in_hooks_json() {
