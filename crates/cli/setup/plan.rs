@@ -374,5 +374,14 @@ mod tests {
         assert_eq!(pagent_engine::budget::parse_tokens(&cli[3]), Ok(2_000_000));
         assert_eq!(pagent_engine::budget::parse_cost(&cli[5]), Ok(2_500_001));
         assert!(budget_cli(&pagent_engine::Budget::default()).is_empty());
+        // Dollars as a person writes them, each parsing back to the same amount.
+        for (micros, shown) in [(5_000_000, "5"), (2_500_000, "2.5"), (1, "0.000001")] {
+            let cli = budget_cli(&pagent_engine::Budget {
+                max_cost_microusd: Some(micros),
+                ..pagent_engine::Budget::default()
+            });
+            assert_eq!(cli, ["--max-cost", shown]);
+            assert_eq!(pagent_engine::budget::parse_cost(shown), Ok(micros));
+        }
     }
 }
