@@ -59,11 +59,7 @@ pub fn pipeline(
         max_stages: args.max_stages.map(|n| n as usize),
         max_iterations: args.max_iterations,
         no_progress_limit: args.no_progress_limit,
-        session_id: if driver == Driver::Hook {
-            env.session_id.clone()
-        } else {
-            None
-        },
+        session_id: hook_session(env, driver),
         prd_file: Some(prd_file),
         prd_path: Some(prd_path),
         driver,
@@ -136,11 +132,7 @@ pub fn ralph(
     let options = SetupOptions {
         max_iterations: args.max_iterations,
         no_progress_limit: args.no_progress_limit,
-        session_id: if driver == Driver::Hook {
-            env.session_id.clone()
-        } else {
-            None
-        },
+        session_id: hook_session(env, driver),
         backpressure,
         driver,
         budget: args.budget.budget(),
@@ -231,4 +223,13 @@ fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(St
         .strip_prefix(&project.root)
         .map_or_else(|_| real.display().to_string(), |p| p.display().to_string());
     Ok((prd.display().to_string(), for_prompts))
+}
+
+/// The session a hook-driven loop belongs to (Claude Code's, from the environment); a
+/// loop `pagent loop` drives has none until its first agent names one.
+fn hook_session(env: &Env, driver: Driver) -> Option<String> {
+    match driver {
+        Driver::Hook => env.session_id.clone(),
+        Driver::Loop => None,
+    }
 }
