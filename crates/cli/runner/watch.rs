@@ -8,6 +8,7 @@ use pagent_engine::{State, Whose, whose_loop};
 use crate::cli::exit::ExitStatus;
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
+use crate::session::control::ended_word;
 use crate::store;
 use crate::store::project::Project;
 
@@ -60,7 +61,7 @@ pub(super) fn ended_elsewhere(project: &Project, ours: &State) -> Option<String>
         Ok(Some(state)) if !state.is_active() => Some(
             state
                 .end_reason
-                .unwrap_or_else(|| format!("the loop is {}", state.status.as_words())),
+                .unwrap_or_else(|| format!("the loop {}", ended_word(state.status))),
         ),
         Ok(Some(_)) => Some("another loop replaced this one".to_owned()),
         Ok(None) => Some("the state file was removed".to_owned()),

@@ -257,9 +257,9 @@ impl Cancelled {
                     pagent_engine::format_duration(now().since(ended))
                 ),
                 None => format!(
-                    "pagent: no active loop to cancel (the last one, {}, is {}).",
+                    "pagent: no active loop to cancel (the last one, {}, {}).",
                     printable(&state.workflow, false),
-                    state.status.as_words()
+                    ended_word(state.status)
                 ),
             },
             Cancelled::NotYours => "pagent: the active loop in .claude/pagent-pipeline.json was not set up by you for this project \
@@ -340,8 +340,9 @@ impl Resumed {
     }
 }
 
-/// "was cancelled", "completed", "gave up", as a loop's end reads in a sentence.
-fn ended_word(status: Status) -> &'static str {
+/// "was cancelled", "completed", "gave up", as a loop's end reads in a sentence after its
+/// name ("the loop gave up").
+pub fn ended_word(status: Status) -> &'static str {
     match status {
         Status::Cancelled => "was cancelled",
         Status::Complete => "completed",
@@ -359,5 +360,35 @@ fn what(state: &State) -> String {
             printable(&state.workflow, false),
             printable(&state.current().name, false)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loop that ended reads as a sentence whatever the state file holds: with its end
+    /// time or without one (a state written before pagent kept it), never "is gave_up".
+    #[test]
+    fn cancel_after_a_loop_ended_says_how_it_ended() {
+        let mut state = State::new_ralph(
+            "task".into(),
+            "DONE".into(),
+            pagent_engine::SetupOptions::default(),
+            None,
+            pagent_engine::Timestamp(0),
+        );
+        state.status = Status::GaveUp;
+        let said =
+            |state: &State| Cancelled::NotActive(Box::new(state.clone())).message(Path::new("/p"));
+        assert_eq!(
+            said(&state),
+            "pagent: no active loop to cancel (the last one, ralph, gave up)."
+        );
+        state.status = Status::Cancelled;
+        assert_eq!(
+            said(&state),
+            "pagent: no active loop to cancel (the last one, ralph, was cancelled)."
+        );
     }
 }
