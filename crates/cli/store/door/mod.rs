@@ -259,6 +259,25 @@ pub struct Stat {
     pub ctime: (i64, i64),
 }
 
+/// Whole-file reads, the same on every system over its own [`Dir::open_read`] (which
+/// follows symlinks only inside the root on Unix, and no link at all on Windows).
+impl Dir {
+    /// Reads a whole regular file of at most `cap` bytes.
+    pub fn read(&self, rel: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
+        let file = self.open_read(rel)?;
+        read_capped(file, cap, &show(rel))
+    }
+
+    /// [`Dir::read`], `None` when the file does not exist.
+    pub fn read_if_exists(&self, rel: &Path, cap: u64) -> Result<Option<Vec<u8>>, DoorError> {
+        match self.read(rel, cap) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(DoorError::Missing(_)) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+}
+
 /// Holds an exclusive lock on an open file (`flock`, or `LockFileEx` on Windows) until
 /// dropped.
 #[derive(Debug)]

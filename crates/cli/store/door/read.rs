@@ -4,21 +4,6 @@
 use super::*;
 
 impl Dir {
-    /// Reads a whole regular file of at most `cap` bytes; symlinks followed only inside.
-    pub fn read(&self, rel: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
-        let file = self.open_read(rel)?;
-        read_capped(file, cap, &show(rel))
-    }
-
-    /// [`Dir::read`], `None` when the file does not exist.
-    pub fn read_if_exists(&self, rel: &Path, cap: u64) -> Result<Option<Vec<u8>>, DoorError> {
-        match self.read(rel, cap) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(DoorError::Missing(_)) => Ok(None),
-            Err(err) => Err(err),
-        }
-    }
-
     /// Opens a regular file for reading (streaming readers: line counts, hashes).
     pub fn open_read(&self, rel: &Path) -> Result<File, DoorError> {
         let shown = show(rel);
