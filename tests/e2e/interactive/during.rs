@@ -6,6 +6,7 @@
 use super::*;
 use crate::mock::Gate;
 use crate::tmux::{count, flat};
+use std::time::{Duration, Instant};
 
 /// Starts a ralph loop whose first reply is a `sleep 8` tool call, and waits until the
 /// tool runs: Claude is working.
@@ -124,10 +125,14 @@ fn item_4_cancel_sent_at_once_ends_the_loop_while_the_tool_still_runs() {
 fn item_4_status_sent_at_once_keeps_the_loop_going() {
     // Every reply after the first answer waits until the test has read the status. The
     // replies change no file: the no-progress limit is off, so only the promise ends it.
+    // The first answer waits too: a status the client shows while that request is in
+    // flight would otherwise scroll off 80x24 (and 2.1.330 clears what scrolls off)
+    // before the test's next look, under a loaded machine's timing (a CI run lost it so).
+    let answer = Gate::new();
     let gate = Gate::new();
     let e2e = E2e::start(vec![
         Reply::bash("sleep 8"),
-        Reply::text("Back to the parser."),
+        Reply::text("Back to the parser.").after(&answer),
         Reply::text("Still refactoring.").after(&gate),
         done().after(&gate),
         done().after(&gate),
@@ -150,11 +155,24 @@ fn item_4_status_sent_at_once_keeps_the_loop_going() {
     // 2.1.197 has no send-now: the command waits in the queue and the next stop answers.
     let expanded = flat("UserPromptExpansion says: pagent ralph loop · active");
     let at_stop = flat("Stop says: pagent: Ralph loop, iteration 2 of 25");
+    // The answer is let go once the client has held its request for `TAKES_IT` without
+    // showing the status: it takes the queued command at the stop then, which needs the
+    // answer.
+    const TAKES_IT: Duration = Duration::from_secs(3);
+    let mut held_since = None;
     let screen = ui.wait_until("the status on screen", |s| {
         let s = flat(s);
-        s.contains(&expanded)
-            || (s.contains(&at_stop) && s.contains("pagent ralph loop · active · 2 iterations"))
+        let shown = s.contains(&expanded)
+            || (s.contains(&at_stop) && s.contains("pagent ralph loop · active · 2 iterations"));
+        if !shown && e2e.mock.requests().len() >= 2 {
+            let since = held_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= TAKES_IT {
+                answer.open();
+            }
+        }
+        shown
     });
+    answer.open();
     if !crate::harness::claude_at_least("2.1.330") {
         assert!(!flat(&screen).contains(&expanded), "{screen}");
     }
