@@ -62,20 +62,7 @@ fn what(state: &State) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SetupOptions;
-
-    fn ralph(session: Option<&str>) -> State {
-        State::new_ralph(
-            "Fix it".into(),
-            "DONE".into(),
-            SetupOptions {
-                session_id: session.map(str::to_owned),
-                ..SetupOptions::default()
-            },
-            None,
-            Timestamp(0),
-        )
-    }
+    use crate::testing::ralph;
 
     #[test]
     fn item_10_a_cancel_from_outside_the_session_is_told_to_that_session_once() {

@@ -189,19 +189,7 @@ pub fn resume(state: &State, now: Timestamp) -> State {
 mod tests {
     use super::*;
     use crate::SetupOptions;
-
-    fn ralph(session: Option<&str>) -> State {
-        State::new_ralph(
-            "Fix it".into(),
-            "DONE".into(),
-            SetupOptions {
-                session_id: session.map(str::to_owned),
-                ..SetupOptions::default()
-            },
-            None,
-            Timestamp(0),
-        )
-    }
+    use crate::testing::ralph;
 
     #[test]
     fn prompts_table() {

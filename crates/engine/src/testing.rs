@@ -5,7 +5,21 @@ use std::collections::HashMap;
 use std::collections::VecDeque;
 
 use crate::review::{ReviewOutcome, ReviewRequest};
-use crate::{Check, CheckOutcome, Probe, RelPath, World};
+use crate::{Check, CheckOutcome, Probe, RelPath, SetupOptions, State, Timestamp, World};
+
+/// A Ralph loop on "Fix it" with the promise DONE, started at time 0 in `session`.
+pub fn ralph(session: Option<&str>) -> State {
+    State::new_ralph(
+        "Fix it".into(),
+        "DONE".into(),
+        SetupOptions {
+            session_id: session.map(str::to_owned),
+            ..SetupOptions::default()
+        },
+        None,
+        Timestamp(0),
+    )
+}
 
 #[derive(Debug, Default, Clone)]
 pub struct MemoryWorld {
