@@ -16,10 +16,13 @@ loop; `claude -p` (the installed plugin, no --plugin-dir, no PAGENT_BIN) answers
 done." (the Stop hook must block with iteration 2 of the task), then the promise (the Stop
 hook must allow and complete the loop). Then `claude -p /pagent:status` must show the
 completed loop, and `claude -p /pagent:cancel` cancel a second one, both answered by pagent's
-UserPromptExpansion hook (no shell, no model turn). Checked: what the model was told on the
-second request, `pagent status --json`, the CLI's exit code, the two commands' answers, and
-that the short command names run the staged launcher by a path with no backslash (Git Bash
-runs them on Windows). Exits 0 when all holds, 1 with what did not.
+UserPromptExpansion hook (no shell, no model turn). Last, `pagent loop --agent claude`
+drives two fresh Claude Code processes to the promise, started by pagent through its process
+door. Checked: what the model was told on the second request, `pagent status --json`, the
+CLI's exit code, the two commands' answers, that the short command names run the staged
+launcher by a path with no backslash (Git Bash runs them on Windows), and that `pagent
+loop`'s two iterations were fresh conversations told the task with no Stop hook feedback.
+Exits 0 when all holds, 1 with what did not.
 
 --wine runs both programs (Windows builds) under Wine from Linux, with the WINEPREFIX the
 caller set up (scripts/cross.sh's cross_windows --wine) and paths given as Wine names them
@@ -61,6 +64,7 @@ def sse(text, index):
 
 class Mock(http.server.BaseHTTPRequestHandler):
     requests = []
+    replies = REPLIES
 
     def log_message(self, *args):
         pass
@@ -84,14 +88,14 @@ class Mock(http.server.BaseHTTPRequestHandler):
         else:
             Mock.requests.append(request)
             index = len(Mock.requests) - 1
-            if index >= len(REPLIES):
+            if index >= len(Mock.replies):
                 # Out of script: a 500 ends the run at once (the CLI retries a 400).
                 self.send_response(500)
                 self.send_header("content-type", "application/json")
                 self.end_headers()
                 self.wfile.write(b'{"type":"error","error":{"type":"api_error","message":"end"}}')
                 return
-            data = sse(REPLIES[index], index).encode()
+            data = sse(Mock.replies[index], index).encode()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(data)))
@@ -188,9 +192,28 @@ def main():
         got, text = state()
         if got.get("status") != "cancelled":
             problems.append(f"after /pagent:cancel, pagent status: {text}")
-        server.shutdown()
         if len(Mock.requests) != 2:
             problems.append(f"{len(Mock.requests)} turns reached the mock, not 2")
+        # `pagent loop`: pagent.exe starts a fresh Claude Code per iteration through its
+        # process door (an absolute program, a clean PATH, a job object), reads its stream
+        # and decides; the installed plugin's Stop hook runs in each and stays silent.
+        Mock.requests, Mock.replies = [], REPLIES
+        fresh = pagent("loop", "--agent", "claude", "--agent-bin", native(args.claude),
+                       "--retries", "0", "ralph", "--promise", "DONE", "Fix it")
+        got, text = state()
+        if fresh.returncode != 0 or (got.get("status"), got.get("iterations")) != ("complete", 2):
+            problems.append(f"pagent loop exited {fresh.returncode}: {fresh.stdout[-3000:]}"
+                            f"{fresh.stderr[-3000:]}; pagent status: {text}")
+        # Two fresh conversations (one user turn each), the task in both, and nothing of a
+        # Stop hook's feedback: the plugin's hooks leave `pagent loop`'s agent alone.
+        users = [sum(m["role"] == "user" for m in request["messages"])
+                 for request in Mock.requests]
+        told = [json.dumps(request["messages"]) for request in Mock.requests]
+        if users != [1, 1]:
+            problems.append(f"pagent loop's iterations are not two fresh conversations: {users}")
+        elif any("Fix it" not in t or "Stop hook" in t for t in told):
+            problems.append(f"pagent loop's agent was not told the task alone: {told}")
+        server.shutdown()
         # The short names run the staged launcher in the Bash tool (Git Bash on Windows):
         # its path must hold no backslash, which bash would read as an escape.
         short = os.path.join(claude_config, "commands", "pagent-status.md")
@@ -207,7 +230,8 @@ def main():
         print(f"ralph-e2e: FAILED: {problem}", file=sys.stderr)
     if not problems:
         print("ralph-e2e: pagent installed, a Ralph loop blocked once, then completed on its "
-              "promise; /pagent:status and /pagent:cancel answered by pagent "
+              "promise; /pagent:status and /pagent:cancel answered by pagent; pagent loop ran "
+              "two fresh Claude Code processes to the promise "
               f"(Claude Code: {args.claude}{', under Wine' if args.wine else ''})")
     return 1 if problems else 0
 
