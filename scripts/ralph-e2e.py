@@ -141,8 +141,9 @@ def main():
             return subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                                   text=True, **kw)
 
-        def pagent(*argv):
-            return run(program(args.pagent) + ["--project", native(project), *argv], timeout=60)
+        def pagent(*argv, timeout=60):
+            return run(program(args.pagent) + ["--project", native(project), *argv],
+                       timeout=timeout)
 
         install = run(program(args.pagent) + [
             "install", "--claude", native(args.claude), "--from", native(plugin)], timeout=300)
@@ -199,7 +200,7 @@ def main():
         # and decides; the installed plugin's Stop hook runs in each and stays silent.
         Mock.requests, Mock.replies = [], REPLIES
         fresh = pagent("loop", "--agent", "claude", "--agent-bin", native(args.claude),
-                       "--retries", "0", "ralph", "--promise", "DONE", "Fix it")
+                       "--retries", "0", "ralph", "--promise", "DONE", "Fix it", timeout=300)
         got, text = state()
         if fresh.returncode != 0 or (got.get("status"), got.get("iterations")) != ("complete", 2):
             problems.append(f"pagent loop exited {fresh.returncode}: {fresh.stdout[-3000:]}"
