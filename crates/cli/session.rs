@@ -189,7 +189,8 @@ pub enum Hook {
 /// - inside an agent `pagent loop` started (`driver`), the Stop, prompt and compaction
 ///   hooks stand aside: the runner drives that loop from outside (edits are still
 ///   checked, by the loop's own settings);
-/// - a named project (`root`) without a state file has no loop to act on; for
+/// - a named project (`root`) surely without a state file has no loop to act on (a
+///   state the system cannot answer for, as while another hook replaces it, is there); for
 ///   PostToolUse, only if the user's own config (in `config_dir`) does not ask for checks
 ///   everywhere;
 /// - UserPromptExpansion never stands aside: it answers pagent's own commands, loop or no
@@ -209,7 +210,7 @@ pub fn hook_stands_aside(
     let Some(root) = root else {
         return false;
     };
-    if store::door::exists_no_follow(&root.join(store::project::STATE_FILE)) {
+    if !store::door::surely_absent(&root.join(store::project::STATE_FILE)) {
         return false;
     }
     hook != Hook::PostToolUse

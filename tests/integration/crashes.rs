@@ -150,12 +150,12 @@ fn sixty_four_hooks_at_once_lose_nothing_and_count_nothing_twice() {
         let before = iterations(&env);
         let mut children: Vec<_> = (0..HOOKS).map(|_| hook(&env).spawn().unwrap()).collect();
         for child in &mut children {
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(input.as_bytes())
-                .unwrap();
+            // A hook that ended before reading its input says why below, in its exit
+            // status and stderr: a broken pipe here would hide that.
+            let written = child.stdin.take().unwrap().write_all(input.as_bytes());
+            if let Err(err) = written {
+                assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
+            }
         }
         // Each hook either blocks with the iteration it wrote, or finds the state
         // changed under it and allows (its decision would count the same stop twice).
@@ -166,7 +166,8 @@ fn sixty_four_hooks_at_once_lose_nothing_and_count_nothing_twice() {
                 assert_eq!(
                     out.status.code(),
                     Some(0),
-                    "{}",
+                    "stdout: {}\nstderr: {}",
+                    String::from_utf8_lossy(&out.stdout),
                     String::from_utf8_lossy(&out.stderr)
                 );
                 if out.stdout.is_empty() {

@@ -138,9 +138,17 @@ pub fn is_executable_file(path: &Path) -> bool {
     runnable && std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
-/// Whether anything exists at `path` (no symlink followed): for the hooks' fast path.
+/// Whether anything exists at `path` (no symlink followed).
 pub fn exists_no_follow(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
+}
+
+/// Whether the system says nothing is at `path` (no symlink followed): for the hooks'
+/// fast path, which may skip work only when the state is surely not there. Any other
+/// answer (a file being replaced, which Windows reports as access denied while a rename
+/// over it is pending; a sharing violation; an unreadable folder) is "maybe there".
+pub fn surely_absent(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_err_and(|err| err.kind() == io::ErrorKind::NotFound)
 }
 
 /// Whether anything is at `path` (symlinks followed): for choosing among paths the user

@@ -352,3 +352,21 @@ fn issue_21_every_walk_of_one_dir_sees_the_whole_tree() {
     again.sort();
     assert_eq!(again, listed);
 }
+
+/// The hooks' fast path skips a hook only when the state is surely not there: a missing
+/// file is, anything else (a file, a dangling link, a path the system cannot answer for)
+/// is not. (A CI run under Wine saw one of 64 Stop hooks end before reading its input
+/// while the others replaced the state: a state being replaced that read as absent would
+/// do just that.)
+#[test]
+fn surely_absent_is_only_what_the_system_calls_not_found() {
+    let (_keep, _outside, dir) = setup();
+    let root = dir.root().to_path_buf();
+    assert!(surely_absent(&root.join("missing")));
+    fs::write(root.join("state"), "{}").unwrap();
+    assert!(!surely_absent(&root.join("state")));
+    symlink(root.join("nowhere"), root.join("dangling")).unwrap();
+    assert!(!surely_absent(&root.join("dangling")));
+    // A path through a file: ENOTDIR, which says nothing for sure.
+    assert!(!surely_absent(&root.join("state").join("inner")));
+}

@@ -324,3 +324,34 @@ fn windows_a_whole_folder_is_removed_by_handle() {
         Err(DoorError::NotADir(_, Kind::File))
     ));
 }
+
+/// A state file being deleted while another process still holds it is "delete pending":
+/// Windows answers an open of it with access denied, never "not found", so the hooks'
+/// fast path must not take it for no loop. Wine 8 still shows such a file as it was, so
+/// only the Windows runner tells the two answers apart here.
+#[test]
+fn windows_a_state_pending_deletion_is_not_surely_absent() {
+    use std::os::windows::fs::OpenOptionsExt;
+    let (_project, _outside, dir) = setup();
+    let state = dir.root().join("state.json");
+    fs::write(&state, "{}").unwrap();
+    let holder = fs::OpenOptions::new()
+        .read(true)
+        .share_mode(7)
+        .open(&state)
+        .unwrap();
+    let deleter = fs::OpenOptions::new()
+        .read(true)
+        .access_mode(0x0001_0000) // DELETE
+        .share_mode(7)
+        .custom_flags(windows_sys::Win32::Storage::FileSystem::FILE_FLAG_DELETE_ON_CLOSE)
+        .open(&state)
+        .unwrap();
+    drop(deleter);
+    let seen = fs::symlink_metadata(&state)
+        .map(|_| ())
+        .map_err(|e| e.kind());
+    assert!(!surely_absent(&state), "{seen:?}");
+    drop(holder);
+    assert!(surely_absent(&state));
+}
