@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-pub use command::TestCommand;
+pub use command::{TestCommand, wine_did_not_start};
 pub use pagent_test_support::lines::Lines;
 pub use pagent_test_support::timing::Baseline;
 pub use pagent_test_support::wait::{wait_for, wait_showing, wait_until};
