@@ -143,7 +143,10 @@ impl TestCommand {
         )
     }
 
-    #[allow(clippy::print_stderr, reason = "a retry is said in the test's own output")]
+    #[allow(
+        clippy::print_stderr,
+        reason = "a retry is said in the test's own output"
+    )]
     fn run_binary(mut self) -> Run {
         let stdin = self.stdin.take().unwrap_or_default();
         let mut attempts = 0;
