@@ -64,7 +64,6 @@ def sse(text, index):
 
 class Mock(http.server.BaseHTTPRequestHandler):
     requests = []
-    replies = REPLIES
 
     def log_message(self, *args):
         pass
@@ -88,14 +87,14 @@ class Mock(http.server.BaseHTTPRequestHandler):
         else:
             Mock.requests.append(request)
             index = len(Mock.requests) - 1
-            if index >= len(Mock.replies):
+            if index >= len(REPLIES):
                 # Out of script: a 500 ends the run at once (the CLI retries a 400).
                 self.send_response(500)
                 self.send_header("content-type", "application/json")
                 self.end_headers()
                 self.wfile.write(b'{"type":"error","error":{"type":"api_error","message":"end"}}')
                 return
-            data = sse(Mock.replies[index], index).encode()
+            data = sse(REPLIES[index], index).encode()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(data)))
@@ -198,7 +197,7 @@ def main():
         # `pagent loop`: pagent.exe starts a fresh Claude Code per iteration through its
         # process door (an absolute program, a clean PATH, a job object), reads its stream
         # and decides; the installed plugin's Stop hook runs in each and stays silent.
-        Mock.requests, Mock.replies = [], REPLIES
+        Mock.requests = []
         fresh = pagent("loop", "--agent", "claude", "--agent-bin", native(args.claude),
                        "--retries", "0", "ralph", "--promise", "DONE", "Fix it", timeout=300)
         got, text = state()

@@ -190,7 +190,7 @@ pub enum Hook {
 ///   hooks stand aside: the runner drives that loop from outside (edits are still
 ///   checked, by the loop's own settings);
 /// - a named project (`root`) surely without a state file has no loop to act on (a
-///   state the system cannot answer for, as while another hook replaces it, is there); for
+///   state the system cannot answer for, as one pending deletion on Windows, is there); for
 ///   PostToolUse, only if the user's own config (in `config_dir`) does not ask for checks
 ///   everywhere;
 /// - UserPromptExpansion never stands aside: it answers pagent's own commands, loop or no

@@ -145,8 +145,8 @@ pub fn exists_no_follow(path: &Path) -> bool {
 
 /// Whether the system says nothing is at `path` (no symlink followed): for the hooks'
 /// fast path, which may skip work only when the state is surely not there. Any other
-/// answer (a file being replaced, which Windows reports as access denied while a rename
-/// over it is pending; a sharing violation; an unreadable folder) is "maybe there".
+/// answer (a file pending deletion, which Windows reports as access denied; a sharing
+/// violation; an unreadable folder) is "maybe there".
 pub fn surely_absent(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_err_and(|err| err.kind() == io::ErrorKind::NotFound)
 }
