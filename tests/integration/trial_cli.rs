@@ -50,3 +50,85 @@ fn issue_30_loop_ralph_without_a_task_says_how_to_give_it_to_pagent_loop() {
     }
     assert_text!(said.text());
 }
+
+/// `gave_up` in `pagent log` and `block` in checkpoint commits: a person reads words, a
+/// script (`pagent log --json`, the event log file) keeps the names.
+#[test]
+fn issue_30_engine_words_reach_no_person_in_the_log_or_the_checkpoints() {
+    let env = TestEnv::new();
+    crate::git::git(&env.root, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    env.write("agent.sh", "cat > /dev/null\ndate +%N >> work.txt\n");
+    let agent = format!("sh {}", env.path("agent.sh").display());
+    let out = env
+        .cmd(&[
+            "loop",
+            "--worktree",
+            "demo",
+            "--checkpoint",
+            "--command",
+            &agent,
+            "ralph",
+            "--max-iterations",
+            "2",
+            "--no-progress-limit",
+            "0",
+            "Work",
+        ])
+        .run();
+    assert_eq!(out.code, Some(3), "{out}");
+    let tree = env.path(".pagent/worktrees/demo");
+    let repo = git2::Repository::open(&tree).unwrap();
+    let mut walk = repo.revwalk().unwrap();
+    walk.push_head().unwrap();
+    let commits: Vec<String> = walk
+        .map(|id| {
+            let commit = repo.find_commit(id.unwrap()).unwrap();
+            commit.message().unwrap().trim().to_owned()
+        })
+        .collect();
+    let log = env
+        .cmd(&["--project", &tree.display().to_string(), "log"])
+        .success()
+        .stdout;
+    let json = env
+        .cmd(&["--project", &tree.display().to_string(), "log", "--json"])
+        .success()
+        .stdout;
+    let actions: Vec<String> = json
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["action"].to_string())
+        .collect();
+    assert_eq!(actions, ["\"ralph\"", "\"block\"", "\"gave_up\""], "{json}");
+    for said in [&log, &commits.join("\n")] {
+        for name in ["gave_up", "block"] {
+            assert!(!said.contains(name), "{name} in:\n{said}");
+        }
+    }
+    let mut text = Said::new();
+    text.say("git log", &commits.join("\n"));
+    text.say("pagent log", &log);
+    assert_text!(text.text());
+}
+
+/// A 60-line architecture.md showed as "50/50 lines" in status and in the next stage's
+/// re-prompt: the real count now, against the minimum. (The dashboard shows the same
+/// report: `dashboard::browser`'s loop page test.)
+#[test]
+fn issue_30_a_60_line_architecture_md_shows_as_60_of_50_lines() {
+    let env = TestEnv::new();
+    env.write("prd.md", "# PRD\n");
+    env.cmd(&["run", "prd.md"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    env.write_lines("architecture.md", 60);
+    let reason = env.stop(&env.stop_input("done")).blocked();
+    let status = env.cmd(&["status"]).success().stdout;
+    assert_eq!(
+        env.status()["stages"][0]["progress"],
+        "architecture.md 60/50 lines"
+    );
+    let mut said = Said::new();
+    said.say("the next stage's re-prompt", &prompt_elided(&reason));
+    said.say("pagent status", &status);
+    assert_text!(said.text());
+}

@@ -1,4 +1,5 @@
-//! `pagent log`: the event log, one line per decision (or raw JSON lines with `--json`).
+//! `pagent log`: the event log, one line per decision in words (or the raw JSON lines,
+//! with the actions' machine names, with `--json`).
 
 use pagent_engine::Action;
 
@@ -31,7 +32,7 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs, io: &mut Io) -> anyhow::R
             )?;
             continue;
         }
-        let action_text = format!("{:<13}", event.action.as_str());
+        let action_text = format!("{:<13}", event.action.words());
         let action = match event.action {
             Action::Complete | Action::Advance => style.green(&action_text),
             Action::GaveUp | Action::Unsealed => style.red(&action_text),

@@ -314,7 +314,10 @@ pub fn drive(
         if args.checkpoint {
             match worktree::checkpoint(
                 &project.root,
-                &format!("pagent: {stage}, iteration {iteration} ({action})"),
+                &format!(
+                    "pagent: {stage}, iteration {iteration} ({})",
+                    action.words()
+                ),
             ) {
                 Ok(Some(id)) => progress.note(&format!("checkpoint {}", &id[..id.len().min(10)])),
                 Ok(None) => {}

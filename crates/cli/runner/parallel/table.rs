@@ -148,8 +148,10 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
             if plain {
                 let _ = writeln!(
                     out,
-                    "[{}] iteration {iteration} ({outcome}): {}",
-                    row.task.name, row.detail
+                    "[{}] iteration {iteration} ({}): {}",
+                    row.task.name,
+                    outcome.words(),
+                    row.detail
                 );
             }
         }
