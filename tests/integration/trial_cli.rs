@@ -132,3 +132,57 @@ fn issue_30_a_60_line_architecture_md_shows_as_60_of_50_lines() {
     said.say("pagent status", &status);
     assert_text!(said.text());
 }
+
+/// Every file under `dir`, relative, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .flatten()
+        .map(|e| e.path().strip_prefix(dir).unwrap().display().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// pagent's own `py_compile` check left 1.3 MB of byte code in pagent's config folder
+/// (its cache prefix was there, and Python then compiled its own modules into it too).
+/// Now nothing lands there, in the project, or in the temporary folder once the check
+/// is over; and the check still finds the error.
+#[test]
+fn issue_30_a_python_check_leaves_no_byte_code_in_pagents_config_folder() {
+    let env = crate::backpressure::active();
+    let config_before = files_under(&env.config);
+    let tmp = env.home.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let check = |content: &str| {
+        env.write("app.py", content);
+        let input = serde_json::json!({
+            "session_id": SESSION,
+            "cwd": env.root,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": env.path("app.py")},
+            "tool_response": {"type": "update"},
+        });
+        let run = env
+            .bin(&["hook", "post-tool-use"])
+            .env("CLAUDE_PROJECT_DIR", &env.root)
+            .env("TMPDIR", &tmp)
+            .stdin(input.to_string())
+            .run();
+        run.context()
+    };
+    let context = check("def f(:\n    pass\n").expect("the syntax error is reported");
+    assert!(context.contains("SyntaxError"), "{context}");
+    assert_eq!(check("import json\ndef f():\n    pass\n"), None);
+    assert_eq!(files_under(&env.config), config_before);
+    assert_eq!(files_under(&tmp), Vec::<String>::new());
+    let project = files_under(&env.root);
+    assert!(
+        !project
+            .iter()
+            .any(|p| p.contains("__pycache__") || p.ends_with(".pyc")),
+        "{project:?}"
+    );
+}
