@@ -186,3 +186,108 @@ fn issue_30_a_python_check_leaves_no_byte_code_in_pagents_config_folder() {
         "{project:?}"
     );
 }
+
+/// `pagent status` (and `cancel`, `pause`, `resume`, `log`, `prompt`) in a subfolder of a
+/// project with a loop said "no loop" and invited starting another: they find the loop
+/// above, as git finds its repository, and say whose loop it is.
+#[test]
+fn issue_30_the_loop_commands_find_the_loop_from_a_subfolder() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let deep = env.path("src/deep");
+    std::fs::create_dir_all(&deep).unwrap();
+    let mut said = Said::new();
+    for args in [
+        ["status"].as_slice(),
+        &["log"],
+        &["prompt"],
+        &["pause"],
+        &["resume"],
+        &["cancel"],
+        &["status"],
+    ] {
+        let out = env.cmd(args).current_dir(&deep).success();
+        said.say(
+            &format!("pagent {} (in src/deep)", args.join(" ")),
+            &format!("{}{}", out.stderr, out.stdout),
+        );
+    }
+    assert_eq!(env.state()["status"], "cancelled");
+    let json = env.cmd(&["status", "--json"]).current_dir(&deep).success();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&json.stdout).unwrap()["status"],
+        "cancelled"
+    );
+    assert!(!env.exists("src/deep/.claude"), "a state was set up below");
+    assert_text!(said.text());
+}
+
+/// The walk up never takes a folder that is not the user's project: a `.claude/` planted
+/// in a parent (a stranger's state, or the user's own state copied from elsewhere), a
+/// nested repository's parent, or the home folder. Each says "no loop" for the current
+/// folder and touches nothing above it.
+#[test]
+fn issue_30_the_walk_up_never_takes_a_parent_that_is_not_the_users_project() {
+    // The user's own loop elsewhere: their secret exists, and a state of theirs to copy.
+    let mine = TestEnv::new();
+    mine.cmd(&["ralph", "Mine"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let stranger = TestEnv::new();
+    stranger
+        .cmd(&["ralph", "Theirs"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let no_loop = |cwd: &std::path::Path, env: &TestEnv| {
+        let out = env
+            .cmd(&["status", "--json"])
+            .env("PAGENT_CONFIG_DIR", &mine.config)
+            .current_dir(cwd)
+            .success();
+        assert_eq!(out.stdout.trim(), "null", "{out}");
+        let out = env
+            .cmd(&["cancel"])
+            .env("PAGENT_CONFIG_DIR", &mine.config)
+            .current_dir(cwd)
+            .success();
+        assert!(!out.stderr.contains("above the current folder"), "{out}");
+    };
+    for planted in [&stranger, &mine] {
+        // A parent that is no repository holds a state: a stranger's, or the user's own
+        // copied there (its seal names the folder it was made for).
+        let env = TestEnv::plain();
+        let state = planted.read(".claude/pagent-pipeline.json");
+        env.write(".claude/pagent-pipeline.json", &state);
+        let child = env.path("child");
+        std::fs::create_dir_all(&child).unwrap();
+        no_loop(&child, &env);
+        assert_eq!(env.read(".claude/pagent-pipeline.json"), state);
+    }
+    // A repository nested in the user's project is a project of its own.
+    let nested = mine.path("nested/src");
+    std::fs::create_dir_all(&nested).unwrap();
+    git2::Repository::init(mine.path("nested")).unwrap();
+    no_loop(&nested, &mine);
+    assert_eq!(mine.state()["status"], "active");
+    // A loop in the home folder itself is never found from below it.
+    let home = TestEnv::new();
+    home.cmd(&[
+        "--project",
+        &home.home.display().to_string(),
+        "ralph",
+        "Home",
+    ])
+    .env("PAGENT_CONFIG_DIR", &mine.config)
+    .env("CLAUDE_CODE_SESSION_ID", SESSION)
+    .success();
+    let below = home.home.join("notes");
+    std::fs::create_dir_all(&below).unwrap();
+    no_loop(&below, &home);
+    // The user's own loop above, with nothing between: found.
+    let sub = mine.path("lib");
+    std::fs::create_dir_all(&sub).unwrap();
+    let out = mine.cmd(&["status", "--json"]).current_dir(&sub).success();
+    assert_ne!(out.stdout.trim(), "null", "{out}");
+}
