@@ -283,12 +283,18 @@ pub struct LogArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ParallelArgs {
-    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations", "check"} or a text
-    /// file with one task per line ("name: task" or just the task). Each runs on branch
+    /// The tasks: a plan (prd.json, Chief's prd.md, spec-kit's or Kiro's tasks.md, a
+    /// ralphex plan: one task per story left, each after the stories it depends on), a
+    /// JSON list of {"name", "task", "promise", "max_iterations", "check"}, or a text file
+    /// with one task per line ("name: task" or just the task). Each runs on branch
     /// pagent/NAME in the worktree .pagent/worktrees/NAME
     // Required, so the usage says `<TASKS_FILE>`; `--stdin-args` conflicts with it.
     #[arg(value_name = "TASKS_FILE", required = true)]
     pub tasks: Option<PathBuf>,
+    /// The plan's format, when its content does not tell: prd-json, chief, spec-kit,
+    /// kiro or ralphex
+    #[arg(long, value_name = "NAME", value_parser = crate::cli::loop_args::parse_format)]
+    pub format: Option<pagent_engine::stories::Format>,
     /// How many loops run at once
     #[arg(short = 'j', long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub jobs: u32,
