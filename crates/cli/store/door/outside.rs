@@ -74,9 +74,15 @@ impl Drop for PrivateTemp {
 /// its place: mkdir fails on any name that exists), mode 0700 where modes exist.
 pub fn private_temp_dir(prefix: &str) -> io::Result<PrivateTemp> {
     let base = std::env::temp_dir();
-    let mut builder = std::fs::DirBuilder::new();
     #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    let builder = {
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+    };
+    // The user's own temporary folder: its access list is theirs.
+    #[cfg(windows)]
+    let builder = std::fs::DirBuilder::new();
     for _ in 0..8 {
         let name: String = random_bytes::<8>()?
             .iter()
