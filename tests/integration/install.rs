@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::{Said, TestEnv, assert_text};
+use crate::util::{SESSION, Said, TestEnv, assert_text};
 
 /// A fake `claude` that answers `plugin ... list --json` from files in HOME and records
 /// the rest.
@@ -176,7 +176,7 @@ fn item_13_uninstall_names_what_it_leaves_and_purge_removes_the_config_folder() 
     let purge = in_home(&env, &["uninstall", "--purge"]);
     assert_eq!(purge.code, Some(0), "{purge}");
     assert!(!env.home.join(".config/pagent").exists(), "{purge}");
-    insta::assert_snapshot!(format!(
+    assert_text!(format!(
         "{}--- with --purge ---\n{}",
         shown(&uninstall.stdout),
         shown(&purge.stdout)
@@ -204,4 +204,54 @@ fn item_13_an_install_without_claude_leaves_no_empty_claude_folder() {
     assert_eq!(uninstall.code, Some(0), "{uninstall}");
     assert_eq!(home_files(&env), before, "{uninstall}");
     assert!(!uninstall.stdout.contains("left "), "{uninstall}");
+}
+
+/// Issue 30: `uninstall --purge` left 1.3 MB of Python byte code in pagent's config
+/// folder (while saying pagent writes none there) and said nothing of the projects'
+/// files, the lines in `.git/info/exclude` or pagent itself. After a loop whose Python
+/// check ran, and with an older version's byte code in the config folder, HOME is as it
+/// was, and uninstall names what remains elsewhere and how to remove it.
+#[test]
+fn issue_30_uninstall_purge_leaves_home_as_it_was_and_says_what_remains() {
+    let env = TestEnv::new();
+    let before = home_files(&env);
+    let install = in_home(&env, &["install", "--from", env!("CARGO_MANIFEST_DIR")]);
+    assert_eq!(install.code, Some(0), "{install}");
+    let ralph = env
+        .bin(&["ralph", "Fix it"])
+        .env("PAGENT_CONFIG_DIR", "")
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .run();
+    assert_eq!(ralph.code, Some(0), "{ralph}");
+    env.write("app.py", "def f(:\n");
+    let input = serde_json::json!({
+        "session_id": SESSION,
+        "cwd": env.root,
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": env.path("app.py")},
+        "tool_response": {"type": "update"},
+    });
+    let check = env
+        .bin(&["hook", "post-tool-use"])
+        .env("PAGENT_CONFIG_DIR", "")
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(input.to_string())
+        .run();
+    assert!(check.context().unwrap().contains("SyntaxError"), "{check}");
+    let config = env.home.join(".config/pagent");
+    assert!(!config.join("cache").exists(), "{:?}", home_files(&env));
+    // What an older version's check left.
+    let old = config.join("cache/pycache/usr/lib/python3.11");
+    fs::create_dir_all(&old).unwrap();
+    fs::write(old.join("typing.cpython-311.pyc"), "byte code").unwrap();
+
+    let purge = in_home(&env, &["uninstall", "--purge"]);
+    assert_eq!(purge.code, Some(0), "{purge}");
+    assert_eq!(home_files(&env), before, "{purge}");
+    let text = purge
+        .stdout
+        .replace(&env.home.display().to_string(), "~")
+        .replace(&env.root.display().to_string(), "[PROJECT]");
+    assert_text!(text);
 }

@@ -61,6 +61,7 @@ mod story_prompts;
 mod streams;
 mod terminal_stdin;
 mod texts;
+mod trial_cli;
 mod usage_limits;
 mod usage_limits_ends;
 mod usage_limits_session;

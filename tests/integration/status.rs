@@ -50,7 +50,7 @@ fn status_shows_every_stage_with_its_progress() {
     assert_eq!(
         stages,
         [
-            ("architect", "done", "architecture.md 50/50 lines"),
+            ("architect", "done", "architecture.md 64/50 lines"),
             ("qa", "current", "test-plan.md 12/30 lines"),
             ("security", "waiting", "security-assessment.md missing"),
             ("implementer", "waiting", "src/ missing"),

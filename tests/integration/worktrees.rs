@@ -47,7 +47,7 @@ fn a_worktree_loop_commits_each_iteration_on_its_branch() {
         messages,
         [
             "pagent: ralph, iteration 2 (complete)",
-            "pagent: ralph, iteration 1 (block)",
+            "pagent: ralph, iteration 1 (not done)",
             "init"
         ]
     );
@@ -125,11 +125,11 @@ fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
         .unwrap();
     assert_eq!(
         gamma.message(),
-        Some("pagent: ralph, iteration 2 (gave_up)")
+        Some("pagent: ralph, iteration 2 (gave up)")
     );
     assert_eq!(
         gamma.parent(0).unwrap().message(),
-        Some("pagent: ralph, iteration 1 (block)")
+        Some("pagent: ralph, iteration 1 (not done)")
     );
     // Every child event was forwarded with its task's name.
     let events: Vec<Value> = out

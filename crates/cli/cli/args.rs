@@ -91,8 +91,11 @@ pub enum Command {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct RunArgs {
-    /// The PRD (product requirements) file the pipeline works from
-    #[arg(required_unless_present_any = ["stdin_args", "stories"])]
+    /// The PRD (product requirements) file the pipeline works from (or --stories FILE
+    /// instead)
+    // Required, so the usage says `<PRD>`: `--stories` (and the slash command's
+    // `--stdin-args`) conflict with it, which is what lets them go without it.
+    #[arg(required = true)]
     pub prd: Option<PathBuf>,
     /// Instead of a pipeline: work through a plan's stories, one at a time, each checked
     /// before the next (prd.json, Chief's prd.md, spec-kit's or Kiro's tasks.md, a
@@ -124,8 +127,9 @@ pub struct RunArgs {
     /// configuration), as `pagent trust` would
     #[arg(long)]
     pub trust: bool,
-    /// Read the arguments from stdin as typed after the slash command (no shell involved)
-    #[arg(long, conflicts_with_all = ["prd", "stories", "workflow", "max_stages", "max_iterations", "no_progress_limit"])]
+    /// Read the arguments from stdin as typed after the slash command (no shell involved);
+    /// internal: the slash command's `!` line gives it
+    #[arg(long, hide = true, conflicts_with_all = ["prd", "stories", "workflow", "max_stages", "max_iterations", "no_progress_limit"])]
     pub stdin_args: bool,
     /// The review is added to the verifier stage (else the last stage)
     #[command(flatten)]
@@ -163,8 +167,8 @@ pub struct RalphArgs {
     #[arg(long)]
     pub trust: bool,
     /// Read the slash command's argument text from stdin: flags in it are parsed, the rest
-    /// is the task, byte for byte
-    #[arg(long, conflicts_with = "prompt")]
+    /// is the task, byte for byte; internal: the slash command's `!` line gives it
+    #[arg(long, hide = true, conflicts_with = "prompt")]
     pub stdin_args: bool,
     #[command(flatten)]
     pub review: ReviewArgs,
@@ -279,11 +283,18 @@ pub struct LogArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ParallelArgs {
-    /// The tasks: a JSON list of {"name", "task", "promise", "max_iterations", "check"} or a text
-    /// file with one task per line ("name: task" or just the task). Each runs on branch
+    /// The tasks: a plan (prd.json, Chief's prd.md, spec-kit's or Kiro's tasks.md, a
+    /// ralphex plan: one task per story left, each after the stories it depends on), a
+    /// JSON list of {"name", "task", "promise", "max_iterations", "check"}, or a text file
+    /// with one task per line ("name: task" or just the task). Each runs on branch
     /// pagent/NAME in the worktree .pagent/worktrees/NAME
-    #[arg(value_name = "TASKS_FILE", required_unless_present = "stdin_args")]
+    // Required, so the usage says `<TASKS_FILE>`; `--stdin-args` conflicts with it.
+    #[arg(value_name = "TASKS_FILE", required = true)]
     pub tasks: Option<PathBuf>,
+    /// The plan's format, when its content does not tell: prd-json, chief, spec-kit,
+    /// kiro or ralphex
+    #[arg(long, value_name = "NAME", value_parser = crate::cli::loop_args::parse_format)]
+    pub format: Option<pagent_engine::stories::Format>,
     /// How many loops run at once
     #[arg(short = 'j', long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub jobs: u32,
@@ -335,8 +346,9 @@ pub struct ParallelArgs {
     #[arg(long)]
     pub trust: bool,
 
-    /// Read the arguments from stdin as typed after the slash command (no shell involved)
-    #[arg(long)]
+    /// Read the arguments from stdin as typed after the slash command (no shell involved);
+    /// internal: the slash command's `!` line gives it
+    #[arg(long, hide = true, conflicts_with = "tasks")]
     pub stdin_args: bool,
 }
 

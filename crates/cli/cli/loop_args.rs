@@ -23,7 +23,7 @@ pub struct PlanArgs {
     pub checks: Vec<String>,
 }
 
-fn parse_format(name: &str) -> Result<pagent_engine::stories::Format, String> {
+pub(crate) fn parse_format(name: &str) -> Result<pagent_engine::stories::Format, String> {
     pagent_engine::stories::Format::from_name(name)
         .ok_or_else(|| "expected prd-json, chief, spec-kit, kiro or ralphex".to_owned())
 }

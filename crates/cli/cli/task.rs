@@ -32,9 +32,13 @@ pub fn resolve(
         (args, task)
     };
     if task.trim().is_empty() {
-        bail!(
-            "give the task, e.g. `pagent ralph \"Make the tests pass\"` (or /pagent:ralph Make the tests pass)"
-        );
+        // Only a session's loop has a slash command; `pagent loop ralph` has none.
+        let slash = if command == "pagent ralph" {
+            " (or /pagent:ralph Make the tests pass)"
+        } else {
+            ""
+        };
+        bail!("give the task, e.g. `{command} \"Make the tests pass\"`{slash}");
     }
     Ok((args, task))
 }

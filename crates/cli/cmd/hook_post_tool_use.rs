@@ -104,15 +104,7 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
     }
     let shown = rel.display().to_string();
     let trusted = |program: &Path| consent::program_trusted(&project, user_dir, program);
-    let cache = user_dir.path().map(|d| d.join("cache"));
-    let checked = run_checks(
-        &project,
-        &rel,
-        &specs,
-        env.path.as_deref(),
-        cache.as_deref(),
-        &trusted,
-    );
+    let checked = run_checks(&project, &rel, &specs, env.path.as_deref(), &trusted);
     let mut notice = None;
     for program in checked.iter().filter_map(|c| c.untrusted.as_ref()) {
         let key = format!("untrusted program {}", program.display());

@@ -283,6 +283,8 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
             ));
         }
     }
+    // Read before a purge removes the register.
+    let in_projects = leftovers::in_projects(&crate::store::user::UserDir::of(env));
     let record = Record::read(&layout);
     files::remove_tree(&layout.record_file)?;
     let emptied: Vec<PathBuf> = record.undo();
@@ -298,6 +300,12 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
             let purged = leftovers::purge_config(config, env.install.home.as_deref())?;
             if purged.folder {
                 removed.push(format!("pagent's config folder ({})", config.display()));
+                if !purged.emptied.is_empty() {
+                    removed.push(format!(
+                        "what pagent created with it and is empty again ({})",
+                        list(&purged.emptied)
+                    ));
+                }
                 if let Some(parent) = config.parent().filter(|p| files::is_empty_dir(p)) {
                     left.push(format!(
                         "left {}, now empty: other programs keep their settings there too",
@@ -337,8 +345,11 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
     for item in &removed {
         say(&format!("removed {item}"));
     }
-    for item in &left {
+    for item in left.iter().chain(&in_projects) {
         say(item);
+    }
+    if let Ok(exe) = env.pagent_exe() {
+        say(&leftovers::the_binary(&exe));
     }
     Ok(ExitStatus::Success)
 }

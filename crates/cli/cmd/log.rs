@@ -1,4 +1,5 @@
-//! `pagent log`: the event log, one line per decision (or raw JSON lines with `--json`).
+//! `pagent log`: the event log, one line per decision in words (or the raw JSON lines,
+//! with the actions' machine names, with `--json`).
 
 use pagent_engine::Action;
 
@@ -8,10 +9,12 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui::{self, Style, printable, printable_json};
 use crate::io::Io;
 use crate::store::eventlog::read_events;
-use crate::store::project::Project;
+use crate::store::nearest::project_of_loop;
 
 pub fn run(global: &Global, env: &Env, args: &LogArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global.project.as_deref(), env, None)?;
+    let project = project_of_loop(global.project.as_deref(), env, &mut |m: &str| {
+        let _ = writeln!(io.stderr, "pagent: {m}");
+    })?;
     let (events, bad) = read_events(&project)?;
     let skip = args.tail.map_or(0, |n| events.len().saturating_sub(n));
     let style = Style::for_stdout(env.no_color, io.stdout_is_terminal);
@@ -31,7 +34,7 @@ pub fn run(global: &Global, env: &Env, args: &LogArgs, io: &mut Io) -> anyhow::R
             )?;
             continue;
         }
-        let action_text = format!("{:<13}", event.action.as_str());
+        let action_text = format!("{:<13}", event.action.words());
         let action = match event.action {
             Action::Complete | Action::Advance => style.green(&action_text),
             Action::GaveUp | Action::Unsealed => style.red(&action_text),

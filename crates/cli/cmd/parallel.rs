@@ -52,7 +52,7 @@ pub fn run(
         .current_dir
         .clone()
         .unwrap_or_else(|| project.root.clone());
-    let (tasks, bytes) = read_tasks_and_bytes(&cwd.join(tasks_file))?;
+    let (tasks, bytes) = read_tasks_and_bytes(&cwd.join(tasks_file), &project.root, args.format)?;
     if !args.dry_run {
         consent_to_checks(env, &project, &cwd.join(tasks_file), &bytes, args.trust, io)?;
     }
@@ -142,9 +142,14 @@ fn print_plan(
     )?;
     for task in tasks {
         let max = task.max_iterations.unwrap_or(args.max_iterations);
+        let after = if task.after.is_empty() {
+            String::new()
+        } else {
+            format!(", after {}", task.after.join(", "))
+        };
         writeln!(
             out,
-            "  {}  (branch pagent/{}, up to {}): {}",
+            "  {}  (branch pagent/{}, up to {}{after}): {}",
             task.name,
             task.name,
             pagent_engine::count(max, "iteration"),
@@ -181,6 +186,9 @@ fn print_plan(
         "parallel".into(),
         file.display().to_string(),
     ];
+    if let Some(format) = args.format {
+        argv.extend(["--format".into(), format.name().into()]);
+    }
     argv.extend([
         "-j".into(),
         args.jobs.to_string(),

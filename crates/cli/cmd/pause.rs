@@ -9,13 +9,15 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::Io;
 use crate::session::control;
-use crate::store::project::Project;
+use crate::store::nearest::project_of_loop;
 
 /// What the Stop hook's notice and `pagent status` say the loop is paused because of.
 pub const WHY: &str = "you paused it (`pagent pause`)";
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global.project.as_deref(), env, None)?;
+    let project = project_of_loop(global.project.as_deref(), env, &mut |m: &str| {
+        let _ = writeln!(io.stderr, "pagent: {m}");
+    })?;
     let done = control::pause(&project, env, WHY, &mut |m: &str| ui::warn(io.stderr, m))?;
     writeln!(io.stdout, "{}", done.message())?;
     Ok(ExitStatus::Success)

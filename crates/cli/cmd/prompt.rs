@@ -5,11 +5,13 @@ use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::Io;
-use crate::store::project::Project;
+use crate::store::nearest::project_of_loop;
 use crate::{cli::ui, store};
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global.project.as_deref(), env, None)?;
+    let project = project_of_loop(global.project.as_deref(), env, &mut |m: &str| {
+        let _ = writeln!(io.stderr, "pagent: {m}");
+    })?;
     let Some(state) = store::read_state(&project)? else {
         writeln!(io.stdout, "pagent: no loop in this project.")?;
         return Ok(ExitStatus::Success);

@@ -13,10 +13,12 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::Io;
 use crate::session::control::{self, Resumed};
-use crate::store::project::Project;
+use crate::store::nearest::project_of_loop;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
-    let project = Project::resolve(global.project.as_deref(), env, None)?;
+    let project = project_of_loop(global.project.as_deref(), env, &mut |m: &str| {
+        let _ = writeln!(io.stderr, "pagent: {m}");
+    })?;
     let done = control::resume(&project, env, env.session_id.as_deref(), &mut |m: &str| {
         ui::warn(io.stderr, m)
     })?;

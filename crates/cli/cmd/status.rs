@@ -40,7 +40,10 @@ pub fn run(
         }
         return Ok(ExitStatus::Success);
     }
-    let project = Project::resolve(global.project.as_deref(), env, None)?;
+    let project =
+        crate::store::nearest::project_of_loop(global.project.as_deref(), env, &mut |m: &str| {
+            let _ = writeln!(io.stderr, "pagent: {m}");
+        })?;
     if args.slash {
         writeln!(io.stdout, "{}", for_the_model(&project, env))?;
         return Ok(ExitStatus::Success);

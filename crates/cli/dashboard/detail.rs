@@ -1,5 +1,5 @@
-//! A loop's own page: its stages with their conditions and progress (what `pagent status`
-//! reports), the event log as a timeline, the points its charts draw (iterations, tokens
+//! A loop's own page: its stages with their conditions in words and progress (what
+//! `pagent status` reports), the event log as a timeline in words, the points its charts draw (iterations, tokens
 //! and cost over time), and for `pagent loop` the agent's live output.
 //!
 //! Everything here is read through `store` and `world`, capped: the newest
@@ -29,7 +29,8 @@ pub struct Detail {
     pub row: LoopRow,
     /// `pagent status --json`'s report, when the state is the user's own.
     pub report: Option<serde_json::Value>,
-    /// Each stage's exit condition, as its JSON reads.
+    /// Each stage's exit condition in words ("architecture.md with at least 50 non-blank
+    /// lines"), never its JSON.
     pub conditions: Vec<String>,
     /// Newest first.
     pub timeline: Vec<TimelineEvent>,
@@ -40,7 +41,9 @@ pub struct Detail {
 #[derive(Debug, Serialize)]
 pub struct TimelineEvent {
     pub ts: Timestamp,
+    /// The machine's name (the page's style hook); `words` is what the page shows.
     pub action: Action,
+    pub words: &'static str,
     pub stage: Option<String>,
     pub iteration: Option<u32>,
     pub detail: String,
@@ -88,6 +91,7 @@ pub fn build(project: &Project, row: LoopRow, state: Option<&State>) -> Detail {
         .map(|e| TimelineEvent {
             ts: e.ts,
             action: e.action,
+            words: e.action.words(),
             stage: e.stage.as_deref().map(|s| cap(s, 80)),
             iteration: e.iteration,
             detail: cap(&e.detail, TEXT_CAP),
@@ -107,12 +111,7 @@ pub fn build(project: &Project, row: LoopRow, state: Option<&State>) -> Detail {
         conditions: state
             .stages
             .iter()
-            .map(|s| {
-                cap(
-                    &serde_json::to_string(&s.exit_when).unwrap_or_default(),
-                    300,
-                )
-            })
+            .map(|s| cap(&s.exit_when.describe(), 300))
             .collect(),
         timeline,
         points,

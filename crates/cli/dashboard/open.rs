@@ -14,7 +14,6 @@ use anyhow::Context;
 
 use crate::cli::env::Env;
 use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
-use crate::store::door::Dir;
 
 const REDIRECT: &str = "dashboard.html";
 
@@ -43,7 +42,7 @@ pub fn open_in_browser(env: &Env, url: &str) -> anyhow::Result<()> {
 /// The file that sends the browser on to `url` (which holds only characters that need no
 /// escaping in an attribute: an address pagent built, with a hex or checked token).
 fn write_redirect(config: &Path, url: &str) -> anyhow::Result<PathBuf> {
-    let dir = Dir::open_or_create_private(config)?;
+    let dir = crate::store::user::open_or_create_config(config)?;
     let html = format!(
         "<!doctype html>\n<meta charset=\"utf-8\">\n<meta name=\"referrer\" content=\"no-referrer\">\n\
          <meta http-equiv=\"refresh\" content=\"0;url={url}\">\n<title>pagent dashboard</title>\n\

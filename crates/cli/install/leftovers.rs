@@ -10,22 +10,147 @@
 //! which loops create, not the install: kept, and named, unless `--purge` asks for it
 //! to go. Even then only the names pagent writes there are removed (the folder may be a
 //! `PAGENT_CONFIG_DIR` of the user's choosing), and the folder itself once it is empty.
+//!
+//! Outside HOME's install, two more things stay, and uninstall names them with how to
+//! remove them: what loops left in each project (its state, event log and run logs,
+//! worktrees, the lines in `.git/info/exclude`), named from the register of loops, and
+//! pagent itself, the binary that is running (npm's, cargo's, or a copy).
 
 #![allow(clippy::disallowed_methods)] // the user's own folders, as in files.rs
 
 use std::path::{Path, PathBuf};
 
 use super::{Layout, files};
+use crate::store::door::Dir;
+use crate::store::project::{PAGENT_DIR, Project, STATE_FILE, WORKTREES_DIR};
+use crate::store::register;
+use crate::store::user::UserDir;
 
 /// What pagent keeps in its config folder (store/secret.rs, trust.rs, config.rs,
-/// user.rs and register.rs under `projects/`, dashboard/open.rs).
+/// user.rs and register.rs under `projects/`, dashboard/open.rs), and `cache`, where
+/// versions before issue 30 left the byte code of their Python checks.
 const CONFIG_ITEMS: &[&str] = &[
     "secret",
     "trust.json",
     "config.json",
     "projects",
     "dashboard.html",
+    "cache",
+    crate::store::user::CREATED,
 ];
+
+/// The line pagent writes above its entries in a repository's `info/exclude`.
+const EXCLUDE_MARK: &str = "# pagent's state and event log (added by pagent)";
+
+/// What pagent leaves in the projects its loops ran in, as lines to say: the projects
+/// pagent's register of loops names (read before a purge removes it), each with what it
+/// still holds of pagent's, and how to remove it. Nothing when no registered project
+/// holds anything. A project whose loop ended over a day ago has left the register, and
+/// the words say so.
+pub fn in_projects(user_dir: &UserDir) -> Vec<String> {
+    let held: Vec<(PathBuf, Vec<&str>)> = register::list(user_dir)
+        .into_iter()
+        .filter_map(|entry| {
+            let items = project_leftovers(&entry.root);
+            (!items.is_empty()).then_some((entry.root, items))
+        })
+        .collect();
+    if held.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!(
+        "left pagent's files in the projects its loops ran in (the register of loops names {}; one whose loop ended over a day ago has left the register and may hold them too):",
+        pagent_engine::count(held.len() as u64, "project")
+    )];
+    for (root, items) in &held {
+        lines.push(format!("  {}: {}", root.display(), items.join(", ")));
+    }
+    lines.push(format!(
+        "to remove them, delete those in each project (its .claude/pagent/ also holds the workflows and config.json you wrote there, if any; `git worktree remove` each of .pagent/worktrees/ first), and the lines under \"{EXCLUDE_MARK}\" in its .git/info/exclude"
+    ));
+    lines
+}
+
+/// pagent's files in the project at `root`, through its door.
+fn project_leftovers(root: &Path) -> Vec<&'static str> {
+    let Ok(project) = Project::at(root) else {
+        return Vec::new();
+    };
+    let there = |rel: &str| {
+        project
+            .dir()
+            .kind_no_follow(Path::new(rel))
+            .ok()
+            .flatten()
+            .is_some()
+    };
+    let mut items: Vec<&str> = [STATE_FILE, PAGENT_DIR, WORKTREES_DIR]
+        .into_iter()
+        .filter(|rel| there(rel))
+        .map(|rel| match rel {
+            STATE_FILE => ".claude/pagent-pipeline.json",
+            PAGENT_DIR => ".claude/pagent/",
+            _ => ".pagent/worktrees/",
+        })
+        .collect();
+    if excludes_marked(&project) {
+        items.push("pagent's lines in .git/info/exclude");
+    }
+    items
+}
+
+/// Whether the project's repository's `info/exclude` holds pagent's lines.
+fn excludes_marked(project: &Project) -> bool {
+    let Some(repo) = crate::store::git::discover(&project.root) else {
+        return false;
+    };
+    let Ok(common) = Dir::open(repo.commondir()) else {
+        return false;
+    };
+    common
+        .read_if_exists(Path::new("info/exclude"), 1024 * 1024)
+        .ok()
+        .flatten()
+        .is_some_and(|text| {
+            String::from_utf8_lossy(&text)
+                .lines()
+                .any(|l| l == EXCLUDE_MARK)
+        })
+}
+
+/// pagent itself, which no uninstall removes (it is running): how it was installed, told
+/// by where it is, and how to remove it.
+pub fn the_binary(exe: &Path) -> String {
+    let parts: Vec<String> = exe
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let shown = exe.display();
+    if let Some(at) = parts.iter().position(|p| p == "_npx") {
+        let fetched: PathBuf = parts.iter().take(at + 2).collect();
+        return format!(
+            "pagent itself ({shown}) stays in npx's folder {}: delete that folder to remove it",
+            fetched.display()
+        );
+    }
+    if parts.iter().any(|p| p == "node_modules") {
+        return format!(
+            "pagent itself ({shown}) stays installed: `npm uninstall -g pagent` removes it"
+        );
+    }
+    let cargo_bin = exe
+        .parent()
+        .filter(|bin| bin.file_name().is_some_and(|n| n == "bin"))
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == ".cargo");
+    if cargo_bin {
+        return format!(
+            "pagent itself ({shown}) stays installed: `cargo uninstall pagent` removes it"
+        );
+    }
+    format!("pagent itself ({shown}) stays: delete it to remove it")
+}
 
 /// Why a path the install brought into being is still there after uninstall.
 pub fn why_left(layout: &Layout, path: &Path) -> String {
@@ -59,6 +184,8 @@ pub struct Purged {
     pub left: Vec<PathBuf>,
     /// The folder itself went (it held nothing else).
     pub folder: bool,
+    /// The folders above it that pagent created with it, empty again and removed.
+    pub emptied: Vec<PathBuf>,
 }
 
 /// Removes pagent's items from its config folder, then the folder if nothing else is in
@@ -69,6 +196,7 @@ pub fn purge_config(dir: &Path, home: Option<&Path>) -> anyhow::Result<Purged> {
         return Ok(purged);
     }
     let ours = |name: &str| CONFIG_ITEMS.contains(&name);
+    let created = created_above(dir, home);
     let entries = files::entries(dir)?;
     if !entries.iter().any(|p| name_of(p).is_some_and(ours)) {
         purged.left = entries;
@@ -84,7 +212,34 @@ pub fn purge_config(dir: &Path, home: Option<&Path>) -> anyhow::Result<Purged> {
         }
     }
     purged.folder = purged.left.is_empty() && files::remove_empty_dir(dir);
+    if purged.folder {
+        // Deepest first: `~/.config` before `~`'s own parents, were they pagent's too.
+        purged.emptied = created
+            .into_iter()
+            .filter(|p| files::remove_empty_dir(p))
+            .collect();
+    }
     Ok(purged)
+}
+
+/// The folders above `dir` that pagent created along with it ([`CREATED`]), deepest
+/// first: only `dir`'s own ancestors below HOME, whatever the file says.
+///
+/// [`CREATED`]: crate::store::user::CREATED
+fn created_above(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let (Some(home), Ok(Some(text))) = (
+        home,
+        files::read_text(&dir.join(crate::store::user::CREATED)),
+    ) else {
+        return Vec::new();
+    };
+    let listed: Vec<&Path> = text.lines().map(Path::new).collect();
+    dir.ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(home) && *a != home)
+        .filter(|a| listed.contains(a))
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 fn name_of(path: &Path) -> Option<&str> {
@@ -95,6 +250,29 @@ fn name_of(path: &Path) -> Option<&str> {
 mod tests {
     use super::*;
 
+    /// Uninstall said nothing of `npm uninstall -g pagent`: pagent itself is named, with
+    /// the way it came.
+    #[cfg(unix)]
+    #[test]
+    fn issue_30_uninstall_says_how_pagent_itself_is_removed() {
+        let said = [
+            "/usr/lib/node_modules/pagent/node_modules/pagent-linux-x64/bin/pagent",
+            "/home/u/.npm/_npx/6f2a/node_modules/pagent-linux-x64/bin/pagent",
+            "/home/u/.cargo/bin/pagent",
+            "/opt/pagent/pagent",
+        ]
+        .map(|exe| the_binary(Path::new(exe)));
+        assert_eq!(
+            said,
+            [
+                "pagent itself (/usr/lib/node_modules/pagent/node_modules/pagent-linux-x64/bin/pagent) stays installed: `npm uninstall -g pagent` removes it",
+                "pagent itself (/home/u/.npm/_npx/6f2a/node_modules/pagent-linux-x64/bin/pagent) stays in npx's folder /home/u/.npm/_npx/6f2a: delete that folder to remove it",
+                "pagent itself (/home/u/.cargo/bin/pagent) stays installed: `cargo uninstall pagent` removes it",
+                "pagent itself (/opt/pagent/pagent) stays: delete it to remove it",
+            ]
+        );
+    }
+
     #[test]
     fn item_13_purge_removes_only_pagents_items_and_then_the_empty_folder() {
         let base = tempfile::tempdir().unwrap();
@@ -102,6 +280,9 @@ mod tests {
         std::fs::create_dir_all(dir.join("projects/abc")).unwrap();
         std::fs::write(dir.join("secret"), "s").unwrap();
         std::fs::write(dir.join("trust.json"), "{}").unwrap();
+        // What versions before issue 30 left: their Python checks' byte code.
+        std::fs::create_dir_all(dir.join("cache/pycache/usr/lib")).unwrap();
+        std::fs::write(dir.join("cache/pycache/usr/lib/a.cpython-311.pyc"), "b").unwrap();
         let purged = purge_config(&dir, None).unwrap();
         assert!(purged.folder, "{purged:?}");
         assert!(!dir.exists());

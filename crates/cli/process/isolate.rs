@@ -8,8 +8,10 @@
 //!   script's folder nor the working folder is put on `sys.path` (so a project's
 //!   `py_compile.py` or `typing.py` is never imported), the user's site-packages are
 //!   left out, and `PYTHON*` variables are ignored. Since `-I` ignores
-//!   `PYTHONPYCACHEPREFIX`, a cache folder asked for that way becomes `-X
-//!   pycache_prefix=`, so byte code still never lands in the project.
+//!   `PYTHONPYCACHEPREFIX` and `PYTHONDONTWRITEBYTECODE`, a cache folder asked for that
+//!   way becomes `-X pycache_prefix=`, so byte code never lands in the project, and `-B`:
+//!   with a cache folder, Python looks for its own modules' byte code there too, and
+//!   would write all of them (1.3 MB) beside the checked file's.
 //! - **Go** (`go`): `GOTOOLCHAIN=local`: a `toolchain` line in the project's `go.mod`
 //!   would otherwise make `go` download and run the Go it names. (`gofmt` reads only the
 //!   file; `go vet` reads the module, and cgo flags are allow-listed by Go itself.)
@@ -36,6 +38,10 @@ pub(super) fn isolation(name: &str, args: &mut Vec<OsString>, set: &mut Vec<(OsS
             flag.push(prefix);
             flags.push("-X".into());
             flags.push(flag);
+        }
+        if let Some(at) = set.iter().position(|(k, _)| k == "PYTHONDONTWRITEBYTECODE") {
+            set.remove(at);
+            flags.push("-B".into());
         }
         args.splice(0..0, flags);
         // Ignored under -I; kept for a Python that was told to ignore -I's meaning.
@@ -82,7 +88,10 @@ mod tests {
     #[test]
     fn python_is_isolated_and_keeps_its_cache_outside_the_project() {
         let mut args: Vec<OsString> = vec!["-m".into(), "py_compile".into(), "/p/a.py".into()];
-        let mut set = vec![("PYTHONPYCACHEPREFIX".into(), "/c/pycache".into())];
+        let mut set = vec![
+            ("PYTHONPYCACHEPREFIX".into(), "/c/pycache".into()),
+            ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+        ];
         isolation("python3.12", &mut args, &mut set);
         assert_eq!(
             args,
@@ -90,6 +99,7 @@ mod tests {
                 "-I",
                 "-X",
                 "pycache_prefix=/c/pycache",
+                "-B",
                 "-m",
                 "py_compile",
                 "/p/a.py"

@@ -35,10 +35,7 @@ pub(super) fn interrupted(
             action: Action::Interrupted,
             stage: state.current().name.clone(),
             iteration: state.iterations[state.stage],
-            detail: format!(
-                "stopped by a signal; run `pagent loop` in {} to resume",
-                project.root.display()
-            ),
+            detail: format!("stopped by a signal{}", resume_words(project, env)),
         }),
     };
     let logged = |entry| Event::of(entry, now(), None);
@@ -56,17 +53,32 @@ pub(super) fn interrupted(
         state,
         Ending::Interrupted,
         &format!(
-            "stopped by a signal; the state is saved, run `pagent loop` in {} to resume",
-            project.root.display()
+            "stopped by a signal; the state is saved{}",
+            resume_words(project, env)
         ),
     );
     Ok(ExitStatus::Interrupted)
+}
+
+/// How to go on after a Ctrl-C: `, run `pagent loop` in ROOT to resume`. A loop of
+/// `pagent parallel` says nothing of it: the parallel run's own summary gives the one
+/// instruction that resumes every task (its rows showed a second, different one).
+pub(super) fn resume_words(project: &Project, env: &Env) -> String {
+    if env.parallel {
+        String::new()
+    } else {
+        format!(
+            ", run `pagent loop` in {} to resume",
+            project.root.display()
+        )
+    }
 }
 
 /// Ctrl-C during a usage-limit wait: the wait stays in the state, so `pagent loop` goes
 /// on waiting where it was.
 pub(super) fn interrupted_waiting(
     project: &Project,
+    env: &Env,
     state: &State,
     progress: &mut Progress,
 ) -> ExitStatus {
@@ -74,8 +86,8 @@ pub(super) fn interrupted_waiting(
         state,
         Ending::Interrupted,
         &format!(
-            "stopped by a signal while waiting for a usage limit to reset; the state is saved, run `pagent loop` in {} to resume",
-            project.root.display()
+            "stopped by a signal while waiting for a usage limit to reset; the state is saved{}",
+            resume_words(project, env)
         ),
     );
     ExitStatus::Interrupted

@@ -162,8 +162,8 @@ pub fn drive(
                     &state,
                     Ending::Interrupted,
                     &format!(
-                        "stopped by a signal while paused; the state is saved, run `pagent loop` in {} to resume",
-                        project.root.display()
+                        "stopped by a signal while paused; the state is saved{}",
+                        finish::resume_words(&project, env)
                     ),
                 );
                 return Ok(ExitStatus::Interrupted);
@@ -175,7 +175,7 @@ pub fn drive(
                 limit::Waited::Go(next) => state = *next,
                 limit::Waited::Ended(why) => return Ok(stopped_elsewhere(&state, &why, progress)),
                 limit::Waited::Interrupted => {
-                    return Ok(finish::interrupted_waiting(&project, &state, progress));
+                    return Ok(finish::interrupted_waiting(&project, env, &state, progress));
                 }
                 limit::Waited::GaveUp(next) => {
                     state = *next;
@@ -227,7 +227,7 @@ pub fn drive(
                         return Ok(stopped_elsewhere(&state, &why, progress));
                     }
                     limit::Waited::Interrupted => {
-                        return Ok(finish::interrupted_waiting(&project, &state, progress));
+                        return Ok(finish::interrupted_waiting(&project, env, &state, progress));
                     }
                     limit::Waited::GaveUp(next) => {
                         state = *next;
@@ -314,7 +314,10 @@ pub fn drive(
         if args.checkpoint {
             match worktree::checkpoint(
                 &project.root,
-                &format!("pagent: {stage}, iteration {iteration} ({action})"),
+                &format!(
+                    "pagent: {stage}, iteration {iteration} ({})",
+                    action.words()
+                ),
             ) {
                 Ok(Some(id)) => progress.note(&format!("checkpoint {}", &id[..id.len().min(10)])),
                 Ok(None) => {}

@@ -137,7 +137,8 @@ fn plan_parallel(project: &Project, env: &Env, name: &str, text: &str) -> anyhow
         args.merge || args.merge_only || (args.into.is_none() && args.check.is_none()),
         "--into and --check go with --merge or --merge-only"
     );
-    let (tasks, _) = crate::setup::tasks::read_tasks_and_bytes(&cwd.join(file))?;
+    let (tasks, _) =
+        crate::setup::tasks::read_tasks_and_bytes(&cwd.join(file), &project.root, args.format)?;
     Ok(Answer::Pass(Some(format!(
         "pagent parallel: {} from {}, {} at a time; Claude starts them in the background.",
         pagent_engine::count(tasks.len() as u64, "task"),

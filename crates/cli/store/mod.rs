@@ -25,6 +25,7 @@ pub mod door;
 pub mod eventlog;
 pub mod exclude;
 pub mod git;
+pub mod nearest;
 pub mod project;
 pub mod register;
 pub mod runs;

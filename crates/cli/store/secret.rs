@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::store::door::{self, Dir};
+use crate::store::door;
 use crate::store::user::UserDir;
 
 const FILE: &str = "secret";
@@ -36,7 +36,7 @@ pub fn read_or_create_secret(user_dir: &UserDir) -> anyhow::Result<Vec<u8>> {
     if let Some(secret) = read_secret(user_dir) {
         return Ok(secret);
     }
-    Dir::open_or_create_private(dir)
+    crate::store::user::open_or_create_config(dir)
         .with_context(|| format!("cannot create pagent's config folder {}", dir.display()))?;
     let random: [u8; LEN] =
         door::random_bytes().context("cannot read random bytes from /dev/urandom")?;

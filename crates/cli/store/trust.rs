@@ -12,7 +12,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::store::door::{self, Dir};
+use crate::store::door;
 use crate::store::user::UserDir;
 
 const FILE: &str = "trust.json";
@@ -66,7 +66,7 @@ fn load(user_dir: &UserDir) -> TrustFile {
 fn save(user_dir: &UserDir, file: &TrustFile) -> anyhow::Result<()> {
     let config_dir = user_dir.path();
     let dir = config_dir.context("no config folder for pagent: set HOME or PAGENT_CONFIG_DIR")?;
-    let folder = Dir::open_or_create_private(dir)
+    let folder = crate::store::user::open_or_create_config(dir)
         .with_context(|| format!("cannot open pagent's config folder {}", dir.display()))?;
     let mut text = serde_json::to_string_pretty(file)?;
     text.push('\n');

@@ -20,13 +20,40 @@ use anyhow::Context;
 use sha2::{Digest, Sha256};
 
 use crate::cli::env::Env;
-use crate::store::door::Dir;
+use crate::store::door::{self, Dir};
 
 mod notices;
 
 pub use notices::NoticeKey;
 
 const CAP: u64 = 64 * 1024;
+
+/// In pagent's config folder: the folders above it that pagent created along with it,
+/// one path a line, so `uninstall --purge` removes them again once empty (in a fresh
+/// HOME, `~/.config` is pagent's doing).
+pub const CREATED: &str = "created";
+
+/// Opens pagent's config folder `dir`, creating it (private to the user) if needed, and
+/// remembers in it ([`CREATED`]) each folder above it that this created.
+pub fn open_or_create_config(dir: &Path) -> Result<Dir, door::DoorError> {
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .skip(1)
+        .take_while(|a| !a.as_os_str().is_empty() && !door::exists_no_follow(a))
+        .collect();
+    let opened = Dir::open_or_create_private(dir)?;
+    if !missing.is_empty() {
+        let mut text = opened
+            .read_if_exists(Path::new(CREATED), CAP)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        for folder in missing {
+            text.push_str(&format!("{}\n", folder.display()));
+        }
+        opened.write_atomic(Path::new(CREATED), text.as_bytes())?;
+    }
+    Ok(opened)
+}
 
 /// pagent's folder in the user's home (`PAGENT_CONFIG_DIR`, else the XDG or home
 /// default), or none when the environment names none: then nothing is remembered and
@@ -57,7 +84,7 @@ impl UserDir {
         let dir = self
             .path()
             .context("no config folder for pagent: set HOME or PAGENT_CONFIG_DIR")?;
-        Dir::open_or_create_private(dir)
+        open_or_create_config(dir)
             .with_context(|| format!("cannot open pagent's config folder {}", dir.display()))
     }
 

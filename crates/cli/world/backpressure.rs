@@ -26,9 +26,9 @@ use pagent_engine::{Syntax, check_syntax};
 
 use crate::cli::env;
 use crate::process::{Launch, Program, Ran, RunLimits, SearchPath, node_guard};
-use crate::store::covers;
 use crate::store::project::Project;
 use crate::store::trust::Verdict;
+use crate::store::{covers, door};
 
 /// Files larger than this are not parsed by the built-in checks.
 const MAX_PARSE_BYTES: u64 = 64 * 1024 * 1024;
@@ -54,7 +54,6 @@ pub fn run_checks(
     file: &Path,
     specs: &[CheckSpec],
     path_env: Option<&OsStr>,
-    cache_dir: Option<&Path>,
     trusted: TrustFn<'_>,
 ) -> Vec<Checked> {
     // Only a command needs programs found (the built-in parsers run in-process), and
@@ -69,19 +68,53 @@ pub fn run_checks(
         .extension()
         .map(|e| e.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // `py_compile` writes the checked file's byte code wherever Python's cache prefix
+    // says: a private folder of this run's, removed when the checks end. It once was
+    // pagent's config folder, where 1.3 MB of byte code stayed (issue 30).
+    let scratch = runs_commands
+        .then(|| door::private_temp_dir("pagent-check-"))
+        .transpose();
+    let scratch = match scratch {
+        Ok(scratch) => scratch,
+        Err(err) => {
+            let why = format!("no private temporary folder for its byte code: {err}");
+            return skipped_all(specs, &why);
+        }
+    };
+    let cache = scratch.as_ref().map(|d| d.path().join("pycache"));
     specs
         .iter()
         .map(|spec| {
             let started = Instant::now();
             let builtin = spec.is_builtin_default(&ext);
-            let (result, untrusted) =
-                run_one(project, file, spec, builtin, &search, cache_dir, trusted);
+            let (result, untrusted) = run_one(
+                project,
+                file,
+                spec,
+                builtin,
+                &search,
+                cache.as_deref(),
+                trusted,
+            );
             Checked {
                 label: spec.label(),
                 result,
                 millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 untrusted,
             }
+        })
+        .collect()
+}
+
+/// Every check skipped for `why`.
+fn skipped_all(specs: &[CheckSpec], why: &str) -> Vec<Checked> {
+    specs
+        .iter()
+        .map(|spec| Checked {
+            label: spec.label(),
+            result: CheckResult::Skipped(why.to_owned()),
+            millis: 0,
+            untrusted: None,
         })
         .collect()
 }
@@ -106,7 +139,7 @@ fn run_one(
     spec: &CheckSpec,
     builtin: bool,
     search: &SearchPath,
-    cache_dir: Option<&Path>,
+    pycache: Option<&Path>,
     trusted: TrustFn<'_>,
 ) -> (CheckResult, Option<PathBuf>) {
     let root = project.root.as_path();
@@ -140,15 +173,17 @@ fn run_one(
             .replace("{dir}", &dir.to_string_lossy())
             .replace("{root}", &root.to_string_lossy())
     };
-    // In the user's own folder: a shared /tmp name could be a link another user planted.
-    let pycache = cache_dir.map_or_else(
-        || std::env::temp_dir().join(format!("pagent-pycache-{}", std::process::id())),
-        |dir| dir.join("pycache"),
-    );
+    let Some(pycache) = pycache else {
+        return skipped("no private temporary folder for its byte code");
+    };
+    // Byte code only in the run's own folder, and none for Python's own modules at all:
+    // a configured `python3 ...` reads these variables; a built-in check, isolated, gets
+    // them as `-X pycache_prefix=` and `-B` (process/isolate.rs).
     let mut launch = Launch::new(program, &cwd, search)
         .args(lead)
         .args(argv[1..].iter().map(substitute))
-        .env("PYTHONPYCACHEPREFIX", &pycache)
+        .env("PYTHONPYCACHEPREFIX", pycache)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .env(env::PAGENT_FILE, &file);
     if builtin {
         launch = if needs_root {

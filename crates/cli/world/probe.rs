@@ -1,9 +1,10 @@
 //! File and folder probes behind the `file_exists` and `directory_exists` conditions.
 //!
 //! Lines are counted only if they hold something other than whitespace, so a model cannot
-//! pad a document to its minimum with blank lines, and only as far as the minimum needs:
-//! a 2 GB file costs no more than its first lines, and a file with no line breaks no
-//! more than [`LINES_READ_CAP`] (lines past it are not counted). Folders are counted recursively,
+//! pad a document to its minimum with blank lines, and as far as the caller asks: to the
+//! end for a condition (status shows "60/50 lines"), yet never past [`LINES_READ_CAP`]
+//! bytes, so a 2 GB file or one with no line breaks costs no more than that read (lines
+//! past it are not counted). Folders are counted recursively,
 //! without `.git`, and without what the repository ignores (build output such as
 //! `target/` or `node_modules/`): twenty object files are not an implementation. Every
 //! path goes through the project's door: a symlink out of the project, a FIFO or a device

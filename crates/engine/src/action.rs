@@ -2,7 +2,8 @@
 //!
 //! The log is for people and for `pagent status`, which counts checks since a loop
 //! started; both read these names back, so they are one closed set, written snake_case,
-//! never strings assembled at the call site.
+//! never strings assembled at the call site. The names are the machine's (the log file,
+//! `--json`); where a person reads an action, it is in its [`Action::words`].
 
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +77,34 @@ impl Action {
     }
 }
 
+impl Action {
+    /// The action in a person's words, for every place a person reads it (`pagent log`,
+    /// the dashboard's timeline, a checkpoint's commit message, `parallel`'s lines): the
+    /// names above stay the machine's (`--json`, the event log file). At most 13
+    /// characters, `pagent log`'s column.
+    pub fn words(self) -> &'static str {
+        match self {
+            Action::Run | Action::Ralph | Action::Stories => "started",
+            Action::Block => "not done",
+            Action::Advance => "stage done",
+            Action::Complete => "complete",
+            Action::GaveUp => "gave up",
+            Action::OtherSession => "other session",
+            Action::Unsealed => "not yours",
+            Action::Paused => "while paused",
+            Action::Pause => "paused",
+            Action::Resume => "resumed",
+            Action::Cancel => "cancelled",
+            Action::Check => "file checked",
+            Action::Review => "reviewed",
+            Action::Interrupted => "interrupted",
+            Action::Retry => "retried",
+            Action::LimitWait => "usage limit",
+            Action::LimitResumed => "limit over",
+        }
+    }
+}
+
 impl std::fmt::Display for Action {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -86,32 +115,51 @@ impl std::fmt::Display for Action {
 mod tests {
     use super::*;
 
+    const ALL: [Action; 19] = [
+        Action::Run,
+        Action::Ralph,
+        Action::Stories,
+        Action::Block,
+        Action::Advance,
+        Action::Complete,
+        Action::GaveUp,
+        Action::OtherSession,
+        Action::Unsealed,
+        Action::Paused,
+        Action::Pause,
+        Action::Resume,
+        Action::Cancel,
+        Action::Check,
+        Action::Review,
+        Action::Interrupted,
+        Action::Retry,
+        Action::LimitWait,
+        Action::LimitResumed,
+    ];
+
     #[test]
-    fn serde_names_are_the_names_people_read() {
-        for action in [
-            Action::Run,
-            Action::Ralph,
-            Action::Stories,
-            Action::Block,
-            Action::Advance,
-            Action::Complete,
-            Action::GaveUp,
-            Action::OtherSession,
-            Action::Unsealed,
-            Action::Paused,
-            Action::Pause,
-            Action::Resume,
-            Action::Cancel,
-            Action::Check,
-            Action::Review,
-            Action::Interrupted,
-            Action::Retry,
-        ] {
+    fn serde_names_are_the_names_scripts_read() {
+        for action in ALL {
             let json = serde_json::to_string(&action).unwrap();
             assert_eq!(json, format!("\"{}\"", action.as_str()));
             assert_eq!(serde_json::from_str::<Action>(&json).unwrap(), action);
             assert_eq!(action.to_string(), action.as_str());
         }
         assert!(serde_json::from_str::<Action>("\"error\"").is_err());
+    }
+
+    /// `gave_up` reached `pagent log`, `block` the dashboard's timeline and checkpoint
+    /// commits: every action has words of its own, none of them an identifier.
+    #[test]
+    fn issue_30_every_action_has_words_for_people() {
+        for action in ALL {
+            let words = action.words();
+            assert!(
+                !words.is_empty() && words.len() <= 13 && !words.contains('_'),
+                "{action:?}: {words:?}"
+            );
+        }
+        assert_eq!(Action::GaveUp.words(), "gave up");
+        assert_eq!(Action::Block.words(), "not done");
     }
 }

@@ -8,9 +8,11 @@
 //!
 //! This file holds the types, and what a condition says about itself without looking at
 //! the world: the paths it names, whether it runs commands, the promise it waits for.
-//! The JSON forms are in `parse`, checking a condition against the world in `evaluate`;
-//! both grow with every new form, so each has its own file.
+//! The JSON forms are in `parse`, checking a condition against the world in `evaluate`,
+//! the condition in a person's words in `describe`; each grows with every new form, so
+//! each has its own file.
 
+mod describe;
 mod evaluate;
 mod parse;
 

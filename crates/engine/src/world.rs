@@ -37,8 +37,9 @@ pub enum CheckOutcome {
 }
 
 pub trait World {
-    /// Non-blank lines of a file. The count may stop at `enough`: only whether the
-    /// minimum is reached matters, and a file is read only as far as that needs.
+    /// Non-blank lines of a file. The count may stop at `enough` (a condition asks for
+    /// the whole count, which status shows against the minimum; a file is read only as
+    /// far as a cap of the binary's).
     fn count_lines(&mut self, path: &RelPath, enough: u64) -> Probe;
     /// Files under a folder, recursively, without `.git` and ignored build output. The
     /// count may stop at `enough`: only whether the minimum is reached matters.

@@ -379,3 +379,49 @@ fn pause_and_resume_from_the_page_are_the_commands() {
     assert_eq!(env.state()["paused"], Value::Null);
     env.stop(&env.stop_input("Not yet.")).blocked();
 }
+
+/// The loop's page showed engine words: `block` and `gave_up` in its timeline, each
+/// stage's exit condition as raw JSON, and a 60-line file as "50/50 lines". In Chromium:
+/// words, the condition said, and the real count against the minimum.
+#[test]
+fn issue_30_the_loop_page_speaks_words_not_engine_identifiers() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    env.write("prd.md", "# PRD\n");
+    env.cmd(&["run", "prd.md", "--max-iterations", "2"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    env.write_lines("architecture.md", 60);
+    env.stop(&env.stop_input("Designed.")).blocked();
+    env.stop(&env.stop_input("Not yet.")).blocked();
+    assert!(env.stop(&env.stop_input("Still not.")).allowed().is_some());
+    assert_eq!(env.state()["status"], "gave_up");
+    let id = id_of(&env, "project");
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    browser.goto(&format!("{}#/loop/{id}", dash.url));
+    let timeline = "[data-field=\"timeline\"]";
+    browser.wait_text(timeline, Duration::from_secs(10), |t| t.contains("gave up"));
+    let timeline = browser.text(timeline).unwrap();
+    let stages = browser.text("table.stages").unwrap();
+    save(&browser, "issue-30-loop-page.png");
+    for said in ["started", "stage done", "not done", "gave up"] {
+        assert!(timeline.contains(said), "{said:?} not in:\n{timeline}");
+    }
+    for name in ["block", "gave_up", "advance"] {
+        assert!(!timeline.contains(name), "{name:?} in:\n{timeline}");
+    }
+    assert!(
+        stages.contains("architecture.md with at least 50 non-blank lines"),
+        "{stages}"
+    );
+    assert!(stages.contains("architecture.md 60/50 lines"), "{stages}");
+    assert!(
+        stages.contains("the agent's last message says <promise>DONE</promise>"),
+        "{stages}"
+    );
+    assert!(
+        !stages.contains('{') && !stages.contains("min_lines"),
+        "{stages}"
+    );
+}

@@ -11,6 +11,7 @@
 mod merge;
 mod merge_hostile;
 mod runs;
+mod trial;
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -122,9 +123,19 @@ impl Parallel {
         &self,
         args: &[&str],
     ) -> (Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
+        let mut all = vec!["--json"];
+        all.extend(args);
+        self.spawn_plain(&all)
+    }
+
+    /// [`Parallel::spawn`] without `--json`: the lines a person reads.
+    pub fn spawn_plain(
+        &self,
+        args: &[&str],
+    ) -> (Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
         use std::os::unix::process::CommandExt;
         let agent = self.agent();
-        let mut all = vec!["parallel", "tasks.txt", "--json", "--command", &agent];
+        let mut all = vec!["parallel", "tasks.txt", "--command", &agent];
         all.extend(args);
         let mut command = self.env.bin(&all).command();
         command

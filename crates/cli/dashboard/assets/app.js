@@ -264,7 +264,7 @@ function renderStages(data) {
   const rows = stages.map((s, i) => el("tr", {},
     el("td", { class: "st" }, el("span", { class: `tag ${s.state}`, text: s.state.replace("_", " ") })),
     el("td", { class: "nm" }, el("b", { text: s.name }),
-      el("code", { class: "cond", text: (data.conditions || [])[i] || "" })),
+      el("span", { class: "cond", text: (data.conditions || [])[i] || "" })),
     el("td", { class: "st", text: s.iterations ? `${s.iterations} of ${s.max_iterations}` : "" }),
     el("td", { class: "prog", text: `${s.met ? "✓ " : ""}${s.progress}` })));
   detailParts.stages.replaceChildren(...rows);
@@ -311,7 +311,7 @@ function renderCharts(points) {
 function renderTimeline(events) {
   const items = events.map((e) => el("li", {},
     el("time", { text: e.ts.slice(11, 19), title: e.ts }),
-    el("span", { class: `act a-${e.action}`, text: e.action.replace("_", " ") }),
+    el("span", { class: `act a-${e.action}`, text: e.words }),
     el("span", { class: "what" },
       e.stage ? el("span", { class: "where", text: e.iteration ? `${e.stage} #${e.iteration}` : e.stage }) : null,
       e.detail)));

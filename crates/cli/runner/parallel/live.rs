@@ -169,6 +169,7 @@ mod tests {
                 promise: None,
                 max_iterations: None,
                 check: None,
+                after: Vec::new(),
             },
             state,
             stage_iteration: "ralph 2/25".into(),

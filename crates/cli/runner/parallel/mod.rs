@@ -16,6 +16,7 @@
 //! `table`, the live table in `live`, what a branch holds in `holdings`, the end's words
 //! in `summary`, and the merge queue in `merge`.
 
+mod after;
 mod child;
 mod holdings;
 mod live;
@@ -81,10 +82,23 @@ pub fn run_tasks(
     let mut drawn = 0;
     let mut done = rows.len() - queue.len();
     let mut passed_on = false;
+    let waits = after::Waits::of(&rows);
     while done < rows.len() {
         while children.len() < args.jobs as usize && !signals::interrupted() {
-            let Some(i) = queue.pop_front() else { break };
+            let plain = !live && !args.json;
+            let idle = children.is_empty();
+            let (next, blocked) = next_ready(&mut queue, &mut rows, &waits, idle, out, plain);
+            done += blocked;
+            let Some(i) = next else { break };
             let Step::Run(mode) = steps[i] else { continue };
+            if mode != child::Mode::Resume
+                && let Err(why) =
+                    after::start_branch(project, &rows[i].task.name, &waits.names(i, &rows))
+            {
+                block(&mut rows[i], why, out, plain);
+                done += 1;
+                continue;
+            }
             let child = spawn(exe, &search, project, args, &rows[i].task, mode, i, &tx)?;
             rows[i].state = RowState::Running;
             rows[i].started = Some(Instant::now());
@@ -208,6 +222,53 @@ pub fn run_tasks(
     .merge_all(&tasks, &outcomes);
     report_rows_only(Some(&merges), out);
     Ok(exit_status(&rows, Some(&merges), args.merge_only))
+}
+
+/// The first queued task that may start now, taken from the queue; and how many queued
+/// tasks it found will never start (their rows say why). With nothing running (`idle`)
+/// and nothing ready, every task left waits in vain: each is blocked, never waited on.
+fn next_ready(
+    queue: &mut VecDeque<usize>,
+    rows: &mut [Row],
+    waits: &after::Waits,
+    idle: bool,
+    out: &mut dyn std::io::Write,
+    plain: bool,
+) -> (Option<usize>, usize) {
+    let mut blocked = 0;
+    let mut at = 0;
+    while at < queue.len() {
+        let i = queue[at];
+        match waits.readiness(i, rows) {
+            after::Readiness::Ready => {
+                queue.remove(at);
+                return (Some(i), blocked);
+            }
+            after::Readiness::Wait => at += 1,
+            after::Readiness::Never(why) => {
+                queue.remove(at);
+                block(&mut rows[i], why, out, plain);
+                blocked += 1;
+            }
+        }
+    }
+    if idle && blocked == 0 {
+        for i in queue.drain(..) {
+            let why = "not started: what it waits for did not complete".to_owned();
+            block(&mut rows[i], why, out, plain);
+            blocked += 1;
+        }
+    }
+    (None, blocked)
+}
+
+/// A task that will not start: its row says why (and, without the live table, a line).
+fn block(row: &mut Row, why: String, out: &mut dyn std::io::Write, plain: bool) {
+    row.state = RowState::Blocked;
+    row.detail = why;
+    if plain {
+        let _ = writeln!(out, "[{}] {}", row.task.name, row.detail);
+    }
 }
 
 fn new_row(task: Task) -> Row {

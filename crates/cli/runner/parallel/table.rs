@@ -17,6 +17,8 @@ pub(super) enum RowState {
     Running,
     /// Never started: the run was interrupted first.
     NotStarted,
+    /// Never started: a task it waits for did not complete (or their work conflicts).
+    Blocked,
     Complete,
     GaveUp,
     Interrupted,
@@ -39,6 +41,7 @@ impl RowState {
             RowState::Queued => "queued",
             RowState::Running => "running",
             RowState::NotStarted => "not started",
+            RowState::Blocked => "blocked",
             RowState::Complete => "complete",
             RowState::GaveUp => "gave up",
             RowState::Interrupted => "interrupted",
@@ -148,8 +151,10 @@ pub(super) fn apply(row: &mut Row, line: &str, plain: bool, out: &mut dyn Write)
             if plain {
                 let _ = writeln!(
                     out,
-                    "[{}] iteration {iteration} ({outcome}): {}",
-                    row.task.name, row.detail
+                    "[{}] iteration {iteration} ({}): {}",
+                    row.task.name,
+                    outcome.words(),
+                    row.detail
                 );
             }
         }
@@ -188,6 +193,7 @@ mod tests {
                 promise: None,
                 max_iterations: None,
                 check: None,
+                after: Vec::new(),
             },
             state: RowState::Running,
             stage_iteration: String::new(),

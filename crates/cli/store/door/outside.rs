@@ -51,6 +51,56 @@ pub fn open_outside(path: &Path) -> Result<File, DoorError> {
     Ok(file)
 }
 
+/// A folder of this process's own in the system's temporary folder, removed with
+/// everything in it when the value drops: where a checker writes what must land neither
+/// in the project nor in pagent's config folder (Python's byte code).
+#[derive(Debug)]
+pub struct PrivateTemp(PathBuf);
+
+impl PrivateTemp {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for PrivateTemp {
+    fn drop(&mut self) {
+        // remove_dir_all does not follow a symlink found inside; the folder is ours.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Makes a [`PrivateTemp`]: a random name (so nobody can have planted it, or a link in
+/// its place: mkdir fails on any name that exists), mode 0700 where modes exist.
+pub fn private_temp_dir(prefix: &str) -> io::Result<PrivateTemp> {
+    let base = std::env::temp_dir();
+    #[cfg(unix)]
+    let builder = {
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+    };
+    // The user's own temporary folder: its access list is theirs.
+    #[cfg(windows)]
+    let builder = std::fs::DirBuilder::new();
+    for _ in 0..8 {
+        let name: String = random_bytes::<8>()?
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let path = base.join(format!("{prefix}{name}"));
+        match builder.create(&path) {
+            Ok(()) => return Ok(PrivateTemp(path)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free name for a temporary folder",
+    ))
+}
+
 /// Writes a private file (0600) outside any project, creating it only if it does not
 /// exist: the per-user secret. `Ok(false)` when it existed already.
 pub fn create_new_private(path: &Path, bytes: &[u8]) -> Result<bool, DoorError> {

@@ -370,3 +370,27 @@ fn surely_absent_is_only_what_the_system_calls_not_found() {
     // A path through a file: ENOTDIR, which says nothing for sure.
     assert!(!surely_absent(&root.join("state").join("inner")));
 }
+
+/// A checker's scratch folder (issue 30: Python's byte code): private, never one that
+/// existed, and gone with what was written in it once dropped.
+#[test]
+fn a_private_temp_dir_is_new_private_and_removed_with_its_content() {
+    use std::os::unix::fs::PermissionsExt;
+    let first = private_temp_dir("pagent-test-").unwrap();
+    let second = private_temp_dir("pagent-test-").unwrap();
+    assert_ne!(first.path(), second.path());
+    let mode = fs::metadata(first.path()).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    fs::create_dir_all(first.path().join("pycache/a/b")).unwrap();
+    fs::write(first.path().join("pycache/a/b/c.pyc"), "x").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("keep"), "mine").unwrap();
+    symlink(outside.path(), first.path().join("link")).unwrap();
+    let path = first.path().to_path_buf();
+    drop(first);
+    assert!(!path.exists());
+    assert!(
+        outside.path().join("keep").exists(),
+        "a link inside was followed"
+    );
+}

@@ -57,8 +57,13 @@ impl Condition {
             }
             Condition::DirectoryExists { path, min_files } => {
                 let probe = world.count_files(path, *min_files);
-                let (met, detail, short) =
-                    words::counted(&probe, &format!("{path}/"), *min_files, "file");
+                let (met, detail, short) = words::counted(
+                    &probe,
+                    &format!("{path}/"),
+                    *min_files,
+                    "file",
+                    words::Counted::UpToTheMinimum,
+                );
                 record(out, met, detail, short)
             }
             Condition::StoriesPass { path, format } => {
@@ -146,8 +151,17 @@ fn file_finding(
     min_lines: u64,
     out: &mut Vec<Finding>,
 ) -> bool {
-    let probe = world.count_lines(path, min_lines);
-    let (met, detail, short) = words::counted(&probe, path.as_str(), min_lines, "non-blank line");
+    // Counted to the end (a read the probe caps), so status shows "60/50 lines", not the
+    // minimum twice; with no minimum, only whether the file is there matters.
+    let enough = if min_lines == 0 { 0 } else { u64::MAX };
+    let probe = world.count_lines(path, enough);
+    let (met, detail, short) = words::counted(
+        &probe,
+        path.as_str(),
+        min_lines,
+        "non-blank line",
+        words::Counted::ToTheEnd,
+    );
     record(out, met, detail, short)
 }
 
@@ -165,7 +179,7 @@ pub struct Finding {
     pub met: bool,
     /// A sentence for the model: "architecture.md has 12 of the 50 non-blank lines it needs".
     pub detail: String,
-    /// A few words for status: "architecture.md 12/50 lines".
+    /// A few words for status: "architecture.md 12/50 lines", "architecture.md 60/50 lines".
     pub short: String,
     /// The tail of a failed command's output.
     pub output_tail: Option<String>,

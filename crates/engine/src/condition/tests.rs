@@ -185,7 +185,7 @@ fn evaluation_reports_what_is_missing() {
     );
     assert_eq!(
         evaluation.summary(),
-        "architecture.md 12/50 lines, src/ 1/1 files, test-plan.md missing"
+        "architecture.md 12/50 lines, src/ 1+/1 files, test-plan.md missing"
     );
 }
 

@@ -81,8 +81,24 @@ pub fn none_of(alternatives: &[(&str, &str)]) -> (String, String) {
     (detail, short)
 }
 
-/// (met, sentence for the model, short form for status) for a counted probe.
-pub fn counted(probe: &Probe, name: &str, min: u64, unit: &str) -> (bool, String, String) {
+/// How far a probe counted: a file's lines are counted to its end, a folder's files only
+/// up to the minimum (each file costs an ignore lookup), so a met folder count is "at
+/// least".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    ToTheEnd,
+    UpToTheMinimum,
+}
+
+/// (met, sentence for the model, short form for status) for a counted probe: the real
+/// count against the minimum ("architecture.md 60/50 lines"), never the minimum twice.
+pub fn counted(
+    probe: &Probe,
+    name: &str,
+    min: u64,
+    unit: &str,
+    how: Counted,
+) -> (bool, String, String) {
     let plural = |n: u64| {
         if n == 1 {
             unit.to_owned()
@@ -92,11 +108,16 @@ pub fn counted(probe: &Probe, name: &str, min: u64, unit: &str) -> (bool, String
     };
     let short_unit = unit.rsplit(' ').next().unwrap_or(unit);
     match probe {
-        // Counting stops at the minimum, so a met count is "at least".
+        Probe::Count(_) if min == 0 => (true, format!("{name} exists"), format!("{name} exists")),
+        Probe::Count(n) if *n >= min && how == Counted::UpToTheMinimum => (
+            true,
+            format!("{name} has at least the {min} {} it needs", plural(min)),
+            format!("{name} {min}+/{min} {short_unit}s"),
+        ),
         Probe::Count(n) if *n >= min => (
             true,
-            format!("{name} has the {min} {} it needs", plural(min)),
-            format!("{name} {min}/{min} {short_unit}s"),
+            format!("{name} has {n} {} (it needs {min})", plural(*n)),
+            format!("{name} {n}/{min} {short_unit}s"),
         ),
         Probe::Count(n) => (
             false,
@@ -173,8 +194,10 @@ mod tests {
         ]));
         for (probe, name) in [
             (Probe::Count(50), "architecture.md"),
+            (Probe::Count(60), "architecture.md"),
             (Probe::Count(12), "architecture.md"),
             (Probe::Count(0), "src/"),
+            (Probe::Count(1), "src/"),
             (Probe::Missing, "architecture.md"),
             (Probe::WrongKind, "architecture.md"),
             (Probe::WrongKind, "src/"),
@@ -186,9 +209,22 @@ mod tests {
             } else {
                 "non-blank line"
             };
-            let (_, a, b) = counted(&probe, name, if unit == "file" { 1 } else { 50 }, unit);
+            let (min, how) = if unit == "file" {
+                (1, Counted::UpToTheMinimum)
+            } else {
+                (50, Counted::ToTheEnd)
+            };
+            let (_, a, b) = counted(&probe, name, min, unit, how);
             line((a, b));
         }
+        let (_, a, b) = counted(
+            &Probe::Count(7),
+            "a.md",
+            0,
+            "non-blank line",
+            Counted::ToTheEnd,
+        );
+        line((a, b));
         insta::assert_snapshot!(out);
     }
 }

@@ -15,10 +15,35 @@
 use super::{Plan, Story};
 use crate::render::cap_head;
 
+/// What `pagent parallel` asks of each story's loop beside the story itself.
+const PARALLEL_NOTE: &str = "Other stories of the plan run beside this one, each on its own branch: change only what this story needs, and leave the plan file as it is (its stories are not ticked on a task's branch).";
+
 /// A story's own text longer than this is cut: the agent can read the plan itself.
 const STORY_CAP: usize = 6_000;
 
 impl Story {
+    /// The story as one task of `pagent parallel` (a Ralph loop of its own, on its own
+    /// branch): the story (its first line names it in `parallel`'s plan), where it comes
+    /// from, the plan's checks, and what working beside the other stories asks. The stories it depends on are not marked done or not: the
+    /// task's branch starts from theirs.
+    pub fn render_task(&self, plan: &Plan, path: &str) -> String {
+        let mut text = format!("{}\n\nThis story is one of the plan {path}.", self.render());
+        if !self.depends_on.is_empty() {
+            text.push_str(
+                " The stories it depends on were done first: this branch starts from their work.",
+            );
+        }
+        if !plan.checks.is_empty() {
+            text.push_str("\n\nThe plan's checks, to pass before you make the promise:");
+            for check in &plan.checks {
+                text.push_str(&format!("\n- `{check}`"));
+            }
+        }
+        text.push_str("\n\n");
+        text.push_str(PARALLEL_NOTE);
+        text
+    }
+
     /// The story for the model: id and title, body, dependencies, criteria, notes.
     pub fn render(&self) -> String {
         self.render_in(None)

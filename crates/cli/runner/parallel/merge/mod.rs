@@ -355,7 +355,8 @@ impl Queue<'_> {
         {
             let _ = writeln!(
                 self.out,
-                "[{name}] {stage} {iteration} ({outcome}): {detail}"
+                "[{name}] {stage} {iteration} ({}): {detail}",
+                outcome.words()
             );
         }
     }

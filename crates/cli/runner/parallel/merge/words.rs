@@ -198,6 +198,7 @@ mod tests {
             promise: None,
             max_iterations: None,
             check: None,
+            after: Vec::new(),
         };
         let lines = [
             HEADING.to_owned(),

@@ -33,8 +33,17 @@ fn counts_hold_from_their_minimum_and_say_so_in_the_singular_or_plural() {
         one(&file(1)),
         (
             true,
-            "a.md has the 1 non-blank line it needs",
+            "a.md has 1 non-blank line (it needs 1)",
             "a.md 1/1 lines"
+        )
+    );
+    // The real count against the minimum, never the minimum twice (issue 30).
+    assert_eq!(
+        one(&file(60)),
+        (
+            true,
+            "a.md has 60 non-blank lines (it needs 1)",
+            "a.md 60/1 lines"
         )
     );
     assert_eq!(
@@ -53,7 +62,11 @@ fn counts_hold_from_their_minimum_and_say_so_in_the_singular_or_plural() {
     };
     assert_eq!(
         one(&dir(3)),
-        (true, "src/ has the 3 files it needs", "src/ 3/3 files")
+        (
+            true,
+            "src/ has at least the 3 files it needs",
+            "src/ 3+/3 files"
+        )
     );
     assert_eq!(
         one(&dir(2)),
@@ -303,7 +316,7 @@ fn all_reports_every_item_and_holds_only_when_each_does() {
     ]});
     let some = evaluate(condition.clone(), MemoryWorld::default().file("b.md", 0));
     assert!(!some.met);
-    assert_eq!(some.summary(), "a.md missing, b.md 0/0 lines, src/ missing");
+    assert_eq!(some.summary(), "a.md missing, b.md exists, src/ missing");
     let missing: Vec<&str> = some.missing().iter().map(|f| f.short.as_str()).collect();
     assert_eq!(missing, ["a.md missing", "src/ missing"]);
     let every = evaluate(
@@ -332,15 +345,15 @@ fn a_review_waits_until_every_other_item_holds() {
         ),
         (
             MemoryWorld::default().file("a.md", 1),
-            "a.md 0/0 lines, b.md missing, then a review",
+            "a.md exists, b.md missing, then a review",
         ),
         (
             MemoryWorld::default().file("b.md", 1),
-            "a.md missing, b.md 0/0 lines, then a review",
+            "a.md missing, b.md exists, then a review",
         ),
         (
             MemoryWorld::default().file("a.md", 1).file("b.md", 1),
-            "a.md 0/0 lines, b.md 0/0 lines, review pending",
+            "a.md exists, b.md exists, review pending",
         ),
     ] {
         let evaluation = evaluate(condition.clone(), world);
@@ -348,4 +361,22 @@ fn a_review_waits_until_every_other_item_holds() {
         assert_eq!(evaluation.summary(), short);
         assert_eq!(evaluation.review_at, Some(2));
     }
+}
+
+/// A 60-line architecture.md showed as "50/50 lines": the count stopped at the minimum.
+/// The file is counted to its end now, and the words give that count against the minimum.
+#[test]
+fn issue_30_a_60_line_file_shows_its_real_count_against_the_minimum() {
+    let evaluation = evaluate(
+        json!({"file_exists": "architecture.md", "min_lines": 50}),
+        MemoryWorld::default().file("architecture.md", 60),
+    );
+    assert_eq!(
+        one(&evaluation),
+        (
+            true,
+            "architecture.md has 60 non-blank lines (it needs 50)",
+            "architecture.md 60/50 lines"
+        )
+    );
 }

@@ -273,3 +273,23 @@ fn story_prompts_per_format() {
         insta::assert_snapshot!(format.name(), shown.join("\n\n--------\n\n"));
     }
 }
+
+/// `pagent parallel` on a plan runs one Ralph loop per story: each loop's task is the
+/// story with the plan's checks and what working beside the others asks.
+#[test]
+fn issue_30_a_story_as_a_parallel_task() {
+    let mut out = String::new();
+    for (text, path, id) in [
+        (RALPHEX, "docs/plan.md", "Task 3"),
+        (PRD_JSON, "prd.json", "US-003"),
+    ] {
+        let plan = Plan::read(text, None).unwrap();
+        let story = plan.story(id).unwrap();
+        out.push_str(&format!(
+            "=== {path}, {}\n{}\n",
+            story.id,
+            story.render_task(&plan, path)
+        ));
+    }
+    insta::assert_snapshot!(out);
+}
