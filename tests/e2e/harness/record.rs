@@ -22,6 +22,25 @@ fn test_name() -> String {
     name.rsplit("::").next().unwrap_or(name).to_owned()
 }
 
+/// A shell script that runs `bin` with its arguments and stdin, first appending a hook's
+/// stdin (`bin hook EVENT`) as one line to `raw/EVENT.jsonl`.
+fn wrapper_script(raw: &Path, bin: &Path) -> String {
+    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+    let (raw, bin) = (quote(raw), quote(bin));
+    [
+        "#!/bin/sh".to_owned(),
+        "if [ \"$1\" = hook ]; then".to_owned(),
+        "input=$(cat)".to_owned(),
+        format!("printf '%s\\n' \"$input\" >> {raw}/\"$2\".jsonl"),
+        format!("printf '%s' \"$input\" | {bin} \"$@\""),
+        "exit $?".to_owned(),
+        "fi".to_owned(),
+        format!("exec {bin} \"$@\""),
+    ]
+    .map(|line| line + "\n")
+    .concat()
+}
+
 impl E2e {
     /// The program the hooks find as `PAGENT_BIN`: the binary under test, or, when
     /// recording, the wrapper that saves each hook's stdin before it runs the binary.
@@ -33,20 +52,7 @@ impl E2e {
         let wrapper = raw.join("pagent");
         if !wrapper.exists() {
             fs::create_dir_all(&raw).unwrap();
-            let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
-            let script = format!(
-                "#!/bin/sh\n\
-                 if [ \"$1\" = hook ]; then\n\
-                 input=$(cat)\n\
-                 printf '%s\\n' \"$input\" >> {raw}/\"$2\".jsonl\n\
-                 printf '%s' \"$input\" | {bin} \"$@\"\n\
-                 exit $?\n\
-                 fi\n\
-                 exec {bin} \"$@\"\n",
-                raw = quote(&raw),
-                bin = quote(&pagent_bin()),
-            );
-            fs::write(&wrapper, script).unwrap();
+            fs::write(&wrapper, wrapper_script(&raw, &pagent_bin())).unwrap();
             let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
             fs::set_permissions(&wrapper, mode).unwrap();
         }
