@@ -5,6 +5,6 @@
 # one proven. To prove the next release, set CLAUDE_CODE_NEWEST to it and run
 # scripts/test.sh; both versions are installed side by side under target/clients/.
 CLAUDE_CODE_OLDEST=2.1.197
-CLAUDE_CODE_NEWEST=2.1.330
-CODEX_VERSION=0.169.0
+CLAUDE_CODE_NEWEST=2.1.332
+CODEX_VERSION=0.171.0
 OPENCODE_VERSION=1.18.33

@@ -26,7 +26,7 @@ Exits 0 when all holds, 1 with what did not.
 
 --wine runs both programs (Windows builds) under Wine from Linux, with the WINEPREFIX the
 caller set up (scripts/cross.sh's cross_windows --wine) and paths given as Wine names them
-(Z:\...). Wine 8 runs Claude Code 2.1.330's Windows build; 2.1.197's calls
+(Z:\...). Wine 8 runs Claude Code 2.1.330's and 2.1.332's Windows builds; 2.1.197's calls
 DiscardVirtualMemory, which Wine 8 lacks, and dies at a moment that depends on the load, so
 that version is proven on the Windows runner only.
 """

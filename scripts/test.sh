@@ -75,6 +75,11 @@ esac
 
 timed "unit and integration tests" cargo test --workspace --locked "$@"
 
+# Both ends are installed first: each run of the suite also checks `claude plugin validate
+# --strict` with both (scenarios::issue_30_6_...).
+for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
+    scripts/install-client.sh claude "$version" >/dev/null
+done
 for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
     claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
     # The interactive suite (tmux) runs on both: pagent's own voice has to reach the

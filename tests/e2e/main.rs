@@ -26,6 +26,7 @@ use pagent_test_support::git;
 
 mod agents;
 mod budgets;
+mod costs;
 mod harness;
 mod interactive;
 mod limits;

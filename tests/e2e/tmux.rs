@@ -70,7 +70,7 @@ impl Tmux {
             ("DISABLE_TELEMETRY", "1".into()),
             ("DISABLE_AUTOUPDATER", "1".into()),
             ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
-            ("PAGENT_BIN", env!("CARGO_BIN_EXE_pagent").into()),
+            ("PAGENT_BIN", e2e.hook_bin().display().to_string()),
             ("PAGENT_CONFIG_DIR", e2e.config.display().to_string()),
         ];
         if subscribed {

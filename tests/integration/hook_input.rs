@@ -1,11 +1,11 @@
-//! The Stop hook fed the payloads captured from Claude Code 2.1.197 and 2.1.330, the two
-//! ends of the supported range.
+//! The Stop hook fed the payloads captured from Claude Code 2.1.197, 2.1.330 and 2.1.332
+//! (the oldest supported, the newest before it, the newest proven).
 
 use serde_json::Value;
 
 use crate::util::*;
 
-const VERSIONS: [&str; 2] = ["2.1.197", "2.1.330"];
+const VERSIONS: [&str; 3] = ["2.1.197", "2.1.330", "2.1.332"];
 
 fn fixture_lines(version: &str, name: &str) -> Vec<Value> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,25 +25,32 @@ fn the_captured_stop_payloads_drive_a_ralph_loop() {
         let env = TestEnv::new();
         env.cmd(&["ralph", "Create hello.txt"]).success();
         let inputs = fixture_lines(version, "stop_hook_stdin.jsonl");
+        let (last, before) = inputs.split_last().unwrap();
         // The captured payloads name another folder as cwd; CLAUDE_PROJECT_DIR wins, as in
         // a real hook.
-        let reason = env.stop(&inputs[0]).blocked();
+        let reason = env.stop(&before[0]).blocked();
         assert!(reason.ends_with("Create hello.txt"), "{version}: {reason}");
-        assert_eq!(env.state()["session_id"], inputs[0]["session_id"]);
-        // The captured models wrote the promise mid-line ("Finished. <promise>DONE</promise>"),
-        // which no longer counts (issue 10); on a line of its own it does.
-        let said = inputs[1]["last_assistant_message"].as_str().unwrap();
+        assert_eq!(env.state()["session_id"], before[0]["session_id"]);
+        for input in &before[1..] {
+            env.stop(input).blocked();
+        }
+        let said = last["last_assistant_message"].as_str().unwrap();
         assert!(
             said.contains("<promise>DONE</promise>"),
             "{version}: {said}"
         );
-        env.stop(&inputs[1]).blocked();
-        let mut own_line = inputs[1].clone();
-        own_line["last_assistant_message"] = "Finished.
-<promise>DONE</promise>"
-            .into();
+        // The models of the older captures wrote the promise mid-line ("Finished.
+        // <promise>DONE</promise>"), which no longer counts (issue 10); on a line of its
+        // own it does (2.1.332's capture has it so).
+        let own_line = said.ends_with("\n<promise>DONE</promise>");
+        assert_eq!(own_line, version == "2.1.332", "{version}: {said}");
+        let mut last = last.clone();
+        if !own_line {
+            env.stop(&last).blocked();
+            last["last_assistant_message"] = "Finished.\n<promise>DONE</promise>".into();
+        }
         assert!(
-            env.stop(&own_line).allowed().unwrap().contains("complete"),
+            env.stop(&last).allowed().unwrap().contains("complete"),
             "{version}"
         );
     }

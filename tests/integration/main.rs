@@ -23,6 +23,7 @@ mod budgets;
 mod checkers;
 mod config_place;
 mod consent;
+mod costs;
 mod crashes;
 mod dashboard;
 mod docs;

@@ -2,10 +2,12 @@
 //! their JSON listings parsed with serde (never scraped), their output kept for the error
 //! when one fails.
 //!
-//! Observed on 2.1.197 and 2.1.330: `marketplace add DIR` of a folder already registered
-//! says "already on disk" and succeeds; `plugin list --json` and `marketplace list --json`
-//! print arrays (`id`/`installPath`, `name`/`path`); `remove`/`uninstall` of something
-//! missing fails, so callers look first.
+//! Observed on 2.1.197, 2.1.330 and 2.1.332: `marketplace add DIR` of a folder already
+//! registered says "already on disk" and succeeds; `plugin list --json` and `marketplace
+//! list --json` print arrays (`id`/`installPath`, `name`/`path`), and since 2.1.332 the
+//! plugin list also holds Claude Code's built-in plugins (`...@builtin`, no
+//! `installPath`), so entries are found by id, never by place; `remove`/`uninstall` of
+//! something missing fails, so callers look first.
 //!
 //! Each call starts through the process door from a folder outside any project (the
 //! user may run `pagent install` inside a cloned repository, whose `.claude/` must not

@@ -135,7 +135,7 @@ pub fn drive(
         &project.root.display().to_string(),
         resumed,
     );
-    // Which pool pays, said before anything is spent.
+    // Which account pays, said before anything is spent.
     if let AgentSpec::Known { kind, .. } = &agent {
         progress.note(&format!(
             "pagent loop: {}",

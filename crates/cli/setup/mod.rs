@@ -240,7 +240,7 @@ pub fn consented_config(
     Ok(config.and_then(|(_, c)| c))
 }
 
-/// Adds to `notes` what a Claude reviewer of `state` spends (`claude -p`), once.
+/// Adds to `notes` which account the first agent reviewer of `state` runs on, once.
 pub fn note_reviewer_costs(state: &State, notes: &mut Notes) {
     let line = state
         .stages
@@ -248,7 +248,7 @@ pub fn note_reviewer_costs(state: &State, notes: &mut Notes) {
         .filter_map(|stage| stage.exit_when.review())
         .find_map(|review| crate::cli::costs::reviewer(&review.reviewer));
     if let Some(line) = line {
-        notes.lines.push(line.to_owned());
+        notes.lines.push(line);
     }
 }
 

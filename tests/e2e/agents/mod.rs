@@ -1,4 +1,4 @@
-//! `pagent loop --agent codex` and `--agent opencode` with the real CLIs (Codex 0.169.0 and
+//! `pagent loop --agent codex` and `--agent opencode` with the real CLIs (Codex 0.171.0 and
 //! OpenCode 1.18.33, pinned in scripts/clients.sh and installed into target/clients/ by
 //! scripts/install-client.sh) against the mock: the Responses API for Codex, chat
 //! completions for OpenCode.

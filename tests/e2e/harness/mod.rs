@@ -22,6 +22,7 @@ use crate::mock::{MockApi, Reply};
 
 mod claude;
 mod cost;
+mod record;
 
 pub use claude::{ClaudeCommand, ClaudeRun};
 pub use cost::{claude_at_least, context_costs, reason_copies};
@@ -46,17 +47,23 @@ pub fn repo_root() -> PathBuf {
 /// The CLI under test: `$PAGENT_CLAUDE` (scripts/test.sh sets it, once per version of the
 /// matrix), else the newest pinned version as scripts/install-client.sh installs it.
 pub fn claude_binary() -> PathBuf {
-    let path = std::env::var_os("PAGENT_CLAUDE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let version = pinned("CLAUDE_CODE_NEWEST");
-            repo_root().join(format!(
-                "target/clients/claude-{version}/node_modules/.bin/claude"
-            ))
-        });
+    match std::env::var_os("PAGENT_CLAUDE") {
+        Some(path) => installed(PathBuf::from(path)),
+        None => pinned_claude(&pinned("CLAUDE_CODE_NEWEST")),
+    }
+}
+
+/// Claude Code `version` as scripts/install-client.sh installs it under target/clients/.
+pub fn pinned_claude(version: &str) -> PathBuf {
+    installed(repo_root().join(format!(
+        "target/clients/claude-{version}/node_modules/.bin/claude"
+    )))
+}
+
+fn installed(path: PathBuf) -> PathBuf {
     assert!(
         path.exists(),
-        "the Claude Code CLI is not installed at {}: run scripts/install-client.sh claude (scripts/test.sh does)",
+        "the Claude Code CLI is not installed at {}: run scripts/install-client.sh claude VERSION (scripts/test.sh does)",
         path.display()
     );
     path
@@ -217,7 +224,7 @@ impl E2e {
 
     /// The environment CLAUDE-CODE.md gives for running the CLI against the mock: no
     /// inherited Claude/pagent/Anthropic variables, a scratch HOME, no retries, no
-    /// traffic but the mock's; pagent found through PAGENT_BIN.
+    /// traffic but the mock's; pagent found through PAGENT_BIN (`record::hook_bin`).
     fn offline_env(&self, command: &mut Command) {
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy().into_owned();
@@ -236,7 +243,7 @@ impl E2e {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("CLAUDE_CODE_MAX_RETRIES", "0")
-            .env("PAGENT_BIN", pagent_bin())
+            .env("PAGENT_BIN", self.hook_bin())
             .env("PAGENT_CONFIG_DIR", &self.config);
     }
 
@@ -327,6 +334,7 @@ impl Drop for E2e {
         if std::thread::panicking() {
             eprintln!("{}", self.dump());
         }
+        self.save_records();
     }
 }
 

@@ -4,11 +4,12 @@
 //! commands run the binary, a session without the binary ends normally, an install from
 //! a local marketplace works without --plugin-dir).
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::json;
 
-use crate::harness::{E2e, claude_agent_args, claude_binary, repo_root};
+use crate::harness::{E2e, claude_agent_args, claude_binary, pinned, pinned_claude, repo_root};
 use crate::mock::Reply;
 
 mod loops;
@@ -17,23 +18,50 @@ mod ralph;
 
 const STOP_FEEDBACK: &str = "Stop hook feedback:\n";
 
+/// Issue 30, point 6: `claude plugin validate --strict` accepts the plugin (the repository
+/// as a marketplace, and its manifest) on both ends of the client matrix, whichever one
+/// the suite runs on, and on the CLI under test if it is a third.
 #[test]
 #[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
-fn plugin_validates_and_loads_with_its_commands_and_agent() {
-    for target in [repo_root(), repo_root().join(".claude-plugin/plugin.json")] {
-        let out = Command::new(claude_binary())
-            .args(["plugin", "validate", "--strict"])
-            .arg(&target)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "validate {}: {}{}",
-            target.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+fn issue_30_6_plugin_validate_strict_passes_on_both_pinned_claude_code_versions() {
+    let mut clients: Vec<PathBuf> = ["CLAUDE_CODE_OLDEST", "CLAUDE_CODE_NEWEST"]
+        .iter()
+        .map(|name| pinned_claude(&pinned(name)))
+        .collect();
+    let same = |a: &PathBuf, b: &PathBuf| a.canonicalize().ok() == b.canonicalize().ok();
+    if !clients.iter().any(|c| same(c, &claude_binary())) {
+        clients.push(claude_binary());
     }
+    for claude in &clients {
+        let home = tempfile::tempdir().unwrap();
+        for target in [repo_root(), repo_root().join(".claude-plugin/plugin.json")] {
+            let out = Command::new(claude)
+                .args(["plugin", "validate", "--strict"])
+                .arg(&target)
+                .env("HOME", home.path())
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                .env("DISABLE_AUTOUPDATER", "1")
+                .env_remove("CLAUDE_CONFIG_DIR")
+                .output()
+                .unwrap();
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                out.status.success() && said.contains("Validation passed"),
+                "{} plugin validate --strict {}: {said}",
+                claude.display(),
+                target.display(),
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn plugin_loads_with_its_commands_and_agent() {
     let e2e = E2e::start(vec![Reply::text("Hello.")]);
     let run = e2e.claude("Say hello").run();
     assert_eq!(run.code, Some(0));

@@ -15,6 +15,7 @@
 
 mod examples;
 mod links;
+mod pins;
 mod voice;
 
 use std::path::{Path, PathBuf};

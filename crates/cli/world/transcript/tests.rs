@@ -71,6 +71,33 @@ fn reads_the_newest_clients_transcript() {
     );
 }
 
+/// Claude Code 2.1.332's transcript (`tests/e2e`, recorded with PAGENT_E2E_RECORD): a
+/// Ralph loop re-prompted twice through `additionalContext`, then the promise on a line
+/// of its own; the same line types as 2.1.330's after the last assistant line.
+#[test]
+fn reads_the_2_1_332_transcript() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code-2.1.332/transcript.jsonl");
+    assert_eq!(
+        read_last_assistant_text(&path).unwrap().as_deref(),
+        Some("All fixed.\n<promise>DONE</promise>")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.iter().rposition(|l| kind(l) == "assistant").unwrap();
+    let after: Vec<String> = lines[last + 1..].iter().map(|l| kind(l)).collect();
+    assert_eq!(
+        after,
+        [
+            "attachment",
+            "attachment",
+            "system/stop_hook_summary",
+            "last-prompt",
+            "cost-state"
+        ]
+    );
+}
+
 #[test]
 fn the_newest_clients_line_types_never_give_a_promise() {
     // Cut where the Stop hook ran the first time (after "First pass done."), then add

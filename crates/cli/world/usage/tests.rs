@@ -8,6 +8,8 @@ use super::*;
 
 const NEWEST: &str = "tests/fixtures/claude-code-2.1.330/transcript.jsonl";
 const OLDEST: &str = "tests/fixtures/claude-code-2.1.197/sample_transcript.jsonl";
+/// Recorded by the end-to-end suite (PAGENT_E2E_RECORD): a Ralph loop of three answers.
+const V2_1_332: &str = "tests/fixtures/claude-code-2.1.332/transcript.jsonl";
 
 fn fixture(path: &str) -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
@@ -27,12 +29,12 @@ fn assistant(id: &str, ts: &str, input: u64, output: u64) -> String {
     )
 }
 
-/// Both clients' captured transcripts: three messages of 10 in and 5 out each, every
+/// The clients' captured transcripts: three messages of 10 in and 5 out each, every
 /// message written as several lines that repeat its usage (2.1.330's own `cost-state`
 /// line says 30 in, 15 out).
 #[test]
 fn counts_each_message_of_the_captured_transcripts_once() {
-    for path in [NEWEST, OLDEST] {
+    for path in [V2_1_332, NEWEST, OLDEST] {
         let data = fixture(path);
         let (total, cursor) = read(&data, None, 0);
         assert_eq!(total, 45, "{path}");

@@ -209,6 +209,34 @@ mod tests {
     }
 
     #[test]
+    fn the_2_1_332_cli_prints_the_same_events() {
+        // Claude Code 2.1.332 with --include-hook-events, recorded by the end-to-end suite
+        // (PAGENT_E2E_RECORD): two Writes, each with its PostToolUse hook's events (the
+        // first fed a JSON error back), then the promise and the Stop hook's.
+        const V2_1_332: &str =
+            include_str!("../../../../tests/fixtures/agents/claude-2.1.332-hook-events.jsonl");
+        let write = |id: &str| tool(id, "Write", "/home/user/project/config.json");
+        let done = "Config fixed.\n<promise>DONE</promise>";
+        assert_eq!(
+            events(V2_1_332),
+            [
+                started("2cba481d-22e4-47d9-8dfc-899f337fbbf3", "claude-opus-5-5"),
+                text("Writing the file."),
+                write("toolu_mock_0000"),
+                text("Writing the file."),
+                write("toolu_mock_0001"),
+                text(done),
+                StreamEvent::Finished {
+                    final_message: Some(done.into()),
+                    is_error: false,
+                    num_turns: Some(3),
+                    cost_usd: Some(0.00042),
+                },
+            ]
+        );
+    }
+
+    #[test]
     fn captured_run_summary() {
         let summary = RunSummary::from_stream(AgentKind::Claude, RUN);
         assert_eq!(

@@ -347,6 +347,57 @@ fn the_streams_recorded_by_the_e2e_suite() {
     }
 }
 
+/// Codex 0.171.0's streams of the same scenarios (recorded so when it was pinned): the
+/// same events as 0.169.0's; only the mock's answers changed since (the promise on a line
+/// of its own).
+#[test]
+fn the_streams_of_codex_0_171_0_read_as_those_of_0_169_0() {
+    macro_rules! newest {
+        ($name:literal) => {
+            include_str!(concat!(
+                "../../../../../tests/fixtures/agents/codex-0.171.0/",
+                $name
+            ))
+        };
+    }
+    let same = |text: &str| text.replace("\\n<promise>", " <promise>");
+    for (older, newer) in [
+        (
+            fixture!("e2e-ralph-ralph-001.jsonl"),
+            newest!("e2e-ralph-ralph-001.jsonl"),
+        ),
+        (
+            fixture!("e2e-ralph-ralph-002.jsonl"),
+            newest!("e2e-ralph-ralph-002.jsonl"),
+        ),
+        (
+            fixture!("e2e-ralph-ralph-002-retry1.jsonl"),
+            newest!("e2e-ralph-ralph-002-retry1.jsonl"),
+        ),
+        (
+            fixture!("e2e-ralph-ralph-003.jsonl"),
+            newest!("e2e-ralph-ralph-003.jsonl"),
+        ),
+        (
+            fixture!("e2e-pipeline-design-001.jsonl"),
+            newest!("e2e-pipeline-design-001.jsonl"),
+        ),
+        (
+            fixture!("e2e-pipeline-verify-001.jsonl"),
+            newest!("e2e-pipeline-verify-001.jsonl"),
+        ),
+    ] {
+        let summary = |stream: &str| {
+            let mut summary = RunSummary::from_stream(AGENT, &same(stream));
+            summary.session_id = None;
+            summary
+        };
+        assert_eq!(summary(newer), summary(older), "{newer}");
+        assert_eq!(events(&same(newer)).len(), events(older).len(), "{newer}");
+        assert!(RunSummary::from_stream(AGENT, newer).session_id.is_some());
+    }
+}
+
 #[test]
 fn a_recorded_shell_call_is_summarised_as_the_models_command() {
     let events = events(fixture!("e2e-ralph-ralph-001.jsonl"));
