@@ -67,7 +67,9 @@ pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
 /// The program a `review` condition's reviewer runs (default: `claude`, `codex` or
 /// `opencode` on `PATH`, as the review names).
 pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
-/// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback).
+/// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback). A
+/// secret: the process door removes it from every child's environment (see the test
+/// below: every secret read here is in `process::SECRET_VARIABLES`).
 pub const PAGENT_DASHBOARD_TOKEN: &str = "PAGENT_DASHBOARD_TOKEN";
 /// A graphical session to open the dashboard in (X11 or Wayland).
 pub const DISPLAY: &str = "DISPLAY";
@@ -221,6 +223,12 @@ pub fn parse_driver(value: &str) -> Option<Driver> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_secret_pagent_reads_is_kept_from_its_children() {
+        let secrets = [PAGENT_DASHBOARD_TOKEN];
+        assert_eq!(crate::process::SECRET_VARIABLES, secrets);
+    }
 
     #[test]
     fn only_the_drivers_own_names_name_a_driver() {
