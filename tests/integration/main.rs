@@ -16,6 +16,7 @@
 
 use pagent_test_support::git;
 
+mod agent_git_config;
 mod all_loops;
 mod architecture;
 mod backpressure;

@@ -71,6 +71,20 @@ pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
 /// secret: the process door removes it from every child's environment (see the test
 /// below: every secret read here is in `process::SECRET_VARIABLES`).
 pub const PAGENT_DASHBOARD_TOKEN: &str = "PAGENT_DASHBOARD_TOKEN";
+/// `git -c` settings of the command that started pagent (git sets it for its aliases and
+/// hooks): kept for the git processes pagent starts, before pagent's own settings.
+pub const GIT_CONFIG_PARAMETERS: &str = "GIT_CONFIG_PARAMETERS";
+/// What points git at another repository than the folder it runs in: removed for the git
+/// processes pagent starts, which act on the repository whose configuration was checked.
+pub const GIT_REPOSITORY_VARIABLES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+];
 /// A graphical session to open the dashboard in (X11 or Wayland).
 pub const DISPLAY: &str = "DISPLAY";
 pub const WAYLAND_DISPLAY: &str = "WAYLAND_DISPLAY";
@@ -98,6 +112,8 @@ pub struct Env {
     pub reviewer_bin: Option<PathBuf>,
     /// `PAGENT_DASHBOARD_TOKEN`: the user's own dashboard token.
     pub dashboard_token: Option<String>,
+    /// `GIT_CONFIG_PARAMETERS`, as inherited.
+    pub git_config_parameters: Option<OsString>,
     /// Whether a graphical session is there to open a browser in (`DISPLAY` or
     /// `WAYLAND_DISPLAY` set; always on macOS).
     pub has_display: bool,
@@ -147,6 +163,7 @@ impl Env {
             path: var(PATH),
             reviewer_bin: non_empty(PAGENT_REVIEWER_BIN).map(PathBuf::from),
             dashboard_token: string(PAGENT_DASHBOARD_TOKEN),
+            git_config_parameters: non_empty(GIT_CONFIG_PARAMETERS),
             has_display: cfg!(target_os = "macos")
                 || non_empty(DISPLAY).is_some()
                 || non_empty(WAYLAND_DISPLAY).is_some(),
