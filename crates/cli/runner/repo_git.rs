@@ -112,8 +112,8 @@ impl RepoGit<'_> {
     /// `name` (`git` or `gh`) found on the cleaned `PATH`, ready to start in the
     /// repository with pagent's settings, once the repository's own are what they were.
     pub fn launch(&self, name: &str) -> anyhow::Result<Launch> {
-        self.check()?;
         let program = Program::named(name, self.search)?;
+        self.check()?;
         Ok(hardened(
             Launch::new(program, self.root, self.search),
             self.env,
