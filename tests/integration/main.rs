@@ -16,6 +16,7 @@
 
 use pagent_test_support::git;
 
+mod agent_git_config;
 mod all_loops;
 mod architecture;
 mod backpressure;
@@ -56,6 +57,7 @@ mod progress;
 mod ralph;
 mod review;
 mod safety;
+mod secrets;
 mod status;
 mod stories;
 mod story_prompts;

@@ -67,8 +67,24 @@ pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
 /// The program a `review` condition's reviewer runs (default: `claude`, `codex` or
 /// `opencode` on `PATH`, as the review names).
 pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
-/// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback).
+/// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback). A
+/// secret: the process door removes it from every child's environment (see the test
+/// below: every secret read here is in `process::SECRET_VARIABLES`).
 pub const PAGENT_DASHBOARD_TOKEN: &str = "PAGENT_DASHBOARD_TOKEN";
+/// `git -c` settings of the command that started pagent (git sets it for its aliases and
+/// hooks): kept for the git processes pagent starts, before pagent's own settings.
+pub const GIT_CONFIG_PARAMETERS: &str = "GIT_CONFIG_PARAMETERS";
+/// What points git at another repository than the folder it runs in: removed for the git
+/// processes pagent starts, which act on the repository whose configuration was checked.
+pub const GIT_REPOSITORY_VARIABLES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+];
 /// A graphical session to open the dashboard in (X11 or Wayland).
 pub const DISPLAY: &str = "DISPLAY";
 pub const WAYLAND_DISPLAY: &str = "WAYLAND_DISPLAY";
@@ -96,6 +112,8 @@ pub struct Env {
     pub reviewer_bin: Option<PathBuf>,
     /// `PAGENT_DASHBOARD_TOKEN`: the user's own dashboard token.
     pub dashboard_token: Option<String>,
+    /// `GIT_CONFIG_PARAMETERS`, as inherited.
+    pub git_config_parameters: Option<OsString>,
     /// Whether a graphical session is there to open a browser in (`DISPLAY` or
     /// `WAYLAND_DISPLAY` set; always on macOS).
     pub has_display: bool,
@@ -145,6 +163,7 @@ impl Env {
             path: var(PATH),
             reviewer_bin: non_empty(PAGENT_REVIEWER_BIN).map(PathBuf::from),
             dashboard_token: string(PAGENT_DASHBOARD_TOKEN),
+            git_config_parameters: non_empty(GIT_CONFIG_PARAMETERS),
             has_display: cfg!(target_os = "macos")
                 || non_empty(DISPLAY).is_some()
                 || non_empty(WAYLAND_DISPLAY).is_some(),
@@ -221,6 +240,12 @@ pub fn parse_driver(value: &str) -> Option<Driver> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_secret_pagent_reads_is_kept_from_its_children() {
+        let secrets = [PAGENT_DASHBOARD_TOKEN];
+        assert_eq!(crate::process::SECRET_VARIABLES, secrets);
+    }
 
     #[test]
     fn only_the_drivers_own_names_name_a_driver() {

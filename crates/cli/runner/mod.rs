@@ -30,6 +30,7 @@ pub mod parallel;
 mod pause;
 mod prepare;
 pub mod progress;
+pub mod repo_git;
 mod retry;
 pub mod status_line;
 mod stories;
@@ -60,6 +61,7 @@ use crate::world::FsWorld;
 
 use pause::{Waited, apply_over_pause, wait_if_paused};
 use prepare::{agent_spec, prepare_state};
+use repo_git::{RepoGit, When};
 use retry::{Attempt, run_with_retries};
 use stories::note_stories;
 use watch::{Watch, ended_elsewhere, stopped_elsewhere};
@@ -302,13 +304,18 @@ pub fn drive(
         if let Some(verdict) = review::new_verdict(&state, &next) {
             progress.note(&format!("review: {}", verdict.summary));
         }
+        let git = RepoGit {
+            root: &project.root,
+            env,
+            search: &search,
+            when: When::After(vec![next.git_config.as_ref()]),
+        };
         note_stories(
             &project,
             &next,
             iteration,
             plan_before.as_ref(),
-            args.comment_progress,
-            &search,
+            args.comment_progress.then_some(&git),
             progress,
         );
         if args.checkpoint {
@@ -337,12 +344,7 @@ pub fn drive(
             progress.finished(&state, Ending::Complete, &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
             Ok(finish::after_completion(
-                &project,
-                env.path.as_deref(),
-                branch,
-                &args,
-                &state,
-                progress,
+                &project, env, branch, &args, &state, progress,
             ))
         }
         _ => {

@@ -164,6 +164,12 @@ pub struct State {
     /// user did to the loop from elsewhere (a terminal, the dashboard).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_notice: Option<String>,
+    /// `pagent loop` only: the repository's own git configuration when the loop started,
+    /// as a digest of each key's values. A git process the runner starts after an agent
+    /// ran (a push, `gh`, a signed merge) is started only while the configuration is
+    /// still this one: an agent can write `.git/config`, and git runs commands from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_config: Option<BTreeMap<String, String>>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -332,6 +338,7 @@ impl State {
             limit_wait: None,
             slash_handoff: None,
             session_notice: None,
+            git_config: None,
             seal: None,
         }
     }

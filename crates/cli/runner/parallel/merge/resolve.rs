@@ -22,7 +22,7 @@ use pagent_engine::{Action, Condition, Driver, SetupOptions, State, Workflow};
 use serde_json::json;
 
 use super::super::child::{Mode, Msg, spawn};
-use super::super::plan::RESOLVE_WORKFLOW;
+use super::super::plan::{self, RESOLVE_WORKFLOW};
 use super::Queue;
 use crate::io::now;
 use crate::process::signals;
@@ -104,7 +104,12 @@ pub(super) fn set_up(
         name: target.to_owned(),
     };
     let project = Project::at(&tree.path)?;
-    let state = resolution_state(q, &project, task, &tree.branch, &spec, &conflicted)?;
+    let mut state = resolution_state(q, &project, task, &tree.branch, &spec, &conflicted)?;
+    // The git settings the task's loop started with (else this run's start): the
+    // resolution's agent runs after the task's, and a signed merge is compared with them.
+    state.git_config = plan::own_state(&project, q.env)
+        .and_then(|s| s.git_config)
+        .or_else(|| q.start_git.cloned());
     setup::install_state(
         &project,
         &crate::store::user::UserDir::of(q.env),
