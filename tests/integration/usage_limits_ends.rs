@@ -108,7 +108,11 @@ fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_wai
                 " left (until ",
             )
             && status.stdout.contains(
-                "), then the same iteration runs again: You've hit your 5-hour limit · resets 3am (Europe/Paris)\n"
+                "): You've hit your 5-hour limit · resets 3am (Europe/Paris)\n"
+            )
+            // Nothing runs it now: the user must start `pagent loop` again.
+            && status.stdout.contains(
+                "\nthen: the same iteration runs again when you start `pagent loop` again (none runs now)\n"
             ),
         "{status}"
     );
@@ -176,7 +180,7 @@ fn issue_21_a_credit_limit_that_will_not_reset_gives_up_and_notifies() {
         ])
         .run();
     assert_eq!(out.code, Some(3), "{out}");
-    let reason = "the agent hit a spend or credit limit that will not reset tonight (it names no reset time): You've hit your monthly spend limit. See Usage in Settings";
+    let reason = "credit or spend stop: You've hit your monthly spend limit. See Usage in Settings: waiting will not end this; add credits or raise the limit on the agent's account, then start the loop again";
     assert!(out.stdout.contains(reason), "{out}");
     let state = env.state();
     assert_eq!(state["status"], "gave_up");
@@ -189,7 +193,7 @@ fn issue_21_a_credit_limit_that_will_not_reset_gives_up_and_notifies() {
             .filter(|t| t.ends_with('\n'))
     });
     assert!(
-        text.starts_with("gave_up|ralph gave up in project: the agent hit a spend"),
+        text.starts_with("gave_up|ralph gave up in project: credit or spend stop: "),
         "{text}"
     );
 }
@@ -252,6 +256,12 @@ fn issue_21_no_limit_wait_treats_a_limit_as_before() {
             "Do it",
         ])
         .success();
-    assert!(!out.stdout.contains("usage limit:"), "{out}");
+    assert!(!out.stdout.contains("⏸ usage limit"), "{out}");
+    assert!(
+        out.stdout.contains(
+            "\n! usage limit: You've hit your 5-hour limit · resets 3am (Europe/Paris) (--no-limit-wait); retry 1 of 3 in 1s, not counted as an iteration\n"
+        ),
+        "{out}"
+    );
     assert_eq!(env.actions(), ["ralph", "retry", "complete"], "{out}");
 }

@@ -25,11 +25,22 @@ fn stop_failure_input(env: &TestEnv, name: &str) -> Value {
 }
 
 fn stop_failure(env: &TestEnv, input: &Value) -> Run {
-    env.cmd(&["hook", "stop-failure"])
+    stop_failure_from(env, input, None)
+}
+
+/// The hook as Claude Code `client` runs it: its version in `AI_AGENT`, as observed.
+fn stop_failure_from(env: &TestEnv, input: &Value, client: Option<&str>) -> Run {
+    let mut cmd = env
+        .cmd(&["hook", "stop-failure"])
         .env("CLAUDE_PROJECT_DIR", &env.root)
-        .env("TZ", "UTC0")
-        .stdin(serde_json::to_vec(input).unwrap())
-        .success()
+        .env("TZ", "UTC0");
+    if let Some(version) = client {
+        cmd = cmd.env(
+            "AI_AGENT",
+            format!("claude-code_{}_harness", version.replace('.', "-")),
+        );
+    }
+    cmd.stdin(serde_json::to_vec(input).unwrap()).success()
 }
 
 fn user_prompt(env: &TestEnv, prompt: &str) {
@@ -49,9 +60,17 @@ fn user_prompt(env: &TestEnv, prompt: &str) {
 
 #[test]
 fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it() {
-    for capture in [
-        "claude-2.1.197-stopfailure-429.json",
-        "claude-2.1.330-stopfailure-429.json",
+    for (capture, client, then) in [
+        (
+            "claude-2.1.197-stopfailure-429.json",
+            "2.1.197",
+            "Claude Code 2.1.197 does not go on by itself: once the limit has reset, type /pagent:resume in the session (nothing runs until then)",
+        ),
+        (
+            "claude-2.1.330-stopfailure-429.json",
+            "2.1.330",
+            "Claude Code 2.1.330 goes on by itself after the reset (if its settings let it continue at a usage limit; otherwise type /pagent:resume once it has reset)",
+        ),
     ] {
         let env = TestEnv::new();
         env.cmd(&["ralph", "Fix it"]).success();
@@ -60,15 +79,16 @@ fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it()
         assert_eq!(before["iterations"], json!([2]));
         assert_eq!(before["no_progress_count"], 1);
 
-        let out = stop_failure(&env, &stop_failure_input(&env, capture));
+        let input = stop_failure_input(&env, capture);
+        let out = stop_failure_from(&env, &input, Some(client));
         let said: Value = serde_json::from_str(out.stdout.trim()).unwrap();
         let message = said["systemMessage"].as_str().unwrap();
         assert!(
             message.starts_with("pagent: You've hit your ")
-                && message.contains("The loop waits and goes on in about ")
-                && message.ends_with(
-                    "Claude Code 2.1.234 and later continue by themselves after the reset; with an older one, run /pagent:resume then. The turn the limit cut short counts no iteration."
-                ),
+                && message.contains("The loop waits for the reset, in about ")
+                && message.ends_with(&format!(
+                    "; {then}. The turn the limit cut short counts no iteration."
+                )),
             "{capture}: {message}"
         );
         assert!(said.get("decision").is_none(), "{capture}: never a block");
@@ -93,9 +113,8 @@ fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it()
                 && status
                     .stdout
                     .contains("waiting for a usage limit to reset: ")
-                && status
-                    .stdout
-                    .contains("), then the same iteration runs again: You've hit your "),
+                && status.stdout.contains("): You've hit your ")
+                && status.stdout.contains(&format!("\nthen: {then}\n")),
             "{capture}: {status}"
         );
 

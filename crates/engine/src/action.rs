@@ -43,6 +43,9 @@ pub enum Action {
     Interrupted,
     /// `pagent loop`'s agent crashed or hit an API error: run again (not an iteration).
     Retry,
+    /// `pagent loop`'s agent kept failing (its retries, or the outage's time, spent): the
+    /// runner stopped, the state saved.
+    Failed,
     /// The agent hit a usage limit: the loop waits for it to reset (not an iteration).
     LimitWait,
     /// A usage limit was waited out: the same iteration runs again.
@@ -70,6 +73,7 @@ impl Action {
             Action::Review => "review",
             Action::Interrupted => "interrupted",
             Action::Retry => "retry",
+            Action::Failed => "failed",
             Action::LimitWait => "limit_wait",
             Action::LimitResumed => "limit_resumed",
         }
@@ -106,6 +110,9 @@ mod tests {
             Action::Review,
             Action::Interrupted,
             Action::Retry,
+            Action::Failed,
+            Action::LimitWait,
+            Action::LimitResumed,
         ] {
             let json = serde_json::to_string(&action).unwrap();
             assert_eq!(json, format!("\"{}\"", action.as_str()));
