@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent, runs};
+use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent, runs, snapshot_of_a_wait};
 use crate::util::snapshot::regex_escape;
 use crate::util::*;
 
@@ -264,4 +264,80 @@ fn issue_21_no_limit_wait_treats_a_limit_as_before() {
         "{out}"
     );
     assert_eq!(env.actions(), ["ralph", "retry", "complete"], "{out}");
+}
+
+/// Issue 30, §4: a usage-limit wait that `pagent loop` resumes after Ctrl-C keeps its
+/// stage label (it said "then  runs again" and "⏸ usage limit ·  ·"), says it goes on,
+/// and reports the time waited truly: all of it since the limit, and this run's part,
+/// which alone counts in this run's last line.
+#[test]
+fn issue_30_a_wait_resumed_after_ctrl_c_keeps_its_stage_label_and_waited_time() {
+    let env = TestEnv::new();
+    let agent = limited_agent(&env, 5, CLAUDE_LIMIT, CLAUDE_DONE);
+    let mut child = env
+        .bin(&[
+            "loop",
+            "--agent",
+            "claude",
+            "--agent-bin",
+            &agent,
+            "--limit-margin",
+            "1s",
+            "ralph",
+            "Do it",
+        ])
+        .command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::of(child.stdout.take().unwrap());
+    lines.wait_for(Duration::from_secs(20), "the wait's line", |l| {
+        l.starts_with("⏸ usage limit: ")
+    });
+    let interrupted = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(exit_code(&mut child), Some(130));
+    // The user comes back a little later: the wait went on without pagent.
+    std::thread::sleep(Duration::from_secs(2).saturating_sub(interrupted.elapsed()));
+    let out = env
+        .bin(&["loop", "--agent", "claude", "--agent-bin", &agent])
+        .success();
+    let waiting = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("⏸ usage limit: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        waiting.contains("; still waiting until ")
+            && waiting.contains(
+                " more, just past the reset), then ralph · iteration 1/25 runs again, not counted."
+            ),
+        "{waiting}"
+    );
+    let resumed = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("▶ usage limit waited out ("))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        resumed.contains(" since the limit was hit, ")
+            && resumed.ends_with(" of it in this run): ralph · iteration 1/25 runs again"),
+        "{resumed}"
+    );
+    let all = env.state()["usage"]["waited_secs"].as_u64().unwrap();
+    assert!(all >= 4, "{all}");
+    // This run's last line counts this run's wait only, never the wait before it.
+    let last = out.stdout.lines().last().unwrap();
+    let here: u64 = last
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" of it waiting for usage limits (15 tokens"))
+        .and_then(|secs| secs.strip_suffix('s'))
+        .and_then(|secs| secs.parse().ok())
+        .unwrap_or_else(|| panic!("{last}"));
+    assert!(here < all, "{last}: {here} of {all}");
+    snapshot_of_a_wait!(out.stdout);
+    assert_eq!(runs(&env), 2);
+    assert_eq!(env.state()["iterations"], json!([1]));
 }

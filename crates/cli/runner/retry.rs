@@ -169,7 +169,7 @@ pub(super) fn run_with_retries(
             _ => runs.options.retries,
         };
         progress.retrying(verdict.class, text, delay, attempt, of);
-        if !sleep_unless_interrupted(delay) {
+        if !sleep_while_ours(delay, still_ours) {
             return Ok(Attempt::Interrupted);
         }
     }
@@ -281,11 +281,13 @@ fn remember(
     }
 }
 
-fn sleep_unless_interrupted(total: Duration) -> bool {
+/// Sleeps `total` (an outage's retry may be minutes away) unless Ctrl-C comes or the loop
+/// is no longer this runner's (`pagent cancel`): false then, within a tenth of a second.
+fn sleep_while_ours(total: Duration, still_ours: &mut dyn FnMut() -> bool) -> bool {
     let step = Duration::from_millis(100);
     let mut slept = Duration::ZERO;
     while slept < total {
-        if signals::interrupted() {
+        if signals::interrupted() || !still_ours() {
             return false;
         }
         std::thread::sleep(step);

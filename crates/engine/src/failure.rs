@@ -170,6 +170,7 @@ fn backoff(first_delay_secs: u64, n: u32) -> u64 {
 fn crash_retry(class: FailureClass, why: &str, n: u32, retry: RetryOptions) -> AfterFailure {
     let label = class.label();
     let why = cap(why);
+    let why = why.trim_end_matches('.');
     if n > retry.retries {
         let times = match n {
             1 => "once".to_owned(),
@@ -200,6 +201,7 @@ fn outage_retry(
 ) -> AfterFailure {
     let label = FailureClass::Outage.label();
     let why = cap(why);
+    let why = why.trim_end_matches('.');
     let lasted = now.since(since);
     if lasted >= retry.outage_secs {
         return AfterFailure::Stop(format!(
