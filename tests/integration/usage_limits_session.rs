@@ -231,3 +231,42 @@ fn issue_21_stop_failure_is_registered_like_the_other_hooks() {
     );
     assert_eq!(entry["hooks"][0]["type"], "command");
 }
+
+/// Issue 30, §2 in the session: a StopFailure whose text is one no wait ends (out of
+/// credits, a seat or admin setting; Claude Code sends them all as `rate_limit`) ends the
+/// loop at once, saying why and what to do, instead of waiting "until the session goes
+/// on", which nothing would ever do.
+#[test]
+fn issue_30_stop_failure_of_a_limit_no_wait_ends_ends_the_loop() {
+    for text in [
+        "Your seat type doesn't include usage credits",
+        "You're out of usage credits",
+        "Your usage allocation has been disabled by your admin · ask your admin for a higher limit",
+    ] {
+        let env = TestEnv::new();
+        env.cmd(&["ralph", "Fix it"]).success();
+        env.stop(&env.stop_input("working")).blocked();
+        let mut input = stop_failure_input(&env, "claude-2.1.330-stopfailure-429.json");
+        input["last_assistant_message"] = json!(text);
+        let out = stop_failure_from(&env, &input, Some("2.1.332"));
+        let said: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+        let message = said["systemMessage"].as_str().unwrap();
+        assert!(
+            message.starts_with("pagent: gave up: ")
+                && message.contains(&format!("{text}: waiting will not end this; ")),
+            "{text}: {message}"
+        );
+        let state = env.state();
+        assert_eq!(state["status"], "gave_up", "{text}");
+        assert!(state.get("limit_wait").is_none(), "{text}");
+        assert_eq!(state["iterations"], json!([2]), "{text}: not counted");
+        assert_eq!(env.actions(), ["ralph", "block", "gave_up"], "{text}");
+        let status = env.cmd(&["status"]).success();
+        assert!(
+            status.stdout.contains("· gave up ·") && status.stdout.contains("ended: "),
+            "{text}: {status}"
+        );
+        // The next Stop of the session is free.
+        env.stop(&env.stop_input("ok")).allowed();
+    }
+}
