@@ -284,10 +284,16 @@ fn claude_outage_status(line: &Value) -> bool {
         .is_some_and(|status| status == 429 || (500..600).contains(&status))
 }
 
-/// Codex's words for a service that failed it (after its own retries).
+/// Codex's words for a service that failed it (after its own retries): its own texts
+/// for a 5xx and for a model at capacity (read from Codex 0.171.0's executable; a 500
+/// of the mock reads "We’re currently experiencing high demand, which may cause
+/// temporary errors."), and the HTTP status it names otherwise.
 fn codex_outage(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     [
+        "experiencing high demand",
+        "is at capacity",
+        "capacity is unavailable",
         "unexpected status 5",
         "last status: 429",
         "last status: 5",

@@ -512,7 +512,19 @@ fn watch_outage(kind: AgentKind, stream: &str) -> Option<String> {
 /// one (a plain failure, a model's words).
 #[test]
 fn issue_30_outages_are_read_with_their_words() {
-    let cases: [(&str, AgentKind, &str, &str); 8] = [
+    let cases: [(&str, AgentKind, &str, &str); 10] = [
+        (
+            "Codex 0.169.0 and 0.171.0 at a 500 (the e2e mock's)",
+            AgentKind::Codex,
+            r#"{"type":"turn.failed","error":{"message":"We’re currently experiencing high demand, which may cause temporary errors."}}"#,
+            "We’re currently experiencing high demand",
+        ),
+        (
+            "Codex at a model's capacity",
+            AgentKind::Codex,
+            r#"{"type":"turn.failed","error":{"message":"Selected model is at capacity. Please try a different model."}}"#,
+            "Selected model is at capacity.",
+        ),
         (
             "Claude Code 2.1.330 529",
             AgentKind::Claude,
