@@ -368,3 +368,48 @@ fn issue_30_status_says_what_the_user_must_do_after_a_usage_limit_on_each_client
     });
     assert_eq!(e2e.state()["status"], "complete");
 }
+
+/// Issue 30, §2 in the terminal UI: a usage limit that no wait ends (the mock's 429 says
+/// the seat does not include usage credits) ends the session's loop at once, never a wait
+/// that nothing would end; Claude Code shows no StopFailure message, so pagent says it at
+/// the user's next prompt, and status says it too.
+#[test]
+#[ignore = "needs the Claude Code CLI and tmux"]
+fn issue_30_a_real_claude_limit_that_does_not_reset_ends_the_session_loop_and_says_so() {
+    let e2e = E2e::start(vec![
+        Reply::text("Starting on the parser."),
+        Reply::UsageStop {
+            reason: "seat_tier_level_disabled".into(),
+        },
+        Reply::text("Sorry about that."),
+    ]);
+    let ui = Tmux::start_subscribed(&e2e);
+    ui.type_line("/ralph Fix the parser --max-iterations 5");
+    let screen = ui.wait_for("Your seat type doesn't include usage credits");
+    wait_showing(Duration::from_secs(20), "the loop's end", || {
+        if e2e.state()["status"] == "gave_up" {
+            Ok(())
+        } else {
+            Err(screen.clone())
+        }
+    });
+    let state = e2e.state();
+    assert!(state.get("limit_wait").is_none(), "{state}");
+    assert_eq!(state["iterations"], serde_json::json!([2]), "{state}");
+    let reason = state["end_reason"].as_str().unwrap();
+    assert_eq!(
+        reason,
+        "seat or admin stop: Your seat type doesn't include usage credits: waiting will not end this; only the account's admin can lift it, then start the loop again"
+    );
+    let status = e2e.pagent(&["status"]);
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains(&format!("ended: {reason}")), "{status}");
+    // 2.1.197 asks what to do about the limit first.
+    if patch_version() < 234 && ui.screen().contains("What do you want to do?") {
+        ui.key("Escape");
+    }
+    ui.type_line("what now?");
+    ui.wait_for(
+        "pagent: gave up: seat or admin stop: Your seat type doesn't include usage credits",
+    );
+}

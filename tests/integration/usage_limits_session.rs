@@ -266,6 +266,21 @@ fn issue_30_stop_failure_of_a_limit_no_wait_ends_ends_the_loop() {
             status.stdout.contains("· gave up ·") && status.stdout.contains("ended: "),
             "{text}: {status}"
         );
+        // Claude Code shows no StopFailure message: the user's next prompt shows it, once.
+        let prompt = |text: &str| {
+            env.cmd(&["hook", "user-prompt-submit"])
+                .env("CLAUDE_PROJECT_DIR", &env.root)
+                .stdin(
+                    json!({"session_id": SESSION, "cwd": env.root,
+                        "hook_event_name": "UserPromptSubmit", "prompt": text})
+                    .to_string(),
+                )
+                .success()
+                .stdout
+        };
+        let told: Value = serde_json::from_str(prompt("what now?").trim()).unwrap();
+        assert_eq!(told["systemMessage"].as_str(), Some(message), "{text}");
+        assert_eq!(prompt("and now?").trim(), "", "{text}: said once");
         // The next Stop of the session is free.
         env.stop(&env.stop_input("ok")).allowed();
     }

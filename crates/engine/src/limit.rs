@@ -346,7 +346,14 @@ pub fn decide_stop_failure(event: &StopFailureEvent<'_>, state: &State) -> Outco
         claimed.session_id = event.session_id.map(str::to_owned);
     }
     if let Some(reason) = stop_reason(&seen, ahead) {
-        return give_up(&claimed, reason, event.now);
+        let mut outcome = give_up(&claimed, reason, event.now);
+        // Claude Code shows no StopFailure hook's message: the session hears it at its
+        // next prompt (`notice.rs`).
+        if let (Decision::Notify(message), Some(written)) = (&outcome.decision, &mut outcome.write)
+        {
+            written.session_notice = Some(message.clone());
+        }
+        return outcome;
     }
     let until = ahead.map(|secs| Timestamp(event.now.0 + secs + MARGIN_SECS));
     let mut outcome = begin_wait(&claimed, &seen, until, until.is_some(), event.now);

@@ -286,6 +286,8 @@ fn issue_30_stop_failure_of_a_stop_ends_the_loop() {
     let Decision::Notify(message) = &outcome.decision else {
         panic!("{outcome:?}");
     };
+    // Told at the session's next prompt too: Claude Code shows no StopFailure message.
+    assert_eq!(written.session_notice.as_ref(), Some(message));
     insta::assert_snapshot!(message);
 }
 
