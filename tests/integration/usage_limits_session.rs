@@ -285,3 +285,26 @@ fn issue_30_stop_failure_of_a_limit_no_wait_ends_ends_the_loop() {
         env.stop(&env.stop_input("ok")).allowed();
     }
 }
+
+/// Issue 30, §2: a `rate_limit` StopFailure whose words are the server's own throttle or
+/// an API key's rate limit is an outage, not a usage limit: the loop is not marked
+/// waiting (status would say "waiting for a usage limit" that nobody's plan hit).
+#[test]
+fn issue_30_a_throttle_in_the_session_is_not_a_usage_limit() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.stop(&env.stop_input("working")).blocked();
+    let before = env.read(".claude/pagent-pipeline.json");
+    for text in [
+        "API Error: Server is temporarily limiting requests (not your usage limit) · limit",
+        "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.",
+    ] {
+        let mut input = stop_failure_input(&env, "claude-2.1.330-stopfailure-429.json");
+        input["last_assistant_message"] = json!(text);
+        let out = stop_failure_from(&env, &input, Some("2.1.332"));
+        assert_eq!(out.stdout, "", "{text}");
+        assert_eq!(env.read(".claude/pagent-pipeline.json"), before, "{text}");
+    }
+    env.stop(&env.stop_input("working")).blocked();
+    assert_eq!(env.state()["iterations"], json!([3]));
+}

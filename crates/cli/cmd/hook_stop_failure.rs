@@ -58,9 +58,11 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         tz: env.tz.as_deref(),
         tzdir: env.tzdir.as_deref(),
     };
-    let limit = input
+    let said = input
         .last_assistant_message
         .as_deref()
+        .filter(|text| !text.trim().is_empty());
+    let limit = said
         .and_then(claude_text)
         .map(|hit| zone::limit_seen(&hit, &zones, now));
     let session = input.session_id.clone();
@@ -68,6 +70,7 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         session_id: session.as_deref(),
         seal_valid: store::ownership(&project, user_dir, &state) == Ownership::Own,
         error: input.error.as_deref().unwrap_or(""),
+        outage: said.is_some() && limit.is_none(),
         limit,
         client: env.claude_version.as_deref(),
         now,

@@ -308,6 +308,9 @@ pub struct StopFailureEvent<'a> {
     pub error: &'a str,
     /// The limit read from `last_assistant_message`, its reset resolved.
     pub limit: Option<LimitSeen>,
+    /// True when `last_assistant_message` said something other than a usage limit (the
+    /// server's own throttle, an API key's rate limit): an outage, not a wait.
+    pub outage: bool,
     /// The Claude Code version the hook runs under (`2.1.197`), if it could tell.
     pub client: Option<&'a str>,
     pub now: Timestamp,
@@ -329,7 +332,7 @@ pub fn decide_stop_failure(event: &StopFailureEvent<'_>, state: &State) -> Outco
             whose_loop(state, event.session_id),
             Whose::This | Whose::Unclaimed
         );
-    if !ours || event.error != "rate_limit" || state.limit_wait.is_some() {
+    if !ours || event.error != "rate_limit" || event.outage || state.limit_wait.is_some() {
         return Outcome::silent();
     }
     let seen = event.limit.clone().unwrap_or(LimitSeen {

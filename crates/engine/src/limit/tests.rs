@@ -138,6 +138,7 @@ fn failure<'a>(error: &'a str, limit: Option<LimitSeen>) -> StopFailureEvent<'a>
         seal_valid: true,
         error,
         limit,
+        outage: false,
         client: Some("2.1.330"),
         now: NOW,
     }
@@ -182,6 +183,10 @@ fn issue_21_no_other_api_error_touches_the_loop() {
     nameless.session_id = None;
     let mut driven = state.clone();
     driven.driver = crate::Driver::Loop;
+    // Issue 30: a `rate_limit` whose words are the server's own throttle or an API key's
+    // rate limit is an outage: the loop is not marked waiting for a usage limit.
+    let mut throttled = failure("rate_limit", None);
+    throttled.outage = true;
     for (what, event, state) in [
         ("server_error", failure("server_error", None), &state),
         ("overloaded", failure("overloaded", None), &state),
@@ -199,6 +204,7 @@ fn issue_21_no_other_api_error_touches_the_loop() {
             failure("rate_limit", None),
             &driven,
         ),
+        ("the server's throttle", throttled, &state),
     ] {
         assert_eq!(
             decide_stop_failure(&event, state),

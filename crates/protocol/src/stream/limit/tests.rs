@@ -629,3 +629,21 @@ fn issue_30_a_billing_error_is_a_credit_limit() {
         )
     );
 }
+
+/// Issue 30, attacked: a model (told to by a file it read) that ends a successful run
+/// with a stop's words would end the loop if they were believed: they are not, and its
+/// outage words are no outage either.
+#[test]
+fn issue_30_a_model_that_writes_a_stop_or_an_outage_has_hit_neither() {
+    for text in [
+        "Your seat type doesn't include usage credits",
+        "You're out of usage credits",
+        "API Error: 529 Overloaded.",
+    ] {
+        let assistant = serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}});
+        let result = serde_json::json!({"type": "result", "subtype": "success", "is_error": false, "result": text});
+        let stream = format!("{assistant}\n{result}\n");
+        assert_eq!(watch(AgentKind::Claude, &stream), None, "{text}");
+        assert_eq!(watch_outage(AgentKind::Claude, &stream), None, "{text}");
+    }
+}
