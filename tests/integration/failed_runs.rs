@@ -369,10 +369,21 @@ fn issue_30_status_says_the_failed_run_being_retried() {
         .find(|l| l.starts_with("last failed run: "))
         .unwrap_or_else(|| panic!("{human}"));
     assert!(
-        line.contains(" ago: service outage: API Error: 529 Overloaded.")
+        line.contains(" ago: service outage: API Error: 529 Overloaded")
             && line.contains("; retry 1 in 5m00s, retried with backoff for up to 1h00m, not counted as an iteration"),
         "{line}"
     );
+    // The whole of both views, `status` and `status --all`.
+    let all = env.cmd(&["status", "--all"]).success();
+    let filters = vec![
+        (r"/tmp/[^ \n]*/project", "[PROJECT]"),
+        (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
+        (r"\b\d+s ago\b", "[AGO] ago"),
+        (r"\b\d+s\b", "[DURATION]"),
+    ];
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!(format!("{}\n=== status --all\n{}", human.stdout, all.stdout));
+    });
     env.cmd(&["cancel"]).success();
     wait_until(Duration::from_secs(20), "the loop's exit", || {
         child.try_wait().unwrap()

@@ -308,3 +308,29 @@ fn issue_30_a_throttle_in_the_session_is_not_a_usage_limit() {
     env.stop(&env.stop_input("working")).blocked();
     assert_eq!(env.state()["iterations"], json!([3]));
 }
+
+/// Issue 30, §4: `pagent status` and `status --all` of a session on Claude Code 2.1.197
+/// waiting for a limit say what the user must do (2.1.197 will not go on by itself),
+/// never "then the same iteration runs again".
+#[test]
+fn issue_30_status_of_a_2_1_197_session_says_what_the_user_must_do() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.stop(&env.stop_input("working")).blocked();
+    let input = stop_failure_input(&env, "claude-2.1.197-stopfailure-429.json");
+    stop_failure_from(&env, &input, Some("2.1.197"));
+    let status = env.cmd(&["status"]).success();
+    let all = env.cmd(&["status", "--all"]).success();
+    assert!(!status.stdout.contains("then the same iteration runs again"));
+    let filters = vec![
+        (r"/tmp/[^ \n]*/project", "[PROJECT]"),
+        (r"\(until \d\d:\d\d\)", "(until [CLOCK])"),
+        (r"\b\d+h\d\dm\b", "[DURATION]"),
+        (r"\b\d+m\d\ds\b", "[DURATION]"),
+        (r"\b\d+s\b", "[DURATION]"),
+        (r"session: [0-9a-f-]+", "session: [SESSION]"),
+    ];
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!(format!("{}\n=== status --all\n{}", status.stdout, all.stdout));
+    });
+}
