@@ -56,6 +56,30 @@ pub struct KeptFailing {
     pub message: String,
 }
 
+impl KeptFailing {
+    fn new(class: FailureClass, reason: &str) -> KeptFailing {
+        KeptFailing {
+            class,
+            message: format!("{reason} (the state is saved; the agent's output is in {RUNS_DIR})"),
+        }
+    }
+}
+
+/// What a run reported, when it failed: a usage limit (whatever the exit), else an
+/// outage's words, else why it failed; `None` for a run that did not fail.
+fn failed_run<'a>(
+    limit: Option<&'a LimitSeen>,
+    failure: Option<&'a str>,
+    outage: Option<&'a str>,
+) -> Option<Failed<'a>> {
+    match (limit, failure, outage) {
+        (Some(seen), _, _) => Some(Failed::Limit(seen)),
+        (None, None, _) => None,
+        (None, Some(_), Some(outage)) => Some(Failed::Outage(outage)),
+        (None, Some(why), None) => Some(Failed::Crash(why)),
+    }
+}
+
 /// Where and how one iteration's agent runs: the same for every attempt.
 pub(super) struct Runs<'a> {
     pub agent: &'a AgentSpec,
@@ -120,16 +144,11 @@ pub(super) fn run_with_retries(
             .as_ref()
             .map(|hit| zone::limit_seen(hit, &zone::of_env(runs.env), now()));
         let why = run.failure(runs.agent);
-        let failed = match (&seen, &why, &run.outage) {
-            (Some(seen), _, _) => Failed::Limit(seen),
-            (None, None, _) => {
-                let mut run = run;
-                spent.append(&mut run.usage);
-                run.usage = spent;
-                return Ok(Attempt::Ran(Box::new(run)));
-            }
-            (None, Some(_), Some(outage)) => Failed::Outage(outage),
-            (None, Some(why), None) => Failed::Crash(why),
+        let Some(failed) = failed_run(seen.as_ref(), why.as_deref(), run.outage.as_deref()) else {
+            let mut run = run;
+            spent.append(&mut run.usage);
+            run.usage = spent;
+            return Ok(Attempt::Ran(Box::new(run)));
         };
         let verdict = after_failure(
             failed,
@@ -151,13 +170,7 @@ pub(super) fn run_with_retries(
             AfterFailure::Stop(reason) => {
                 remember(runs, state, &verdict, reason, &log_path, &run, progress)?;
                 crate::session::notify::runner_stopped(runs.env, &runs.project.root, state, reason);
-                return Err(KeptFailing {
-                    class: verdict.class,
-                    message: format!(
-                        "{reason} (the state is saved; the agent's output is in {RUNS_DIR})"
-                    ),
-                }
-                .into());
+                return Err(KeptFailing::new(verdict.class, reason).into());
             }
         };
         if !remember(runs, state, &verdict, text, &log_path, &run, progress)? {
