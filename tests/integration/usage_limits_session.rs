@@ -328,6 +328,11 @@ fn issue_30_status_of_a_2_1_197_session_says_what_the_user_must_do() {
         (r"\b\d+h\d\dm\b", "[DURATION]"),
         (r"\b\d+m\d\ds\b", "[DURATION]"),
         (r"\b\d+s\b", "[DURATION]"),
+        // Waited 0s or 1s by now: the header says so only from 1s on.
+        (
+            r"\[DURATION\] worked, \[DURATION\] waited for usage limits",
+            "[DURATION]",
+        ),
         (r"session: [0-9a-f-]+", "session: [SESSION]"),
     ];
     insta::with_settings!({filters => filters}, {
