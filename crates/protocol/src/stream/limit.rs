@@ -28,9 +28,10 @@
 //! Claude Code's texts are the twelve [`CLAUDE_LIMIT_TEXTS`]: the beginnings of a
 //! usage-limit error that its Agent SDK exports (`USAGE_LIMIT_ERROR_PREFIXES` in
 //! `sdk.d.ts` of `@anthropic-ai/claude-agent-sdk` 0.3.332, for Claude Code 2.1.332,
-//! checked 2026-11-27; `docs/limits.md`). Every one of them arrives the same way: a
-//! `rate_limit` error (the synthetic assistant line, the failed `result`, StopFailure's
-//! `error`), whatever its kind.
+//! checked 2026-11-27; `docs/unattended.md`). Those a mock can make Claude Code 2.1.197
+//! and 2.1.332 print arrive as a `rate_limit` error (the synthetic assistant line, the
+//! failed `result`, StopFailure's `error`), whatever their kind; they are read from the
+//! text, whatever the error.
 //!
 //! A window limit (a session, five-hour, weekly or model window) resets by itself; a
 //! credit or spend limit ends only when the account is topped up (or when the plan's
