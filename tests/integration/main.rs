@@ -30,6 +30,7 @@ mod dashboard;
 mod docs;
 mod during_turn;
 mod escapes;
+mod failed_runs;
 mod faults;
 mod hook_input;
 mod hostile_configs;

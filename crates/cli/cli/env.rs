@@ -93,6 +93,10 @@ pub const NO_COLOR: &str = "NO_COLOR";
 /// The machine's time zone and zone database, for an agent's usage-limit reset time.
 pub const TZ: &str = "TZ";
 pub const TZDIR: &str = "TZDIR";
+/// Set by Claude Code for its hooks and tools, with its version:
+/// `claude-code_2-1-197_harness` (observed on 2.1.197, 2.1.330 and 2.1.332, in `-p` mode
+/// and the terminal UI alike). Hook inputs carry no version.
+pub const AI_AGENT: &str = "AI_AGENT";
 /// The terminal's width and height when it cannot be asked (see `cli::screen`).
 pub const COLUMNS: &str = "COLUMNS";
 pub const LINES: &str = "LINES";
@@ -128,6 +132,8 @@ pub struct Env {
     /// `TZ` (set, even empty: empty means UTC) and `TZDIR`.
     pub tz: Option<OsString>,
     pub tzdir: Option<OsString>,
+    /// The Claude Code version a hook runs under (`2.1.197`), from [`AI_AGENT`].
+    pub claude_version: Option<String>,
 }
 
 /// What `pagent install` and `pagent uninstall` read: the user's own folders.
@@ -193,6 +199,7 @@ impl Env {
             },
             tz: var(TZ),
             tzdir: non_empty(TZDIR),
+            claude_version: string(AI_AGENT).as_deref().and_then(claude_version),
         }
     }
 
@@ -228,6 +235,19 @@ impl Env {
     }
 }
 
+/// The version in [`AI_AGENT`]'s value (`claude-code_2-1-197_harness` gives `2.1.197`);
+/// `None` for any other agent or shape.
+pub fn claude_version(value: &str) -> Option<String> {
+    let rest = value.strip_prefix("claude-code_")?;
+    let version = rest.split('_').next()?;
+    let parts: Vec<&str> = version.split('-').collect();
+    let numbers = parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 6 && p.bytes().all(|b| b.is_ascii_digit()));
+    numbers.then(|| parts.join("."))
+}
+
 /// `PAGENT_DRIVER`'s value: `loop` or `hook`; anything else names no driver.
 pub fn parse_driver(value: &str) -> Option<Driver> {
     match value {
@@ -253,6 +273,24 @@ mod tests {
         assert_eq!(parse_driver("hook"), Some(Driver::Hook));
         for other in ["", "Loop", "loop ", "1"] {
             assert_eq!(parse_driver(other), None, "{other:?}");
+        }
+    }
+
+    /// Issue 30, §4: the client a hook runs under, as Claude Code 2.1.197 and 2.1.332 name
+    /// themselves to their hooks.
+    #[test]
+    fn issue_30_the_claude_code_version_comes_from_ai_agent() {
+        for (value, version) in [
+            ("claude-code_2-1-197_harness", Some("2.1.197")),
+            ("claude-code_2-1-332_harness", Some("2.1.332")),
+            ("claude-code_3-0-0", Some("3.0.0")),
+            ("codex_0-171-0", None),
+            ("claude-code_2-1_harness", None),
+            ("claude-code_2-1-x_harness", None),
+            ("claude-code_", None),
+            ("", None),
+        ] {
+            assert_eq!(claude_version(value).as_deref(), version, "{value:?}");
         }
     }
 }

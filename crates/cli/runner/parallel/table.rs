@@ -269,6 +269,7 @@ mod tests {
             reason: "used all 5".into(),
             elapsed_secs: 9,
             usage: None,
+            failure: None,
         };
         apply(
             &mut row,
