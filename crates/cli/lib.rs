@@ -15,7 +15,7 @@ mod dashboard;
 mod dispatch;
 mod install;
 mod io;
-mod process;
+
 mod runner;
 mod session;
 mod setup;

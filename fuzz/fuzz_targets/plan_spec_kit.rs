@@ -6,5 +6,5 @@
 mod common;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    common::check(data, pagent_engine::stories::Format::SpecKit);
+    common::check(data, pagent_stories::Format::SpecKit);
 });

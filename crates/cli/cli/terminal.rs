@@ -59,7 +59,7 @@ impl Sgr {
 fn nonce() -> &'static str {
     static NONCE: OnceLock<String> = OnceLock::new();
     NONCE.get_or_init(|| {
-        let bytes: [u8; 16] = crate::store::door::random_bytes().unwrap_or_else(|_| {
+        let bytes: [u8; 16] = pagent_door::random_bytes().unwrap_or_else(|_| {
             // No randomness: a value no project text is likely to hold, from the clock.
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::cli::env::Env;
-use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
-use crate::store::door::Dir;
+use pagent_door::files::Dir;
+use pagent_door::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 
 const REDIRECT: &str = "dashboard.html";
 

@@ -11,9 +11,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use pagent_engine::stories::Issue;
+use pagent_stories::Issue;
 
-use crate::process::{Launch, Program, SearchPath};
+use pagent_door::process::{Launch, Program, SearchPath};
 
 /// Issues asked for at most (a search that finds more is cut, and says so).
 pub const MAX_ISSUES: usize = 100;

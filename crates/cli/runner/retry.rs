@@ -18,12 +18,12 @@ use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::cli::env;
 use crate::cli::ui;
 use crate::io::now;
-use crate::process::SearchPath;
-use crate::process::signals;
 use crate::runner::progress::Progress;
 use crate::session;
 use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNS_DIR};
+use pagent_door::process::SearchPath;
+use pagent_door::process::signals;
 
 /// The longest wait between retries.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);

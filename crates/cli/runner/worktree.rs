@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use git2::{IndexAddOption, Repository, Signature, WorktreeAddOptions};
 
-use crate::process::{Launch, Program, SearchPath};
-use crate::store::door::{self, Dir};
+use pagent_door::files::{self, Dir};
+use pagent_door::process::{Launch, Program, SearchPath};
 
 /// How long `git push` and `gh pr create` may take (they wait on a network).
 const REMOTE_TIMEOUT: Duration = Duration::from_secs(600);
@@ -44,7 +44,7 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
     );
     let repo =
         crate::store::git::discover(project_root).context("--worktree needs a git repository")?;
-    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)
+    let workdir = files::canonical_dir(repo.workdir().context("the repository has no work tree")?)
         .context("the repository's work tree cannot be opened")?;
     let tree = Dir::open(&workdir)?;
     let rel = Path::new(WORKTREES).join(name);
@@ -60,7 +60,7 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
     // Loops started together (pagent parallel) create worktrees at the same moment;
     // libgit2 is not safe against that (it fails to mkdir .git/worktrees that another
     // process just made), so creation is serialised on a lock in the git folder.
-    let git_dir = Dir::open(&door::canonical_dir(repo.commondir())?)?;
+    let git_dir = Dir::open(&files::canonical_dir(repo.commondir())?)?;
     let _lock = git_dir
         .lock(Path::new("pagent-worktree.lock"), Duration::from_secs(120))
         .context("cannot lock the worktree lock")?;
@@ -137,7 +137,7 @@ pub fn existing(project_root: &Path, name: &str) -> anyhow::Result<Option<Worktr
     let Some(repo) = crate::store::git::discover(project_root) else {
         return Ok(None);
     };
-    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)
+    let workdir = files::canonical_dir(repo.workdir().context("the repository has no work tree")?)
         .context("the repository's work tree cannot be opened")?;
     let tree = Dir::open(&workdir)?;
     let rel = Path::new(WORKTREES).join(name);
@@ -153,7 +153,7 @@ pub fn existing(project_root: &Path, name: &str) -> anyhow::Result<Option<Worktr
 /// git's record of it. The branch stays.
 pub fn remove(project_root: &Path, name: &str) -> anyhow::Result<()> {
     let repo = crate::store::git::discover(project_root).context("no git repository")?;
-    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)?;
+    let workdir = files::canonical_dir(repo.workdir().context("the repository has no work tree")?)?;
     let rel = Path::new(WORKTREES).join(name);
     let path = workdir.join(&rel);
     Dir::open(&workdir)?
@@ -163,7 +163,7 @@ pub fn remove(project_root: &Path, name: &str) -> anyhow::Result<()> {
         let Ok(found) = repo.find_worktree(admin) else {
             continue;
         };
-        if found.path() == path || door::canonical(found.path()).is_ok_and(|p| p == path) {
+        if found.path() == path || files::canonical(found.path()).is_ok_and(|p| p == path) {
             found
                 .prune(Some(
                     git2::WorktreePruneOptions::new()
@@ -187,7 +187,7 @@ fn reusable(
 ) -> anyhow::Result<Option<PathBuf>> {
     match tree.kind_no_follow(rel)? {
         None => return Ok(None),
-        Some(door::Kind::Dir) => {}
+        Some(files::Kind::Dir) => {}
         Some(kind) => bail!(
             "{} is {}, not a worktree folder; remove it to let pagent create the worktree",
             path.display(),
@@ -198,7 +198,7 @@ fn reusable(
         let Ok(registered) = repo.find_worktree(admin) else {
             continue;
         };
-        if door::canonical(registered.path()).is_ok_and(|p| p == path) {
+        if files::canonical(registered.path()).is_ok_and(|p| p == path) {
             return Ok(Some(path.to_path_buf()));
         }
     }

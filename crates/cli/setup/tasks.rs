@@ -31,7 +31,7 @@ pub struct Task {
 /// Tasks from a JSON list or a text file (one per line, `name: task` or just the task),
 /// and the bytes they were read from (what trusting the file covers).
 pub fn read_tasks_and_bytes(path: &Path) -> anyhow::Result<(Vec<Task>, Vec<u8>)> {
-    let bytes = crate::store::door::read_outside(path, 4 * 1024 * 1024)
+    let bytes = pagent_door::files::read_outside(path, 4 * 1024 * 1024)
         .with_context(|| format!("cannot read the tasks file {}", path.display()))?;
     let tasks = parse_tasks(path, &bytes)?;
     Ok((tasks, bytes))

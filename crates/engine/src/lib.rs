@@ -37,8 +37,8 @@ pub mod usage;
 mod workflow;
 mod world;
 
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use action::Action;
 pub use backpressure::FailedCheck;

@@ -53,6 +53,9 @@ impl World for StepWorld<'_> {
             _ => Probe::Missing,
         }
     }
+    fn plans(&self) -> &dyn pagent_engine::stories::PlanReader {
+        &pagent_engine::stories::NoPlans
+    }
     fn read_text(&mut self, _: &RelPath) -> Result<String, Probe> {
         Err(Probe::Missing)
     }

@@ -51,7 +51,7 @@ pub fn render_issues(query: &str, issues: &[Issue]) -> String {
             issue.number,
             one_line(&issue.title)
         ));
-        let body = crate::render::cap_head(
+        let body = pagent_engine::render::cap_head(
             issue.body.trim(),
             BODY_CAP,
             "cut; `gh issue view` shows all of it",

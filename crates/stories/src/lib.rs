@@ -11,9 +11,15 @@
 //!
 //! A plan is a stranger's text: readers cap its size and its story count, never index
 //! past a line, and are fuzzed (`fuzz/fuzz_targets/plan_*.rs`). A plan is also the
-//! user's: pagent changes only the marker of the story it ticks (`mark`), and reads the
-//! file again after every iteration (`stage`), so a story the user ticks or unticks by
-//! hand is taken as they left it.
+//! user's: pagent changes only the marker of the story it ticks (`mark`), and the engine
+//! reads the file again after every iteration (its stories stage), so a story the user
+//! ticks or unticks by hand is taken as they left it.
+//!
+//! The crate sits on the engine: the engine knows the formats by name ([`Format`]) and
+//! asks a plan only what the loop needs (`pagent_engine::stories::StoryPlan`); [`Reader`]
+//! is the reader the binary hands it. Like the engine it is pure: text in, stories out.
+
+#![forbid(unsafe_code)]
 
 mod chief;
 mod detect;
@@ -25,93 +31,19 @@ mod prd_json;
 mod ralphex;
 mod render;
 mod speckit;
-mod stage;
 mod text;
 
 use std::ops::Range;
 
 pub use issues::{Issue, issue_number, render_issues};
 pub use mark::{MarkError, mark_done};
-pub use stage::{STORY_PROMISE, render_stage_prompt, story_in_prompt};
-pub(crate) use stage::{evaluate_stage, stories_finding, story_states};
+pub use pagent_engine::stories::Format;
+use pagent_engine::stories::{PlanReader, StoryPlan};
 
 /// Plans larger than this are refused (a plan is read at every decision).
 pub const MAX_PLAN_BYTES: usize = 4 * 1024 * 1024;
 /// More stories than this is not a plan a loop can work through.
 pub const MAX_STORIES: usize = 10_000;
-
-/// The kinds of plan pagent reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// snarktank's `prd.json` (Ralph, older Chief): `userStories` with `passes`.
-    PrdJson,
-    /// Chief's `prd.md`: `### US-001: Title` sections with `**Status:**`.
-    Chief,
-    /// GitHub spec-kit's `tasks.md`: `- [ ] T001 [P] [US1] Description` under phases.
-    SpecKit,
-    /// A Kiro spec's `tasks.md`: numbered, nested checkboxes, `[ ]*` optional.
-    Kiro,
-    /// A ralphex plan: `### Task N:` sections of checkboxes, `## Validation Commands`.
-    Ralphex,
-    /// GitHub issues, as `pagent loop --issues` writes them down.
-    Issues,
-}
-
-impl Format {
-    pub const ALL: [Format; 6] = [
-        Format::PrdJson,
-        Format::Chief,
-        Format::SpecKit,
-        Format::Kiro,
-        Format::Ralphex,
-        Format::Issues,
-    ];
-
-    /// The name `--format` takes and the state file keeps.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::PrdJson => "prd-json",
-            Format::Chief => "chief",
-            Format::SpecKit => "spec-kit",
-            Format::Kiro => "kiro",
-            Format::Ralphex => "ralphex",
-            Format::Issues => "issues",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Format> {
-        let name = name.trim().to_ascii_lowercase().replace(['_', '.'], "-");
-        match name.as_str() {
-            "prd-json" | "json" | "prd" => Some(Format::PrdJson),
-            "chief" | "prd-md" => Some(Format::Chief),
-            "spec-kit" | "speckit" => Some(Format::SpecKit),
-            "kiro" => Some(Format::Kiro),
-            "ralphex" => Some(Format::Ralphex),
-            "issues" | "github" => Some(Format::Issues),
-            _ => None,
-        }
-    }
-
-    /// The format in a few words, for messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Format::PrdJson => "a prd.json (userStories)",
-            Format::Chief => "a Chief prd.md",
-            Format::SpecKit => "a spec-kit tasks.md",
-            Format::Kiro => "a Kiro tasks.md",
-            Format::Ralphex => "a ralphex plan",
-            Format::Issues => "a list of GitHub issues",
-        }
-    }
-
-    /// How a done story is said: prd.json's stories "pass", the others "are done".
-    fn done_verb(self) -> &'static str {
-        match self {
-            Format::PrdJson => "pass",
-            _ => "are done",
-        }
-    }
-}
 
 /// A plan: its stories in file order, and the commands it asks to run after each.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -321,6 +253,57 @@ impl Plan {
             format!("{done} of {total} stories in {path} {verb}; {next}"),
             format!("stories {done}/{total}"),
         )
+    }
+}
+
+/// The plan reader the binary hands the engine (through its world): every format here.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reader;
+
+impl PlanReader for Reader {
+    fn read(&self, text: &str, format: Option<Format>) -> Result<Box<dyn StoryPlan>, String> {
+        Plan::read(text, format)
+            .map(|plan| Box::new(plan) as Box<dyn StoryPlan>)
+            .map_err(|e| e.to_string())
+    }
+
+    fn mark_done(
+        &self,
+        text: &str,
+        format: Option<Format>,
+        id: &str,
+    ) -> Result<Option<String>, String> {
+        match mark_done(text, format, id) {
+            Ok(new) => Ok(new),
+            // Gone from the plan (the user removed it): nothing to tick.
+            Err(MarkError::NoStory(_)) => Ok(None),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+}
+
+impl StoryPlan for Plan {
+    fn format(&self) -> Format {
+        self.format
+    }
+
+    fn is_complete(&self) -> bool {
+        Plan::is_complete(self)
+    }
+
+    fn progress(&self, path: &str) -> (bool, String, String) {
+        Plan::progress(self, path)
+    }
+
+    fn story_states(&self) -> Vec<(&str, bool)> {
+        self.stories
+            .iter()
+            .map(|s| (s.id.as_str(), s.done))
+            .collect()
+    }
+
+    fn next_story(&self) -> Option<(&str, String)> {
+        Plan::next_story(self).map(|story| (story.id.as_str(), story.render_in(Some(self))))
     }
 }
 

@@ -13,7 +13,7 @@
 //! again as a whole), and nothing in it is interpreted, only laid out.
 
 use super::{Plan, Story};
-use crate::render::cap_head;
+use pagent_engine::render::cap_head;
 
 /// A story's own text longer than this is cut: the agent can read the plan itself.
 const STORY_CAP: usize = 6_000;

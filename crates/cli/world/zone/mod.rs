@@ -81,7 +81,7 @@ impl Zones<'_> {
 }
 
 fn read_tzif(path: &Path) -> Option<Rules> {
-    let bytes = crate::store::door::read_outside(path, TZIF_CAP).ok()?;
+    let bytes = pagent_door::files::read_outside(path, TZIF_CAP).ok()?;
     tzif::parse(&bytes)
 }
 

@@ -1,6 +1,6 @@
 //! The one door to files pagent does not own the folder of: every read and write under a
 //! project (and under the user's own pagent folder) goes through [`Dir`], and nothing else
-//! in the binary opens a path (the root `clippy.toml` bans `std::fs` outside this file).
+//! in pagent opens a path (the root `clippy.toml` bans `std::fs` outside this crate).
 //!
 //! A project is a stranger's until proven otherwise: a cloned repository can hold symlinks
 //! to the user's shell start-up files, FIFOs that block whoever opens them, device nodes
@@ -71,8 +71,6 @@
 //! children get their own process group through `posix_spawn`'s process-group attribute
 //! on both (`Command::process_group`); pagent uses neither `setsid` nor `/proc`.
 
-#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
-
 mod home;
 #[cfg_attr(unix, allow(dead_code))] // applied on Windows, tested everywhere
 pub mod names;
@@ -98,7 +96,6 @@ use std::collections::VecDeque;
 #[cfg(unix)]
 use std::ffi::CString;
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read, Write};
 #[cfg(unix)]
@@ -166,26 +163,38 @@ impl Kind {
 }
 
 /// Why the door refused or failed. Each variant names the path as the caller gave it.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DoorError {
     /// The path is absolute, empty where a file is needed, or has a `..`.
+    #[error("{0}: not a path inside the folder")]
     BadPath(String),
     /// Nothing there.
+    #[error("{0}: not found")]
     Missing(String),
     /// There is something, but not a regular file (or not a folder where one is needed).
+    #[error("{}", not_regular(.0, *.1))]
     NotRegular(String, Kind),
     /// There is something, but not a folder.
+    #[error("{path} is {kind}, not a folder", path = .0, kind = .1.article())]
     NotADir(String, Kind),
     /// A symlink where pagent writes, or one that leads out of the root.
+    #[error("{0} is (or passes through) a symlink; pagent does not write through symlinks")]
     Symlink(String),
+    #[error("{0} is a symlink that leads outside the folder")]
     Outside(String),
     /// Windows: a symbolic link, junction or mount point (a name-surrogate reparse
     /// point), which the Windows door never follows, inside the root or out of it.
     #[cfg_attr(unix, allow(dead_code))]
+    #[error(
+        "{0} is (or passes through) a symlink or junction; pagent on Windows does not follow them"
+    )]
     Reparse(String),
+    #[error("{path} is larger than {cap}; not read", path = .0, cap = size(*.1))]
     TooLarge(String, u64),
     /// The lock stayed taken for longer than the caller would wait.
+    #[error("{path} stayed locked by another pagent process for {secs} s", path = .0, secs = .1.as_secs())]
     Busy(String, Duration),
+    #[error("{0}: {1}")]
     Io(String, io::Error),
 }
 
@@ -195,37 +204,12 @@ impl DoorError {
     }
 }
 
-impl fmt::Display for DoorError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DoorError::BadPath(p) => write!(f, "{p}: not a path inside the folder"),
-            DoorError::Missing(p) => write!(f, "{p}: not found"),
-            DoorError::NotRegular(p, Kind::Dir) => write!(f, "{p} is a folder, not a file"),
-            DoorError::NotRegular(p, kind) => {
-                write!(f, "{p} is {}, not a regular file; not read", kind.article())
-            }
-            DoorError::NotADir(p, kind) => write!(f, "{p} is {}, not a folder", kind.article()),
-            DoorError::Symlink(p) => write!(
-                f,
-                "{p} is (or passes through) a symlink; pagent does not write through symlinks"
-            ),
-            DoorError::Outside(p) => write!(f, "{p} is a symlink that leads outside the folder"),
-            DoorError::Reparse(p) => write!(
-                f,
-                "{p} is (or passes through) a symlink or junction; pagent on Windows does not follow them"
-            ),
-            DoorError::TooLarge(p, cap) => write!(f, "{p} is larger than {}; not read", size(*cap)),
-            DoorError::Busy(p, waited) => write!(
-                f,
-                "{p} stayed locked by another pagent process for {} s",
-                waited.as_secs()
-            ),
-            DoorError::Io(p, err) => write!(f, "{p}: {err}"),
-        }
+fn not_regular(path: &str, kind: Kind) -> String {
+    match kind {
+        Kind::Dir => format!("{path} is a folder, not a file"),
+        kind => format!("{path} is {}, not a regular file; not read", kind.article()),
     }
 }
-
-impl std::error::Error for DoorError {}
 
 fn size(bytes: u64) -> String {
     if bytes >= 1 << 20 {
@@ -343,13 +327,13 @@ impl Dir {
     }
 }
 
-pub(super) fn show(rel: &Path) -> String {
+pub(crate) fn show(rel: &Path) -> String {
     rel.display().to_string()
 }
 
 /// The normal components of a relative path; `..`, roots and prefixes are refused, and on
 /// Windows the names [`names`] refuses (streams, devices, trailing dots).
-pub(super) fn normal_components(rel: &Path, shown: &str) -> Result<Vec<OsString>, DoorError> {
+pub(crate) fn normal_components(rel: &Path, shown: &str) -> Result<Vec<OsString>, DoorError> {
     let mut parts = Vec::new();
     for component in rel.components() {
         match component {
@@ -373,7 +357,7 @@ pub(super) fn normal_components(rel: &Path, shown: &str) -> Result<Vec<OsString>
     Ok(parts)
 }
 
-pub(super) fn read_capped(file: File, cap: u64, shown: &str) -> Result<Vec<u8>, DoorError> {
+pub(crate) fn read_capped(file: File, cap: u64, shown: &str) -> Result<Vec<u8>, DoorError> {
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if len > cap {
         return Err(DoorError::TooLarge(shown.to_owned(), cap));

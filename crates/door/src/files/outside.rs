@@ -1,6 +1,7 @@
 //! Files outside any root: a transcript Claude Code names, a PRD the user typed, the
 //! user's own folders. Symlinks followed, as the user asked, but still regular files only,
-//! non-blocking and capped; plus the small process-wide helpers (random bytes, SIGXFSZ).
+//! non-blocking and capped; plus SIGXFSZ, which decides how a write past a size limit
+//! ends.
 
 use super::*;
 
@@ -58,9 +59,9 @@ pub fn create_new_private(path: &Path, bytes: &[u8]) -> Result<bool, DoorError> 
     // Written whole under a name of its own, then linked into place: link(2) fails when
     // the name exists (a symlink too), so whoever finds the file finds all of it. Creating
     // it in place and then writing let a concurrent reader see it empty.
-    let tag: [u8; 8] = random_bytes().map_err(|e| DoorError::Io(shown.clone(), e))?;
+    let tag: [u8; 8] = crate::random_bytes().map_err(|e| DoorError::Io(shown.clone(), e))?;
     let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
-    temp_name.push(format!(".tmp.{}", pagent_engine::seal::hex(&tag)));
+    temp_name.push(format!(".tmp.{}", crate::hex(&tag)));
     let temp = path.with_file_name(temp_name);
     let written = private_new(&temp)
         .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()));
@@ -175,16 +176,6 @@ pub fn canonical_dir(path: &Path) -> io::Result<PathBuf> {
     } else {
         Err(io::Error::new(io::ErrorKind::NotADirectory, "not a folder"))
     }
-}
-
-/// Reads 32 bytes of randomness for secrets and loop ids.
-pub fn random_bytes<const N: usize>() -> io::Result<[u8; N]> {
-    let mut bytes = [0u8; N];
-    #[cfg(unix)]
-    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    #[cfg(windows)]
-    win::system_random(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// Ignore SIGXFSZ: a write past `RLIMIT_FSIZE` then fails with `EFBIG`, which the door

@@ -1,8 +1,8 @@
 //! The one door to processes: every child pagent starts (a check, a reviewer, an agent,
 //! the notifier, `git push`, `claude plugin`, `pagent parallel`'s loops) is started here,
-//! and nothing else in the binary may create a process (the root `clippy.toml` bans
-//! `std::process::Command::new` outside this folder, as it bans `std::fs` outside
-//! `store::door`).
+//! and nothing else in pagent may create a process (the root `clippy.toml` bans
+//! `std::process::Command::new` outside this crate, as it bans `std::fs` outside the
+//! file door).
 //!
 //! A cloned repository is hostile, and a process is the easiest way in: a program found
 //! through a `PATH` entry such as `.` or the empty one is the project's `./sh`; a Python
@@ -35,8 +35,6 @@
 //! parallel`'s loops, the notifier) and [`sys`] (the system calls: groups, signals,
 //! `poll` on Unix; job objects, console control events and peeked pipes on Windows).
 
-#![allow(clippy::disallowed_methods)] // the one place processes are made
-
 mod isolate;
 mod path;
 mod run;
@@ -48,7 +46,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::store::door;
+use crate::files;
 
 pub use isolate::node_guard;
 pub use path::SearchPath;
@@ -147,6 +145,34 @@ impl Program {
     }
 }
 
+/// Why a child did not start, or could not be followed to its end; each names the
+/// program. The message is the system's own, as the caller puts it in its context
+/// (`cannot start the reviewer: ...`).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The program is not an executable regular file (checked before every start).
+    #[error("{} is not an executable file", .0.display())]
+    NotExecutable(PathBuf),
+    /// The pipe for the child's output could not be made.
+    #[error("cannot create a pipe: {0}")]
+    Pipe(std::io::Error),
+    /// The system did not start it.
+    #[error("{error}")]
+    Spawn {
+        program: PathBuf,
+        error: std::io::Error,
+    },
+    /// Waiting for its end failed.
+    #[error("{error}")]
+    Wait {
+        program: PathBuf,
+        error: std::io::Error,
+    },
+    /// It started, but without the output pipes asked for.
+    #[error("the child's output pipes were not made")]
+    NoPipes(PathBuf),
+}
+
 /// What the child's stdin gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Input {
@@ -243,26 +269,28 @@ impl Launch {
         self
     }
 
-    /// The `std::process::Command` this launch means: the only place one is made.
     /// The program as an executable regular file, checked before every start: the
     /// kernel would say the same from `exec`, but not every way of starting says it back
     /// (qemu-user's `vfork` runs as a `fork`, so a missing program there is an exit 127,
     /// not an error), and a check here gives every caller one error for it.
-    fn startable(&self) -> std::io::Result<()> {
-        if door::is_executable_file(self.program.path()) {
+    fn startable(&self) -> Result<(), StartError> {
+        if files::is_executable_file(self.program.path()) {
             Ok(())
         } else {
-            Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!(
-                    "{} is not an executable file",
-                    self.program.path().display()
-                ),
-            ))
+            Err(StartError::NotExecutable(self.program.path().to_path_buf()))
         }
     }
 
-    fn command(&self, input: Input) -> std::io::Result<Command> {
+    /// `command.spawn()`, its error naming the program.
+    fn start(&self, command: &mut Command) -> Result<std::process::Child, StartError> {
+        command.spawn().map_err(|error| StartError::Spawn {
+            program: self.program.path().to_path_buf(),
+            error,
+        })
+    }
+
+    /// The `std::process::Command` this launch means: the only place one is made.
+    fn command(&self, input: Input) -> Result<Command, StartError> {
         self.startable()?;
         let mut args = self.args.clone();
         let mut set = self.set.clone();

@@ -12,7 +12,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use crate::store::door;
+use crate::files;
 
 /// `PATH` with its empty, relative and in-project entries removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -27,15 +27,15 @@ impl SearchPath {
     pub fn new(path_env: Option<&OsStr>, projects: &[&Path]) -> SearchPath {
         let mut projects: Vec<PathBuf> = projects
             .iter()
-            .map(|p| door::canonical(p).unwrap_or_else(|_| p.to_path_buf()))
+            .map(|p| files::canonical(p).unwrap_or_else(|_| p.to_path_buf()))
             .collect();
         if !projects.is_empty()
-            && let Some(home) = door::passwd_home()
+            && let Some(home) = files::passwd_home()
         {
             projects.retain(|p| !home.starts_with(p));
         }
         let inside = |dir: &Path| {
-            let real = door::canonical(dir).unwrap_or_else(|_| dir.to_path_buf());
+            let real = files::canonical(dir).unwrap_or_else(|_| dir.to_path_buf());
             projects
                 .iter()
                 .any(|p| real.starts_with(p) || dir.starts_with(p))
@@ -67,12 +67,12 @@ impl SearchPath {
         self.dirs
             .iter()
             .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
-            .find(|candidate| door::is_executable_file(candidate))
+            .find(|candidate| files::is_executable_file(candidate))
     }
 
     /// Whether `path` is inside one of the projects this search path was made for.
     pub fn is_in_project(&self, path: &Path) -> bool {
-        let real = door::canonical(path).unwrap_or_else(|_| path.to_path_buf());
+        let real = files::canonical(path).unwrap_or_else(|_| path.to_path_buf());
         self.projects
             .iter()
             .any(|p| real.starts_with(p) || path.starts_with(p))

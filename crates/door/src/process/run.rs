@@ -16,7 +16,7 @@ use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 use super::sys::{self, Ready};
-use super::{Input, Launch};
+use super::{Input, Launch, StartError};
 
 /// How long the pipes are drained after the child ended and its group was killed.
 const DRAIN: Duration = Duration::from_secs(2);
@@ -108,7 +108,7 @@ impl Stream {
 /// How the supervision of a child ended.
 enum Ending {
     Exited(ExitStatus),
-    WaitFailed(String),
+    WaitFailed(std::io::Error),
     TimedOut,
     Stopped,
 }
@@ -132,7 +132,7 @@ fn supervise(
         match child.try_wait() {
             Ok(Some(status)) => break Ending::Exited(status),
             Ok(None) => {}
-            Err(err) => break Ending::WaitFailed(err.to_string()),
+            Err(err) => break Ending::WaitFailed(err),
         }
         let now = Instant::now();
         if now >= deadline {
@@ -198,7 +198,7 @@ impl Launch {
             Err(err) => return Ran::NotStarted(err.to_string()),
         };
         command.stdout(writer).stderr(writer_too);
-        let spawned = command.spawn();
+        let spawned = self.start(&mut command);
         // `command` holds the pipe's write ends; drop them so EOF arrives when the child
         // (and everything it started) is gone.
         drop(command);
@@ -215,7 +215,7 @@ impl Launch {
                 code: status.code(),
                 output,
             },
-            Ending::WaitFailed(why) => Ran::NotStarted(why),
+            Ending::WaitFailed(why) => Ran::NotStarted(why.to_string()),
             Ending::TimedOut => Ran::TimedOut { output },
             Ending::Stopped => Ran::Stopped,
         }
@@ -223,17 +223,17 @@ impl Launch {
 
     /// Runs the child with its two streams kept apart (each capped at `keep` bytes), for
     /// at most `timeout`; an error when it could not start.
-    pub fn output(&self, timeout: Duration, keep: usize) -> Result<Output, String> {
-        let mut command = self.command(Input::Null).map_err(|e| e.to_string())?;
+    pub fn output(&self, timeout: Duration, keep: usize) -> Result<Output, StartError> {
+        let mut command = self.command(Input::Null)?;
         command
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        let mut child = command.spawn().map_err(|e| e.to_string())?;
+        let mut child = self.start(&mut command)?;
         sys::adopt(&child, self.own_group);
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
             let _ = child.kill();
             let _ = child.wait();
-            return Err("the child's output pipes were not made".to_owned());
+            return Err(StartError::NoPipes(self.program.path().to_path_buf()));
         };
         let mut streams = [
             Stream::new(sys::pipe_reader(out), keep),
@@ -242,7 +242,12 @@ impl Launch {
         let ending = supervise(&mut child, &mut streams, timeout, &mut || true);
         let (code, timed_out) = match ending {
             Ending::Exited(status) => (status.code(), false),
-            Ending::WaitFailed(why) => return Err(why),
+            Ending::WaitFailed(error) => {
+                return Err(StartError::Wait {
+                    program: self.program.path().to_path_buf(),
+                    error,
+                });
+            }
             Ending::TimedOut | Ending::Stopped => (None, true),
         };
         Ok(Output {

@@ -10,7 +10,7 @@ use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Stdio};
 use std::time::{Duration, Instant};
 
 use super::sys;
-use super::{Input, Launch};
+use super::{Input, Launch, StartError};
 
 /// Which of the child's streams are pipes for the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +97,7 @@ impl Running {
 
 impl Launch {
     /// Starts the child and hands it back running, with the pipes `streams` asks for.
-    pub fn spawn(&self, streams: Streams) -> std::io::Result<Running> {
+    pub fn spawn(&self, streams: Streams) -> Result<Running, StartError> {
         let mut command = self.command(streams.stdin)?;
         let output = || {
             if streams.output {
@@ -107,7 +107,7 @@ impl Launch {
             }
         };
         command.stdout(output()).stderr(output());
-        let child = command.spawn()?;
+        let child = self.start(&mut command)?;
         sys::adopt(&child, self.own_group);
         Ok(Running {
             child,
@@ -117,22 +117,25 @@ impl Launch {
 
     /// Starts the child with no stdio in its own group and lets it go: nobody waits for
     /// it (the notifier helper, which must outlive a hook that returns at once).
-    pub fn spawn_detached(&self) -> std::io::Result<()> {
+    pub fn spawn_detached(&self) -> Result<(), StartError> {
         let mut command = self.command(Input::Null)?;
         command.stdout(Stdio::null()).stderr(Stdio::null());
-        let child = command.spawn()?;
+        let child = self.start(&mut command)?;
         sys::adopt(&child, self.own_group);
         Ok(())
     }
 
     /// Runs the child with the caller's stdin, stdout and stderr (a set-up command the
     /// user watches) and waits for it; its exit code, `None` for a signal.
-    pub fn status(&self) -> std::io::Result<Option<i32>> {
+    pub fn status(&self) -> Result<Option<i32>, StartError> {
         let mut command = self.command(Input::Inherit)?;
         command.stdout(Stdio::inherit()).stderr(Stdio::inherit());
-        let mut child = command.spawn()?;
+        let mut child = self.start(&mut command)?;
         sys::adopt(&child, self.own_group);
-        let status = child.wait()?;
+        let status = child.wait().map_err(|error| StartError::Wait {
+            program: self.program.path().to_path_buf(),
+            error,
+        })?;
         Ok(status.code())
     }
 }

@@ -211,7 +211,7 @@ fn windows_programs_are_found_with_their_extensions() {
 #[test]
 fn windows_a_program_planted_in_the_project_is_never_found() {
     let dir = tempfile::tempdir().unwrap();
-    let root = crate::store::door::canonical(dir.path()).unwrap();
+    let root = crate::files::canonical(dir.path()).unwrap();
     let project = root.join("Project Folder");
     let outside = root.join("tools");
     for folder in [project.join("bin"), outside.clone()] {

@@ -6,13 +6,12 @@
 use super::*;
 
 mod prd_json;
-mod stage;
 
-const CHIEF: &str = include_str!("../../../../../tests/fixtures/plans/chief-prd.md");
-const SPECKIT: &str = include_str!("../../../../../tests/fixtures/plans/speckit-tasks.md");
-const KIRO: &str = include_str!("../../../../../tests/fixtures/plans/kiro-tasks.md");
-const RALPHEX: &str = include_str!("../../../../../tests/fixtures/plans/ralphex-plan.md");
-const PRD_JSON: &str = include_str!("../../../../../tests/fixtures/plans/prd.json");
+const CHIEF: &str = include_str!("../../../../tests/fixtures/plans/chief-prd.md");
+const SPECKIT: &str = include_str!("../../../../tests/fixtures/plans/speckit-tasks.md");
+const KIRO: &str = include_str!("../../../../tests/fixtures/plans/kiro-tasks.md");
+const RALPHEX: &str = include_str!("../../../../tests/fixtures/plans/ralphex-plan.md");
+const PRD_JSON: &str = include_str!("../../../../tests/fixtures/plans/prd.json");
 
 fn fixtures() -> [(Format, &'static str, &'static [&'static str]); 5] {
     [

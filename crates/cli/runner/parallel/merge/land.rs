@@ -18,8 +18,8 @@ use anyhow::{Context, bail};
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, Oid, Repository, RepositoryState, Signature};
 
-use crate::process::{Launch, Program, SearchPath};
 use crate::world::merge;
+use pagent_door::process::{Launch, Program, SearchPath};
 
 /// What merging the task's tip into the target's gives.
 pub(super) enum Attempt {

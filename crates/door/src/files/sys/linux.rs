@@ -5,6 +5,6 @@ use super::super::*;
 
 /// Makes what was written to `fd` (a file, or a folder after a rename) survive a power
 /// loss.
-pub(in crate::store::door) fn sync_durably(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub(in crate::files) fn sync_durably(fd: BorrowedFd<'_>) -> io::Result<()> {
     super::unix::fsync(fd)
 }

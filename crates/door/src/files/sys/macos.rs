@@ -6,7 +6,7 @@ use super::super::*;
 
 /// Makes what was written to `fd` (a file, or a folder after a rename) survive a power
 /// loss.
-pub(in crate::store::door) fn sync_durably(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub(in crate::files) fn sync_durably(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: fcntl with F_FULLFSYNC on a valid descriptor takes no pointer.
     if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_FULLFSYNC) } != -1 {
         return Ok(());

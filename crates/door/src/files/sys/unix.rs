@@ -6,16 +6,16 @@ use super::super::*;
 
 /// An owned descriptor with the helpers below.
 #[derive(Debug)]
-pub(in crate::store::door) struct Fd(pub(in crate::store::door) OwnedFd);
+pub(in crate::files) struct Fd(pub(in crate::files) OwnedFd);
 
 impl Fd {
-    pub(in crate::store::door) fn fd(&self) -> BorrowedFd<'_> {
+    pub(in crate::files) fn fd(&self) -> BorrowedFd<'_> {
         use std::os::fd::AsFd;
         self.0.as_fd()
     }
 }
 
-pub(in crate::store::door) fn open_path(
+pub(in crate::files) fn open_path(
     path: &Path,
     flags: i32,
     shown: &str,
@@ -31,7 +31,7 @@ pub(in crate::store::door) fn open_path(
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-pub(in crate::store::door) fn openat(
+pub(in crate::files) fn openat(
     dir: BorrowedFd<'_>,
     name: &CString,
     flags: i32,
@@ -46,7 +46,7 @@ pub(in crate::store::door) fn openat(
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-pub(in crate::store::door) fn fstatat(
+pub(in crate::files) fn fstatat(
     dir: BorrowedFd<'_>,
     name: &CString,
     flags: i32,
@@ -59,10 +59,7 @@ pub(in crate::store::door) fn fstatat(
     Ok(st)
 }
 
-pub(in crate::store::door) fn readlinkat(
-    dir: BorrowedFd<'_>,
-    name: &CString,
-) -> io::Result<OsString> {
+pub(in crate::files) fn readlinkat(dir: BorrowedFd<'_>, name: &CString) -> io::Result<OsString> {
     let mut buf = vec![0u8; 4096];
     // SAFETY: readlinkat writes at most `buf.len()` bytes into `buf`.
     let n = unsafe {
@@ -78,7 +75,7 @@ pub(in crate::store::door) fn readlinkat(
     Ok(OsString::from_vec(buf))
 }
 
-pub(in crate::store::door) fn renameat(
+pub(in crate::files) fn renameat(
     from_dir: BorrowedFd<'_>,
     from: &CString,
     to_dir: BorrowedFd<'_>,
@@ -99,7 +96,7 @@ pub(in crate::store::door) fn renameat(
     Ok(())
 }
 
-pub(in crate::store::door) fn unlinkat(
+pub(in crate::files) fn unlinkat(
     dir: BorrowedFd<'_>,
     name: &CString,
     flags: i32,
@@ -112,7 +109,7 @@ pub(in crate::store::door) fn unlinkat(
 }
 
 /// `fsync(2)`: the file's data and metadata handed to the device.
-pub(in crate::store::door) fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
+pub(in crate::files) fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: fsync on a valid descriptor.
     if unsafe { libc::fsync(fd.as_raw_fd()) } != 0 {
         return Err(io::Error::last_os_error());
@@ -123,7 +120,7 @@ pub(in crate::store::door) fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// What [`Dir::stat_rel`] reports of a `struct stat`. The libc crate names the nanosecond
 /// fields `st_mtime_nsec` and `st_ctime_nsec` on both systems (Linux's `st_mtim`, macOS's
 /// `st_mtimespec`), which are what git records in its index on each.
-pub(in crate::store::door) fn stat_of(st: &libc::stat) -> Stat {
+pub(in crate::files) fn stat_of(st: &libc::stat) -> Stat {
     Stat {
         kind: Kind::of(st.st_mode),
         size: u64::try_from(st.st_size).unwrap_or(0),

@@ -48,16 +48,15 @@
 //! The rooms: this file (the system calls, each behind a small safe wrapper, and the
 //! root), [`read`] (opening, reading, listing and walking), [`write`] (replace, append,
 //! create, locks, renames, removal, folders), [`remove`] (a whole folder, links removed
-//! as links) and [`system`] (outside any root: plain paths, the user's profile, random
-//! bytes).
+//! as links) and [`system`] (outside any root: plain paths, the user's profile).
 
 mod read;
 mod remove;
 mod system;
 mod write;
 
+pub(in crate::files) use system::plain_path;
 pub use system::{KnownFolder, known_folder};
-pub(in crate::store::door) use system::{plain_path, system_random};
 
 use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle};
 

@@ -1,11 +1,11 @@
-//! What the door asks Windows outside any root: a path without its verbatim prefix, the
-//! user's profile folder as the account records it, and random bytes.
+//! What the door asks Windows outside any root: a path without its verbatim prefix and
+//! the user's profile folder as the account records it.
 
 use super::*;
 
 /// `\\?\C:\a\b` as `C:\a\b` and `\\?\UNC\host\share\a` as `\\host\share\a`, when
 /// every component means the same to Win32 as to the verbatim form (else kept verbatim).
-pub(in crate::store::door) fn plain_path(path: PathBuf) -> PathBuf {
+pub(in crate::files) fn plain_path(path: PathBuf) -> PathBuf {
     let wide_path = wide(path.as_os_str());
     let verbatim: Vec<u16> = "\\\\?\\".encode_utf16().collect();
     let Some(rest) = wide_path.strip_prefix(verbatim.as_slice()) else {
@@ -73,24 +73,4 @@ pub fn known_folder(which: KnownFolder) -> Option<PathBuf> {
     // SAFETY: the system allocated `path` with the COM allocator (null is allowed).
     unsafe { CoTaskMemFree(path.cast()) };
     found
-}
-
-/// Fills `bytes` from the system's random number generator.
-pub(in crate::store::door) fn system_random(bytes: &mut [u8]) -> io::Result<()> {
-    use windows_sys::Win32::Security::Cryptography as bc;
-    // SAFETY: the buffer is writable for its length.
-    let status = unsafe {
-        bc::BCryptGenRandom(
-            std::ptr::null_mut(),
-            bytes.as_mut_ptr(),
-            u32::try_from(bytes.len()).map_err(|_| io::Error::other("too many random bytes"))?,
-            bc::BCRYPT_USE_SYSTEM_PREFERRED_RNG,
-        )
-    };
-    if status < 0 {
-        return Err(io::Error::other(format!(
-            "BCryptGenRandom failed: {status:#x}"
-        )));
-    }
-    Ok(())
 }

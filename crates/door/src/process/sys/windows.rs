@@ -69,7 +69,7 @@ pub(in crate::process) fn shell(path: &SearchPath) -> PathBuf {
         && let Some(root) = git.parent().and_then(|cmd| cmd.parent())
     {
         let bash = root.join("bin").join("bash.exe");
-        if crate::store::door::is_executable_file(&bash) {
+        if crate::files::is_executable_file(&bash) {
             return bash;
         }
     }
