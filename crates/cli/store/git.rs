@@ -126,9 +126,7 @@ mod tests {
         fs::remove_file(&git).unwrap();
         Repository::init(&root).unwrap();
         assert!(discover(&root).is_some());
-        let c = std::ffi::CString::new(git.join("index").as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mkfifo with a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        pagent_door::testing::make_fifo(&git.join("index"), 0o644).unwrap();
         assert!(
             discover(&root).is_none(),
             "a FIFO index would block libgit2"
