@@ -1,6 +1,7 @@
 //! The chief plan reader (`Format::Chief`): any text, no panic, and every tick it
 //! offers reads back done (see `plan_common.rs`).
 #![no_main]
+#![forbid(unsafe_code)]
 
 #[path = "plan_common.rs"]
 mod common;

@@ -94,6 +94,7 @@ pub fn reap(pid: i32, block: bool) -> Option<Reaped> {
     if done != pid {
         return None;
     }
+    #[allow(clippy::useless_conversion)] // a C long: i64 where pagent is tested
     let max_rss = i64::from(usage.ru_maxrss);
     Some(Reaped {
         code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
@@ -122,6 +123,8 @@ mod tests {
                 .file_type()
                 .is_fifo()
         );
+        // Reaped below by `reap`, not by `Child::wait`.
+        #[allow(clippy::zombie_processes)]
         let child = Command::new("sleep").arg("30").spawn().unwrap();
         let pid = i32::try_from(child.id()).unwrap();
         assert!(is_alive(pid));

@@ -13,6 +13,8 @@
 //! against the [`World`]; [`decide_stop`], [`decide_iteration`] and
 //! [`decide_post_tool_use`] are the loop policy; [`prompt`] is every text the model reads.
 
+#![forbid(unsafe_code)]
+
 mod action;
 pub mod backpressure;
 pub mod budget;

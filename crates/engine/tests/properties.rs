@@ -10,6 +10,7 @@
 //! small oracle written here. The world answers differently per path, so a condition
 //! over several files cannot pass by looking at one.
 
+#![forbid(unsafe_code)]
 // Generators panic on a broken fixture, like the tests they feed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -4,6 +4,8 @@
 //! [`Reader`] (the engine reads no plan format itself, so these tests live here).
 
 #![forbid(unsafe_code)]
+// Helpers panic on a broken fixture, like the tests they feed.
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 use serde_json::{Value, json};
 

@@ -120,7 +120,12 @@ pub fn resolve(time: &LocalTime, zone: &TimeZone, now: i64) -> Option<i64> {
         .to_zoned(zone.clone())
         .date();
     let at = |date: Date| -> Option<i64> {
-        let local = date.at(i8::try_from(time.hour).ok()?, i8::try_from(time.minute).ok()?, 0, 0);
+        let local = date.at(
+            i8::try_from(time.hour).ok()?,
+            i8::try_from(time.minute).ok()?,
+            0,
+            0,
+        );
         let instant = zone.to_ambiguous_timestamp(local).compatible().ok()?;
         Some(instant.as_second() + 60)
     };
@@ -141,7 +146,7 @@ pub fn resolve(time: &LocalTime, zone: &TimeZone, now: i64) -> Option<i64> {
                 at(today.tomorrow().ok()?)
             }
         }
-        (Some(year), Some(month), Some(day)) => at(on(i32::from(year), month, day)?),
+        (Some(year), Some(month), Some(day)) => at(on(year, month, day)?),
         (None, Some(month), Some(day)) => {
             let year = i32::from(today.year());
             let this_year = on(year, month, day).and_then(at);
@@ -182,8 +187,9 @@ pub fn limit_seen(hit: &LimitHit, zones: &Zones<'_>, now: Timestamp) -> LimitSee
     let resets_at = match &hit.reset {
         Reset::At(at) => Some(*at),
         Reset::After { from, secs } => Some(from.saturating_add(*secs)),
-        Reset::Local(time) => resolve(time, &zones.for_time(time), now_secs)
-            .and_then(|at| u64::try_from(at).ok()),
+        Reset::Local(time) => {
+            resolve(time, &zones.for_time(time), now_secs).and_then(|at| u64::try_from(at).ok())
+        }
         Reset::Unknown => None,
     };
     LimitSeen {

@@ -130,8 +130,9 @@ pub(super) fn open_regular_at(dir: &Fd, name: &CString, shown: &str) -> Result<F
 }
 
 pub(super) fn check_regular(fd: &OwnedFd, shown: &str) -> Result<(), DoorError> {
-    // SAFETY: fstat on an owned, open descriptor into a zeroed stat buffer.
+    // SAFETY: all-zero is a valid `stat` (integers and timespecs).
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on an owned, open descriptor, writing only the buffer we own.
     if unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } != 0 {
         return Err(DoorError::Io(shown.to_owned(), io::Error::last_os_error()));
     }

@@ -256,9 +256,9 @@ pub(super) fn remove_stale_temps(dir: &Fd, name: &CString) {
             .next()
             .and_then(|p| std::str::from_utf8(p).ok())
             .and_then(|p| p.parse::<i32>().ok());
-        // SAFETY: kill with signal 0 only asks whether the process exists.
         let owner_dead = pid.is_some_and(|pid| {
             pid > 0
+                // SAFETY: kill with signal 0 only asks whether the process exists.
                 && unsafe { libc::kill(pid, 0) } != 0
                 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
         });

@@ -51,8 +51,10 @@ pub(in crate::files) fn fstatat(
     name: &CString,
     flags: i32,
 ) -> io::Result<libc::stat> {
-    // SAFETY: fstatat into a zeroed buffer with a valid descriptor and NUL-terminated name.
+    // SAFETY: all-zero is a valid `stat` (integers and timespecs).
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and a NUL-terminated name that outlive the call; it
+    // writes only the buffer we own.
     if unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &raw mut st, flags) } != 0 {
         return Err(io::Error::last_os_error());
     }
