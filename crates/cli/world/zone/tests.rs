@@ -201,7 +201,12 @@ fn broken_zone_files_are_refused_not_trusted() {
     ] {
         assert!(TimeZone::posix(rule).is_err(), "{rule:?}");
     }
-    // A zone file that cannot be read falls back: a FIFO is refused, never waited on.
+}
+
+/// A zone file that cannot be read falls back: a FIFO is refused, never waited on.
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_as_a_zone_is_refused_without_a_wait() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("Test")).unwrap();
     pagent_door::testing::make_fifo(&dir.path().join("Test/Fifo"), 0o644).unwrap();
@@ -221,4 +226,19 @@ fn the_countdowns_clock_is_the_machines() {
     };
     assert_eq!(clock_text(&zones, 1_795_511_974, MORNING), "10:19");
     assert_eq!(clock_text(&zones, 1_795_771_174, MORNING), "Nov 27 10:19");
+}
+
+/// Windows has no zone folder: a named zone is the built-in database's, and the machine's
+/// zone is the system's (under Wine, the Linux host's).
+#[cfg(windows)]
+#[test]
+fn windows_reads_named_zones_from_the_built_in_database() {
+    let zones = Zones::default();
+    let paris = zones.named("Europe/Paris").unwrap();
+    assert_eq!(
+        resolve(&at(10, 19, Some("Europe/Paris")), &paris, MORNING),
+        Some(1_795_511_940 + 60)
+    );
+    assert!(zones.named("No/Such_Zone").is_none());
+    let _ = zones.local();
 }
