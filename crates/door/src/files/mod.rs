@@ -73,7 +73,7 @@
 
 mod home;
 #[cfg_attr(unix, allow(dead_code))] // applied on Windows, tested everywhere
-pub mod names;
+mod names;
 mod os;
 mod outside;
 #[cfg(unix)]
@@ -119,7 +119,7 @@ use sys::*;
 #[cfg(unix)]
 use walk::*;
 #[cfg(windows)]
-pub use win::{KnownFolder, known_folder};
+use win::{KnownFolder, known_folder};
 
 /// What kind of thing a path is, for refusals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

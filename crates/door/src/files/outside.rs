@@ -121,7 +121,7 @@ pub fn read_prefix_outside(path: &Path, len: usize) -> Result<Vec<u8>, DoorError
 
 /// Whether a path outside the project names an executable regular file (program lookup).
 #[cfg(unix)]
-pub fn is_executable_file(path: &Path) -> bool {
+pub(crate) fn is_executable_file(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -130,7 +130,7 @@ pub fn is_executable_file(path: &Path) -> bool {
 /// whose extension is `.exe` or `.com`, or a batch file (`.cmd`, `.bat`: npm's shims),
 /// which Rust's `Command` starts through `cmd.exe` with its arguments escaped for it.
 #[cfg(windows)]
-pub fn is_executable_file(path: &Path) -> bool {
+pub(crate) fn is_executable_file(path: &Path) -> bool {
     let runnable = path.extension().and_then(OsStr::to_str).is_some_and(|ext| {
         ["exe", "com", "cmd", "bat"]
             .iter()

@@ -71,7 +71,7 @@ impl SearchPath {
     }
 
     /// Whether `path` is inside one of the projects this search path was made for.
-    pub fn is_in_project(&self, path: &Path) -> bool {
+    pub(crate) fn is_in_project(&self, path: &Path) -> bool {
         let real = files::canonical(path).unwrap_or_else(|_| path.to_path_buf());
         self.projects
             .iter()
@@ -79,14 +79,14 @@ impl SearchPath {
     }
 
     /// The value children get as their `PATH`.
-    pub fn to_env(&self) -> OsString {
+    pub(crate) fn to_env(&self) -> OsString {
         std::env::join_paths(&self.dirs).unwrap_or_default()
     }
 
     /// The folders kept, in order.
     #[cfg(test)]
     #[cfg(unix)]
-    pub fn dirs(&self) -> &[PathBuf] {
+    pub(crate) fn dirs(&self) -> &[PathBuf] {
         &self.dirs
     }
 }

@@ -56,7 +56,7 @@ mod system;
 mod write;
 
 pub(in crate::files) use system::plain_path;
-pub use system::{KnownFolder, known_folder};
+pub(in crate::files) use system::{KnownFolder, known_folder};
 
 use std::os::windows::io::{AsHandle, AsRawHandle, BorrowedHandle, FromRawHandle};
 
