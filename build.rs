@@ -9,6 +9,8 @@
 //! --version` says it, so a user (and `scripts/release.sh`, which checks every binary it
 //! packs) can tell which platform's build is installed; the tests compare it too.
 
+#![forbid(unsafe_code)]
+
 fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,lazy");

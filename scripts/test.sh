@@ -20,8 +20,9 @@
 #      PAGENT_ARM64=0 leaves it out (the release workflow proves arm64 on an arm64
 #      runner instead);
 #   5. on x86-64 Linux, Windows under Wine: a debug cross-build for x86_64-pc-windows-gnu
-#      (mingw-w64), then, under Debian's Wine, the engine's and protocol's tests, the
-#      library's Windows door and process door tests, and the integration tests of the
+#      (mingw-w64), then, under Debian's Wine, the engine's, protocol's and plan
+#      readers' tests, the door crate's (the Windows file door and process door, the
+#      terminal, randomness), and the integration tests of the
 #      hooks with pagent.exe as the binary under test (PAGENT_TEST_BIN): the Ralph loop,
 #      status and cancel, the hostile repositories (symlinks out, which Wine shows as the
 #      files they lead to), pagent's own answers to its commands (UserPromptExpansion),
@@ -35,8 +36,8 @@
 #      release workflow's Windows runner runs the Windows tests natively, junctions and
 #      NTFS symbolic links included. PAGENT_WINDOWS=0 leaves it out.
 # On Windows (the release workflow's runner) it runs instead what builds there, natively:
-# the engine's and protocol's tests, the doors' Windows tests on NTFS (junctions and
-# symbolic links included) and scripts/ralph-e2e.py through each pinned Claude Code
+# the engine's, protocol's and plan readers' tests, the door crate's Windows tests on NTFS
+# (junctions and symbolic links included) and scripts/ralph-e2e.py through each pinned Claude Code
 # version: pagent install of this repository, a Ralph loop, /pagent:status, /pagent:cancel,
 # and `pagent loop` driving that Claude Code.
 # A CLI or a tool that cannot be installed is a failure, never a skip. Extra arguments go
@@ -57,11 +58,12 @@ case $(uname -s) in
     # Windows (the release workflow's runner, in Git Bash): what builds there, natively.
     MINGW* | MSYS* | CYGWIN*)
         win=x86_64-pc-windows-gnu
-        timed "engine and protocol tests" \
-            cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol "$@"
+        timed "engine, protocol and plan readers' tests" \
+            cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol -p pagent-stories "$@"
         # --include-ignored: the junction and NTFS symbolic link cases Wine cannot make.
-        timed "the file and process doors' tests, on NTFS" \
-            cargo test --locked --target "$win" -p pagent --lib "$@" -- --include-ignored store::door process::
+        timed "the door crate's tests (files, processes), on NTFS" \
+            cargo test --locked --target "$win" -p pagent-door "$@" -- --include-ignored
+        timed "the zones" cargo test --locked --target "$win" -p pagent --lib "$@" -- world::zone
         cargo build --locked --target "$win" --bin pagent
         python="$(command -v python3 || command -v python)"
         for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
@@ -140,11 +142,12 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; th
     fi
     # insta finds the workspace with `cargo metadata`, a Linux program Wine cannot start.
     INSTA_WORKSPACE_ROOT="$PWD" INSTA_UPDATE=no \
-        timed "Windows under Wine: engine and protocol tests" \
-        cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol "$@"
-    INSTA_WORKSPACE_ROOT="$PWD" INSTA_UPDATE=no \
-        timed "Windows under Wine: the file and process doors' tests" \
-        cargo test --locked --target "$win" -p pagent --lib "$@" -- store::door process::
+        timed "Windows under Wine: engine, protocol and plan readers' tests" \
+        cargo test --locked --target "$win" -p pagent-engine -p pagent-protocol -p pagent-stories "$@"
+    timed "Windows under Wine: the door crate's tests (files, processes)" \
+        cargo test --locked --target "$win" -p pagent-door "$@"
+    timed "Windows under Wine: the zones (jiff's database built in, the system's zone)" \
+        cargo test --locked --target "$win" -p pagent --lib "$@" -- world::zone
     # Wine's own memory (about 90 MiB) counts in a command's peak, as qemu's does.
     # Left out: a non-UTF-8 folder name (Windows names are UTF-16: the door's os tests),
     # a file name holding terminal escapes (Windows names cannot hold controls), a worktree

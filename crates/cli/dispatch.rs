@@ -26,7 +26,7 @@ use crate::session::{Hook, hook_stands_aside};
 /// Runs one pagent command: `args` as the process got them (the program name first),
 /// `env` as [`Env::capture`] read it, the streams in `io`. Tests call this in-process.
 pub fn run(args: Vec<OsString>, env: &Env, io: &mut Io) -> ExitStatus {
-    crate::store::door::ignore_sigxfsz();
+    pagent_door::files::ignore_sigxfsz();
     let stdout_is_terminal = io.stdout_is_terminal;
     let stdin_is_terminal = io.stdin_is_terminal;
     let stdin = &mut *io.stdin;

@@ -8,6 +8,8 @@
 //! Nothing here exits the process: [`run`] returns an [`ExitStatus`], and nothing maps to
 //! exit code 2, which Claude Code reads as "block".
 
+#![forbid(unsafe_code)]
+
 mod agent;
 mod cli;
 mod cmd;
@@ -15,7 +17,7 @@ mod dashboard;
 mod dispatch;
 mod install;
 mod io;
-mod process;
+
 mod runner;
 mod session;
 mod setup;

@@ -4,6 +4,8 @@
 //! it. The hooks' common case (no loop in this project) is decided before anything is
 //! parsed. Nothing here exits with 2: for Claude Code a hook's exit code 2 means "block".
 
+#![forbid(unsafe_code)]
+
 use std::io::IsTerminal;
 use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;

@@ -210,11 +210,11 @@ pub fn hook_stands_aside(
     let Some(root) = root else {
         return false;
     };
-    if !store::door::surely_absent(&root.join(store::project::STATE_FILE)) {
+    if !pagent_door::files::surely_absent(&root.join(store::project::STATE_FILE)) {
         return false;
     }
     hook != Hook::PostToolUse
         || !store::config::user_config_path(user_dir)
             .as_deref()
-            .is_some_and(store::door::exists_no_follow)
+            .is_some_and(pagent_door::files::exists_no_follow)
 }

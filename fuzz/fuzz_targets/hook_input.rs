@@ -1,5 +1,6 @@
 //! Claude Code's hook JSON on stdin: any bytes parse or fail, never panic.
 #![no_main]
+#![forbid(unsafe_code)]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Ok(input) = pagent_protocol::HookInput::from_json(data) {

@@ -2,7 +2,7 @@
 //! any text, read as its format and by content, never panics; every tick the reader
 //! offers either reads back done with the plan's other stories in place, or is refused.
 
-use pagent_engine::stories::{Format, Plan, mark_done};
+use pagent_stories::{Format, Plan, mark_done};
 
 /// Ticks tried per input: enough to reach past the first stories, bounded so that a
 /// plan of thousands of stories stays a fast input.

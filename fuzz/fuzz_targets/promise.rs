@@ -1,6 +1,7 @@
 //! Promise extraction: any message and promise text, no panic; a message that is exactly
 //! the tag always keeps its promise.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use pagent_engine::contains_promise;
 

@@ -1,6 +1,7 @@
 //! The state file: parsing, the invariants State::from_json checks, sealing, and the
 //! round trip through JSON must hold for any bytes.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use pagent_engine::{State, seal};
 

@@ -2,6 +2,7 @@
 //! its usage record or none, the usage limit or outage it names or none, and folding them
 //! into a run summary never panics.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use pagent_protocol::stream::{AgentKind, LimitWatch, RunSummary, parse_line, parse_usage};
 

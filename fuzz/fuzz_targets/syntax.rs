@@ -3,6 +3,7 @@
 //! nesting, and every error with a 1-based line and column and a message. The first byte
 //! picks the format, the rest is the file.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use pagent_engine::{Syntax, check_syntax};
 

@@ -2,6 +2,7 @@
 //! last assistant text as a forward reading of the same lines; the usage reader never
 //! panics and never counts fewer tokens when a Stop reads the file in two pieces.
 #![no_main]
+#![forbid(unsafe_code)]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     pagent::transcript::fuzz_check(data);

@@ -3,6 +3,7 @@
 //! nested inside any JSON value (an object's field, a list) never counts, whatever the
 //! text around it (finding 3 of issue 19).
 #![no_main]
+#![forbid(unsafe_code)]
 
 use pagent_engine::review::parse_verdict;
 

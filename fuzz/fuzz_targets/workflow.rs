@@ -1,6 +1,7 @@
 //! Workflow files: any JSON is accepted or rejected with a field and a reason, and an
 //! accepted workflow makes a state that round-trips.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use pagent_engine::{SetupOptions, State, Timestamp, Workflow};
 

@@ -13,6 +13,7 @@
 //! that clippy for Windows can check the whole workspace; the Windows runner proves the
 //! loop with scripts/ralph-e2e.py instead.
 #![cfg(unix)]
+#![forbid(unsafe_code)]
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,

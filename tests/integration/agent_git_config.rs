@@ -368,7 +368,7 @@ fn issue_30_a_resumed_loop_compares_with_the_configuration_when_the_loop_started
     wait_for(Duration::from_secs(60), "the agent's attack", || {
         ran(&env, "attacked")
     });
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    pagent_door::testing::signal(child.id() as i32, pagent_door::testing::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let events: Vec<Value> = lines
         .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
@@ -427,9 +427,7 @@ fn issue_30_a_gpg_program_an_agent_wrote_never_signs_a_merge() {
 fn issue_30_an_include_of_a_fifo_never_hangs_the_stop_hook() {
     let env = crate::backpressure::active();
     let fifo = env.home.join("fifo");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo with a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    pagent_door::testing::make_fifo(&fifo, 0o644).unwrap();
     crate::git::git(
         &env.root,
         &["config", "include.path", fifo.to_str().unwrap()],

@@ -4,13 +4,13 @@
 //! `crashes.rs`.
 
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::util::*;
+use pagent_door::testing;
 
 /// The Stop hook as a process of its own, to kill, limit or run many of at once.
 pub(crate) fn hook(env: &TestEnv) -> Command {
@@ -112,19 +112,7 @@ fn a_full_disk_fails_open_and_keeps_the_old_state() {
     let before = env.read(".claude/pagent-pipeline.json");
     let mut command = hook(&env);
     // Files may grow to 1 KiB: the new state cannot be written (EFBIG, as ENOSPC would).
-    unsafe {
-        command.pre_exec(|| {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let limit = libc::rlimit {
-                rlim_cur: 1024,
-                rlim_max: 1024,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    testing::limit_file_size(&mut command, 1024);
     let mut child = command.spawn().unwrap();
     child
         .stdin
@@ -158,7 +146,7 @@ fn a_full_disk_fails_open_and_keeps_the_old_state() {
 fn an_unwritable_pagent_folder_fails_open() {
     let env = TestEnv::new();
     env.cmd(&["ralph", "Fix it"]).success();
-    let is_root = unsafe { libc::geteuid() } == 0;
+    let is_root = testing::is_root();
     if is_root {
         // Root ignores permissions; a file where the folder should be fails the same way.
         std::fs::remove_dir_all(env.path(".claude/pagent")).unwrap();

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::backpressure::active;
 use crate::util::{SESSION, TestEnv};
+use pagent_door::testing;
 
 /// Planted programs and modules leave this file when they run.
 fn pwned(env: &TestEnv) -> bool {
@@ -158,8 +159,8 @@ fn finding_10_a_setsid_child_holding_the_pipe_keeps_the_checks_output() {
     let stop = env.stop(&env.stop_input("working"));
     let took = started.elapsed();
     if let Ok(pid) = fs::read_to_string(env.path("escaped.pid")) {
-        // SAFETY: kill(2) of the test's own escaped grandchild.
-        unsafe { libc::kill(pid.trim().parse().unwrap(), libc::SIGKILL) };
+        // The test's own escaped grandchild.
+        testing::signal(pid.trim().parse().unwrap(), testing::SIGKILL);
     }
     // The reason quotes the command too, whose `%s` keeps it from holding this line:
     // only the check's own output can.

@@ -4,7 +4,6 @@
 //! under a time limit, its peak memory measured.
 
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
@@ -12,6 +11,7 @@ use serde_json::json;
 
 use crate::hostile_repo::{HANG, MEMORY_KB};
 use crate::util::{SESSION, TestEnv};
+use pagent_door::testing;
 
 /// The special things a repository can hold where pagent expects a small file.
 #[derive(Debug, Clone, Copy)]
@@ -36,9 +36,7 @@ fn plant(path: &Path, special: Special) {
     let _ = fs::remove_file(path);
     match special {
         Special::Fifo => {
-            let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
-            // SAFETY: mkfifo with a NUL-terminated path.
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+            testing::make_fifo(path, 0o644).unwrap();
         }
         Special::DevZero => symlink("/dev/zero", path).unwrap(),
         Special::DevStdout => symlink("/dev/stdout", path).unwrap(),

@@ -6,6 +6,7 @@ use std::process::Stdio;
 use serde_json::{Value, json};
 
 use crate::util::*;
+use pagent_door::testing;
 
 /// A fake agent: counts its runs in `.runs`, and on run `promise_at` makes the promise.
 fn counting_agent(env: &TestEnv, promise_at: u32) -> String {
@@ -254,7 +255,7 @@ fn ctrl_c_stops_the_agent_saves_the_state_and_a_second_run_resumes() {
         }
     }
     let started = std::time::Instant::now();
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    testing::signal(child.id() as i32, testing::SIGINT);
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{rest:?}");

@@ -5,6 +5,7 @@
 //! (`PAGENT_TEST_BIN`, see scripts/test.sh). Built for Windows they hold no test, so that
 //! clippy for Windows can check the whole workspace.
 #![cfg(unix)]
+#![forbid(unsafe_code)]
 // Tests touch the world freely and fail loudly: the purity bans are for the engine.
 #![allow(
     clippy::disallowed_methods,

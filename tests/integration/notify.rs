@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::util::*;
+use pagent_door::testing;
 
 fn user_config(env: &TestEnv, config: &str) {
     fs::create_dir_all(&env.config).unwrap();
@@ -127,9 +128,7 @@ fn a_hanging_or_failing_notifier_never_blocks_or_changes_the_outcome() {
     // Killed at its 1 s timeout; left alone it sleeps 60 s.
     let within = Duration::from_secs(1) + baseline.limit(150, Duration::from_secs(19));
     wait_for(within, "the hanging notifier's end at its timeout", || {
-        // SAFETY: kill(2) with signal 0 only asks whether the process is there.
-        let alive = unsafe { libc::kill(pid, 0) } == 0;
-        !alive
+        !testing::is_alive(pid)
     });
     for command in [r#"["/nonexistent/notifier"]"#, r#"["false"]"#] {
         user_config(

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent, runs, snapshot_of_a_wait};
 use crate::util::snapshot::regex_escape;
 use crate::util::*;
+use pagent_door::testing;
 
 /// Starts the loop on an agent whose limit resets in an hour, and returns once the wait
 /// is written (read from `--json` events, never after a fixed sleep).
@@ -83,7 +84,7 @@ fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_wai
     let (mut child, mut lines) = start_waiting_an_hour(&env);
     let baseline = env.baseline();
     let interrupted = Instant::now();
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    testing::signal(child.id() as i32, testing::SIGINT);
     let code = exit_code(&mut child);
     baseline.assert_within(
         interrupted.elapsed(),
@@ -297,7 +298,7 @@ fn issue_30_a_wait_resumed_after_ctrl_c_keeps_its_stage_label_and_waited_time() 
         l.starts_with("⏸ usage limit: ")
     });
     let interrupted = Instant::now();
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    pagent_door::testing::signal(child.id() as i32, pagent_door::testing::SIGINT);
     assert_eq!(exit_code(&mut child), Some(130));
     // The user comes back a little later: the wait went on without pagent.
     std::thread::sleep(Duration::from_secs(2).saturating_sub(interrupted.elapsed()));

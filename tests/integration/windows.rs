@@ -3,7 +3,7 @@
 //! binary under test (`PAGENT_TEST_BIN`, a wrapper that runs it under Wine); they are
 //! `#[ignore]`d in the plain run, whose binary is this system's. Junctions and NTFS
 //! symbolic links cannot be made under Wine 8: the door's own tests
-//! (`store/door/win/tests.rs`) prove them on NTFS on the release workflow's Windows
+//! (`crates/door/src/files/win/tests.rs`) prove them on NTFS on the release workflow's Windows
 //! runner, and here `hostile_repo::` runs under Wine too, whose Unix symlinks Wine shows
 //! as the files they lead to (the final-path check refuses them).
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::util::*;
+use pagent_door::testing;
 
 fn filters() -> Vec<(&'static str, &'static str)> {
     vec![
@@ -147,8 +148,7 @@ fn item_11_status_tells_an_interrupted_loop_from_a_running_one() {
         let during = env.cmd(&["status"]).success().stdout;
         let json: Value = env.status();
         assert_eq!(json["runner_running"], true, "{json}");
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) };
+        testing::signal(i32::try_from(child.id()).unwrap(), signal);
         child.wait().unwrap();
         // A runner killed outright may have forked a child that has not yet exec'd: for
         // those few milliseconds the child's copy of the runner lock still holds it. Wait
@@ -170,9 +170,9 @@ fn item_11_status_tells_an_interrupted_loop_from_a_running_one() {
         "ralph",
         "Task",
     ];
-    let (during, interrupted) = running(&start, libc::SIGINT);
+    let (during, interrupted) = running(&start, testing::SIGINT);
     // Resumed, then a crash: the kernel releases the runner's lock with the process.
-    let (_, killed) = running(&start[..4], libc::SIGKILL);
+    let (_, killed) = running(&start[..4], testing::SIGKILL);
     env.write("go", "");
     snapshot(
         "interrupted",

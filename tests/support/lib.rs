@@ -25,6 +25,7 @@
 //! each suite's harness (`tests/integration/util`, `tests/e2e/harness`); this crate
 //! knows pagent only through its files.
 
+#![forbid(unsafe_code)]
 // Test support fails loudly: a helper that cannot do its job panics with what it saw,
 // and a measurement says its figures on stderr (shown with a failing test).
 #![allow(

@@ -28,8 +28,8 @@ use pagent_protocol::stream::{
 };
 
 use crate::cli::env;
-use crate::process::signals;
-use crate::process::{Input, SearchPath, Streams};
+use pagent_door::process::signals;
+use pagent_door::process::{Input, SearchPath, Streams};
 
 pub use options::Options;
 use reader::{Msg, spawn_reader};

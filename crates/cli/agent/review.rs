@@ -35,9 +35,9 @@ use pagent_protocol::stream::AgentKind;
 
 use crate::agent::{self, AgentSpec, End, Limits};
 use crate::cli::env;
-use crate::process::{Program, SearchPath};
 use crate::store::project::{Project, RUNS_DIR};
 use crate::store::user::UserDir;
+use pagent_door::process::{Program, SearchPath};
 
 /// The Stop hook's `timeout` in `hooks/hooks.json` (a test keeps them equal).
 pub const STOP_HOOK_TIMEOUT_SECS: u64 = 600;

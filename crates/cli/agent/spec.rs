@@ -5,7 +5,7 @@ use std::path::Path;
 
 use pagent_protocol::stream::AgentKind;
 
-use crate::process::{Launch, Program, SearchPath};
+use pagent_door::process::{Launch, Program, SearchPath};
 
 /// Which agent CLI to run, and how.
 #[derive(Debug, Clone)]

@@ -124,7 +124,7 @@ fn a_missing_program_does_not_start() {
     let dir = tempfile::tempdir().unwrap();
     let spec = AgentSpec::Known {
         kind: AgentKind::Claude,
-        program: crate::process::Program::at("/nonexistent/claude".into()),
+        program: pagent_door::process::Program::at("/nonexistent/claude".into()),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
     };
@@ -238,7 +238,7 @@ fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
     fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let spec = AgentSpec::Known {
         kind: AgentKind::Opencode,
-        program: crate::process::Program::at(fake),
+        program: pagent_door::process::Program::at(fake),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
     };
@@ -279,7 +279,7 @@ fn the_agent_gets_its_folder_as_pwd() {
     fs::create_dir(&project).unwrap();
     let spec = AgentSpec::Known {
         kind: AgentKind::Opencode,
-        program: crate::process::Program::at(fake),
+        program: pagent_door::process::Program::at(fake),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
     };

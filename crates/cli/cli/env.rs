@@ -264,7 +264,7 @@ mod tests {
     #[test]
     fn every_secret_pagent_reads_is_kept_from_its_children() {
         let secrets = [PAGENT_DASHBOARD_TOKEN];
-        assert_eq!(crate::process::SECRET_VARIABLES, secrets);
+        assert_eq!(pagent_door::process::SECRET_VARIABLES, secrets);
     }
 
     #[test]

@@ -16,15 +16,15 @@ pub struct PlanArgs {
     /// The plan's format, when its content does not tell: prd-json, chief, spec-kit,
     /// kiro or ralphex
     #[arg(long, value_name = "NAME", value_parser = parse_format)]
-    pub format: Option<pagent_engine::stories::Format>,
+    pub format: Option<pagent_stories::Format>,
     /// A command that must pass before a story counts as done and before the loop ends
     /// (repeatable; run with `sh -c` in the project, besides the plan's own)
     #[arg(long = "check", value_name = "COMMAND")]
     pub checks: Vec<String>,
 }
 
-pub(crate) fn parse_format(name: &str) -> Result<pagent_engine::stories::Format, String> {
-    pagent_engine::stories::Format::from_name(name)
+pub(crate) fn parse_format(name: &str) -> Result<pagent_stories::Format, String> {
+    pagent_stories::Format::from_name(name)
         .ok_or_else(|| "expected prd-json, chief, spec-kit, kiro or ralphex".to_owned())
 }
 

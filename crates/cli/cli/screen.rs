@@ -38,53 +38,11 @@ impl Size {
 
     /// The terminal's size now: asked of stdout, then stderr; else `fallback`.
     pub fn ask(fallback: Size) -> Size {
-        #[cfg(unix)]
-        let streams = [libc::STDOUT_FILENO, libc::STDERR_FILENO];
-        #[cfg(windows)]
-        let streams = {
-            use windows_sys::Win32::System::Console as con;
-            [con::STD_OUTPUT_HANDLE, con::STD_ERROR_HANDLE]
-        };
-        streams
-            .into_iter()
-            .find_map(window_size)
-            .unwrap_or(fallback)
+        pagent_door::terminal::window_size().map_or(fallback, |size| Size {
+            cols: usize::from(size.cols),
+            rows: usize::from(size.rows),
+        })
     }
-}
-
-/// The size of the terminal on `fd`, if it is one that knows its size.
-#[cfg(unix)]
-fn window_size(fd: i32) -> Option<Size> {
-    // SAFETY: an all-zero winsize is valid; TIOCGWINSZ only writes into the one we own,
-    // and fails with ENOTTY on a descriptor that is not a terminal.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &raw mut size) };
-    (rc == 0 && size.ws_col > 0).then(|| Size {
-        cols: usize::from(size.ws_col),
-        rows: usize::from(size.ws_row.max(1)),
-    })
-}
-
-/// Windows: the visible window of the console on the standard stream `which`, if it is
-/// a console (`GetConsoleScreenBufferInfo` fails on a pipe or a file). The window, not
-/// the buffer: the buffer is as wide as the window but thousands of rows tall.
-#[cfg(windows)]
-fn window_size(which: windows_sys::Win32::System::Console::STD_HANDLE) -> Option<Size> {
-    use windows_sys::Win32::System::Console as con;
-    // SAFETY: GetStdHandle only reads the process's standard handle table.
-    let handle = unsafe { con::GetStdHandle(which) };
-    // SAFETY: all-zero is a valid CONSOLE_SCREEN_BUFFER_INFO; the call only writes into
-    // the one we own, and fails on a handle that is not a console's (or null, or invalid).
-    let mut info: con::CONSOLE_SCREEN_BUFFER_INFO = unsafe { std::mem::zeroed() };
-    if unsafe { con::GetConsoleScreenBufferInfo(handle, &raw mut info) } == 0 {
-        return None;
-    }
-    let cols = i32::from(info.srWindow.Right) - i32::from(info.srWindow.Left) + 1;
-    let rows = i32::from(info.srWindow.Bottom) - i32::from(info.srWindow.Top) + 1;
-    (cols > 0).then(|| Size {
-        cols: usize::try_from(cols).unwrap_or(Size::FALLBACK.cols),
-        rows: usize::try_from(rows.max(1)).unwrap_or(Size::FALLBACK.rows),
-    })
 }
 
 /// The columns `text` takes on a terminal. Controls count as nothing: measure text made

@@ -59,7 +59,7 @@ impl Sgr {
 fn nonce() -> &'static str {
     static NONCE: OnceLock<String> = OnceLock::new();
     NONCE.get_or_init(|| {
-        let bytes: [u8; 16] = crate::store::door::random_bytes().unwrap_or_else(|_| {
+        let bytes: [u8; 16] = pagent_door::random_bytes().unwrap_or_else(|_| {
             // No randomness: a value no project text is likely to hold, from the clock.
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -72,31 +72,11 @@ fn nonce() -> &'static str {
 
 /// Whether the terminal acts on pagent's controls, made so where it must be: always on
 /// Unix; on Windows, a console does only once asked (`ENABLE_VIRTUAL_TERMINAL_PROCESSING`,
-/// asked here of stdout's and stderr's), and one that cannot (older than Windows 10) is
-/// treated as no terminal, so nothing is coloured or redrawn in place and no escape shows
-/// as text. A stream that is not a console is left as it is.
-#[cfg(unix)]
+/// asked of stdout's and stderr's by the door), and one that cannot (older than Windows
+/// 10) is treated as no terminal, so nothing is coloured or redrawn in place and no escape
+/// shows as text. A stream that is not a console is left as it is.
 pub fn console_takes_controls() -> bool {
-    true
-}
-
-#[cfg(windows)]
-pub fn console_takes_controls() -> bool {
-    use windows_sys::Win32::System::Console as con;
-    let ask = |which| {
-        // SAFETY: GetStdHandle only reads the standard handle table; Get/SetConsoleMode
-        // fail on a handle that is not a console's, and write only the mode we own.
-        let handle = unsafe { con::GetStdHandle(which) };
-        let mut mode = 0;
-        if unsafe { con::GetConsoleMode(handle, &raw mut mode) } == 0 {
-            return None; // not a console: nothing to ask
-        }
-        let wanted = mode | con::ENABLE_VIRTUAL_TERMINAL_PROCESSING;
-        Some(mode == wanted || unsafe { con::SetConsoleMode(handle, wanted) } != 0)
-    };
-    let stdout = ask(con::STD_OUTPUT_HANDLE);
-    let _ = ask(con::STD_ERROR_HANDLE);
-    stdout.unwrap_or(true)
+    pagent_door::terminal::enable_controls()
 }
 
 /// The longest token: NUL, 32 nonce digits, a code of at most 8 bytes, NUL.

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use crate::cli::args::NotifyHelperArgs;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
-use crate::process::{Input, Launch, NEUTRAL_DIR, Program, SearchPath, Streams};
 use crate::session::notify::MAX_TIMEOUT_SECS;
+use pagent_door::process::{Input, Launch, NEUTRAL_DIR, Program, SearchPath, Streams};
 
 /// The detached helper: runs the notifier in its own process group and kills the group
 /// once the timeout passes. Exit status is for nobody: stdio is closed. A program named

@@ -25,11 +25,11 @@ use crate::cli::exit::ExitStatus;
 use crate::io::{Io, now};
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
-use crate::store::door;
 use crate::store::eventlog::Event;
 use crate::store::user::{NoticeKey, UserDir};
 use crate::world::backpressure::run_checks;
 use crate::{cli::ui, store, store::config, store::consent};
+use pagent_door::files;
 
 /// What the hook has to say: context for the model, a notice for the user.
 #[derive(Debug, Default)]
@@ -92,7 +92,7 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
     let Ok(rel) = consent::rel_in_project(&project, &project.root, Path::new(file)) else {
         return Ok(Said::default());
     };
-    if !matches!(project.dir().kind(&rel), Ok(Some((door::Kind::File, _)))) {
+    if !matches!(project.dir().kind(&rel), Ok(Some((files::Kind::File, _)))) {
         return Ok(Said::default());
     }
     let Some(ext) = rel.extension().map(|e| e.to_string_lossy().into_owned()) else {

@@ -26,7 +26,7 @@ use crate::install::{
     Layout, MARKER, Record, files, leftovers, mark, owned, platform, plugin_source, stage_plugin,
 };
 use crate::io::Io;
-use crate::process::{Program, SearchPath};
+use pagent_door::process::{Program, SearchPath};
 
 /// `pagent VERB: MESSAGE` on stdout, as a closure the steps below can share.
 fn sayer<'a>(verb: &'a str, stdout: &'a RefCell<&mut dyn Write>) -> impl Fn(&str) + 'a {

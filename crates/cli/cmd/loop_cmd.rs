@@ -7,10 +7,10 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
-use crate::process::signals;
 use crate::runner::progress::{Mode, Progress};
 use crate::runner::{KeptFailing, drive};
 use crate::setup::plan::LoopPlan;
+use pagent_door::process::signals;
 
 pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
     signals::install();

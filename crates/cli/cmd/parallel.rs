@@ -10,13 +10,13 @@ use crate::cli::args::{Global, ParallelArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::io::Io;
-use crate::process::signals;
 use crate::runner::parallel::run_tasks;
 use crate::setup::plan::agent_cli;
 use crate::setup::tasks::{Task, read_tasks_and_bytes};
 use crate::store::consent;
 use crate::store::project::Project;
 use crate::store::user::UserDir;
+use pagent_door::process::signals;
 
 pub fn run(
     global: &Global,

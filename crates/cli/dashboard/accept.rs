@@ -155,7 +155,7 @@ impl Door {
                     ) => {}
                 Err(err) => {
                     // Out of descriptors: the oldest connection being read makes room.
-                    if !(out_of_descriptors(&err) && self.close_oldest()) {
+                    if !(pagent_door::out_of_descriptors(&err) && self.close_oldest()) {
                         self.retry_accept = Some(Instant::now() + ACCEPT_RETRY);
                         return;
                     }
@@ -253,18 +253,4 @@ const BUSY: &[u8] =
 fn busy(mut stream: std::net::TcpStream) {
     let _ = stream.set_nonblocking(true);
     let _ = stream.write_all(BUSY);
-}
-
-/// Whether accepting failed for want of file descriptors (the process's or the
-/// system's).
-fn out_of_descriptors(err: &io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        matches!(err.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
-    }
-    #[cfg(windows)]
-    {
-        // WSAEMFILE
-        err.raw_os_error() == Some(10024)
-    }
 }

@@ -119,7 +119,7 @@ fn choose_token(env: &Env, bind: IpAddr) -> anyhow::Result<String> {
         );
     }
     let random: [u8; 32] =
-        crate::store::door::random_bytes().context("cannot read random bytes for the token")?;
+        pagent_door::random_bytes().context("cannot read random bytes for the token")?;
     Ok(pagent_engine::seal::hex(&random))
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::cli::env::Env;
-use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
+use pagent_door::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 
 const REDIRECT: &str = "dashboard.html";
 

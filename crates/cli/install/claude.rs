@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
+use pagent_door::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 
 pub const MARKETPLACE: &str = "pagent";
 pub const PLUGIN_ID: &str = "pagent@pagent";

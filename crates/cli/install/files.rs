@@ -2,7 +2,7 @@
 //!
 //! Every path here is one the user chose for pagent (Claude Code's config folder, the
 //! XDG data folder, the plugin folder pagent was shipped in), never a project's: the
-//! one-door rule (`store::door`) is about files a model or a stranger's repository
+//! one-door rule (`pagent_door::files`) is about files a model or a stranger's repository
 //! controls, so these functions use `std::fs` directly, with the same habits where they
 //! matter: a file is replaced through a temporary file and a rename, a tree is copied
 //! regular files and folders only (a symlink in the source is skipped, never followed),
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::store::door::canonical;
+use pagent_door::files::canonical;
 
 /// Whether something (even a dangling symlink) is at `path`.
 pub fn exists(path: &Path) -> bool {

@@ -21,10 +21,10 @@
 use std::path::{Path, PathBuf};
 
 use super::{Layout, files};
-use crate::store::door::Dir;
 use crate::store::project::{PAGENT_DIR, Project, STATE_FILE, WORKTREES_DIR};
 use crate::store::register;
 use crate::store::user::UserDir;
+use pagent_door::files::Dir;
 
 /// What pagent keeps in its config folder (store/secret.rs, trust.rs, config.rs,
 /// user.rs and register.rs under `projects/`, dashboard/open.rs), and `cache`, where

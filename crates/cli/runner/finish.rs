@@ -8,7 +8,6 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::now;
-use crate::process::SearchPath;
 use crate::runner::loop_event::Ending;
 use crate::runner::pause::apply_over_pause;
 use crate::runner::progress::Progress;
@@ -18,6 +17,7 @@ use crate::runner::{github, stories, worktree};
 use crate::setup::plan::LoopPlan;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
+use pagent_door::process::SearchPath;
 
 /// Ctrl-C while the agent ran: the state keeps the iteration's prompt.
 pub(super) fn interrupted(

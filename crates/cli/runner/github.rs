@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use pagent_engine::stories::Issue;
+use pagent_stories::Issue;
 
 use crate::runner::repo_git::RepoGit;
 
@@ -31,7 +31,7 @@ const GH_KEEP: usize = 8 * 1024 * 1024;
 /// door.
 fn gh(git: &RepoGit<'_>, args: &[&str]) -> anyhow::Result<String> {
     let launch = git.launch("gh").map_err(|err| match err.downcast_ref() {
-        Some(crate::process::ProgramError::NotFound(_)) => {
+        Some(pagent_door::process::ProgramError::NotFound(_)) => {
             err.context("cannot run gh (the GitHub CLI); is it installed and on PATH?")
         }
         _ => err,

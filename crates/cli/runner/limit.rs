@@ -23,7 +23,6 @@ use pagent_protocol::stream::{LimitHit, UsageRecord};
 use crate::cli::env::Env;
 use crate::cli::ui;
 use crate::io::now;
-use crate::process::signals;
 use crate::runner::pause::apply_over_pause;
 use crate::runner::progress::Progress;
 use crate::runner::retry::Runs;
@@ -34,6 +33,7 @@ use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::store::user::UserDir;
 use crate::world::zone;
+use pagent_door::process::signals;
 
 /// How often the waiting runner looks at the state (cancel, resume, replacement).
 const LOOK_EVERY: Duration = Duration::from_millis(250);

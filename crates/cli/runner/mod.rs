@@ -46,7 +46,6 @@ use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::now;
-use crate::process::SearchPath;
 use crate::runner::loop_event::Ending;
 use crate::runner::progress::Progress;
 use crate::setup;
@@ -58,6 +57,7 @@ use crate::store::register::Origin;
 use crate::store::secret;
 use crate::store::user::{NoticeKey, UserDir};
 use crate::world::FsWorld;
+use pagent_door::process::SearchPath;
 
 use pause::{Waited, apply_over_pause, wait_if_paused};
 use prepare::{agent_spec, prepare_state};

@@ -13,13 +13,13 @@ use std::time::Duration;
 use pagent_engine::{Outcome, State};
 
 use crate::cli::env::Env;
-use crate::process::signals;
 use crate::runner::progress::Progress;
 use crate::runner::watch::ended_elsewhere;
 use crate::session;
 use crate::store;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
+use pagent_door::process::signals;
 
 /// How often a paused runner looks whether it may go on.
 const POLL: Duration = Duration::from_millis(250);

@@ -14,15 +14,16 @@ use crate::agent::{AgentSpec, Options};
 use crate::cli::env::Env;
 use crate::cli::ui;
 use crate::io::now;
-use crate::process::{Program, SearchPath};
 use crate::runner::progress::Progress;
 use crate::session;
 use crate::setup;
 use crate::setup::plan::LoopPlan;
+use crate::store;
 use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNNER_LOCK};
 use crate::store::user::UserDir;
-use crate::store::{self, door};
+use pagent_door::files;
+use pagent_door::process::{Program, SearchPath};
 
 /// The agent to run, its program found now so a typo fails before any state is written:
 /// the one the user named (`--agent-bin`), else on the cleaned `PATH`.
@@ -59,7 +60,7 @@ pub(super) fn prepare_state(
     search: &SearchPath,
     progress: &mut Progress,
     (stdin, stdin_is_terminal): (&mut dyn std::io::Read, bool),
-) -> anyhow::Result<(State, bool, door::Lock)> {
+) -> anyhow::Result<(State, bool, files::Lock)> {
     let (state, force, action) = match &args.start {
         Some(start) => setup::plan::new_loop_state(
             project,
@@ -129,12 +130,12 @@ const STATUS_PROBE: Duration = Duration::from_millis(500);
 /// How long a new runner waits for a replaced one to stop.
 const RUNNER_HANDOVER: Duration = Duration::from_secs(10);
 
-fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> {
+fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<files::Lock> {
     project
         .dir()
         .lock(Path::new(RUNNER_LOCK), wait)
         .map_err(|err| match err {
-            door::DoorError::Busy(..) => anyhow::anyhow!(
+            files::DoorError::Busy(..) => anyhow::anyhow!(
                 "another `pagent loop` is driving this loop in {}; stop it first (Ctrl-C, or `pagent cancel`)",
                 project.root.display()
             ),

@@ -47,8 +47,8 @@ use anyhow::bail;
 use sha2::{Digest, Sha256};
 
 use crate::cli::env::{self, Env};
-use crate::process::{Launch, Program, SearchPath};
-use crate::store::door;
+use pagent_door::files as door;
+use pagent_door::process::{Launch, Program, SearchPath};
 
 /// The repository's own git settings: each key and a digest of its values, in order.
 pub type Settings = BTreeMap<String, String>;

@@ -26,13 +26,13 @@ use crate::agent::{self, AgentRun, AgentSpec, End, Limits};
 use crate::cli::env::{self, Env};
 use crate::cli::ui;
 use crate::io::now;
-use crate::process::SearchPath;
-use crate::process::signals;
 use crate::runner::pause::apply_over_pause;
 use crate::runner::progress::Progress;
 use crate::store::eventlog::Event;
 use crate::store::project::{Project, RUNS_DIR};
 use crate::world::zone;
+use pagent_door::process::SearchPath;
+use pagent_door::process::signals;
 
 /// How one iteration's attempts ended.
 #[derive(Debug)]

@@ -11,17 +11,17 @@
 use std::path::{Path, PathBuf};
 
 use pagent_engine::State;
-use pagent_engine::stories::{Format, Plan, issue_number, render_issues};
+use pagent_stories::{Format, Plan, issue_number, render_issues};
 
 use crate::cli::env::Env;
 use crate::io::now;
-use crate::process::SearchPath;
 use crate::runner::github;
 use crate::runner::progress::Progress;
 use crate::runner::repo_git::{Refused, RepoGit, When, refusal};
 use crate::setup::plan::LoopPlan;
 use crate::setup::stories::{StoriesSpec, read_plan};
 use crate::store::project::Project;
+use pagent_door::process::SearchPath;
 
 /// Where an `--issues` loop writes its plan (ignored by git with the rest of
 /// `.claude/pagent/`).

@@ -13,9 +13,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use git2::{IndexAddOption, Repository, Signature, WorktreeAddOptions};
 
-use crate::process::{Launch, SearchPath};
 use crate::runner::repo_git::RepoGit;
-use crate::store::door::{self, Dir};
+use pagent_door::files::{self, Dir};
+use pagent_door::process::{Launch, SearchPath};
 
 /// How long `git push` and `gh pr create` may take (they wait on a network).
 const REMOTE_TIMEOUT: Duration = Duration::from_secs(600);
@@ -46,7 +46,7 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
     );
     let repo =
         crate::store::git::discover(project_root).context("--worktree needs a git repository")?;
-    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)
+    let workdir = files::canonical_dir(repo.workdir().context("the repository has no work tree")?)
         .context("the repository's work tree cannot be opened")?;
     let tree = Dir::open(&workdir)?;
     let rel = Path::new(WORKTREES).join(name);
@@ -62,7 +62,7 @@ pub fn open_or_create(project_root: &Path, name: &str) -> anyhow::Result<Worktre
     // Loops started together (pagent parallel) create worktrees at the same moment;
     // libgit2 is not safe against that (it fails to mkdir .git/worktrees that another
     // process just made), so creation is serialised on a lock in the git folder.
-    let git_dir = Dir::open(&door::canonical_dir(repo.commondir())?)?;
+    let git_dir = Dir::open(&files::canonical_dir(repo.commondir())?)?;
     let _lock = git_dir
         .lock(Path::new("pagent-worktree.lock"), Duration::from_secs(120))
         .context("cannot lock the worktree lock")?;
@@ -139,7 +139,7 @@ pub fn existing(project_root: &Path, name: &str) -> anyhow::Result<Option<Worktr
     let Some(repo) = crate::store::git::discover(project_root) else {
         return Ok(None);
     };
-    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)
+    let workdir = files::canonical_dir(repo.workdir().context("the repository has no work tree")?)
         .context("the repository's work tree cannot be opened")?;
     let tree = Dir::open(&workdir)?;
     let rel = Path::new(WORKTREES).join(name);
@@ -155,7 +155,7 @@ pub fn existing(project_root: &Path, name: &str) -> anyhow::Result<Option<Worktr
 /// git's record of it. The branch stays.
 pub fn remove(project_root: &Path, name: &str) -> anyhow::Result<()> {
     let repo = crate::store::git::discover(project_root).context("no git repository")?;
-    let workdir = door::canonical_dir(repo.workdir().context("the repository has no work tree")?)?;
+    let workdir = files::canonical_dir(repo.workdir().context("the repository has no work tree")?)?;
     let rel = Path::new(WORKTREES).join(name);
     let path = workdir.join(&rel);
     Dir::open(&workdir)?
@@ -165,7 +165,7 @@ pub fn remove(project_root: &Path, name: &str) -> anyhow::Result<()> {
         let Ok(found) = repo.find_worktree(admin) else {
             continue;
         };
-        if found.path() == path || door::canonical(found.path()).is_ok_and(|p| p == path) {
+        if found.path() == path || files::canonical(found.path()).is_ok_and(|p| p == path) {
             found
                 .prune(Some(
                     git2::WorktreePruneOptions::new()
@@ -189,7 +189,7 @@ fn reusable(
 ) -> anyhow::Result<Option<PathBuf>> {
     match tree.kind_no_follow(rel)? {
         None => return Ok(None),
-        Some(door::Kind::Dir) => {}
+        Some(files::Kind::Dir) => {}
         Some(kind) => bail!(
             "{} is {}, not a worktree folder; remove it to let pagent create the worktree",
             path.display(),
@@ -200,7 +200,7 @@ fn reusable(
         let Ok(registered) = repo.find_worktree(admin) else {
             continue;
         };
-        if door::canonical(registered.path()).is_ok_and(|p| p == path) {
+        if files::canonical(registered.path()).is_ok_and(|p| p == path) {
             return Ok(Some(path.to_path_buf()));
         }
     }

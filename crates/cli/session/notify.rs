@@ -22,9 +22,9 @@ use std::path::Path;
 use pagent_engine::{State, Status};
 
 use crate::cli::env::Env;
-use crate::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 use crate::store::config::{NotifyConfig, read_config, user_config_path};
 use crate::store::user::UserDir;
+use pagent_door::process::{Launch, NEUTRAL_DIR, Program, SearchPath};
 
 /// A notifier command is killed after this long unless the config says otherwise.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 10;

@@ -13,7 +13,8 @@ use crate::cli::env::Env;
 use crate::io::now;
 use crate::store::project::Project;
 use crate::store::user::UserDir;
-use crate::store::{consent, door, workflows};
+use crate::store::{consent, workflows};
+use pagent_door::files;
 
 /// PRDs larger than this are refused: the model has to read them.
 const MAX_PRD_BYTES: u64 = 4 * 1024 * 1024;
@@ -186,7 +187,7 @@ fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(St
     } else {
         vec![cwd.join(prd), project.root.join(prd)]
     };
-    let Some(path) = candidates.iter().find(|p| door::exists(p)) else {
+    let Some(path) = candidates.iter().find(|p| files::exists(p)) else {
         bail!(
             "the PRD {} does not exist (looked in {})",
             prd.display(),
@@ -197,7 +198,7 @@ fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(St
     // a file elsewhere is one the user named themselves.
     let bytes = match consent::rel_in_project(project, cwd, path) {
         Ok(rel) => project.dir().read(&rel, MAX_PRD_BYTES),
-        Err(_) => door::read_outside(path, MAX_PRD_BYTES),
+        Err(_) => files::read_outside(path, MAX_PRD_BYTES),
     }
     .context("cannot read the PRD")?;
     anyhow::ensure!(
@@ -218,7 +219,7 @@ fn validate_prd(project: &Project, cwd: &Path, prd: &Path) -> anyhow::Result<(St
         path.display()
     );
     let real =
-        door::canonical(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+        files::canonical(path).with_context(|| format!("cannot resolve {}", path.display()))?;
     let for_prompts = real
         .strip_prefix(&project.root)
         .map_or_else(|_| real.display().to_string(), |p| p.display().to_string());

@@ -67,7 +67,7 @@ fn install(
 ) -> anyhow::Result<Installed> {
     let secret = secret::read_or_create_secret(user_dir)?;
     let mut state = state.clone();
-    let id: [u8; 8] = crate::store::door::random_bytes().context("cannot read random bytes")?;
+    let id: [u8; 8] = pagent_door::random_bytes().context("cannot read random bytes")?;
     state.loop_id = pagent_engine::seal::hex(&id);
     let _lock = store::lock_state(project)?;
     // A corrupt old file is simply replaced: it holds no loop anyone can continue.

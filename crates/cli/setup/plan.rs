@@ -52,7 +52,7 @@ impl Start {
 /// How a plan of stories is read and checked (`--format`, `--check`).
 #[derive(Debug, Clone, Default)]
 pub struct PlanOptions {
-    pub format: Option<pagent_engine::stories::Format>,
+    pub format: Option<pagent_stories::Format>,
     pub checks: Vec<String>,
 }
 

@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use pagent_engine::stories::{Format, MAX_PLAN_BYTES, Plan};
 use pagent_engine::{Budget, Driver, SetupOptions, State, Workflow};
+use pagent_stories::{Format, MAX_PLAN_BYTES, Plan};
 use serde_json::{Value, json};
 
 use super::{Notes, consented_config};

@@ -21,7 +21,7 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use pagent_engine::stories::{Format, MAX_PLAN_BYTES, Plan, Story};
+use pagent_stories::{Format, MAX_PLAN_BYTES, Plan, Story};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -66,7 +66,7 @@ pub fn read_tasks_and_bytes(
     root: &Path,
     format: Option<Format>,
 ) -> anyhow::Result<(Vec<Task>, Vec<u8>)> {
-    let bytes = crate::store::door::read_outside(path, MAX_PLAN_BYTES as u64)
+    let bytes = pagent_door::files::read_outside(path, MAX_PLAN_BYTES as u64)
         .with_context(|| format!("cannot read the tasks file {}", path.display()))?;
     let label = path.strip_prefix(root).unwrap_or(path);
     let tasks = parse_tasks(path, label, &bytes, format)?;

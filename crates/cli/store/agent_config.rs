@@ -170,7 +170,7 @@ fn file_source(
         // A file pagent cannot read (too large, a FIFO) is still the agent's to read, and
         // its content cannot be pinned: never trusted (a fresh nonce every time).
         Err(err) => {
-            let nonce: [u8; 16] = crate::store::door::random_bytes().unwrap_or([0; 16]);
+            let nonce: [u8; 16] = pagent_door::random_bytes().unwrap_or([0; 16]);
             return Some(Source {
                 rel: PathBuf::from(rel),
                 commands: vec![format!("{rel}, which pagent cannot read to trust ({err})")],

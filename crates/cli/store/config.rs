@@ -22,9 +22,10 @@ use pagent_engine::backpressure::BackpressureConfig;
 use pagent_engine::usage::{Price, PriceSource, Prices};
 use serde::Deserialize;
 
+use crate::store::SMALL_FILE_CAP;
 use crate::store::project::{CONFIG_FILE, Project};
 use crate::store::user::UserDir;
-use crate::store::{SMALL_FILE_CAP, door};
+use pagent_door::files;
 
 pub const FILE: &str = "config.json";
 
@@ -78,7 +79,7 @@ pub fn user_config_path(user_dir: &UserDir) -> Option<PathBuf> {
 
 /// Reads and validates the user's config file; `None` when there is none.
 pub fn read_config(path: &Path) -> anyhow::Result<Option<ConfigFile>> {
-    let bytes = match door::read_outside(path, SMALL_FILE_CAP) {
+    let bytes = match files::read_outside(path, SMALL_FILE_CAP) {
         Ok(bytes) => bytes,
         Err(err) if err.is_missing() => return Ok(None),
         Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),

@@ -143,7 +143,7 @@ pub fn config_source(
 
 /// A plan's validation commands as a command source: consent covers exactly the
 /// commands, not the whole file, so the ticks a stories loop makes do not revoke it.
-pub fn plan_source(rel: &Path, plan: &pagent_engine::stories::Plan) -> Option<Source> {
+pub fn plan_source(rel: &Path, plan: &pagent_stories::Plan) -> Option<Source> {
     (!plan.checks.is_empty()).then(|| Source {
         rel: rel.to_path_buf(),
         bytes: format!("pagent plan checks\n{}\n", plan.checks.join("\n")).into_bytes(),
@@ -221,7 +221,7 @@ pub fn file_source(project: &Project, rel: &Path) -> anyhow::Result<Option<Sourc
         .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", rel.display()))?;
     // A plan other than prd.json (which runs nothing) is Markdown, never a workflow.
     if rel.extension().is_none_or(|e| e != "json")
-        && let Ok(plan) = pagent_engine::stories::Plan::read(text, None)
+        && let Ok(plan) = pagent_stories::Plan::read(text, None)
     {
         return Ok(plan_source(rel, &plan));
     }

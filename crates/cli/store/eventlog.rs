@@ -15,8 +15,8 @@ use pagent_engine::failure::FailureClass;
 use pagent_engine::{Action, LogEntry, State, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::store::door::DoorError;
 use crate::store::project::{EVENTS_FILE, Project};
+use pagent_door::files::DoorError;
 
 /// The most bytes of the log read by `status` and `log` (its newest part).
 const READ_CAP: u64 = 8 * 1024 * 1024;

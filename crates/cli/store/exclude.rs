@@ -9,8 +9,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::store::door::{self, Dir};
 use crate::store::project::{PAGENT_DIR, Project, STATE_FILE, WORKTREES_DIR};
+use pagent_door::files::{self, Dir};
 
 /// Adds the entries that are missing; returns how many were added. Outside a git
 /// repository there is nothing to do, and nothing is written in a git folder that is
@@ -20,10 +20,10 @@ pub fn exclude_pagent_files(project: &Project) -> anyhow::Result<usize> {
     let Some(repo) = crate::store::git::discover(&project.root) else {
         return Ok(0);
     };
-    let Some(workdir) = repo.workdir().and_then(|w| door::canonical_dir(w).ok()) else {
+    let Some(workdir) = repo.workdir().and_then(|w| files::canonical_dir(w).ok()) else {
         return Ok(0);
     };
-    let Ok(common) = door::canonical_dir(repo.commondir()) else {
+    let Ok(common) = files::canonical_dir(repo.commondir()) else {
         return Ok(0);
     };
     if !common.starts_with(&workdir) && !registered_worktree(&common, &workdir) {
@@ -87,7 +87,7 @@ fn registered_worktree(common: &Path, workdir: &Path) -> bool {
     };
     names.iter().flatten().any(|name| {
         main.find_worktree(name)
-            .is_ok_and(|w| door::canonical(w.path()).is_ok_and(|p| p == workdir))
+            .is_ok_and(|w| files::canonical(w.path()).is_ok_and(|p| p == workdir))
     })
 }
 

@@ -127,7 +127,7 @@ fn sane_includes(config: &Path, depth: usize) -> Result<(), String> {
     let dir = config.parent().unwrap_or(Path::new("/"));
     for path in included {
         let path = match path.strip_prefix("~/") {
-            Some(rest) => crate::store::door::passwd_home()
+            Some(rest) => pagent_door::files::passwd_home()
                 .ok_or_else(|| format!("{path} names a home folder that is not known"))?
                 .join(rest),
             None => dir.join(&path),
@@ -237,9 +237,7 @@ mod tests {
         fs::remove_file(&git).unwrap();
         Repository::init(&root).unwrap();
         assert!(discover(&root).is_some());
-        let c = std::ffi::CString::new(git.join("index").as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mkfifo with a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        pagent_door::testing::make_fifo(&git.join("index"), 0o644).unwrap();
         assert!(
             discover(&root).is_none(),
             "a FIFO index would block libgit2"
@@ -261,9 +259,7 @@ mod tests {
         let config = root.join(".git/config");
         let clean = fs::read_to_string(&config).unwrap();
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mkfifo with a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        pagent_door::testing::make_fifo(&fifo, 0o644).unwrap();
         let huge = dir.path().join("huge");
         fs::File::create(&huge).unwrap().set_len(2 << 30).unwrap();
         fs::write(dir.path().join("fine.cfg"), "[user]\n\tname = x\n").unwrap();

@@ -1,4 +1,4 @@
-//! Everything pagent keeps on disk, behind [`door`], the one door to files.
+//! Everything pagent keeps on disk, behind the file door (`pagent_door::files`).
 //!
 //! This file is the state file: locked, atomic, sealed, and never trusted unless it is the
 //! user's own. Writers take an exclusive lock on `.claude/pagent/lock` (flock: released by
@@ -21,7 +21,6 @@ pub mod agent_config;
 pub mod config;
 pub mod consent;
 pub mod covers;
-pub mod door;
 pub mod eventlog;
 pub mod exclude;
 pub mod git;
@@ -57,7 +56,7 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// Holds the exclusive state lock until dropped.
 #[derive(Debug)]
 pub struct StateLock {
-    _lock: door::Lock,
+    _lock: pagent_door::files::Lock,
 }
 
 pub fn lock_state(project: &Project) -> anyhow::Result<StateLock> {

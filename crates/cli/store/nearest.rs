@@ -23,10 +23,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::env::Env;
-use crate::store::door;
 use crate::store::project::{Project, STATE_FILE, root_from_flag_or_env};
 use crate::store::user::UserDir;
 use crate::store::{Ownership, ownership, read_state};
+use pagent_door::files as door;
 
 /// `--project`, else `CLAUDE_PROJECT_DIR`, else the folder above the current one whose
 /// loop it is in, else the current folder. A loop found above is said to `note` ("the

@@ -18,7 +18,7 @@
 //! agent working in a worktree there could change nothing at all.
 //!
 //! Every path here is relative to the root and reached through the project's
-//! [`Dir`](crate::store::door::Dir), the one door to its files.
+//! [`Dir`](pagent_door::files::Dir), the one door to its files.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,7 +26,7 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::cli::env::Env;
-use crate::store::door::{self, Dir};
+use pagent_door::files::{self, Dir};
 
 pub const STATE_FILE: &str = ".claude/pagent-pipeline.json";
 pub const PAGENT_DIR: &str = ".claude/pagent";
@@ -81,8 +81,8 @@ impl Project {
     /// is the user's home folder itself (or above it), whose `.config` is legitimately
     /// inside; the home comes from the password database, which no setting can change.
     fn refuse_config_inside(&self, config: &Path, cwd: Option<&Path>) -> anyhow::Result<()> {
-        let config = door::absolute_real(config, cwd.unwrap_or(&self.root));
-        if config_may_live_at(&self.root, &config, door::passwd_home().as_deref()) {
+        let config = files::absolute_real(config, cwd.unwrap_or(&self.root));
+        if config_may_live_at(&self.root, &config, files::passwd_home().as_deref()) {
             return Ok(());
         }
         anyhow::bail!(
@@ -95,7 +95,7 @@ impl Project {
     }
 
     pub fn at(path: &Path) -> anyhow::Result<Project> {
-        let root = door::canonical_dir(path)
+        let root = files::canonical_dir(path)
             .with_context(|| format!("the project folder {} cannot be opened", path.display()))?;
         let dir = Dir::open(&root)
             .with_context(|| format!("the project folder {} cannot be opened", root.display()))?;
@@ -119,7 +119,7 @@ impl Project {
     /// What the seal binds the state to: the real path's bytes, never a lossy rendering
     /// (two folders whose names differ only in bytes that are not UTF-8 would share it).
     pub fn seal_key(&self) -> Vec<u8> {
-        door::os_bytes(self.root.as_os_str()).to_vec()
+        files::os_bytes(self.root.as_os_str()).to_vec()
     }
 
     /// `path` relative to the root when inside it, else as given.
@@ -166,7 +166,7 @@ pub fn rel_in_project(project: &Project, cwd: &Path, path: &Path) -> anyhow::Res
         .file_name()
         .ok_or_else(|| anyhow::anyhow!("{} names no file", joined.display()))?;
     let real_parent =
-        door::canonical(parent).map_err(|e| anyhow::anyhow!("{}: {e}", joined.display()))?;
+        files::canonical(parent).map_err(|e| anyhow::anyhow!("{}: {e}", joined.display()))?;
     match real_parent.join(name).strip_prefix(&project.root) {
         Ok(rel) => Ok(rel.to_path_buf()),
         Err(_) => anyhow::bail!(

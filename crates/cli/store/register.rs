@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 use pagent_engine::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::store::door::Dir;
 use crate::store::project::STATE_FILE;
 use crate::store::user::{PROJECTS, UserDir, project_key};
+use pagent_door::files::Dir;
 
 const FILE: &str = "loop.json";
 /// An entry is a few hundred bytes; anything larger is not pagent's.
@@ -83,7 +83,7 @@ pub fn record(
     let dir = user_dir.open()?;
     let entry = Entry {
         version: 1,
-        root_hex: pagent_engine::seal::hex(crate::store::door::os_bytes(root.as_os_str())),
+        root_hex: pagent_engine::seal::hex(pagent_door::files::os_bytes(root.as_os_str())),
         root: root.to_string_lossy().into_owned(),
         state: root.join(STATE_FILE).to_string_lossy().into_owned(),
         origin,
@@ -150,7 +150,7 @@ fn entry_path(key: &str) -> PathBuf {
 fn read_entry(dir: &Dir, key: &str) -> Option<Registered> {
     let bytes = dir.read_if_exists(&entry_path(key), CAP).ok()??;
     let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-    let root = PathBuf::from(crate::store::door::os_from_bytes(
+    let root = PathBuf::from(pagent_door::files::os_from_bytes(
         pagent_engine::seal::unhex(&entry.root_hex)?,
     )?);
     // Believed only where it lives: an entry copied or edited into another project's

@@ -29,7 +29,7 @@ pub fn newest_log_tail(project: &Project, state: &State, cap: u64) -> Option<(St
         .filter_map(|name| {
             let rel = format!("{RUNS_DIR}/{name}");
             let stat = dir.stat_rel(rel.as_bytes())?;
-            (stat.kind == crate::store::door::Kind::File).then_some((stat.mtime, name))
+            (stat.kind == pagent_door::files::Kind::File).then_some((stat.mtime, name))
         })
         .max()?
         .1;

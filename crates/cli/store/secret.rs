@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::store::door;
 use crate::store::user::UserDir;
+use pagent_door::files;
 
 const FILE: &str = "secret";
 const LEN: usize = 32;
@@ -22,7 +22,7 @@ fn path(config_dir: &Path) -> PathBuf {
 /// Reads the secret; `None` if there is none yet or it cannot be read.
 pub fn read_secret(user_dir: &UserDir) -> Option<Vec<u8>> {
     let config_dir = user_dir.path();
-    let bytes = door::read_outside(&path(config_dir?), 1024).ok()?;
+    let bytes = files::read_outside(&path(config_dir?), 1024).ok()?;
     let bytes = pagent_engine::seal::unhex(std::str::from_utf8(&bytes).ok()?.trim())?;
     (bytes.len() == LEN).then_some(bytes)
 }
@@ -39,10 +39,10 @@ pub fn read_or_create_secret(user_dir: &UserDir) -> anyhow::Result<Vec<u8>> {
     crate::store::user::open_or_create_config(dir)
         .with_context(|| format!("cannot create pagent's config folder {}", dir.display()))?;
     let random: [u8; LEN] =
-        door::random_bytes().context("cannot read random bytes from /dev/urandom")?;
+        pagent_door::random_bytes().context("cannot read random bytes from /dev/urandom")?;
     let file = path(dir);
     // Another process may have created it first: then theirs is used.
-    door::create_new_private(&file, pagent_engine::seal::hex(&random).as_bytes())
+    files::create_new_private(&file, pagent_engine::seal::hex(&random).as_bytes())
         .with_context(|| format!("cannot create {}", file.display()))?;
     read_secret(user_dir).with_context(|| {
         format!(

@@ -12,8 +12,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::store::door;
 use crate::store::user::UserDir;
+use pagent_door::files;
 
 const FILE: &str = "trust.json";
 const CAP: u64 = 4 * 1024 * 1024;
@@ -57,7 +57,7 @@ fn load(user_dir: &UserDir) -> TrustFile {
     let Some(dir) = config_dir else {
         return TrustFile::default();
     };
-    door::read_outside(&dir.join(FILE), CAP)
+    files::read_outside(&dir.join(FILE), CAP)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or_default()

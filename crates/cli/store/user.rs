@@ -20,7 +20,7 @@ use anyhow::Context;
 use sha2::{Digest, Sha256};
 
 use crate::cli::env::Env;
-use crate::store::door::{self, Dir};
+use pagent_door::files::{self as door, Dir};
 
 mod notices;
 
@@ -126,6 +126,6 @@ pub(super) const PROJECTS: &str = "projects";
 
 /// `root`'s key: the first 32 hex digits of the SHA-256 of its raw bytes.
 pub fn project_key(root: &Path) -> String {
-    let digest = Sha256::digest(crate::store::door::os_bytes(root.as_os_str()));
+    let digest = Sha256::digest(pagent_door::files::os_bytes(root.as_os_str()));
     pagent_engine::seal::hex(&digest)[..32].to_owned()
 }

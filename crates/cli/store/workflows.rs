@@ -16,8 +16,9 @@ use anyhow::{Context, bail};
 use pagent_engine::prompt::templates;
 use pagent_engine::{PromptSource, Workflow, render_template};
 
+use crate::store::SMALL_FILE_CAP;
 use crate::store::project::{PROMPTS_DIR, Project, WORKFLOWS_DIR};
-use crate::store::{SMALL_FILE_CAP, door};
+use pagent_door::files;
 
 pub const DEFAULT_WORKFLOW: &str = "prd-to-code";
 
@@ -99,7 +100,7 @@ pub fn load_workflow(
         match crate::store::project::rel_in_project(project, cwd, &path) {
             Ok(inside) => Origin::Project(inside),
             Err(_) => Origin::Outside(
-                door::canonical(&path)
+                files::canonical(&path)
                     .with_context(|| format!("cannot read the workflow {}", path.display()))?,
             ),
         }
@@ -120,7 +121,7 @@ pub fn load_workflow(
             rel.display().to_string(),
         ),
         Origin::Outside(path) => (
-            door::read_outside(path, SMALL_FILE_CAP),
+            files::read_outside(path, SMALL_FILE_CAP),
             path.display().to_string(),
         ),
         Origin::BuiltIn => unreachable_built_in()?,
@@ -240,14 +241,14 @@ fn read_prompt_file(
                 "a prompt_file must be a relative path inside the workflow's folder".to_owned()
             })?;
             let path = folder.join(rel);
-            let real = door::canonical(&path)
+            let real = files::canonical(&path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
             anyhow::ensure!(
                 real.starts_with(folder),
                 "{} leads outside the workflow's folder",
                 path.display()
             );
-            let bytes = door::read_outside(&real, SMALL_FILE_CAP)?;
+            let bytes = files::read_outside(&real, SMALL_FILE_CAP)?;
             (bytes, None)
         }
     };
@@ -279,16 +280,16 @@ pub fn check_paths_stay_inside(project: &Project, workflow: &Workflow) -> anyhow
     for (i, stage) in workflow.stages.iter().enumerate() {
         for path in stage.exit_when.paths() {
             match project.dir().kind(Path::new(path.as_str())) {
-                Err(door::DoorError::Outside(_)) => {
+                Err(files::DoorError::Outside(_)) => {
                     bail!(
                         "stages[{i}].exit_when: {path} is a symlink that leads outside the project"
                     )
                 }
                 // Windows: a link of any kind, and names that mean something else there.
-                Err(door::DoorError::Reparse(_)) => bail!(
+                Err(files::DoorError::Reparse(_)) => bail!(
                     "stages[{i}].exit_when: {path} is a symlink or junction, which pagent does not follow on Windows"
                 ),
-                Err(door::DoorError::BadPath(_)) => bail!(
+                Err(files::DoorError::BadPath(_)) => bail!(
                     "stages[{i}].exit_when: {path} is not a file name pagent can use here (a stream, a device name such as NUL or CON, or a trailing dot)"
                 ),
                 _ => {}

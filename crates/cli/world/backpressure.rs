@@ -8,7 +8,7 @@
 //! told about real problems. Python's byte code goes to a cache outside the project, so a
 //! check never adds files the no-progress detector would count.
 //!
-//! Every check starts through the process door (`crate::process`). pagent's own default
+//! Every check starts through the process door (`pagent_door::process`). pagent's own default
 //! checks run isolated: from a folder the project cannot write, with the interpreter
 //! flags that keep the project's files out of their imports (so a planted `py_compile.py`
 //! is never imported). A check someone configured (in their own config, or in a project
@@ -25,10 +25,11 @@ use pagent_engine::backpressure::{CheckResult, CheckRun, CheckSpec, Requirement}
 use pagent_engine::{Syntax, check_syntax};
 
 use crate::cli::env;
-use crate::process::{Launch, Program, Ran, RunLimits, SearchPath, node_guard};
+use crate::store::covers;
 use crate::store::project::Project;
 use crate::store::trust::Verdict;
-use crate::store::{covers, door};
+use pagent_door::files as door;
+use pagent_door::process::{Launch, Program, Ran, RunLimits, SearchPath, node_guard};
 
 /// Files larger than this are not parsed by the built-in checks.
 const MAX_PARSE_BYTES: u64 = 64 * 1024 * 1024;
@@ -341,7 +342,7 @@ fn tsc_script(project: &Project, package: &Path) -> Option<PathBuf> {
     }
     matches!(
         project.dir().kind(&package.join(&script)),
-        Ok(Some((crate::store::door::Kind::File, _)))
+        Ok(Some((pagent_door::files::Kind::File, _)))
     )
     .then_some(script)
 }

@@ -1,7 +1,7 @@
 //! Running a check command (`custom` / `command` conditions) within its time budget.
 //!
 //! The command is the user's (typed at set-up, or in a workflow or config they trusted),
-//! so it runs in the project root, through the process door (`crate::process`): by
+//! so it runs in the project root, through the process door (`pagent_door::process`): by
 //! absolute path (`sh` is `/bin/sh`, a bare program name is found on the cleaned `PATH`,
 //! a path with a `/` is the trusted project file it names), in its own process group,
 //! stdin closed, stdout and stderr merged into one pipe and only its tail kept, the whole
@@ -15,7 +15,7 @@ use std::time::Duration;
 use pagent_engine::{Check, CheckOutcome, CheckShape};
 
 use crate::cli::env;
-use crate::process::{Launch, Program, Ran, RunLimits, SearchPath};
+use pagent_door::process::{Launch, Program, Ran, RunLimits, SearchPath};
 
 /// Bytes of output kept (the engine then keeps the last couple of thousand characters).
 const KEEP: usize = 64 * 1024;

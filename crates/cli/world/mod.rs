@@ -120,6 +120,10 @@ pub fn progress_mark(project: &Project, state: &State) -> Option<String> {
 }
 
 impl World for FsWorld<'_> {
+    fn plans(&self) -> &dyn pagent_engine::stories::PlanReader {
+        &pagent_stories::Reader
+    }
+
     fn count_lines(&mut self, path: &RelPath, enough: u64) -> Probe {
         probe::count_lines(self.project.dir(), path, enough)
     }

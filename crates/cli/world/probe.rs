@@ -15,7 +15,7 @@ use std::path::Path;
 
 use pagent_engine::{Probe, RelPath};
 
-use crate::store::door::{Dir, DoorError, Kind};
+use pagent_door::files::{Dir, DoorError, Kind};
 
 /// What a refused or failed door call means for a condition.
 pub fn probe_of(err: DoorError) -> Probe {
@@ -76,7 +76,7 @@ pub fn count_files(dir: &Dir, rel: &RelPath, enough: u64) -> Probe {
     let repo = crate::store::git::discover(dir.root());
     let workdir = repo.as_ref().and_then(|r| {
         r.workdir()
-            .and_then(|w| crate::store::door::canonical_dir(w).ok())
+            .and_then(|w| pagent_door::files::canonical_dir(w).ok())
     });
     let ignored = |p: &Path| -> bool {
         match (&repo, &workdir) {

@@ -92,7 +92,7 @@ pub fn read_transcript_usage(
     cursor: Option<&TranscriptCursor>,
     since: Timestamp,
 ) -> io::Result<TranscriptRead> {
-    let file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
+    let file = pagent_door::files::open_outside(path).map_err(io::Error::other)?;
     let shown = path.display().to_string();
     read_usage_from(file, &shown, cursor, since)
 }

@@ -13,6 +13,8 @@
 //! against the [`World`]; [`decide_stop`], [`decide_iteration`] and
 //! [`decide_post_tool_use`] are the loop policy; [`prompt`] is every text the model reads.
 
+#![forbid(unsafe_code)]
+
 mod action;
 pub mod backpressure;
 pub mod budget;
@@ -38,8 +40,8 @@ pub mod usage;
 mod workflow;
 mod world;
 
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use action::Action;
 pub use backpressure::FailedCheck;

@@ -1,10 +1,12 @@
-//! An in-memory [`World`] for the engine's table tests.
+//! An in-memory [`World`] for the engine's table tests, and (the `testing` feature) for
+//! the stories crate's tests of the stories stage, which give it their plan reader.
 
 use std::collections::HashMap;
 
 use std::collections::VecDeque;
 
 use crate::review::{ReviewOutcome, ReviewRequest};
+use crate::stories::{NoPlans, PlanReader};
 use crate::{Check, CheckOutcome, Probe, RelPath, SetupOptions, State, Timestamp, World};
 
 /// A Ralph loop on "Fix it" with the promise DONE, started at time 0 in `session`.
@@ -37,6 +39,17 @@ pub struct MemoryWorld {
     pub reviews_run: Vec<ReviewRequest>,
     /// What the repository says of a merge (`merge_committed`).
     merge: Option<crate::merge::MergeProbe>,
+    plans: Plans,
+}
+
+/// The world's plan reader: none unless a test gives one.
+#[derive(Debug, Clone, Copy)]
+struct Plans(&'static dyn PlanReader);
+
+impl Default for Plans {
+    fn default() -> Self {
+        Plans(&NoPlans)
+    }
 }
 
 impl MemoryWorld {
@@ -93,6 +106,12 @@ impl MemoryWorld {
         self
     }
 
+    /// Plans of stories read by `reader` (the stories crate's).
+    pub fn plans(mut self, reader: &'static dyn PlanReader) -> Self {
+        self.plans = Plans(reader);
+        self
+    }
+
     pub fn tree(mut self, fingerprint: &str) -> Self {
         self.fingerprint = Some(fingerprint.to_owned());
         self
@@ -120,6 +139,10 @@ impl World for MemoryWorld {
             None if self.files.contains_key(path.as_str()) => Probe::WrongKind,
             None => Probe::Missing,
         }
+    }
+
+    fn plans(&self) -> &dyn PlanReader {
+        self.plans.0
     }
 
     fn read_text(&mut self, path: &RelPath) -> Result<String, Probe> {

@@ -4,6 +4,7 @@
 
 use crate::merge::{MergeProbe, MergeSpec};
 use crate::review::{ReviewOutcome, ReviewRequest};
+use crate::stories::PlanReader;
 use crate::{Check, RelPath};
 
 /// The answer to "how many lines / files are there at this path?".
@@ -44,6 +45,9 @@ pub trait World {
     /// Files under a folder, recursively, without `.git` and ignored build output. The
     /// count may stop at `enough`: only whether the minimum is reached matters.
     fn count_files(&mut self, path: &RelPath, enough: u64) -> Probe;
+    /// The reader of plans of stories (the stories crate's, in the binary): the engine
+    /// reads no plan format itself.
+    fn plans(&self) -> &dyn PlanReader;
     /// A small text file's content (a PRD's stories), or why it cannot be read.
     fn read_text(&mut self, path: &RelPath) -> Result<String, Probe>;
     /// Replaces a small text file's content with `new` when it still is `old` (a story

@@ -10,6 +10,7 @@
 //! small oracle written here. The world answers differently per path, so a condition
 //! over several files cannot pass by looking at one.
 
+#![forbid(unsafe_code)]
 // Generators panic on a broken fixture, like the tests they feed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -52,6 +53,9 @@ impl World for StepWorld<'_> {
             "src" => Probe::Count(self.step.files),
             _ => Probe::Missing,
         }
+    }
+    fn plans(&self) -> &dyn pagent_engine::stories::PlanReader {
+        &pagent_engine::stories::NoPlans
     }
     fn read_text(&mut self, _: &RelPath) -> Result<String, Probe> {
         Err(Probe::Missing)

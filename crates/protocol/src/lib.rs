@@ -10,6 +10,8 @@
 //! a hook that rejects an unfamiliar payload would trap its user. Outputs skip empty fields
 //! so that "allow" serialises to nothing at all.
 
+#![forbid(unsafe_code)]
+
 mod edit;
 mod event;
 mod hook;

@@ -2,6 +2,7 @@
 //! and what it printed (the stream's init, result, hook outputs and block reasons).
 
 use super::*;
+use pagent_door::testing;
 
 pub struct ClaudeCommand<'a> {
     pub(super) e2e: &'a E2e,
@@ -45,8 +46,8 @@ impl ClaudeCommand<'_> {
         let (output, timed_out) = match rx.recv_timeout(RUN_TIMEOUT) {
             Ok(output) => (output.unwrap(), false),
             Err(_) => {
-                // SAFETY: signals the process group the CLI leads; no memory is touched.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                // The process group the CLI leads.
+                testing::signal(-pid, testing::SIGKILL);
                 (
                     rx.recv_timeout(Duration::from_secs(10)).unwrap().unwrap(),
                     true,
@@ -54,7 +55,7 @@ impl ClaudeCommand<'_> {
             }
         };
         // Hooks or tools the CLI left behind die with it.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        testing::signal(-pid, testing::SIGKILL);
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let run = ClaudeRun {
             code: output.status.code(),

@@ -1,10 +1,14 @@
-//! The rooms of `crates/cli` form a strict stack (issue 22), and this test keeps them so:
-//! every `crate::` and `super::` path in every source file (comments and strings aside)
-//! is an arrow from the file's room to the room it names, and an arrow the stack forbids
-//! fails the test with the file, the line and the arrow.
+//! The crates form a stack the compiler keeps (issue 31): `cli -> {engine, stories,
+//! protocol, door}`, `stories -> engine`, nothing upward (`crates.rs` checks what the
+//! compiler cannot: that no crate takes a dependency up or sideways, and that `unsafe`
+//! lives in the door crate alone). Inside `crates/cli` the rooms form a strict stack
+//! (issue 22), which only a test can keep: every `crate::` and `super::` path in every
+//! source file (comments and strings aside) is an arrow from the file's room to the room
+//! it names, and an arrow the stack forbids fails the test with the file, the line and
+//! the arrow.
 //!
 //! The stack, top to bottom (a room may name the rooms below it, never one above, and
-//! never a sibling on its own tier):
+//! never a sibling on its own tier; every room may use the crates below the binary):
 //!
 //! ```text
 //! entry      main.rs, lib.rs, dispatch.rs    wiring: may name anything
@@ -17,20 +21,21 @@
 //! agent      one agent process (a loop's worker, a reviewer): the hook's world and the
 //!            runner both start them
 //! store      state file, secret, trust, event log, config
-//! process    the process door
-//! door       the file door (store/door)
 //! ```
+//!
+//! The doors (files and processes) are the `pagent-door` crate below all of it.
 //!
 //! Beside the stack, `cli/` is the command line's edge: its arguments (`cli::args` and
 //! the other parsers) are read by `cmd/`, `setup/` and `slash/` only, which turn them
 //! into plan values for the rooms below; its output and environment (`ui`, `terminal`,
 //! `screen`, `exit`, `costs`, and `io`'s streams and clock) reach down to `world` at most;
-//! the captured environment (`cli::env`, a value) down to the store. The store and the
-//! doors neither print, read the clock, nor know clap. The edge itself names only itself
-//! and the doors.
+//! the captured environment (`cli::env`, a value) down to the store. The store (and the
+//! door crate under it) neither print, read the clock, nor know clap. The edge itself
+//! names only itself (and the crates below the binary).
 //!
 //! A room that is not in [`ROOMS`] fails the test: a new folder has to find its tier.
 
+mod crates;
 mod rules;
 mod scan;
 
@@ -152,6 +157,45 @@ mod tests {
             "10:cmd::run",
             "11:cli::args::Global",
         ]
+    );
+}
+
+/// A copy of `crates/cli` in a temporary folder, for planting.
+fn copy_of_cli() -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    for rel in sources(&cli_dir()) {
+        let to = copy.path().join(&rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(cli_dir().join(&rel), to).unwrap();
+    }
+    copy
+}
+
+#[test]
+fn issue_31_the_architecture_test_fails_on_a_planted_back_arrow() {
+    // The whole tree, as the real test reads it, with one arrow planted back up: the
+    // world (the engine's World over the disk) reaching into the runner above it.
+    let copy = copy_of_cli();
+    assert!(forbidden_arrows(copy.path()).is_empty());
+    let planted = copy.path().join("world/probe.rs");
+    let real = std::fs::read_to_string(&planted).unwrap();
+    std::fs::write(
+        &planted,
+        format!(
+            "{real}
+fn planted() {{
+    crate::runner::stories::prepare();
+}}
+"
+        ),
+    )
+    .unwrap();
+    let line = real.lines().count() + 3;
+    assert_eq!(
+        report(&forbidden_arrows(copy.path())),
+        format!(
+            "  world/probe.rs:{line}: world -> runner (a room names only the rooms below it)\n"
+        )
     );
 }
 

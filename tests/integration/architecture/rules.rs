@@ -22,8 +22,6 @@ pub const ROOMS: &[(&str, Room)] = &[
     ("world", Room::Tier(5)),
     ("agent", Room::Tier(6)),
     ("store", Room::Tier(7)),
-    ("process", Room::Tier(8)),
-    ("store::door", Room::Tier(9)),
     ("cli", Room::Edge),
     ("io", Room::Edge),
     ("cli::args", Room::Args),

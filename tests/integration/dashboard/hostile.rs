@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
+use pagent_door::testing;
 
 /// A `pagent loop` run to its end in `env`'s project (its state says `driver: loop`, so
 /// its page shows the agent's output).
@@ -79,9 +80,7 @@ fn a_state_file_swapped_for_a_fifo_does_not_hang_the_list() {
     let baseline = env.baseline();
     let state = env.path(".claude/pagent-pipeline.json");
     std::fs::remove_file(&state).unwrap();
-    let c = std::ffi::CString::new(state.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    testing::make_fifo(&state, 0o644).unwrap();
     let dash = Dashboard::start(&env, &[]);
     let started = Instant::now();
     let (status, rows) = dash.api("/api/loops");

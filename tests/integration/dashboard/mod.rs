@@ -47,21 +47,8 @@ impl Dashboard {
 
     /// `pagent dashboard --no-open` allowed only `files` open file descriptors.
     pub fn start_with_descriptors(env: &TestEnv, files: u64) -> Dashboard {
-        use std::os::unix::process::CommandExt;
         let mut command = env.cmd(&["dashboard", "--no-open"]).command();
-        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                let limit = libc::rlimit {
-                    rlim_cur: files,
-                    rlim_max: files,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        pagent_door::testing::limit_open_files(&mut command, files);
         Dashboard::spawn(command)
     }
 

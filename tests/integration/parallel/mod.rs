@@ -21,6 +21,7 @@ use std::process::{Child, Stdio};
 use serde_json::Value;
 
 use crate::util::*;
+use pagent_door::testing;
 
 /// The fake agent. Tasks: `alpha` and `gamma` change line two of shared.txt (so they
 /// conflict), `beta` writes beta.txt, `binary*` write bin.dat, `never` makes no promise.
@@ -239,8 +240,7 @@ pub fn read_until(
 
 /// SIGINT to the whole process group, as a terminal's Ctrl-C sends it.
 pub fn ctrl_c(child: &Child) {
-    // SAFETY: kill(2) of the test's own child's process group.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    testing::signal(-(child.id() as i32), testing::SIGINT);
 }
 
 /// Filters for snapshots of summaries: the temp folder and commit ids.

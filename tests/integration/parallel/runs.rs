@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::*;
+use pagent_door::testing;
 
 #[test]
 fn issue_20_item_6_each_tasks_work_is_committed_on_its_branch_by_default() {
@@ -131,7 +132,7 @@ fn issue_20_item_6_a_signal_to_parallel_alone_reaches_its_loops() {
     let (mut child, mut lines) = p.spawn(&[]);
     read_until(&mut lines, "iteration_started", "beta", None);
     // SIGTERM to the parent only (a service manager, `kill PID`): its loops stop too.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    testing::signal(child.id() as i32, testing::SIGTERM);
     let started = std::time::Instant::now();
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     assert_eq!(child.wait().unwrap().code(), Some(130), "{rest:?}");

@@ -13,6 +13,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use pagent_door::testing;
+
 use super::Run;
 use super::pagent_bin;
 
@@ -227,39 +229,31 @@ impl TestCommand {
         let out = read_all(Box::new(child.stdout.take().unwrap()));
         let err = read_all(Box::new(child.stderr.take().unwrap()));
         let pid = i32::try_from(child.id()).unwrap();
-        let mut status = 0;
-        // SAFETY: zeroed rusage filled by wait4 for our own child.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
         let mut hung = false;
-        loop {
-            // SAFETY: wait4 on our own child with valid out-pointers.
-            let done = unsafe { libc::wait4(pid, &raw mut status, libc::WNOHANG, &raw mut usage) };
-            if done == pid {
-                break;
+        // Reaped with wait4, which says how it ended and (on macOS) its peak memory.
+        let reaped = loop {
+            if let Some(reaped) = testing::reap(pid, false) {
+                break reaped;
             }
             if started.elapsed() > limit {
                 hung = true;
-                // SAFETY: kill the child's own process group, then reap it.
-                unsafe {
-                    libc::kill(-pid, libc::SIGKILL);
-                    libc::wait4(pid, &raw mut status, 0, &raw mut usage);
-                }
-                break;
+                // The child's own process group, then the child.
+                testing::signal(-pid, testing::SIGKILL);
+                break testing::reap(pid, true).unwrap();
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        };
         let elapsed = started.elapsed();
         let _ = writer.join();
-        let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
         let run = Run::new(
-            code,
+            reaped.code,
             &out.join().unwrap(),
             &err.join().unwrap(),
             self.describe(),
         );
         assert!(!hung, "hung for {elapsed:?} (killed)\n{run}");
         run.never_blocks_by_exit_or_crashes();
-        let max_rss_kb = peak_memory_kb(&usage, rss_file.path())
+        let max_rss_kb = peak_memory_kb(&reaped, rss_file.path())
             .unwrap_or_else(|| panic!("no peak memory from /usr/bin/time\n{run}"));
         Bounded { run, max_rss_kb }
     }
@@ -309,16 +303,16 @@ fn with_peak_memory(inner: Command, _out: &Path) -> Command {
 
 /// The peak resident memory in KiB, as [`with_peak_memory`] measured it.
 #[cfg(not(target_os = "macos"))]
-fn peak_memory_kb(_usage: &libc::rusage, out: &Path) -> Option<i64> {
+fn peak_memory_kb(_reaped: &testing::Reaped, out: &Path) -> Option<i64> {
     std::fs::read_to_string(out)
         .ok()
         .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()))
 }
 
-/// macOS reports `ru_maxrss` in bytes (Linux in KiB).
+/// On macOS, what `wait4` reported.
 #[cfg(target_os = "macos")]
-fn peak_memory_kb(usage: &libc::rusage, _out: &Path) -> Option<i64> {
-    Some(usage.ru_maxrss / 1024)
+fn peak_memory_kb(reaped: &testing::Reaped, _out: &Path) -> Option<i64> {
+    Some(reaped.max_rss_kb)
 }
 
 /// A [`TestCommand::run_bounded`] result.

@@ -16,10 +16,10 @@ use std::thread;
 
 use anyhow::Context;
 
-use crate::process::{Input, Launch, Program, Running, SearchPath, Streams};
 use crate::setup::plan::{ParallelPlan, agent_cli, budget_cli};
 use crate::setup::tasks::Task;
 use crate::store::project::Project;
+use pagent_door::process::{Input, Launch, Program, Running, SearchPath, Streams};
 
 pub(super) enum Msg {
     Line(usize, String),

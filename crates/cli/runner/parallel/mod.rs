@@ -38,12 +38,12 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
-use crate::process::signals;
-use crate::process::{Running, SearchPath};
 use crate::runner::repo_git;
 use crate::setup::plan::ParallelPlan;
 use crate::setup::tasks::Task;
 use crate::store::project::Project;
+use pagent_door::process::signals;
+use pagent_door::process::{Running, SearchPath};
 
 use child::{Msg, spawn};
 

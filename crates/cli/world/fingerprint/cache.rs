@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use crate::store::door::{Dir, Kind, Stat};
+use pagent_door::files::{Dir, Kind, Stat};
 
 const FILE: &str = ".claude/pagent/fingerprint-cache";
 const CAP: u64 = 4 * 1024 * 1024;
@@ -139,7 +139,7 @@ fn parse_line(line: &[u8]) -> Option<(Vec<u8>, Entry)> {
 pub fn content_digest(dir: &Dir, path: &[u8], stat: &Stat) -> [u8; 32] {
     let mut hash = Sha256::new();
     hash.update(stat.size.to_le_bytes());
-    let rel = crate::store::door::path_from_bytes(path);
+    let rel = pagent_door::files::path_from_bytes(path);
     let file = (stat.kind == Kind::File)
         .then(|| dir.open_read(&rel).ok())
         .flatten();

@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use super::cache::Cache;
 use super::index::{self, Entry};
 use super::{INDEX_CAP, is_pagent_file};
-use crate::store::door::{Dir, Kind, Stat};
+use pagent_door::files::{Dir, Kind, Stat};
 
 /// Mode bits of a gitlink (submodule) entry: nothing to stat.
 const GITLINK: u32 = 0o160000;
@@ -41,7 +41,7 @@ enum Found {
 
 /// The fingerprint, or `None` when this path does not apply (the caller falls back).
 pub fn fingerprint(repo: &Repository, dir: &Dir, cache: &mut Cache) -> Option<String> {
-    let workdir = crate::store::door::canonical_dir(repo.workdir()?).ok()?;
+    let workdir = pagent_door::files::canonical_dir(repo.workdir()?).ok()?;
     if workdir != dir.root() {
         return None;
     }
@@ -163,7 +163,7 @@ fn untracked(
         entries.get(at).is_some_and(|e| e.path.starts_with(&prefix))
     };
     let ignored = |path: &[u8]| {
-        repo.is_path_ignored(crate::store::door::path_from_bytes(path))
+        repo.is_path_ignored(pagent_door::files::path_from_bytes(path))
             .unwrap_or(false)
     };
     let mut nested: Vec<Vec<u8>> = Vec::new();

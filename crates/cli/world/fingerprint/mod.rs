@@ -26,8 +26,8 @@ use std::path::Path;
 use git2::{Repository, Status, StatusOptions};
 use sha2::{Digest, Sha256};
 
-use crate::store::door::Dir;
 use crate::store::project::Project;
+use pagent_door::files::Dir;
 
 mod cache;
 mod fast;
@@ -69,8 +69,8 @@ pub fn fingerprint_noting(project: &Project) -> (Option<String>, Option<String>)
 /// count in its header (12 bytes read).
 fn too_large(repo: &Repository) -> Option<String> {
     let index = repo.path().join("index");
-    let size = crate::store::door::size_outside(&index)?;
-    let count = crate::store::door::read_prefix_outside(&index, 12)
+    let size = pagent_door::files::size_outside(&index)?;
+    let count = pagent_door::files::read_prefix_outside(&index, 12)
         .ok()
         .filter(|h| h.len() == 12 && h.starts_with(b"DIRC"))
         .map_or(0, |h| u32::from_be_bytes([h[8], h[9], h[10], h[11]]));
@@ -138,7 +138,7 @@ fn git_fingerprint(repo: &Repository, dir: &Dir) -> Result<String, git2::Error> 
     // Status paths are relative to the work tree; the project may be a folder inside it.
     let workdir = repo
         .workdir()
-        .and_then(|w| crate::store::door::canonical_dir(w).ok());
+        .and_then(|w| pagent_door::files::canonical_dir(w).ok());
     let prefix = workdir
         .as_deref()
         .and_then(|w| dir.root().strip_prefix(w).ok())

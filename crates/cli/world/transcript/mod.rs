@@ -35,7 +35,7 @@ pub const SCAN_BUDGET: u64 = 32 * 1024 * 1024;
 /// it is opened as a regular file only (never a FIFO or a device, which could block or
 /// never end), without blocking.
 pub fn read_last_assistant_text(path: &Path) -> io::Result<Option<String>> {
-    let file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
+    let file = pagent_door::files::open_outside(path).map_err(io::Error::other)?;
     let mut lines = BackwardLines::new(file, SCAN_BUDGET)?;
     last_assistant_text(std::iter::from_fn(|| lines.next_line().transpose()))
 }
@@ -86,7 +86,7 @@ const QUEUE_SCAN: u64 = 4 * 1024 * 1024;
 /// prompt typed at an idle prompt is never queued in the terminal UI. Used for a command
 /// that Claude Code 2.1.330 lets the user send at once (ctrl+x ctrl+s), cutting the turn.
 pub fn typed_while_busy(path: &Path, prompt: &str) -> io::Result<bool> {
-    let file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
+    let file = pagent_door::files::open_outside(path).map_err(io::Error::other)?;
     let mut lines = BackwardLines::new(file, QUEUE_SCAN)?;
     Ok(queued_since_last_prompt(
         std::iter::from_fn(|| lines.next_line().ok().flatten()),

@@ -144,8 +144,7 @@ fn a_fifo_or_missing_transcript_is_an_error_not_a_hang() {
     assert!(read_transcript_usage(Path::new("/nonexistent/t.jsonl"), None, Timestamp(0)).is_err());
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    pagent_door::testing::make_fifo(&fifo, 0o600).unwrap();
     assert!(read_transcript_usage(&fifo, None, Timestamp(0)).is_err());
 }
 

@@ -1,8 +1,19 @@
-//! Reset times resolved against zone rules: a TZif file built here (so the parser is
-//! tested on every machine), the system's database where it has the zone, and POSIX
-//! rules from `$TZ`. Expected instants were computed with Python's `zoneinfo`.
+//! Reset times resolved against zone rules: a TZif file built here (read through the
+//! door and jiff on every machine), the system's database where it has the zone, and
+//! POSIX rules from `$TZ`. Expected instants were computed with Python's `zoneinfo`.
 
 use super::*;
+
+/// The rules of a zone file's bytes, as [`read_tzif`] reads them.
+fn parse(bytes: &[u8]) -> Option<TimeZone> {
+    TimeZone::tzif("Test/Zone", bytes).ok()
+}
+
+/// The UTC offset in seconds `zone` has at `at`.
+fn offset_at(zone: &TimeZone, at: i64) -> i32 {
+    zone.to_offset(jiff::Timestamp::from_second(at).unwrap())
+        .seconds()
+}
 
 /// A version 2 TZif file with no transitions, one type (`offset`) and a footer rule.
 fn tzif(offset: i32, footer: &str) -> Vec<u8> {
@@ -35,8 +46,8 @@ fn at(hour: u8, minute: u8, zone: Option<&str>) -> LocalTime {
     }
 }
 
-fn paris() -> Rules {
-    tzif::parse(&tzif(3600, "CET-1CEST,M3.5.0,M10.5.0/3")).unwrap()
+fn paris() -> TimeZone {
+    parse(&tzif(3600, "CET-1CEST,M3.5.0,M10.5.0/3")).unwrap()
 }
 
 /// 2026-11-24 06:00 UTC (07:00 in Paris), when the captures were made.
@@ -96,7 +107,7 @@ fn issue_21_daylight_time_gaps_and_overlaps() {
         Some(1_792_888_200 + 60)
     );
     // Southern hemisphere: Sydney's summer is January.
-    let sydney = tzif::parse(&tzif(36_000, "AEST-10AEDT,M10.1.0,M4.1.0/3")).unwrap();
+    let sydney = parse(&tzif(36_000, "AEST-10AEDT,M10.1.0,M4.1.0/3")).unwrap();
     assert_eq!(
         resolve(&day(2026, 7, 1, 12, 0), &sydney, MORNING),
         Some(1_782_871_200 + 60)
@@ -139,9 +150,9 @@ fn issue_21_the_systems_database_where_it_has_the_zone() {
         resolve(&at(10, 19, None), &kolkata, MORNING),
         Some(1_795_495_740 + 86_400 + 60)
     );
-    assert_eq!(zones.named("../../etc/passwd"), None);
-    assert_eq!(zones.named("/etc/localtime"), None);
-    assert_eq!(zones.named("No/Such_Zone"), None);
+    assert!(zones.named("../../etc/passwd").is_none());
+    assert!(zones.named("/etc/localtime").is_none());
+    assert!(zones.named("No/Such_Zone").is_none());
 }
 
 #[test]
@@ -150,15 +161,12 @@ fn issue_21_tz_as_a_name_a_rule_or_empty() {
         tz: Some(OsStr::new(tz)),
         tzdir: None,
     };
-    assert_eq!(zones("").local(MORNING).offset_at(MORNING), 0);
-    assert_eq!(zones("UTC0").local(MORNING).offset_at(MORNING), 0);
-    assert_eq!(
-        zones("<+0530>-5:30").local(MORNING).offset_at(MORNING),
-        19_800
-    );
-    let cet = zones("CET-1CEST,M3.5.0,M10.5.0/3").local(MORNING);
-    assert_eq!(cet.offset_at(MORNING), 3600);
-    assert_eq!(cet.offset_at(1_782_871_200), 7200);
+    assert_eq!(offset_at(&zones("").local(), MORNING), 0);
+    assert_eq!(offset_at(&zones("UTC0").local(), MORNING), 0);
+    assert_eq!(offset_at(&zones("<+0530>-5:30").local(), MORNING), 19_800);
+    let cet = zones("CET-1CEST,M3.5.0,M10.5.0/3").local();
+    assert_eq!(offset_at(&cet, MORNING), 3600);
+    assert_eq!(offset_at(&cet, 1_782_871_200), 7200);
     // A folder of zones named by $TZDIR.
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("Test")).unwrap();
@@ -171,18 +179,18 @@ fn issue_21_tz_as_a_name_a_rule_or_empty() {
         tz: Some(OsStr::new(":Test/Zone")),
         tzdir: Some(dir.path().as_os_str()),
     };
-    assert_eq!(named.local(MORNING).offset_at(MORNING), -18_000);
-    assert_eq!(named.local(MORNING).offset_at(2_224_771_200), -14_400);
+    assert_eq!(offset_at(&named.local(), MORNING), -18_000);
+    assert_eq!(offset_at(&named.local(), 2_224_771_200), -14_400);
 }
 
 #[test]
 fn broken_zone_files_are_refused_not_trusted() {
     let good = tzif(3600, "CET-1CEST,M3.5.0,M10.5.0/3");
     for cut in [0, 3, 10, 44, 50, good.len() - 30] {
-        let _ = tzif::parse(&good[..cut]);
+        let _ = parse(&good[..cut]);
     }
-    assert_eq!(tzif::parse(b"TZif2"), None);
-    assert_eq!(tzif::parse(b"NOPE"), None);
+    assert!(parse(b"TZif2").is_none());
+    assert!(parse(b"NOPE").is_none());
     for rule in [
         "",
         "C-1",
@@ -191,20 +199,23 @@ fn broken_zone_files_are_refused_not_trusted() {
         "CET-1CEST,M3.6.0,M10.5.0",
         "CET-200",
     ] {
-        assert_eq!(tzif::parse_posix(rule), None, "{rule:?}");
+        assert!(TimeZone::posix(rule).is_err(), "{rule:?}");
     }
-    // A footer that cannot be read leaves the transitions, here none: the one type.
-    let odd = tzif::parse(&tzif(7200, "?")).unwrap();
-    assert_eq!(odd.offset_at(MORNING), 7200);
 }
 
+/// A zone file that cannot be read falls back: a FIFO is refused, never waited on.
+#[cfg(unix)]
 #[test]
-fn civil_dates_round_trip() {
-    for days in [-800_000, -1, 0, 1, 59, 60, 10_000, 20_510, 2_000_000] {
-        let (y, m, d) = civil_from_days(days);
-        assert_eq!(days_from_civil(y, m, d), days);
-    }
-    assert_eq!(civil_from_days(20_781), (2026, 11, 24));
+fn a_fifo_named_as_a_zone_is_refused_without_a_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("Test")).unwrap();
+    pagent_door::testing::make_fifo(&dir.path().join("Test/Fifo"), 0o644).unwrap();
+    let zones = Zones {
+        tz: Some(OsStr::new("Test/Fifo")),
+        tzdir: Some(dir.path().as_os_str()),
+    };
+    assert!(zones.named("Test/Fifo").is_none());
+    assert_eq!(offset_at(&zones.local(), MORNING), 0);
 }
 
 #[test]
@@ -215,4 +226,19 @@ fn the_countdowns_clock_is_the_machines() {
     };
     assert_eq!(clock_text(&zones, 1_795_511_974, MORNING), "10:19");
     assert_eq!(clock_text(&zones, 1_795_771_174, MORNING), "Nov 27 10:19");
+}
+
+/// Windows has no zone folder: a named zone is the built-in database's, and the machine's
+/// zone is the system's (under Wine, the Linux host's).
+#[cfg(windows)]
+#[test]
+fn windows_reads_named_zones_from_the_built_in_database() {
+    let zones = Zones::default();
+    let paris = zones.named("Europe/Paris").unwrap();
+    assert_eq!(
+        resolve(&at(10, 19, Some("Europe/Paris")), &paris, MORNING),
+        Some(1_795_511_940 + 60)
+    );
+    assert!(zones.named("No/Such_Zone").is_none());
+    let _ = zones.local();
 }

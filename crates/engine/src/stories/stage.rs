@@ -12,7 +12,7 @@
 //! user ticks or unticks by hand counts as they left it. The loop completes when every
 //! required story is done and the checks hold (never on the promise alone).
 
-use super::{Format, MarkError, Plan, mark_done};
+use super::{Format, StoryPlan};
 use crate::{Condition, Evaluation, Finding, Kind, Probe, RelPath, State, World, contains_promise};
 
 /// A stories condition's plan file and its format.
@@ -75,13 +75,15 @@ fn noun(format: Option<Format>) -> &'static str {
     }
 }
 
+/// The plan at `path`, read by the world's reader: `Err` when the file cannot be read,
+/// `Ok(Err(why))` when it is not a plan.
 fn read_plan(
     path: &RelPath,
     format: Option<Format>,
     world: &mut dyn World,
-) -> Result<Result<Plan, String>, Probe> {
+) -> Result<Result<Box<dyn StoryPlan>, String>, Probe> {
     let text = world.read_text(path)?;
-    Ok(Plan::read(&text, format_for(path, format)).map_err(|e| e.to_string()))
+    Ok(world.plans().read(&text, format_for(path, format)))
 }
 
 /// The `stories_pass` finding: (met, sentence for the model, short form).
@@ -121,14 +123,9 @@ pub(crate) fn story_states(state: &State, world: &mut dyn World) -> Option<Strin
     let (path, format) = state.current().exit_when.stories_source()?;
     let plan = read_plan(path, format, world).ok()?.ok()?;
     let mut line = String::new();
-    for story in &plan.stories {
+    for (id, done) in plan.story_states() {
         // Each id with its length: no id can pass for two.
-        line.push_str(&format!(
-            "{}:{}={};",
-            story.id.len(),
-            story.id,
-            u8::from(story.done)
-        ));
+        line.push_str(&format!("{}:{}={};", id.len(), id, u8::from(done)));
     }
     Some(line)
 }
@@ -143,9 +140,9 @@ fn story_text(state: &State, index: usize, world: &mut dyn World) -> (String, Op
     };
     match read_plan(path, format, world) {
         Ok(Ok(plan)) => match plan.next_story() {
-            Some(story) => (story.render_in(Some(&plan)), Some(story.id.clone())),
+            Some((id, text)) => (text, Some(id.to_owned())),
             None if plan.is_complete() => {
-                let verb = if plan.format == Format::PrdJson {
+                let verb = if plan.format() == Format::PrdJson {
                     "passes"
                 } else {
                     "is done"
@@ -264,10 +261,12 @@ fn tick(
     let text = world
         .read_text(path)
         .map_err(|_| "the file cannot be read".to_owned())?;
-    match mark_done(&text, format_for(path, format), id) {
-        Ok(Some(new)) => world.replace_text(path, &text, &new),
-        // Done already (by the agent or the user), or gone from the plan: nothing to do.
-        Ok(None) | Err(MarkError::NoStory(_)) => Ok(()),
-        Err(err) => Err(err.to_string()),
+    // `None`: done already (by the agent or the user), or gone from the plan.
+    match world
+        .plans()
+        .mark_done(&text, format_for(path, format), id)?
+    {
+        Some(new) => world.replace_text(path, &text, &new),
+        None => Ok(()),
     }
 }

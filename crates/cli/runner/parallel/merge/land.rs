@@ -20,9 +20,9 @@ use anyhow::{Context, bail};
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, Oid, Repository, RepositoryState, Signature};
 
-use crate::process::ProgramError;
 use crate::runner::repo_git::{Refused, RepoGit, refusal};
 use crate::world::merge;
+use pagent_door::process::ProgramError;
 
 /// What merging the task's tip into the target's gives.
 pub(super) enum Attempt {

@@ -35,8 +35,6 @@ use serde_json::json;
 use super::holdings::{self, branch_tip, target_branch};
 use super::plan::{self, RESOLVE_WORKFLOW};
 use crate::cli::env::Env;
-use crate::process::SearchPath;
-use crate::process::signals;
 use crate::runner::loop_event::LoopEvent;
 use crate::runner::repo_git::{RepoGit, Settings, When};
 use crate::runner::worktree::{self, Worktree};
@@ -44,6 +42,8 @@ use crate::setup::plan::ParallelPlan;
 use crate::setup::tasks::Task;
 use crate::store::project::Project;
 use crate::world::merge::holds;
+use pagent_door::process::SearchPath;
+use pagent_door::process::signals;
 
 use resolve::Resolved;
 pub(super) use words::{HEADING, not_run};
@@ -383,16 +383,16 @@ impl Queue<'_> {
 }
 
 /// The repository's merge-queue lock (in its git folder), taken without waiting.
-fn queue_lock(project: &Project) -> Result<crate::store::door::Lock, String> {
+fn queue_lock(project: &Project) -> Result<pagent_door::files::Lock, String> {
     let repo = crate::store::git::discover(&project.root)
         .ok_or_else(|| "not merged: no git repository".to_owned())?;
-    let git_dir = crate::store::door::canonical_dir(repo.commondir())
-        .and_then(|dir| crate::store::door::Dir::open(&dir).map_err(std::io::Error::other))
+    let git_dir = pagent_door::files::canonical_dir(repo.commondir())
+        .and_then(|dir| pagent_door::files::Dir::open(&dir).map_err(std::io::Error::other))
         .map_err(|e| format!("not merged: cannot open the git folder: {e}"))?;
     git_dir
         .lock(Path::new("pagent-merge.lock"), std::time::Duration::ZERO)
         .map_err(|err| match err {
-            crate::store::door::DoorError::Busy(..) => {
+            pagent_door::files::DoorError::Busy(..) => {
                 words::another_queue(&crate::store::git::work_tree(&repo).unwrap_or_default())
             }
             other => format!("not merged: cannot take the merge lock: {other}"),
@@ -410,6 +410,6 @@ fn short(id: &str) -> String {
 }
 
 fn same_folder(a: &Path, b: &Path) -> bool {
-    let canonical = |p: &Path| crate::store::door::canonical(p).unwrap_or_else(|_| p.to_path_buf());
+    let canonical = |p: &Path| pagent_door::files::canonical(p).unwrap_or_else(|_| p.to_path_buf());
     canonical(a) == canonical(b)
 }

@@ -25,13 +25,13 @@ use super::super::child::{Mode, Msg, spawn};
 use super::super::plan::{self, RESOLVE_WORKFLOW};
 use super::Queue;
 use crate::io::now;
-use crate::process::signals;
 use crate::runner::loop_event::LoopEvent;
 use crate::runner::worktree::Worktree;
 use crate::setup::tasks::Task;
 use crate::setup::{self, Notes};
 use crate::store::project::Project;
 use crate::world::merge;
+use pagent_door::process::signals;
 
 /// Iterations a resolution may take (fewer when `--max-iterations` is lower).
 const RESOLVE_ITERATIONS: u32 = 10;

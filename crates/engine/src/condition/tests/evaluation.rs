@@ -126,50 +126,6 @@ fn a_path_of_the_wrong_kind_outside_or_unreadable_never_holds() {
 }
 
 #[test]
-fn stories_pass_names_the_next_story_or_why_the_prd_cannot_be_read() {
-    let prd = |passes: [bool; 2]| {
-        json!({"userStories": [
-            {"id": "US-1", "title": "Add", "priority": 1, "passes": passes[0]},
-            {"id": "US-2", "title": "Remove", "priority": 2, "passes": passes[1]}
-        ]})
-        .to_string()
-    };
-    let condition = json!({"stories_pass": "prd.json"});
-    let with = |text: &str| MemoryWorld::default().text("prd.json", text);
-    assert_eq!(
-        one(&evaluate(condition.clone(), with(&prd([true, true])))),
-        (true, "all 2 stories in prd.json pass", "stories 2/2")
-    );
-    assert_eq!(
-        one(&evaluate(condition.clone(), with(&prd([true, false])))),
-        (
-            false,
-            "1 of 2 stories in prd.json pass; next: US-2: Remove",
-            "stories 1/2"
-        )
-    );
-    let invalid = evaluate(condition.clone(), with("{\"userStories\": []}"));
-    let (met, detail, short) = one(&invalid);
-    assert!(!met);
-    assert!(
-        detail.starts_with("prd.json is not a valid PRD: "),
-        "{detail}"
-    );
-    assert_eq!(short, "prd.json invalid");
-    assert_eq!(
-        one(&evaluate(condition.clone(), MemoryWorld::default())),
-        (false, "prd.json does not exist", "prd.json missing")
-    );
-    assert_eq!(
-        one(&evaluate(
-            condition,
-            MemoryWorld::default().probe("prd.json", Probe::Outside)
-        )),
-        (false, "prd.json cannot be read", "prd.json unreadable")
-    );
-}
-
-#[test]
 fn a_promise_is_seen_only_on_its_own_line_of_a_readable_message() {
     let condition = json!({"promise_in_output": "DONE"});
     assert_eq!(

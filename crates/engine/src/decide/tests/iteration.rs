@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::testing::MemoryWorld;
-use crate::{Action, CheckOutcome, State, Status};
+use crate::{Action, CheckOutcome, Status};
 
 #[test]
 fn ralph_blocks_with_the_task_until_the_promise_then_completes() {
@@ -261,46 +261,6 @@ fn a_failed_check_feeds_back_its_output_tail() {
         "{reason}"
     );
     assert!(reason.chars().count() < 5_000);
-}
-
-#[test]
-fn stories_advance_one_per_iteration_and_the_prompt_names_the_next_one() {
-    let value = json!({"stages": [{"name": "stories", "prompt": "Implement this story:\n{{story}}", "exit_when": {"stories_pass": "prd.json"}}]});
-    let workflow = Workflow::from_json(&value, "stories").unwrap();
-    let state = State::new_pipeline(
-        &workflow,
-        vec!["Implement this story:\n{{story}}".into()],
-        SetupOptions::default(),
-        None,
-        Timestamp(0),
-    );
-    let prd = |passing: &[bool]| {
-        let stories: Vec<_> = passing
-            .iter()
-            .enumerate()
-            .map(|(i, p)| json!({"id": format!("US-{i}"), "title": format!("Story {i}"), "priority": i, "passes": p}))
-            .collect();
-        json!({"userStories": stories}).to_string()
-    };
-    let mut world = MemoryWorld::default()
-        .text("prd.json", &prd(&[true, false, false]))
-        .tree("a");
-    let outcome = decide_iteration(&state, &mut world, NOW);
-    let reason = block_reason(&outcome.decision);
-    assert!(
-        reason.contains("- 1 of 3 stories in prd.json pass; next: US-1: Story 1"),
-        "{reason}"
-    );
-    assert!(
-        reason.ends_with("Implement this story:\nUS-1: Story 1 (priority 1)"),
-        "{reason}"
-    );
-    let state = outcome.write;
-    let mut world = MemoryWorld::default()
-        .text("prd.json", &prd(&[true, true, true]))
-        .tree("b");
-    let outcome = decide_iteration(&state, &mut world, NOW);
-    assert_eq!(outcome.write.status, Status::Complete);
 }
 
 /// Issue 10: a loop completed while the check of an edited file still failed.
