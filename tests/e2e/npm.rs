@@ -1,9 +1,13 @@
 //! The npm route, end to end: `scripts/release.sh` packs the packages (with the binary
 //! under test, not a fresh LTO build), npm installs them from the tarballs into a scratch
-//! prefix with no registry access, and the installed `pagent` sets up Claude Code in a
-//! scratch HOME: the plugin is listed, a ralph loop runs to its promise through the short
-//! command name without `--plugin-dir`, and `pagent uninstall` leaves the HOME's file list
-//! as it found it, or names what it leaves (in a fresh HOME, Claude Code's own settings).
+//! prefix with no registry access, with install scripts off (the package has none: the
+//! Node launcher runs the binary from the platform package, as esbuild's and Biome's do),
+//! and the installed `pagent` sets up Claude Code in a scratch HOME: the plugin is listed,
+//! a ralph loop runs to its promise through the short command name without
+//! `--plugin-dir`, and `pagent uninstall` leaves the HOME's file list as it found it, or
+//! names what it leaves (in a fresh HOME, Claude Code's own settings). Then the command a
+//! user types after the first release, `npm install -g pagent`, against a local registry
+//! serving the same tarballs (`registry.rs`).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -13,6 +17,7 @@ use std::process::{Command, Output, Stdio};
 
 use crate::harness::{E2e, claude_binary, pagent_bin, repo_root};
 use crate::mock::Reply;
+use crate::registry::NpmRegistry;
 
 fn check(what: &str, out: &Output) {
     assert!(
@@ -30,8 +35,9 @@ fn npm_platform() -> &'static str {
     pagent_test_support::project::npm_platform(env!("PAGENT_TARGET"))
 }
 
-/// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own.
-fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str]) {
+/// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own;
+/// what npm said on stderr.
+fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str]) -> String {
     let out = Command::new("npm")
         .args([
             "install",
@@ -49,6 +55,49 @@ fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str])
         .output()
         .unwrap();
     check("npm install", &out);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The packages of a release, packed by scripts/release.sh in `base/npm` with the binary
+/// under test: this platform's package and the main one.
+pub fn pack(base: &Path) -> [PathBuf; 2] {
+    let out = Command::new(repo_root().join("scripts/release.sh"))
+        .arg(base.join("npm"))
+        .env("PAGENT_RELEASE_BIN", pagent_bin())
+        .output()
+        .unwrap();
+    check("scripts/release.sh", &out);
+    let version = env!("CARGO_PKG_VERSION");
+    let dist = base.join("npm/dist");
+    [
+        dist.join(format!("pagent-{}-{version}.tgz", npm_platform())),
+        dist.join(format!("pagent-{version}.tgz")),
+    ]
+}
+
+/// The main package's manifest, as packed.
+fn main_manifest(tarball: &Path) -> serde_json::Value {
+    let out = Command::new("tar")
+        .arg("-xzOf")
+        .arg(tarball)
+        .arg("package/package.json")
+        .output()
+        .unwrap();
+    check("tar", &out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// What npm says when a package has an install script it was not allowed to run (npm
+/// 11's `allowScripts`), or when one ran or failed.
+fn assert_no_install_script_talk(npm_said: &str) {
+    for word in [
+        "install-scripts",
+        "allowScripts",
+        "allow-scripts",
+        "postinstall",
+    ] {
+        assert!(!npm_said.contains(word), "npm said: {npm_said}");
+    }
 }
 
 /// Every path under `home`, relative.
@@ -85,22 +134,17 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         Reply::text("All done.\n<promise>DONE</promise>"),
     ]);
     let base = e2e.home.parent().unwrap().to_path_buf();
-    let out = Command::new(repo_root().join("scripts/release.sh"))
-        .arg(base.join("npm"))
-        .env("PAGENT_RELEASE_BIN", pagent_bin())
-        .output()
-        .unwrap();
-    check("scripts/release.sh", &out);
+    let tarballs = pack(&base);
     let version = env!("CARGO_PKG_VERSION");
-    let dist = base.join("npm/dist");
-    let tarballs = [
-        dist.join(format!("pagent-{}-{version}.tgz", npm_platform())),
-        dist.join(format!("pagent-{version}.tgz")),
-    ];
+    let scripts = &main_manifest(&tarballs[1])["scripts"];
+    assert!(scripts.is_null(), "the package has scripts: {scripts}");
 
-    // The usual install: the postinstall puts the binary in the launcher's place.
+    // Install scripts off, as a careful user (or a company's npm config) has them: the
+    // package needs none. The Node launcher finds the binary in the platform package and
+    // passes arguments, stdin and exit code through.
     let prefix = base.join("prefix");
-    npm_install(&base, &prefix, &tarballs, &[]);
+    let said = npm_install(&base, &prefix, &tarballs, &["--ignore-scripts"]);
+    assert_no_install_script_talk(&said);
     let pagent = prefix.join("bin/pagent");
     let out = Command::new(&pagent).arg("--version").output().unwrap();
     check("pagent --version", &out);
@@ -108,20 +152,10 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         String::from_utf8_lossy(&out.stdout).trim(),
         format!("pagent {version} ({})", env!("PAGENT_TARGET"))
     );
-    assert_eq!(
-        fs::read(fs::canonicalize(&pagent).unwrap()).unwrap(),
-        fs::read(pagent_bin()).unwrap(),
-        "the postinstall should have put the binary in place of the Node launcher"
-    );
-
-    // With install scripts off, the Node launcher stays: arguments, stdin and exit code
-    // pass through it.
-    let shim_prefix = base.join("prefix-no-scripts");
-    npm_install(&base, &shim_prefix, &tarballs, &["--ignore-scripts"]);
-    let shim = shim_prefix.join("bin/pagent");
+    let shim = pagent.clone();
     assert!(
         fs::read(&shim).unwrap().starts_with(b"#!/usr/bin/env node"),
-        "with --ignore-scripts the launcher stays"
+        "bin/pagent is the Node launcher"
     );
     let input = format!(
         r#"{{"session_id":"s1","transcript_path":"/nonexistent.jsonl","cwd":"{}","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}}"#,
@@ -272,6 +306,58 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     assert_eq!(e2e.status()["status"], "complete");
 }
 
+/// Issue 34: `npm install -g pagent`, typed as is, against a registry serving the
+/// release's tarballs (as the public one will after the first release): npm takes the
+/// main package and this platform's, fetches no other platform's file, says nothing about
+/// install scripts (the package has none), and the `pagent` it installs runs the binary.
+#[test]
+#[ignore = "end-to-end: needs npm (scripts/test.sh runs it)"]
+fn issue_34_npm_install_g_pagent_from_a_registry_installs_the_binary_with_no_script() {
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path();
+    let tarballs = pack(base);
+    let registry = NpmRegistry::serve(&tarballs);
+    let prefix = base.join("prefix");
+    let command = "npm install -g pagent";
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(base)
+        .env("npm_config_registry", &registry.url)
+        .env("npm_config_prefix", &prefix)
+        .env("npm_config_cache", base.join("npm-cache"))
+        .env("npm_config_update_notifier", "false")
+        .output()
+        .unwrap();
+    check(command, &out);
+    assert_no_install_script_talk(&String::from_utf8_lossy(&out.stderr));
+    let version = env!("CARGO_PKG_VERSION");
+    let out = Command::new(prefix.join("bin/pagent"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    check("pagent --version", &out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("pagent {version} ({})", env!("PAGENT_TARGET"))
+    );
+    let mut files: Vec<String> = registry
+        .requests()
+        .into_iter()
+        .filter(|r| r.starts_with("/-/"))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            format!("/-/pagent-{version}.tgz"),
+            format!("/-/pagent-{}-{version}.tgz", npm_platform())
+        ],
+        "npm fetched {:?}",
+        registry.requests()
+    );
+}
+
 /// `scripts/publish.sh` on this machine's packages: the set is not whole (the other
 /// platforms are built on their own runners), so it refuses, naming each missing package,
 /// before anything reaches npm; a tag of another version is refused too. The registry is
@@ -281,12 +367,7 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
 #[ignore = "end-to-end: needs npm (scripts/test.sh runs it)"]
 fn publish_refuses_a_release_that_lacks_a_platform() {
     let base = tempfile::tempdir().unwrap();
-    let out = Command::new(repo_root().join("scripts/release.sh"))
-        .arg(base.path().join("npm"))
-        .env("PAGENT_RELEASE_BIN", pagent_bin())
-        .output()
-        .unwrap();
-    check("scripts/release.sh", &out);
+    pack(base.path());
     let dist = base.path().join("npm/dist");
     let version = env!("CARGO_PKG_VERSION");
     let publish = |args: &[&str]| {
