@@ -63,7 +63,7 @@ say "in this order: $(awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }' <
 if $dry_run; then
     packages=()
     while read -r name _; do packages+=(-p "$name"); done <<<"$order"
-    cargo publish --dry-run --locked "${packages[@]}"
+    cargo publish --dry-run --allow-dirty --locked "${packages[@]}"
     say "dry run: every crate packed and built from its package; nothing was sent"
     exit 0
 fi

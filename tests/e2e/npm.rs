@@ -306,31 +306,66 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     assert_eq!(e2e.status()["status"], "complete");
 }
 
-/// Issue 34: `npm install -g pagent`, typed as is, against a registry serving the
-/// release's tarballs (as the public one will after the first release): npm takes the
-/// main package and this platform's, fetches no other platform's file, says nothing about
-/// install scripts (the package has none), and the `pagent` it installs runs the binary.
+/// Issue 34: the README's commands for after the first release (its `after-release`
+/// block: `npm install -g pagent`, then `pagent install`), typed as written, against a
+/// registry serving the release's tarballs as the public one will: npm takes the main
+/// package and this platform's, fetches no other platform's file, says nothing about
+/// install scripts (the package has none), the `pagent` it installs runs the binary, and
+/// `pagent install` sets Claude Code up.
 #[test]
-#[ignore = "end-to-end: needs npm (scripts/test.sh runs it)"]
-fn issue_34_npm_install_g_pagent_from_a_registry_installs_the_binary_with_no_script() {
+#[ignore = "end-to-end: needs npm and the Claude Code CLI (scripts/test.sh runs it)"]
+fn issue_34_the_readmes_after_release_commands_work_against_a_registry() {
     let base = tempfile::tempdir().unwrap();
     let base = base.path();
+    let home = base.join("home");
+    fs::create_dir_all(&home).unwrap();
     let tarballs = pack(base);
     let registry = NpmRegistry::serve(&tarballs);
     let prefix = base.join("prefix");
-    let command = "npm install -g pagent";
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(base)
-        .env("npm_config_registry", &registry.url)
-        .env("npm_config_prefix", &prefix)
-        .env("npm_config_cache", base.join("npm-cache"))
-        .env("npm_config_update_notifier", "false")
-        .output()
-        .unwrap();
-    check(command, &out);
-    assert_no_install_script_talk(&String::from_utf8_lossy(&out.stderr));
+    let readme = fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let commands: Vec<String> = crate::quickstart::quick_start_blocks(&readme)
+        .into_iter()
+        .filter(|(info, _)| info.split_whitespace().any(|w| w == "after-release"))
+        .flat_map(|(_, lines)| lines)
+        .map(|l| l.split(" #").next().unwrap_or("").trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        commands.first().map(String::as_str),
+        Some("npm install -g pagent")
+    );
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        prefix.join("bin").display(),
+        claude_binary().parent().unwrap().display()
+    );
+    let mut said = String::new();
+    for command in &commands {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(base)
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env("npm_config_registry", &registry.url)
+            .env("npm_config_prefix", &prefix)
+            .env("npm_config_cache", base.join("npm-cache"))
+            .env("npm_config_update_notifier", "false")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("PAGENT_BIN")
+            .env_remove("PAGENT_PLUGIN_SOURCE")
+            .env_remove("PAGENT_MARKETPLACE_DIR")
+            .output()
+            .unwrap();
+        check(command, &out);
+        said.push_str(&String::from_utf8_lossy(&out.stdout));
+        said.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    assert_no_install_script_talk(&said);
+    assert!(said.contains("plugin pagent@pagent: installed"), "{said}");
     let version = env!("CARGO_PKG_VERSION");
     let out = Command::new(prefix.join("bin/pagent"))
         .arg("--version")
