@@ -7,7 +7,8 @@
 #   - on this machine's platform, the formula's `install` and `test` run as Homebrew runs
 #     them: the archive unpacked, its one folder entered, `bin.install`, then the test
 #     block against the installed binary.
-# `ruby -c` (syntax) runs first, in scripts/publish.sh.
+# `ruby -c` (syntax) runs first, in scripts/publish.sh. Written for any Ruby from 2.6 (the
+# one macOS ships) on.
 #
 #   ruby scripts/check-formula.rb FORMULA ARCHIVES_DIR
 #
@@ -37,7 +38,9 @@ class Formula
       Formula.instance_variable_set(:@loaded, subclass)
     end
 
-    def loaded = Formula.instance_variable_get(:@loaded)
+    def loaded
+      Formula.instance_variable_get(:@loaded)
+    end
 
     %i[desc homepage version license].each do |field|
       define_method(field) do |value = nil|
@@ -46,10 +49,21 @@ class Formula
       end
     end
 
-    def on_macos = within(os: :macos) { yield }
-    def on_linux = within(os: :linux) { yield }
-    def on_arm = within(cpu: :arm) { yield }
-    def on_intel = within(cpu: :intel) { yield }
+    def on_macos(&block)
+      within(os: :macos, &block)
+    end
+
+    def on_linux(&block)
+      within(os: :linux, &block)
+    end
+
+    def on_arm(&block)
+      within(cpu: :arm, &block)
+    end
+
+    def on_intel(&block)
+      within(cpu: :intel, &block)
+    end
 
     def url(value)
       @urls[place] = value
@@ -86,7 +100,9 @@ class Formula
     @bin = Bin.new(File.join(prefix, "bin"))
   end
 
-  def version = self.class.version
+  def version
+    self.class.version
+  end
 
   def shell_output(command)
     out, status = Open3.capture2(command)
@@ -112,7 +128,9 @@ class Formula
       end
     end
 
-    def to_s = @path
+    def to_s
+      @path
+    end
   end
 end
 

@@ -34,18 +34,25 @@ if [ "$old" = "$new" ]; then
     exit 0
 fi
 
-# Every tracked text file that names the old address, the address followed by
-# something other than a name character (so .../pagent never rewrites .../pagent-x).
-files=()
-while IFS= read -r -d '' file; do
-    files+=("$file")
-done < <(git grep -z -l -I -F -e "$old" -- . ':!CHANGELOG.md')
-[ ${#files[@]} -gt 0 ] || fail "no file names $old"
-escaped_old="$(printf '%s' "$old" | sed 's/[.[\*^$/]/\\&/g')"
-escaped_new="$(printf '%s' "$new" | sed 's/[&/\]/\\&/g')"
-for file in "${files[@]}"; do
-    sed -E -i.bak "s/${escaped_old}([^A-Za-z0-9_-]|\$)/${escaped_new}\\1/g" "$file"
-    rm -f -- "$file.bak"
+# The repository's address, and the Homebrew tap's beside it (OWNER/homebrew-pagent,
+# which `brew tap` reads): every tracked text file naming the old one gets the new one,
+# where the address is followed by something other than a name character (so .../pagent
+# never rewrites .../pagent-x).
+changed=()
+for pair in "$old $new" "${old%/*}/homebrew-pagent ${new%/*}/homebrew-pagent"; do
+    read -r from to <<<"$pair"
+    files=()
+    while IFS= read -r -d '' file; do
+        files+=("$file")
+    done < <(git grep -z -l -I -F -e "$from" -- .)
+    escaped_from="$(printf '%s' "$from" | sed 's/[.[\*^$/]/\\&/g')"
+    escaped_to="$(printf '%s' "$to" | sed 's/[&/\]/\\&/g')"
+    for file in ${files[@]+"${files[@]}"}; do
+        sed -E -i.bak "s/${escaped_from}([^A-Za-z0-9_-]|\$)/${escaped_to}\\1/g" "$file"
+        rm -f -- "$file.bak"
+        changed+=("$file")
+    done
 done
-echo "set-repository: $old -> $new in ${#files[@]} files: ${files[*]}" >&2
+[ ${#changed[@]} -gt 0 ] || fail "no file names $old"
+echo "set-repository: $old -> $new in: $(printf '%s\n' "${changed[@]}" | sort -u | tr '\n' ' ')" >&2
 echo "set-repository: check with: cargo test --test integration -- release::" >&2

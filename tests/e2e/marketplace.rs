@@ -140,9 +140,17 @@ fn issue_34_from_a_git_marketplace_the_user_is_told_the_install_command_and_then
     )
     .unwrap();
 
-    // As the docs say, in a terminal: the marketplace, then the plugin from it.
-    claude(&e2e, &["plugin", "marketplace", "add", &address]);
-    claude(&e2e, &["plugin", "install", "pagent@pagent"]);
+    // As the docs say, in a terminal: the marketplace, then the plugin from it; since
+    // 2.1.275 both in one command.
+    if crate::harness::claude_at_least("2.1.275") {
+        claude(
+            &e2e,
+            &["plugin", "install", "pagent", "--marketplace", &address],
+        );
+    } else {
+        claude(&e2e, &["plugin", "marketplace", "add", &address]);
+        claude(&e2e, &["plugin", "install", "pagent@pagent"]);
+    }
     let listed: serde_json::Value =
         serde_json::from_str(&claude(&e2e, &["plugin", "list", "--json"])).unwrap();
     assert!(
