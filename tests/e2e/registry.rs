@@ -9,7 +9,8 @@
 //! did not build on this machine is listed with the `os` and `cpu` of its name and no
 //! tarball, as the public registry lists it for everyone: npm reads its manifest, sees
 //! another platform, and never asks for the file (a request for it would fail the install).
-//! Every request is recorded, so a test can tell what npm fetched.
+//! Every request is recorded, so a test can tell what npm fetched, and that it sent
+//! nothing (anything but a `GET` is answered 405).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -24,7 +25,7 @@ use sha2::{Digest, Sha512};
 
 pub struct NpmRegistry {
     pub url: String,
-    requests: Arc<Mutex<Vec<String>>>,
+    requests: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 /// What is served at each path.
@@ -53,7 +54,18 @@ impl NpmRegistry {
 
     /// The paths npm asked for, in order.
     pub fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap().clone()
+        let requests = self.requests.lock().unwrap();
+        requests.iter().map(|(_, path)| path.clone()).collect()
+    }
+
+    /// The requests that were not a `GET`: an upload, had anything tried one.
+    pub fn sent(&self) -> Vec<String> {
+        let requests = self.requests.lock().unwrap();
+        requests
+            .iter()
+            .filter(|(method, _)| method != "GET")
+            .map(|(method, path)| format!("{method} {path}"))
+            .collect()
     }
 }
 
@@ -121,7 +133,7 @@ fn document(name: &str, version: Value) -> Vec<u8> {
     .into_bytes()
 }
 
-fn answer(stream: TcpStream, routes: &Routes, log: &Mutex<Vec<String>>) {
+fn answer(stream: TcpStream, routes: &Routes, log: &Mutex<Vec<(String, String)>>) {
     let mut reader = BufReader::new(&stream);
     loop {
         let mut request = String::new();
@@ -133,11 +145,14 @@ fn answer(stream: TcpStream, routes: &Routes, log: &Mutex<Vec<String>>) {
         while reader.read_line(&mut line).unwrap_or(0) > 2 {
             line.clear();
         }
-        let path = request.split_whitespace().nth(1).unwrap_or("/").to_owned();
-        // npm asks for `@scope%2fname`; pagent's names have no scope.
+        let mut words = request.split_whitespace();
+        let method = words.next().unwrap_or("").to_owned();
+        let path = words.next().unwrap_or("/");
         let path = path.split('?').next().unwrap_or("/").to_owned();
-        log.lock().unwrap().push(path.clone());
+        log.lock().unwrap().push((method.clone(), path.clone()));
         let (status, body) = match routes.get(&path) {
+            // Nothing is ever stored: an upload's body is left unread, and refused.
+            _ if method != "GET" => ("405 Method Not Allowed", &b"{}"[..]),
             Some(body) => ("200 OK", body.as_slice()),
             None => ("404 Not Found", &b"{\"error\":\"not found\"}"[..]),
         };

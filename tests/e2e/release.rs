@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::harness::{E2e, claude_binary, repo_root};
 use crate::mock::Reply;
+use crate::registry::NpmRegistry;
 
 fn check(what: &str, out: &Output) -> String {
     assert!(
@@ -243,16 +244,17 @@ fn stand_in(base: &Path, platform: &str, target: &str, version: &str) {
     check("tar", &out);
 }
 
-/// `scripts/publish.sh --dry-run ARGS` on `base/npm`, sending nothing: npm's registry is an
-/// address where nothing listens, and no token is set (cargo reads crates.io's index, as
-/// its dry run must, and uploads nothing).
-fn publish_dry_run(base: &Path) -> Output {
+/// `scripts/publish.sh --dry-run ARGS` on `base/npm`, sending nothing: npm's registry is
+/// `registry` (an empty one of the test's, which records what npm asks: an address where
+/// nothing listens costs npm a minute of retries per package), and no token is set (cargo
+/// reads crates.io's index, as its dry run must, and uploads nothing).
+fn publish_dry_run(base: &Path, registry: &NpmRegistry) -> Output {
     Command::new(repo_root().join("scripts/publish.sh"))
         .args(["--dry-run", "--out"])
         .arg(base.join("assets"))
         .arg(base.join("npm/dist"))
         .arg(base.join("npm/archives"))
-        .env("npm_config_registry", "http://127.0.0.1:9/")
+        .env("npm_config_registry", &registry.url)
         .env_remove("NODE_AUTH_TOKEN")
         .env_remove("CARGO_REGISTRY_TOKEN")
         .env_remove("HOMEBREW_TAP_TOKEN")
@@ -298,8 +300,10 @@ fn issue_34_publish_dry_run_checks_the_whole_release_and_sends_nothing() {
         }
     }
 
-    let out = publish_dry_run(base);
+    let registry = NpmRegistry::serve(&[]);
+    let out = publish_dry_run(base, &registry);
     let said = check("scripts/publish.sh --dry-run", &out);
+    assert_eq!(registry.sent(), Vec::<String>::new(), "npm sent something");
     for line in [
         format!("installed from pagent-{version}-{host}.tar.gz, and its test passed"),
         "publish-crates: dry run: every crate packed and built from its package; nothing was sent"
@@ -377,7 +381,7 @@ fn issue_34_publish_dry_run_checks_the_whole_release_and_sends_nothing() {
         "npm/archives/pagent-{version}-x86_64-apple-darwin.tar.gz"
     )))
     .unwrap();
-    let out = publish_dry_run(base);
+    let out = publish_dry_run(base, &registry);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

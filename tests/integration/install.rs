@@ -233,7 +233,7 @@ fn claude_with(env: &TestEnv, marketplaces: &str, plugins: &str) -> String {
 /// leaves a plugin it did not install, and says how to remove it.
 #[test]
 fn issue_34_a_pagent_plugin_from_the_users_own_marketplace_is_kept() {
-    let git_market = r#"[{"name":"pagent","source":"git","url":"https://example.invalid/pagent.git","installLocation":"/m/pagent"}]"#;
+    let git_market = r#"[{"name":"pagent","source":"git","url":"https://git.example.invalid/me/pagent.git","installLocation":"/m/pagent"}]"#;
     let ours = r#"[{"id":"pagent@pagent","installPath":"/c/pagent/pagent/0.1.0"}]"#;
     let other = r#"[{"id":"pagent@claude-plugins-official","installPath":"/c/o/pagent/0.1.0"}]"#;
     let mut said = Said::new();

@@ -124,6 +124,7 @@ fn install_plugin(claude: &Claude, layout: &Layout, say: impl Fn(&str)) -> anyho
             "plugin {}: installed from another marketplace, kept (a second pagent plugin would run every hook twice); its hooks run the binary below",
             other.id
         ));
+        say_windows_hooks(&format!("`claude plugin uninstall {}`", other.id), &say);
         return Ok(());
     }
     let ours = installed.into_iter().next().map(|p| p.path);
@@ -149,6 +150,14 @@ fn install_plugin(claude: &Claude, layout: &Layout, say: impl Fn(&str)) -> anyho
                     claude::PLUGIN_ID
                 ));
             }
+            say_windows_hooks(
+                &format!(
+                    "`claude plugin uninstall {}` and `claude plugin marketplace remove {}`",
+                    claude::PLUGIN_ID,
+                    claude::MARKETPLACE
+                ),
+                &say,
+            );
             return Ok(());
         }
         _ => {
@@ -183,6 +192,18 @@ fn install_plugin(claude: &Claude, layout: &Layout, say: impl Fn(&str)) -> anyho
         }
     }
     Ok(())
+}
+
+/// On Windows, Claude Code starts a hook's program as `scripts\pagent.exe` inside the
+/// plugin, never the launcher script beside it (`install::WINDOWS_HOOK_EXE`): only the
+/// plugin pagent stages carries it, so the hooks of a plugin kept from another
+/// marketplace cannot start pagent there, and the user is told what removes it (`undo`).
+fn say_windows_hooks(undo: &str, say: impl Fn(&str)) {
+    if cfg!(windows) {
+        say(&format!(
+            "on Windows the hooks of that plugin cannot start pagent: they need the binary inside the plugin, which only pagent's own marketplace stages; run {undo}, then `pagent install` again"
+        ));
+    }
 }
 
 /// Claude Code's copy of the pagent marketplace (`plugins/cache/pagent`): each plugin
