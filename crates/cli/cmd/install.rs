@@ -134,31 +134,7 @@ fn install_plugin(claude: &Claude, layout: &Layout, say: impl Fn(&str)) -> anyho
             layout.staging.display()
         )),
         Some(market) if market.folder.is_none() => {
-            say(&format!(
-                "marketplace pagent: yours, from {}, kept: the plugin comes from there",
-                market.origin
-            ));
-            if ours.is_none() {
-                claude.plugin_install()?;
-                say(&format!(
-                    "plugin {}: installed from it (user scope)",
-                    claude::PLUGIN_ID
-                ));
-            } else {
-                say(&format!(
-                    "plugin {}: installed from it, kept",
-                    claude::PLUGIN_ID
-                ));
-            }
-            say_windows_hooks(
-                &format!(
-                    "`claude plugin uninstall {}` and `claude plugin marketplace remove {}`",
-                    claude::PLUGIN_ID,
-                    claude::MARKETPLACE
-                ),
-                &say,
-            );
-            return Ok(());
+            return keep_users_marketplace(claude, &market, ours.is_some(), say);
         }
         _ => {
             claude.marketplace_add(&layout.staging)?;
@@ -191,6 +167,41 @@ fn install_plugin(claude: &Claude, layout: &Layout, say: impl Fn(&str)) -> anyho
             ));
         }
     }
+    Ok(())
+}
+
+/// The user's own marketplace named pagent (a git repository, GitHub): kept, and the
+/// plugin installed from it when it is not installed yet.
+fn keep_users_marketplace(
+    claude: &Claude,
+    market: &claude::Marketplace,
+    installed: bool,
+    say: impl Fn(&str),
+) -> anyhow::Result<()> {
+    say(&format!(
+        "marketplace pagent: yours, from {}, kept: the plugin comes from there",
+        market.origin
+    ));
+    if installed {
+        say(&format!(
+            "plugin {}: installed from it, kept",
+            claude::PLUGIN_ID
+        ));
+    } else {
+        claude.plugin_install()?;
+        say(&format!(
+            "plugin {}: installed from it (user scope)",
+            claude::PLUGIN_ID
+        ));
+    }
+    say_windows_hooks(
+        &format!(
+            "`claude plugin uninstall {}` and `claude plugin marketplace remove {}`",
+            claude::PLUGIN_ID,
+            claude::MARKETPLACE
+        ),
+        &say,
+    );
     Ok(())
 }
 
