@@ -244,6 +244,23 @@ fn stand_in(base: &Path, platform: &str, target: &str, version: &str) {
     check("tar", &out);
 }
 
+/// A whole release in `base/npm` (`dist/`, `archives/`): this machine's packages, packed
+/// by scripts/release.sh, and stand-ins for every other platform of its matrix.
+fn whole_release(base: &Path) {
+    crate::npm::pack(base);
+    let matrix = Command::new(repo_root().join("scripts/release.sh"))
+        .arg("--matrix")
+        .output()
+        .unwrap();
+    for row in check("release.sh --matrix", &matrix).lines() {
+        let mut words = row.split_whitespace();
+        let (platform, target) = (words.next().unwrap(), words.next().unwrap());
+        if target != env!("PAGENT_TARGET") {
+            stand_in(base, platform, target, env!("CARGO_PKG_VERSION"));
+        }
+    }
+}
+
 /// `scripts/publish.sh --dry-run ARGS` on `base/npm`, sending nothing: npm's registry is
 /// `registry` (an empty one of the test's, which records what npm asks: an address where
 /// nothing listens costs npm a minute of retries per package), and no token is set (cargo
@@ -285,20 +302,9 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 fn issue_34_publish_dry_run_checks_the_whole_release_and_sends_nothing() {
     let base = tempfile::tempdir().unwrap();
     let base = base.path();
-    crate::npm::pack(base);
+    whole_release(base);
     let version = env!("CARGO_PKG_VERSION");
     let host = env!("PAGENT_TARGET");
-    let matrix = Command::new(repo_root().join("scripts/release.sh"))
-        .arg("--matrix")
-        .output()
-        .unwrap();
-    for row in check("release.sh --matrix", &matrix).lines() {
-        let mut words = row.split_whitespace();
-        let (platform, target) = (words.next().unwrap(), words.next().unwrap());
-        if target != host {
-            stand_in(base, platform, target, version);
-        }
-    }
 
     let registry = NpmRegistry::serve(&[]);
     let out = publish_dry_run(base, &registry);
@@ -391,4 +397,208 @@ fn issue_34_publish_dry_run_checks_the_whole_release_and_sends_nothing() {
         "{stderr}"
     );
     assert!(!stderr.contains("npm publish"), "{stderr}");
+}
+
+/// Stand-ins for the registries' own clients, each appending what it was asked to
+/// `$CALLS` and remembering what it published in `$STATE`, so a second run sees it there:
+/// `gh` (the release), `npm` (`view` answers once published), `cargo` (`publish` says
+/// "already exists" the second time; `metadata` is the real cargo's).
+fn fake_clients(dir: &Path) {
+    let cargo = PathBuf::from(env!("CARGO"));
+    let scripts = [
+        (
+            "gh",
+            "echo \"gh $*\" >> \"$CALLS\"\n\
+             case \"$1 $2\" in\n\
+             'release view') [ -e \"$STATE/release\" ] ;;\n\
+             'release create') touch \"$STATE/release\" ;;\n\
+             esac"
+                .to_owned(),
+        ),
+        (
+            "npm",
+            "echo \"npm $*\" >> \"$CALLS\"\n\
+             case \"$1\" in\n\
+             --version) echo 11.6.0 ;;\n\
+             config) echo http://127.0.0.1:9/ ;;\n\
+             view) [ -e \"$STATE/npm-$2\" ] && echo \"${2##*@}\" ;;\n\
+             publish) name=$(tar -xzOf \"$2\" package/package.json | sed -n 's/.*\"name\": *\"\\([^\"]*\\)\".*/\\1/p' | head -n 1)\n\
+               version=$(tar -xzOf \"$2\" package/package.json | sed -n 's/.*\"version\": *\"\\([^\"]*\\)\".*/\\1/p' | head -n 1)\n\
+               touch \"$STATE/npm-$name@$version\" ;;\n\
+             esac"
+                .to_owned(),
+        ),
+        (
+            "cargo",
+            format!(
+                "case \"$1\" in metadata) exec '{}' \"$@\" ;; esac\n\
+                 echo \"cargo $*\" >> \"$CALLS\"\n\
+                 if [ -e \"$STATE/crate-$4\" ]; then echo \"error: crate $4 already exists on the index\" >&2; exit 101; fi\n\
+                 touch \"$STATE/crate-$4\"",
+                cargo.display()
+            ),
+        ),
+    ];
+    fs::create_dir_all(dir).unwrap();
+    for (name, body) in scripts {
+        let path = dir.join(name);
+        fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// Issue 34: the real run of `scripts/publish.sh`, as the workflow starts it on a tag,
+/// against stand-ins for `gh`, `npm` and `cargo` and a local git repository as the
+/// Homebrew tap: in a clone whose repository is set (scripts/set-repository.sh), it makes
+/// the GitHub release first (what the formula and binstall download), then crates.io in
+/// dependency order, then every platform package before `pagent`, then the formula in the
+/// tap; run again, as after a stop half-way, it sends nothing twice. A workflow of another
+/// repository, and the placeholder address, are refused before anything is sent.
+#[test]
+#[ignore = "end-to-end: needs npm, ruby and git (scripts/test.sh runs it)"]
+fn issue_34_a_real_publish_sends_each_registry_once_in_order() {
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path();
+    whole_release(base);
+    let served = base.join("pagent.git");
+    crate::marketplace::repository_of_this_tree(&served);
+    let clone = base.join("clone");
+    let git = |dir: &Path, args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        check(&format!("git {args:?}"), &out)
+    };
+    git(base, &["clone", "-q", served.to_str().unwrap(), "clone"]);
+    let publish = |repository: &str, state: &Path| {
+        fs::create_dir_all(state).unwrap();
+        let home = base.join("home");
+        fs::create_dir_all(&home).unwrap();
+        fs::write(
+            home.join(".gitconfig"),
+            format!(
+                "[url \"file://{}\"]\n\tinsteadOf = https://github.com/acme/homebrew-pagent.git\n",
+                base.join("tap.git").display()
+            ),
+        )
+        .unwrap();
+        Command::new(clone.join("scripts/publish.sh"))
+            .arg(base.join("npm/dist"))
+            .arg(base.join("npm/archives"))
+            .current_dir(&clone)
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", base.join("fake").display()),
+            )
+            .env("HOME", &home)
+            .env("CALLS", base.join("calls"))
+            .env("STATE", state)
+            .env("GITHUB_REF_NAME", format!("v{}", env!("CARGO_PKG_VERSION")))
+            .env("GITHUB_SERVER_URL", "https://github.com")
+            .env("GITHUB_REPOSITORY", repository)
+            .env("CARGO_REGISTRY_TOKEN", "a-token")
+            .env("NODE_AUTH_TOKEN", "a-token")
+            .env("HOMEBREW_TAP_TOKEN", "a-token")
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .output()
+            .unwrap()
+    };
+    fake_clients(&base.join("fake"));
+    let state = base.join("state");
+    git(base, &["init", "-q", "--bare", "tap.git"]);
+
+    // The placeholder address: refused before anything is sent.
+    let out = publish("acme/pagent", &state);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("still the placeholder"),
+        "{out:?}"
+    );
+    assert!(!base.join("calls").exists());
+
+    let out = Command::new(clone.join("scripts/set-repository.sh"))
+        .arg("https://github.com/acme/pagent")
+        .current_dir(&clone)
+        .output()
+        .unwrap();
+    check("set-repository.sh", &out);
+    let out = publish("someone/else", &state);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!base.join("calls").exists());
+
+    check("scripts/publish.sh", &publish("acme/pagent", &state));
+    let calls = fs::read_to_string(base.join("calls")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    // What was sent, in order, each named by what it sent.
+    let sent: Vec<String> = calls
+        .lines()
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                ["gh", "release", "create", tag, ..] => Some(format!("release {tag}")),
+                ["cargo", "publish", .., name] => Some(format!("crate {name}")),
+                ["npm", "publish", file, ..] => Some(format!(
+                    "npm {}",
+                    Path::new(file).file_name().unwrap().to_string_lossy()
+                )),
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(
+        &sent[..4],
+        [
+            format!("release v{version}"),
+            "crate pagent-engine".to_owned(),
+            "crate pagent-protocol".to_owned(),
+            "crate pagent".to_owned()
+        ],
+        "{calls}"
+    );
+    assert_eq!(sent.len(), 4 + 6, "{calls}");
+    assert_eq!(sent[9], format!("npm pagent-{version}.tgz"), "{calls}");
+    assert!(
+        sent[4..9]
+            .iter()
+            .all(|s| s.starts_with("npm pagent-") && *s != format!("npm pagent-{version}.tgz")),
+        "{calls}"
+    );
+    assert!(calls.lines().next().unwrap().starts_with("gh release view"));
+    let tap = git(
+        base,
+        &["--git-dir", "tap.git", "show", "HEAD:Formula/pagent.rb"],
+    );
+    assert!(
+        tap.contains("https://github.com/acme/pagent/releases/download/v"),
+        "{tap}"
+    );
+
+    // Again, as after a stop half-way: nothing is sent twice.
+    fs::remove_file(base.join("calls")).unwrap();
+    let said = check("scripts/publish.sh, again", &publish("acme/pagent", &state));
+    let calls = fs::read_to_string(base.join("calls")).unwrap();
+    assert!(
+        !calls.contains("release create") && !calls.contains("npm publish"),
+        "{calls}"
+    );
+    assert!(calls.contains("gh release upload"), "{calls}");
+    for line in [
+        "pagent-engine 0.1.0: published already, skipped".replace("0.1.0", version),
+        format!("pagent@{version} is published already: skipped"),
+        "has this formula already".to_owned(),
+    ] {
+        assert!(said.contains(&line), "{line}\n{said}");
+    }
+    assert_eq!(
+        git(
+            base,
+            &["--git-dir", "tap.git", "rev-list", "--count", "HEAD"]
+        )
+        .trim(),
+        "1"
+    );
 }
