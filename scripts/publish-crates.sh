@@ -71,7 +71,13 @@ fi
 [ -n "${CARGO_REGISTRY_TOKEN:-}" ] || fail "CARGO_REGISTRY_TOKEN is not set (RELEASING.md)"
 while read -r name version; do
     log="$(mktemp)"
-    if cargo publish --locked -p "$name" 2> >(tee "$log" >&2); then
+    # A pipeline, so that the log is whole before it is read (tee in a process
+    # substitution may still be writing).
+    set +e
+    cargo publish --locked -p "$name" 2>&1 | tee "$log" >&2
+    status=${PIPESTATUS[0]}
+    set -e
+    if [ "$status" = 0 ]; then
         say "$name $version: published"
     elif grep -q "already exists" "$log"; then
         say "$name $version: published already, skipped"
