@@ -33,7 +33,7 @@ seed() {
         state_file)
             cp tests/fixtures/state/*.json "$dir/" ;;
         workflow)
-            cp plugin/workflows/*.json "$dir/" ;;
+            cp crates/engine/builtin/workflows/*.json "$dir/" ;;
         transcript_tail)
             cp "$fixtures"/*transcript*.jsonl "$dir/" ;;
         promise)
@@ -53,7 +53,7 @@ seed() {
             done ;;
         syntax)
             # The first byte picks the format: 0 JSON, 1 TOML, 2 YAML.
-            for f in plugin/workflows/*.json tests/fixtures/state/*.json; do
+            for f in crates/engine/builtin/workflows/*.json tests/fixtures/state/*.json; do
                 n=$((n + 1)); { printf '\000'; cat "$f"; } > "$dir/json-$n"
             done
             { printf '\001'; cat Cargo.toml; } > "$dir/toml-cargo"

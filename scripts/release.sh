@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Builds the npm packages of a release: `pagent` (the launcher, the postinstall that puts
-# the binary in its place, and the plugin's files, so the package is also a complete
-# plugin folder) and one `pagent-<os>-<cpu>` package per platform, holding the binary
-# with `os`/`cpu` set. Every version comes from Cargo.toml. Then `npm pack` for each.
+# Builds the packages of a release, for each platform built here:
+#   - the npm packages: `pagent` (the Node launcher, which runs the binary from the
+#     platform package, and the plugin's files, so the package is also a complete plugin
+#     folder; no install script) and one `pagent-<os>-<cpu>` package per platform,
+#     holding the binary with `os`/`cpu` set; `npm pack` for each (OUT_DIR/dist);
+#   - the archive of the GitHub release, `pagent-VERSION-TARGET.tar.gz`: a folder of that
+#     name holding the binary, README.md and LICENSE (OUT_DIR/archives), which the
+#     Homebrew formula and cargo-binstall download (scripts/publish.sh writes the formula
+#     and the sums from the archives of every platform).
+# The version and the repository come from Cargo.toml.
 #
-#   scripts/release.sh [--platform NAME]... [OUT_DIR]   (tarballs in OUT_DIR/dist;
-#                                                        default OUT_DIR: target/npm)
+#   scripts/release.sh [--platform NAME]... [OUT_DIR]   (default OUT_DIR: target/npm)
 #   scripts/release.sh --matrix                         the platforms and their runners
 #
 # NAME is a platform of the matrix below; by default, this machine's. A platform is built
@@ -74,8 +79,12 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)"
+# A value of Cargo.toml's [workspace.package] (version, repository).
+workspace_value() { sed -n '/^\[workspace.package\]/,/^\[/s/^'"$1"' = "\(.*\)"/\1/p' Cargo.toml; }
+version="$(workspace_value version)"
 [ -n "$version" ] || fail "no version in Cargo.toml's [workspace.package]"
+repository="$(workspace_value repository)"
+[ -n "$repository" ] || fail "no repository in Cargo.toml's [workspace.package]"
 host="$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')"
 for row in "${matrix[@]}"; do
     read -r platform target _ <<<"$row"
@@ -152,8 +161,19 @@ version_of() {
     fi
 }
 
-rm -rf -- "$out/packages" "$out/dist"
-mkdir -p -- "$out/packages" "$out/dist"
+rm -rf -- "$out/packages" "$out/dist" "$out/archives" "$out/archive-tree"
+mkdir -p -- "$out/packages" "$out/dist" "$out/archives" "$out/archive-tree"
+
+# The archive of BIN (named EXE) for TARGET: pagent-VERSION-TARGET.tar.gz, one folder.
+archive() {
+    local bin=$1 target=$2 exe=$3 name="pagent-$version-$target"
+    mkdir -p -- "$out/archive-tree/$name"
+    cp -- "$bin" "$out/archive-tree/$name/$exe"
+    chmod 755 "$out/archive-tree/$name/$exe"
+    cp -- README.md LICENSE "$out/archive-tree/$name/"
+    tar -C "$out/archive-tree" -czf "$out/archives/$name.tar.gz" "$name" ||
+        fail "cannot pack $out/archives/$name.tar.gz"
+}
 
 # --- the platform packages ------------------------------------------------------------
 built=()
@@ -172,12 +192,14 @@ for wanted in "${platforms[@]}"; do
     mkdir -p -- "$dir/bin"
     cp -- "$bin" "$dir/bin/$exe"
     chmod 755 "$dir/bin/$exe"
+    archive "$bin" "$target" "$exe"
     cat >"$dir/package.json" <<EOF
 {
   "name": "pagent-$platform",
   "version": "$version",
   "description": "The pagent binary for $os $cpu (installed by the pagent package; not used directly).",
   "license": "MIT",
+  "repository": "$repository",
   "os": ["$os"],
   "cpu": ["$cpu"],
   "files": ["bin/$exe"],
@@ -189,13 +211,13 @@ EOF
     built+=("pagent-$platform")
 done
 
-# --- the main package: launcher, postinstall, plugin files ---------------------------
+# --- the main package: launcher, plugin files ----------------------------------------
 main="$out/packages/pagent"
 mkdir -p -- "$main/scripts"
-cp -R -- npm/pagent/bin npm/pagent/install.js npm/pagent/platforms.js npm/pagent/README.md "$main/"
-cp -R -- .claude-plugin hooks commands plugin agents "$main/"
+cp -R -- npm/pagent/bin npm/pagent/platforms.js npm/pagent/README.md "$main/"
+cp -R -- .claude-plugin hooks commands agents "$main/"
 cp -- scripts/pagent "$main/scripts/"
-[ -f LICENSE ] && cp -- LICENSE "$main/"
+cp -- LICENSE "$main/"
 names=()
 for row in "${matrix[@]}"; do
     read -r platform _ <<<"$row"
@@ -203,14 +225,16 @@ for row in "${matrix[@]}"; do
 done
 node -e '
 const fs = require("fs");
-const [src, dest, version, ...names] = process.argv.slice(1);
+const [src, dest, version, repository, ...names] = process.argv.slice(1);
 const pkg = JSON.parse(fs.readFileSync(src, "utf8"));
 pkg.version = version;
+pkg.homepage = repository;
+pkg.repository = repository;
 pkg.optionalDependencies = Object.fromEntries(names.map((name) => [name, version]));
-pkg.files = ["bin", "install.js", "platforms.js", "README.md", ".claude-plugin", "hooks",
-  "commands", "plugin", "agents", "scripts/pagent"];
+pkg.files = ["bin", "platforms.js", "README.md", "LICENSE", ".claude-plugin", "hooks",
+  "commands", "agents", "scripts/pagent"];
 fs.writeFileSync(dest, JSON.stringify(pkg, null, 2) + "\n");
-' npm/pagent/package.json "$main/package.json" "$version" "${names[@]}"
+' npm/pagent/package.json "$main/package.json" "$version" "$repository" "${names[@]}"
 grep -q "\"version\": \"$version\"" "$main/.claude-plugin/plugin.json" ||
     say "warning: .claude-plugin/plugin.json does not say version $version"
 
@@ -219,8 +243,9 @@ for pkg in "${built[@]}" pagent; do
     (cd -- "$out/packages/$pkg" && npm pack --silent --pack-destination "$out/dist" >/dev/null) ||
         fail "npm pack failed in $out/packages/$pkg"
 done
-say "version $version: packed $(cd -- "$out/dist" && echo *)"
-say "in $out/dist"
+rm -rf -- "$out/archive-tree"
+say "version $version: packed $(cd -- "$out/dist" && echo *) and $(cd -- "$out/archives" && echo *)"
+say "in $out/dist and $out/archives"
 for row in "${matrix[@]}"; do
     read -r platform target _ _ _ runner <<<"$row"
     [[ " ${built[*]} " != *" pagent-$platform "* ]] || continue

@@ -7,9 +7,13 @@
 #      scripts/clients.sh (the oldest supported and the newest proven), each installed into
 #      target/clients/ by scripts/install-client.sh, talking to the project's mock API;
 #      The interactive terminal-UI suite (tests/e2e/interactive/, under tmux) runs on both,
-#      about 2 minutes each. The npm scenario (tests/e2e/npm.rs: scripts/release.sh packs
-#      the npm packages, npm installs them offline into a scratch prefix, `pagent install`
-#      sets up Claude Code) runs with the newest version only: about 15 s.
+#      about 2 minutes each. The marketplace route (tests/e2e/marketplace.rs: this tree
+#      as a git marketplace, the plugin without a binary, the command it names) runs on
+#      both too. The routes of a release run with the newest version only: npm
+#      (tests/e2e/npm.rs: the packed tarballs installed offline, and the README's
+#      after-release commands against a local registry), the release's dry run and
+#      `cargo install` from the packaged crates (tests/e2e/release.rs), and the README's
+#      quick start in a fresh clone (tests/e2e/quickstart.rs).
 #   3. the suite's `pagent loop --agent codex|opencode` scenarios, once, with those CLIs
 #      installed the same way (they do not involve Claude Code);
 #   4. on x86-64 Linux, Linux arm64 under qemu: scripts/release.sh cross-builds the
@@ -88,7 +92,7 @@ for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
     # screen of every supported release. The npm route is proven once, with the newest.
     skip=(--skip agents::)
     if [ "$version" = "$CLAUDE_CODE_OLDEST" ]; then
-        skip+=(--skip npm::)
+        skip+=(--skip npm:: --skip release:: --skip quickstart::)
     fi
     PAGENT_CLAUDE="$claude" timed "end-to-end, Claude Code $version" \
         cargo test --locked --test e2e "$@" -- --ignored "${skip[@]}"

@@ -1,5 +1,5 @@
-// The platform packages, by Node's `${process.platform}-${process.arch}`: one place for
-// bin/pagent and install.js. scripts/release.sh fills the same names (its matrix is the
+// The platform packages, by Node's `${process.platform}-${process.arch}`: what bin/pagent
+// runs. scripts/release.sh fills the same names (its matrix is the
 // list of released platforms).
 'use strict';
 

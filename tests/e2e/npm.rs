@@ -1,9 +1,13 @@
 //! The npm route, end to end: `scripts/release.sh` packs the packages (with the binary
 //! under test, not a fresh LTO build), npm installs them from the tarballs into a scratch
-//! prefix with no registry access, and the installed `pagent` sets up Claude Code in a
-//! scratch HOME: the plugin is listed, a ralph loop runs to its promise through the short
-//! command name without `--plugin-dir`, and `pagent uninstall` leaves the HOME's file list
-//! as it found it, or names what it leaves (in a fresh HOME, Claude Code's own settings).
+//! prefix with no registry access, with install scripts off (the package has none: the
+//! Node launcher runs the binary from the platform package, as esbuild's and Biome's do),
+//! and the installed `pagent` sets up Claude Code in a scratch HOME: the plugin is listed,
+//! a ralph loop runs to its promise through the short command name without
+//! `--plugin-dir`, and `pagent uninstall` leaves the HOME's file list as it found it, or
+//! names what it leaves (in a fresh HOME, Claude Code's own settings). Then the command a
+//! user types after the first release, `npm install -g pagent`, against a local registry
+//! serving the same tarballs (`registry.rs`).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -13,6 +17,7 @@ use std::process::{Command, Output, Stdio};
 
 use crate::harness::{E2e, claude_binary, pagent_bin, repo_root};
 use crate::mock::Reply;
+use crate::registry::NpmRegistry;
 
 fn check(what: &str, out: &Output) {
     assert!(
@@ -30,8 +35,9 @@ fn npm_platform() -> &'static str {
     pagent_test_support::project::npm_platform(env!("PAGENT_TARGET"))
 }
 
-/// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own.
-fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str]) {
+/// `npm install -g` of the tarballs into `prefix`, offline, with a cache of its own;
+/// what npm said on stderr.
+fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str]) -> String {
     let out = Command::new("npm")
         .args([
             "install",
@@ -49,6 +55,49 @@ fn npm_install(base: &Path, prefix: &Path, tarballs: &[PathBuf], extra: &[&str])
         .output()
         .unwrap();
     check("npm install", &out);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The packages of a release, packed by scripts/release.sh in `base/npm` with the binary
+/// under test: this platform's package and the main one.
+pub fn pack(base: &Path) -> [PathBuf; 2] {
+    let out = Command::new(repo_root().join("scripts/release.sh"))
+        .arg(base.join("npm"))
+        .env("PAGENT_RELEASE_BIN", pagent_bin())
+        .output()
+        .unwrap();
+    check("scripts/release.sh", &out);
+    let version = env!("CARGO_PKG_VERSION");
+    let dist = base.join("npm/dist");
+    [
+        dist.join(format!("pagent-{}-{version}.tgz", npm_platform())),
+        dist.join(format!("pagent-{version}.tgz")),
+    ]
+}
+
+/// The main package's manifest, as packed.
+fn main_manifest(tarball: &Path) -> serde_json::Value {
+    let out = Command::new("tar")
+        .arg("-xzOf")
+        .arg(tarball)
+        .arg("package/package.json")
+        .output()
+        .unwrap();
+    check("tar", &out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// What npm says when a package has an install script it was not allowed to run (npm
+/// 11's `allowScripts`), or when one ran or failed.
+fn assert_no_install_script_talk(npm_said: &str) {
+    for word in [
+        "install-scripts",
+        "allowScripts",
+        "allow-scripts",
+        "postinstall",
+    ] {
+        assert!(!npm_said.contains(word), "npm said: {npm_said}");
+    }
 }
 
 /// Every path under `home`, relative.
@@ -58,20 +107,6 @@ fn file_list(home: &Path) -> BTreeSet<String> {
         .into_iter()
         .flatten()
         .map(|e| e.path().strip_prefix(home).unwrap().display().to_string())
-        .collect()
-}
-
-/// The ids of the plugins a `claude plugin list --json` names, Claude Code's own built-in
-/// ones left out: 2.1.332 lists them too (`cc-plugin-privacy@builtin`, no `installPath`),
-/// 2.1.197 and 2.1.330 did not.
-fn installed_plugins(listed: &serde_json::Value) -> Vec<String> {
-    listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| p["id"].as_str())
-        .filter(|id| !id.ends_with("@builtin"))
-        .map(str::to_owned)
         .collect()
 }
 
@@ -99,22 +134,17 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         Reply::text("All done.\n<promise>DONE</promise>"),
     ]);
     let base = e2e.home.parent().unwrap().to_path_buf();
-    let out = Command::new(repo_root().join("scripts/release.sh"))
-        .arg(base.join("npm"))
-        .env("PAGENT_RELEASE_BIN", pagent_bin())
-        .output()
-        .unwrap();
-    check("scripts/release.sh", &out);
+    let tarballs = pack(&base);
     let version = env!("CARGO_PKG_VERSION");
-    let dist = base.join("npm/dist");
-    let tarballs = [
-        dist.join(format!("pagent-{}-{version}.tgz", npm_platform())),
-        dist.join(format!("pagent-{version}.tgz")),
-    ];
+    let scripts = &main_manifest(&tarballs[1])["scripts"];
+    assert!(scripts.is_null(), "the package has scripts: {scripts}");
 
-    // The usual install: the postinstall puts the binary in the launcher's place.
+    // Install scripts off, as a careful user (or a company's npm config) has them: the
+    // package needs none. The Node launcher finds the binary in the platform package and
+    // passes arguments, stdin and exit code through.
     let prefix = base.join("prefix");
-    npm_install(&base, &prefix, &tarballs, &[]);
+    let said = npm_install(&base, &prefix, &tarballs, &["--ignore-scripts"]);
+    assert_no_install_script_talk(&said);
     let pagent = prefix.join("bin/pagent");
     let out = Command::new(&pagent).arg("--version").output().unwrap();
     check("pagent --version", &out);
@@ -122,20 +152,10 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         String::from_utf8_lossy(&out.stdout).trim(),
         format!("pagent {version} ({})", env!("PAGENT_TARGET"))
     );
-    assert_eq!(
-        fs::read(fs::canonicalize(&pagent).unwrap()).unwrap(),
-        fs::read(pagent_bin()).unwrap(),
-        "the postinstall should have put the binary in place of the Node launcher"
-    );
-
-    // With install scripts off, the Node launcher stays: arguments, stdin and exit code
-    // pass through it.
-    let shim_prefix = base.join("prefix-no-scripts");
-    npm_install(&base, &shim_prefix, &tarballs, &["--ignore-scripts"]);
-    let shim = shim_prefix.join("bin/pagent");
+    let shim = pagent.clone();
     assert!(
         fs::read(&shim).unwrap().starts_with(b"#!/usr/bin/env node"),
-        "with --ignore-scripts the launcher stays"
+        "bin/pagent is the Node launcher"
     );
     let input = format!(
         r#"{{"session_id":"s1","transcript_path":"/nonexistent.jsonl","cwd":"{}","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}}"#,
@@ -185,28 +205,34 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         check(&format!("pagent {args:?}"), &out);
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let claude_json = |args: &[&str]| -> serde_json::Value {
+    // The installed plugins' ids, Claude Code's own (`...@builtin`, listed from 2.1.332)
+    // left out.
+    let plugin_ids = || -> Vec<String> {
         let out = Command::new(claude_binary())
-            .args(args)
+            .args(["plugin", "list", "--json"])
             .env("HOME", &e2e.home)
             .env_remove("CLAUDE_CONFIG_DIR")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .output()
             .unwrap();
-        check(&format!("claude {args:?}"), &out);
-        serde_json::from_slice(&out.stdout).unwrap()
+        check("claude plugin list --json", &out);
+        let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["id"].as_str())
+            .filter(|id| !id.ends_with("@builtin"))
+            .map(str::to_owned)
+            .collect()
     };
-    assert_eq!(
-        installed_plugins(&claude_json(&["plugin", "list", "--json"])),
-        [""; 0]
-    );
+    assert_eq!(plugin_ids(), Vec::<String>::new());
     let before = file_list(&e2e.home);
 
     let said = run(&["install"]);
     assert!(said.contains("plugin pagent@pagent: installed"), "{said}");
-    let listed = claude_json(&["plugin", "list", "--json"]);
-    assert_eq!(installed_plugins(&listed), ["pagent@pagent"], "{listed}");
+    assert_eq!(plugin_ids(), ["pagent@pagent"]);
     let said = run(&["install"]);
     for line in [
         "are up to date",
@@ -286,6 +312,93 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     assert_eq!(e2e.status()["status"], "complete");
 }
 
+/// Issue 34: the README's commands for after the first release (its `after-release`
+/// block: `npm install -g pagent`, then `pagent install`), typed as written, against a
+/// registry serving the release's tarballs as the public one will: npm takes the main
+/// package and this platform's, fetches no other platform's file, says nothing about
+/// install scripts (the package has none), the `pagent` it installs runs the binary, and
+/// `pagent install` sets Claude Code up.
+#[test]
+#[ignore = "end-to-end: needs npm and the Claude Code CLI (scripts/test.sh runs it)"]
+fn issue_34_the_readmes_after_release_commands_work_against_a_registry() {
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path();
+    let home = base.join("home");
+    fs::create_dir_all(&home).unwrap();
+    let tarballs = pack(base);
+    let registry = NpmRegistry::serve(&tarballs);
+    let prefix = base.join("prefix");
+    let readme = fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let commands: Vec<String> = crate::quickstart::quick_start_blocks(&readme)
+        .into_iter()
+        .filter(|(info, _)| info.split_whitespace().any(|w| w == "after-release"))
+        .flat_map(|(_, lines)| lines)
+        .map(|l| l.split(" #").next().unwrap_or("").trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        commands.first().map(String::as_str),
+        Some("npm install -g pagent")
+    );
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        prefix.join("bin").display(),
+        claude_binary().parent().unwrap().display()
+    );
+    let mut said = String::new();
+    for command in &commands {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(base)
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env("npm_config_registry", &registry.url)
+            .env("npm_config_prefix", &prefix)
+            .env("npm_config_cache", base.join("npm-cache"))
+            .env("npm_config_update_notifier", "false")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("PAGENT_BIN")
+            .env_remove("PAGENT_PLUGIN_SOURCE")
+            .env_remove("PAGENT_MARKETPLACE_DIR")
+            .output()
+            .unwrap();
+        check(command, &out);
+        said.push_str(&String::from_utf8_lossy(&out.stdout));
+        said.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    assert_no_install_script_talk(&said);
+    assert!(said.contains("plugin pagent@pagent: installed"), "{said}");
+    let version = env!("CARGO_PKG_VERSION");
+    let out = Command::new(prefix.join("bin/pagent"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    check("pagent --version", &out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("pagent {version} ({})", env!("PAGENT_TARGET"))
+    );
+    let mut files: Vec<String> = registry
+        .requests()
+        .into_iter()
+        .filter(|r| r.starts_with("/-/"))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            format!("/-/pagent-{version}.tgz"),
+            format!("/-/pagent-{}-{version}.tgz", npm_platform())
+        ],
+        "npm fetched {:?}",
+        registry.requests()
+    );
+}
+
 /// `scripts/publish.sh` on this machine's packages: the set is not whole (the other
 /// platforms are built on their own runners), so it refuses, naming each missing package,
 /// before anything reaches npm; a tag of another version is refused too. The registry is
@@ -295,12 +408,7 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
 #[ignore = "end-to-end: needs npm (scripts/test.sh runs it)"]
 fn publish_refuses_a_release_that_lacks_a_platform() {
     let base = tempfile::tempdir().unwrap();
-    let out = Command::new(repo_root().join("scripts/release.sh"))
-        .arg(base.path().join("npm"))
-        .env("PAGENT_RELEASE_BIN", pagent_bin())
-        .output()
-        .unwrap();
-    check("scripts/release.sh", &out);
+    pack(base.path());
     let dist = base.path().join("npm/dist");
     let version = env!("CARGO_PKG_VERSION");
     let publish = |args: &[&str]| {

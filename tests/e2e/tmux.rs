@@ -43,36 +43,47 @@ impl Tmux {
     /// Starts `claude` in the project of `e2e`, in a 200x50 terminal, with pagent
     /// installed from this repository into the test's HOME as a user installs it.
     pub fn start(e2e: &E2e) -> Tmux {
-        Tmux::start_as(e2e, 200, 50, false)
+        Tmux::start_as(e2e, 200, 50, false, true)
     }
 
     /// [`Tmux::start`] in a terminal of `width` x `height` (80x24: what a user has).
     pub fn start_sized(e2e: &E2e, width: u16, height: u16) -> Tmux {
-        Tmux::start_as(e2e, width, height, false)
+        Tmux::start_as(e2e, width, height, false, true)
     }
 
     /// [`Tmux::start`], logged in with a subscription instead of an API key
     /// (`harness::SUBSCRIPTION`): the one login with usage limits.
     pub fn start_subscribed(e2e: &E2e) -> Tmux {
-        Tmux::start_as(e2e, 200, 50, true)
+        Tmux::start_as(e2e, 200, 50, true, true)
     }
 
-    fn start_as(e2e: &E2e, width: u16, height: u16, subscribed: bool) -> Tmux {
+    /// `claude` in a terminal of `width` x `height` with whatever the test set up in its
+    /// HOME and no pagent of the test's own: no `pagent install`, no `PAGENT_BIN`, and a
+    /// `PATH` of the system's folders only.
+    pub fn start_as_set_up(e2e: &E2e, width: u16, height: u16) -> Tmux {
+        Tmux::start_as(e2e, width, height, false, false)
+    }
+
+    fn start_as(e2e: &E2e, width: u16, height: u16, subscribed: bool, pagent: bool) -> Tmux {
         seed_home(e2e);
-        install_pagent(e2e);
-        let script = e2e.home.join("start-claude.sh");
         let mut vars = vec![
             ("HOME", e2e.home.display().to_string()),
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
             ("LANG", "C.UTF-8".into()),
             ("ANTHROPIC_BASE_URL", e2e.mock.base_url()),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
             ("DISABLE_TELEMETRY", "1".into()),
             ("DISABLE_AUTOUPDATER", "1".into()),
             ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
-            ("PAGENT_BIN", e2e.hook_bin().display().to_string()),
             ("PAGENT_CONFIG_DIR", e2e.config.display().to_string()),
         ];
+        if pagent {
+            install_pagent(e2e);
+            vars.push(("PATH", std::env::var("PATH").unwrap_or_default()));
+            vars.push(("PAGENT_BIN", e2e.hook_bin().display().to_string()));
+        } else {
+            vars.push(("PATH", "/usr/bin:/bin".into()));
+        }
+        let script = e2e.home.join("start-claude.sh");
         if subscribed {
             vars.extend(
                 crate::harness::SUBSCRIPTION

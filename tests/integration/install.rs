@@ -255,3 +255,121 @@ fn issue_30_uninstall_purge_leaves_home_as_it_was_and_says_what_remains() {
         .replace(&env.root.display().to_string(), "[PROJECT]");
     assert_text!(text);
 }
+
+/// A fake `claude` whose marketplace and plugin lists are `marketplaces` and `plugins`
+/// (JSON), recording every other call in `$HOME/calls`.
+fn claude_with(env: &TestEnv, marketplaces: &str, plugins: &str) -> String {
+    env.fake_tool(
+        "claude-bin",
+        "claude",
+        &format!(
+            "case \"$*\" in\n\
+               'plugin marketplace list --json') echo '{marketplaces}' ;;\n\
+               'plugin list --json') echo '{plugins}' ;;\n\
+               *) echo \"$*\" >> \"$HOME/calls\" ;;\n\
+             esac"
+        ),
+    )
+    .join("claude")
+    .display()
+    .to_string()
+}
+
+/// Issue 34: a user who installed pagent's plugin through a marketplace of their choice
+/// (this repository as a git marketplace, or a plugin directory) and then runs the
+/// command the plugin named, `npx pagent install`: their plugin and marketplace stay as
+/// they are (no second pagent plugin, whose hooks would all run twice), and the install
+/// brings what was missing, the binary the hooks run and the short names. Uninstall
+/// leaves a plugin it did not install, and says how to remove it.
+#[test]
+fn issue_34_a_pagent_plugin_from_the_users_own_marketplace_is_kept() {
+    let git_market = r#"[{"name":"pagent","source":"git","url":"https://git.example.invalid/me/pagent.git","installLocation":"/m/pagent"}]"#;
+    let ours = r#"[{"id":"pagent@pagent","installPath":"/c/pagent/pagent/0.1.0"}]"#;
+    let other = r#"[{"id":"pagent@claude-plugins-official","installPath":"/c/o/pagent/0.1.0"}]"#;
+    let mut said = Said::new();
+    for (case, marketplaces, plugins) in [
+        ("the git marketplace, plugin installed", git_market, ours),
+        (
+            "the git marketplace, plugin not installed yet",
+            git_market,
+            "[]",
+        ),
+        ("a plugin from another marketplace", "[]", other),
+    ] {
+        let env = TestEnv::new();
+        let claude = claude_with(&env, marketplaces, plugins);
+        let from = env!("CARGO_MANIFEST_DIR");
+        let install = in_home(&env, &["install", "--claude", &claude, "--from", from]);
+        assert_eq!(install.code, Some(0), "{install}");
+        let calls = fs::read_to_string(env.home.join("calls")).unwrap_or_default();
+        assert!(!calls.contains("marketplace add"), "{case}: {calls}");
+        assert!(!calls.contains("uninstall"), "{case}: {calls}");
+        assert_eq!(
+            calls.contains("plugin install pagent@pagent"),
+            plugins == "[]",
+            "{case}: {calls}"
+        );
+        assert!(
+            env.home
+                .join(".claude/plugins/data/pagent-pagent/bin/pagent")
+                .is_file(),
+            "{case}: {install}"
+        );
+        assert!(
+            env.home.join(".claude/commands/ralph.md").is_file(),
+            "{case}"
+        );
+        let shown = |text: &str| text.replace(&env.home.display().to_string(), "~");
+        said.say(&format!("{case}: pagent install"), &shown(&install.stdout));
+        if plugins == other {
+            let uninstall = in_home(&env, &["uninstall", "--claude", &claude]);
+            assert_eq!(uninstall.code, Some(0), "{uninstall}");
+            said.say(
+                &format!("{case}: pagent uninstall"),
+                &shown(&uninstall.stdout),
+            );
+        }
+    }
+    assert_text!(said.text());
+}
+
+/// Issue 34: a binary with no plugin folder near it, as `cargo install pagent` or
+/// Homebrew leave it, stages the plugin it carries and installs it like any other.
+#[test]
+fn issue_34_a_binary_alone_installs_the_plugin_it_carries() {
+    let env = TestEnv::new();
+    let alone = env.home.join("cargo/bin/pagent");
+    fs::create_dir_all(alone.parent().unwrap()).unwrap();
+    fs::copy(crate::util::pagent_bin(), &alone).unwrap();
+    let claude = claude_with(&env, "[]", "[]");
+    let out = std::process::Command::new(&alone)
+        .args(["install", "--claude", &claude])
+        .env("HOME", &env.home)
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("PAGENT_PLUGIN_SOURCE")
+        .env_remove("PAGENT_MARKETPLACE_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let staged = env.home.join(".local/share/pagent/marketplace");
+    for rel in [
+        ".claude-plugin/marketplace.json",
+        "hooks/hooks.json",
+        "commands/ralph.md",
+        "scripts/pagent",
+    ] {
+        assert_eq!(
+            fs::read(staged.join(rel)).unwrap(),
+            fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap(),
+            "{rel}"
+        );
+    }
+    let calls = fs::read_to_string(env.home.join("calls")).unwrap();
+    assert!(
+        calls.contains(&format!("plugin marketplace add {}", staged.display())),
+        "{calls}"
+    );
+    assert!(calls.contains("plugin install pagent@pagent"), "{calls}");
+}

@@ -1,6 +1,8 @@
 //! `scripts/pagent`, the launcher the hooks and slash commands call: the order in which it
-//! looks for the binary, that arguments and stdin pass untouched, that a copy of itself is
-//! never run in a loop, and that a missing binary allows the stop (exit 0, one line).
+//! looks for the binary (an npm install's platform package among the places), that
+//! arguments and stdin pass untouched, that a copy of itself is never run in a loop, and
+//! that a missing binary allows the stop (exit 0, one line) and, in the hook a user meets
+//! first, answers on screen with the command that installs it.
 //!
 //! Each case runs a copy of the launcher in a temp plugin folder, with fake binaries that
 //! print their own name and arguments, and a bare environment (no inherited `PAGENT_*` or
@@ -10,6 +12,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+use crate::util::{Said, assert_text};
 
 struct Plugin {
     _dir: tempfile::TempDir,
@@ -50,9 +54,14 @@ impl Plugin {
 
     /// The launcher as hooks.json calls it (absolute path), `hook stop`, stdin `input`.
     fn run(&self, env: &[(&str, &Path)]) -> Output {
+        self.run_hook("stop", env)
+    }
+
+    /// The launcher as hooks.json calls it for the hook `hook`.
+    fn run_hook(&self, hook: &str, env: &[(&str, &Path)]) -> Output {
         let mut command = Command::new(self.path("plugin/scripts/pagent"));
         command
-            .args(["hook", "stop"])
+            .args(["hook", hook])
             .env_clear()
             .env("HOME", self.path("home"))
             .env("PATH", "/usr/bin:/bin")
@@ -81,6 +90,27 @@ fn said(out: &Output) -> String {
 
 const DATA_BIN: &str = "home/.claude/plugins/data/pagent-pagent/bin/pagent";
 
+/// The platform package npm installs on this machine, as `uname` names it.
+fn npm_package() -> String {
+    let uname = |flag: &str| {
+        String::from_utf8(Command::new("uname").arg(flag).output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let os = match uname("-s").as_str() {
+        "Linux" => "linux",
+        "Darwin" => "darwin",
+        other => panic!("no npm package for {other}"),
+    };
+    let cpu = match uname("-m").as_str() {
+        "x86_64" | "amd64" => "x64",
+        "aarch64" | "arm64" => "arm64",
+        other => panic!("no npm package for {other}"),
+    };
+    format!("pagent-{os}-{cpu}")
+}
+
 #[test]
 fn the_launcher_looks_in_its_documented_order() {
     let plugin = Plugin::new();
@@ -100,12 +130,22 @@ fn the_launcher_looks_in_its_documented_order() {
     plugin.fake("plugin/target/debug/pagent", "debug");
     plugin.fake("plugin-data/bin/pagent", "plugin-data");
     plugin.fake(DATA_BIN, "installed");
+    // An npm install: the platform package inside the package's node_modules, or beside
+    // the package (npm's global folder); one for another platform is never run.
+    let nested = format!("plugin/node_modules/{}/bin/pagent", npm_package());
+    let beside = format!("{}/bin/pagent", npm_package());
+    plugin.fake(&nested, "npm-nested");
+    plugin.fake(&beside, "npm-beside");
+    plugin.fake("plugin/node_modules/pagent-win32-x64/bin/pagent", "wrong");
+    plugin.fake("pagent-sunos-sparc/bin/pagent", "wrong");
     let expected = [
         "custom",
         "release",
         "debug",
         "plugin-data",
         "installed",
+        "npm-nested",
+        "npm-beside",
         "path",
     ];
     let winners = [
@@ -114,6 +154,8 @@ fn the_launcher_looks_in_its_documented_order() {
         "plugin/target/debug/pagent",
         "plugin-data/bin/pagent",
         DATA_BIN,
+        &nested,
+        &beside,
         "on-path/pagent",
     ];
     for (name, winner) in expected.iter().zip(winners) {
@@ -233,4 +275,35 @@ fn the_common_cases_resolve_nothing() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "path hook stop\n");
     assert!(String::from_utf8_lossy(&out.stderr).contains("pagent_resolve"));
+}
+
+/// Issue 34: a plugin installed from a marketplace, with no binary yet. Every hook allows
+/// and says one line on stderr, which Claude Code shows no one for a hook that exits 0;
+/// the expansion of one of pagent's slash commands, the hook a user meets first, answers
+/// with the same line as a block, which Claude Code shows on screen (and sends nothing to
+/// the model). The line names the command that installs the binary.
+#[test]
+fn issue_34_without_the_binary_a_slash_command_is_answered_with_the_install_command() {
+    let plugin = Plugin::new();
+    let mut said = Said::new();
+    for hook in ["user-prompt-expansion", "stop", "post-tool-use"] {
+        let out = plugin.run_hook(hook, &[]);
+        assert_eq!(out.status.code(), Some(0), "{hook}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(stderr.lines().count(), 1, "{hook}: {stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        if hook == "user-prompt-expansion" {
+            let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(answer["decision"], "block", "{stdout}");
+            assert!(
+                stderr.starts_with(answer["reason"].as_str().unwrap()),
+                "{stderr}"
+            );
+        } else {
+            assert!(stdout.is_empty(), "{hook}: {stdout}");
+        }
+        said.say(&format!("hook {hook} (stdout)"), &stdout);
+        said.say(&format!("hook {hook} (stderr)"), &stderr);
+    }
+    assert_text!(said.text());
 }

@@ -57,6 +57,7 @@ mod pipeline;
 mod platform;
 mod progress;
 mod ralph;
+mod release;
 mod review;
 mod safety;
 mod secrets;

@@ -17,7 +17,7 @@ fn assert_no_promise(what: &str, text: &str) {
 fn command_files_and_prompts_never_make_the_promise() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut seen = 0;
-    for dir in ["commands", "plugin/prompts"] {
+    for dir in ["commands", "crates/engine/builtin/prompts"] {
         for entry in std::fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
             assert_no_promise(

@@ -4,7 +4,10 @@
 //! nothing: the plugin's files staged as a local marketplace, the marketplace registered
 //! and the plugin installed with Claude Code's own `claude plugin` commands, the binary
 //! copied into the plugin's data folder (where the hooks run it directly), and the short
-//! command names written. Without `claude` on PATH only the binary is put in place.
+//! command names written. Without `claude` on PATH only the binary is put in place. A
+//! pagent plugin the user installed from a marketplace of their choice (this repository
+//! as a git marketplace, a plugin directory) is kept, and so is that marketplace: the
+//! install then only brings the binary its hooks run, and the short names.
 //! Uninstall removes each of those, says what it removed, and then what the first install
 //! created and is empty again (see `install/mod.rs`); what it leaves it names, with the
 //! reason, and `--purge` takes pagent's config folder too (see `install/leftovers.rs`).
@@ -23,7 +26,8 @@ use crate::cli::exit::ExitStatus;
 use crate::install::claude::{self, Claude};
 use crate::install::short_names::{self, Outcome};
 use crate::install::{
-    Layout, MARKER, Record, files, leftovers, mark, owned, platform, plugin_source, stage_plugin,
+    Layout, MARKER, PluginSource, Record, files, leftovers, mark, owned, platform, plugin_source,
+    stage_plugin,
 };
 use crate::io::Io;
 use pagent_door::process::{Program, SearchPath};
@@ -68,10 +72,13 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
 
     let Some(claude) = claude else {
         copy_binary(&binary, &layout, &say)?;
-        say(&format!(
-            "claude is not on PATH: skipped the plugin. Once Claude Code is installed, run `pagent install` again, or load the plugin for one session with: claude --plugin-dir {}",
-            source.display()
-        ));
+        say(&match &source {
+            PluginSource::Folder(dir) => format!(
+                "claude is not on PATH: skipped the plugin. Once Claude Code is installed, run `pagent install` again, or load the plugin for one session with: claude --plugin-dir {}",
+                dir.display()
+            ),
+            PluginSource::Embedded => "claude is not on PATH: skipped the plugin. Once Claude Code is installed, run `pagent install` again.".to_owned(),
+        });
         return Ok(ExitStatus::Success);
     };
 
@@ -89,11 +96,46 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
         ));
     }
 
-    match claude.marketplace_path()? {
-        Some(path) if path == layout.staging => say(&format!(
+    install_plugin(&claude, &layout, &say)?;
+    copy_binary(&binary, &layout, &say)?;
+
+    if args.no_short_commands {
+        say(
+            "skipped the short command names (--no-short-commands); the plugin's /pagent:... names work",
+        );
+    } else {
+        install_short_names(&layout, &say)?;
+    }
+    say(&format!(
+        "done ({}): start a new Claude Code session and try /pagent:ralph",
+        claude.bin().display()
+    ));
+    Ok(ExitStatus::Success)
+}
+
+/// The plugin in Claude Code: pagent's own marketplace (the staged folder) and the plugin
+/// from it; or, when the user installed pagent's plugin from a marketplace of their own
+/// choice, that plugin and marketplace, kept as they are. Its hooks find the binary in
+/// pagent's data folder, where the install copies it next, whatever the marketplace.
+fn install_plugin(claude: &Claude, layout: &Layout, say: impl Fn(&str)) -> anyhow::Result<()> {
+    let installed = claude.pagent_plugins()?;
+    if let Some(other) = installed.iter().find(|p| p.id != claude::PLUGIN_ID) {
+        say(&format!(
+            "plugin {}: installed from another marketplace, kept (a second pagent plugin would run every hook twice); its hooks run the binary below",
+            other.id
+        ));
+        say_windows_hooks(&format!("`claude plugin uninstall {}`", other.id), &say);
+        return Ok(());
+    }
+    let ours = installed.into_iter().next().map(|p| p.path);
+    match claude.marketplace()? {
+        Some(market) if market.folder.as_deref() == Some(&layout.staging) => say(&format!(
             "marketplace pagent: already registered ({})",
-            path.display()
+            layout.staging.display()
         )),
+        Some(market) if market.folder.is_none() => {
+            return keep_users_marketplace(claude, &market, ours.is_some(), say);
+        }
         _ => {
             claude.marketplace_add(&layout.staging)?;
             say(&format!(
@@ -102,8 +144,7 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
             ));
         }
     }
-
-    match claude.installed_path()? {
+    match ours {
         None => {
             claude.plugin_install()?;
             say(&format!(
@@ -126,21 +167,54 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
             ));
         }
     }
+    Ok(())
+}
 
-    copy_binary(&binary, &layout, &say)?;
-
-    if args.no_short_commands {
-        say(
-            "skipped the short command names (--no-short-commands); the plugin's /pagent:... names work",
-        );
-    } else {
-        install_short_names(&layout, &say)?;
-    }
+/// The user's own marketplace named pagent (a git repository, GitHub): kept, and the
+/// plugin installed from it when it is not installed yet.
+fn keep_users_marketplace(
+    claude: &Claude,
+    market: &claude::Marketplace,
+    installed: bool,
+    say: impl Fn(&str),
+) -> anyhow::Result<()> {
     say(&format!(
-        "done ({}): start a new Claude Code session and try /pagent:ralph",
-        claude.bin().display()
+        "marketplace pagent: yours, from {}, kept: the plugin comes from there",
+        market.origin
     ));
-    Ok(ExitStatus::Success)
+    if installed {
+        say(&format!(
+            "plugin {}: installed from it, kept",
+            claude::PLUGIN_ID
+        ));
+    } else {
+        claude.plugin_install()?;
+        say(&format!(
+            "plugin {}: installed from it (user scope)",
+            claude::PLUGIN_ID
+        ));
+    }
+    say_windows_hooks(
+        &format!(
+            "`claude plugin uninstall {}` and `claude plugin marketplace remove {}`",
+            claude::PLUGIN_ID,
+            claude::MARKETPLACE
+        ),
+        &say,
+    );
+    Ok(())
+}
+
+/// On Windows, Claude Code starts a hook's program as `scripts\pagent.exe` inside the
+/// plugin, never the launcher script beside it (`install::WINDOWS_HOOK_EXE`): only the
+/// plugin pagent stages carries it, so the hooks of a plugin kept from another
+/// marketplace cannot start pagent there, and the user is told what removes it (`undo`).
+fn say_windows_hooks(undo: &str, say: impl Fn(&str)) {
+    if cfg!(windows) {
+        say(&format!(
+            "on Windows the hooks of that plugin cannot start pagent: they need the binary inside the plugin, which only pagent's own marketplace stages; run {undo}, then `pagent install` again"
+        ));
+    }
 }
 
 /// Claude Code's copy of the pagent marketplace (`plugins/cache/pagent`): each plugin
@@ -229,11 +303,18 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
 
     match &claude {
         Some(claude) => {
-            if claude.installed_path()?.is_some() {
-                claude.plugin_uninstall(false)?;
-                removed.push(format!("plugin {}", claude::PLUGIN_ID));
+            for plugin in claude.pagent_plugins()? {
+                if plugin.id == claude::PLUGIN_ID {
+                    claude.plugin_uninstall(false)?;
+                    removed.push(format!("plugin {}", claude::PLUGIN_ID));
+                } else {
+                    say(&format!(
+                        "left plugin {}: pagent install did not install it; `claude plugin uninstall {}` removes it",
+                        plugin.id, plugin.id
+                    ));
+                }
             }
-            if claude.marketplace_path()?.is_some() {
+            if claude.marketplace()?.is_some() {
                 claude.marketplace_remove()?;
                 removed.push("marketplace pagent".to_owned());
             }

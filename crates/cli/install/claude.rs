@@ -4,8 +4,9 @@
 //!
 //! Observed on 2.1.197, 2.1.330 and 2.1.332: `marketplace add DIR` of a folder already
 //! registered says "already on disk" and succeeds; `plugin list --json` and `marketplace
-//! list --json` print arrays (`id`/`installPath`, `name`/`path`), and since 2.1.332 the
-//! plugin list also holds Claude Code's built-in plugins (`...@builtin`, no
+//! list --json` print arrays (`id`/`installPath`, `name`/`source`, with `path` for a
+//! folder, `url` for a git repository, `repo` for GitHub's `owner/name`), and since 2.1.332
+//! the plugin list also holds Claude Code's built-in plugins (`...@builtin`, no
 //! `installPath`), so entries are found by id, never by place; `remove`/`uninstall` of
 //! something missing fails, so callers look first.
 //!
@@ -28,6 +29,39 @@ pub const PLUGIN_ID: &str = "pagent@pagent";
 const TIMEOUT: Duration = Duration::from_secs(300);
 /// Bytes of its output kept (a JSON listing must arrive whole).
 const KEEP: usize = 16 * 1024 * 1024;
+
+/// A marketplace as `claude plugin marketplace list --json` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marketplace {
+    /// The folder of a local (`directory`) marketplace.
+    pub folder: Option<PathBuf>,
+    /// Where it comes from, as the user would name it: the folder, the git URL, GitHub's
+    /// `owner/name`.
+    pub origin: String,
+}
+
+impl Marketplace {
+    fn from_listing(entry: &Value) -> Marketplace {
+        let text = |key: &str| entry[key].as_str().map(str::to_owned);
+        let folder = (entry["source"] == "directory")
+            .then(|| text("path"))
+            .flatten()
+            .map(PathBuf::from);
+        let origin = text("path")
+            .or_else(|| text("url"))
+            .or_else(|| text("repo"))
+            .or_else(|| text("installLocation"))
+            .unwrap_or_default();
+        Marketplace { folder, origin }
+    }
+}
+
+/// An installed plugin: its id (`NAME@MARKETPLACE`) and Claude Code's copy of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    pub id: String,
+    pub path: PathBuf,
+}
 
 #[derive(Debug)]
 pub struct Claude {
@@ -90,13 +124,13 @@ impl Claude {
         })
     }
 
-    /// The folder the `pagent` marketplace is registered with, if it is.
-    pub fn marketplace_path(&self) -> anyhow::Result<Option<PathBuf>> {
+    /// The `pagent` marketplace, if one is registered.
+    pub fn marketplace(&self) -> anyhow::Result<Option<Marketplace>> {
         Ok(self
             .run_json(&["plugin", "marketplace", "list", "--json"])?
             .iter()
             .find(|m| m["name"] == MARKETPLACE)
-            .map(|m| PathBuf::from(m["path"].as_str().unwrap_or_default())))
+            .map(Marketplace::from_listing))
     }
 
     pub fn marketplace_add(&self, dir: &Path) -> anyhow::Result<()> {
@@ -119,13 +153,19 @@ impl Claude {
         .map(drop)
     }
 
-    /// The folder of the installed plugin's copy, if it is installed.
-    pub fn installed_path(&self) -> anyhow::Result<Option<PathBuf>> {
+    /// The installed plugins named `pagent`, from whichever marketplace.
+    pub fn pagent_plugins(&self) -> anyhow::Result<Vec<Installed>> {
         Ok(self
             .run_json(&["plugin", "list", "--json"])?
             .iter()
-            .find(|p| p["id"] == PLUGIN_ID)
-            .map(|p| PathBuf::from(p["installPath"].as_str().unwrap_or_default())))
+            .filter_map(|p| {
+                let id = p["id"].as_str()?;
+                id.starts_with("pagent@").then(|| Installed {
+                    id: id.to_owned(),
+                    path: PathBuf::from(p["installPath"].as_str().unwrap_or_default()),
+                })
+            })
+            .collect())
     }
 
     pub fn plugin_install(&self) -> anyhow::Result<()> {

@@ -5,7 +5,9 @@
 //! The plugin is installed from a staged copy of its files (about 100 KB), never from
 //! the folder pagent came in: Claude Code copies a folder marketplace whole, and that
 //! folder may be a checkout with a target/ of gigabytes, or npm's cache, which npm may
-//! clean. The binary is copied into the plugin's data folder, where the hooks look first.
+//! clean. A binary with no plugin folder near it (`cargo install pagent`, Homebrew, a
+//! release archive) stages the copy of the plugin's files it carries ([`embedded`]).
+//! The binary is copied into the plugin's data folder, where the hooks look first.
 //!
 //! "Leave the user's folders as they were": Claude Code creates its own bookkeeping
 //! (settings.json, plugins/known_marketplaces.json, ...) when the first plugin arrives
@@ -44,7 +46,6 @@ const PLUGIN_ITEMS: &[&str] = &[
     "hooks",
     "commands",
     "scripts",
-    "plugin",
     "agents",
     "skills",
     "README.md",
@@ -175,11 +176,29 @@ impl Layout {
     }
 }
 
-/// The plugin folder to install: `--from`, else `$PAGENT_PLUGIN_SOURCE` (the npm
-/// package's launcher sets it), else the nearest folder above this binary that is a
-/// pagent plugin (the npm package when its postinstall put the binary in its `bin/`; a
-/// checkout for `target/release/pagent`).
-pub fn plugin_source(from: Option<&Path>, env: &InstallEnv, exe: &Path) -> anyhow::Result<PathBuf> {
+/// The plugin's files as this binary was built with them (`build.rs`): each file's path
+/// in the plugin, with `/`, and its bytes.
+pub mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/plugin_files.rs"));
+}
+
+/// Where the plugin's files come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginSource {
+    /// A plugin folder: a checkout, or the npm package.
+    Folder(PathBuf),
+    /// The copy this binary carries ([`embedded`]).
+    Embedded,
+}
+
+/// The plugin to install: `--from`, else `$PAGENT_PLUGIN_SOURCE` (the npm package's
+/// launcher sets it), else the nearest folder above this binary that is a pagent plugin
+/// (a checkout for `target/release/pagent`), else the files this binary carries.
+pub fn plugin_source(
+    from: Option<&Path>,
+    env: &InstallEnv,
+    exe: &Path,
+) -> anyhow::Result<PluginSource> {
     if let Some(dir) = from.or(env.plugin_source.as_deref()) {
         let dir = files::real_dir(dir)?;
         anyhow::ensure!(
@@ -187,19 +206,16 @@ pub fn plugin_source(from: Option<&Path>, env: &InstallEnv, exe: &Path) -> anyho
             "{} is not a pagent plugin folder (no .claude-plugin/marketplace.json)",
             dir.display()
         );
-        return Ok(dir);
+        return Ok(PluginSource::Folder(dir));
     }
-    exe.ancestors()
+    Ok(exe
+        .ancestors()
         .skip(1)
         .take(4)
         .find(|dir| is_plugin(dir))
-        .map(Path::to_path_buf)
-        .with_context(|| {
-            format!(
-                "found no pagent plugin folder near {}; install with `npx pagent install`, or pass --from DIR (a pagent checkout or the npm package's folder)",
-                exe.display()
-            )
-        })
+        .map_or(PluginSource::Embedded, |dir| {
+            PluginSource::Folder(dir.to_path_buf())
+        }))
 }
 
 fn is_plugin(dir: &Path) -> bool {
@@ -216,7 +232,7 @@ pub const WINDOWS_HOOK_EXE: &str = "scripts/pagent.exe";
 /// Stages the plugin's files from `source` in `staging`, and `hook_exe` (the binary, on
 /// Windows) as [`WINDOWS_HOOK_EXE`]; `false` when they were there already, unchanged.
 pub fn stage_plugin(
-    source: &Path,
+    source: &PluginSource,
     staging: &Path,
     hook_exe: Option<&Path>,
 ) -> anyhow::Result<bool> {
@@ -228,7 +244,10 @@ pub fn stage_plugin(
         );
     }
     let new = files::fresh_sibling(staging)?;
-    files::copy_items(source, PLUGIN_ITEMS, &new)?;
+    match source {
+        PluginSource::Folder(dir) => files::copy_items(dir, PLUGIN_ITEMS, &new)?,
+        PluginSource::Embedded => write_embedded(&new)?,
+    }
     if let Some(exe) = hook_exe {
         files::copy_executable(exe, &new.join(WINDOWS_HOOK_EXE))?;
     }
@@ -239,6 +258,23 @@ pub fn stage_plugin(
     }
     files::replace_dir(&new, staging)?;
     Ok(true)
+}
+
+/// Writes the plugin's files this binary carries into the new folder `dir`; the hooks'
+/// launcher executable, as in the repository.
+fn write_embedded(dir: &Path) -> anyhow::Result<()> {
+    for (rel, bytes) in embedded::FILES {
+        let mode = if rel.starts_with("scripts/") {
+            0o755
+        } else {
+            0o644
+        };
+        let path = rel
+            .split('/')
+            .fold(dir.to_path_buf(), |p, part| p.join(part));
+        files::write_atomic(&path, bytes, mode)?;
+    }
+    Ok(())
 }
 
 /// Puts pagent's marker in the folder `dir`, which pagent made whole.

@@ -61,14 +61,15 @@ fn the_default_layout_follows_home_and_xdg() {
 fn windows_the_staged_plugin_carries_the_binary_the_hooks_start() {
     #![allow(clippy::disallowed_methods)] // a scratch folder of the test's own
     let tmp = tempfile::tempdir().unwrap();
-    let source = tmp.path().join("source");
+    let dir = tmp.path().join("source");
+    let source = PluginSource::Folder(dir.clone());
     for (rel, text) in [
         (".claude-plugin/marketplace.json", "{}"),
         ("hooks/hooks.json", "{}"),
         ("scripts/pagent", "#!/bin/sh\n"),
     ] {
-        std::fs::create_dir_all(source.join(rel).parent().unwrap()).unwrap();
-        std::fs::write(source.join(rel), text).unwrap();
+        std::fs::create_dir_all(dir.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(rel), text).unwrap();
     }
     let binary = tmp.path().join("pagent-built.exe");
     std::fs::write(&binary, b"MZ one build").unwrap();
@@ -95,4 +96,58 @@ fn windows_the_staged_plugin_carries_the_binary_the_hooks_start() {
     // Elsewhere nothing but the plugin's own files is staged.
     assert!(stage_plugin(&source, &staging, None).unwrap());
     assert!(!staging.join(WINDOWS_HOOK_EXE).exists());
+}
+
+/// A binary with no plugin folder near it (`cargo install pagent`, Homebrew, a release
+/// archive) stages the plugin it carries: the repository's plugin files, byte for byte,
+/// the launcher executable, every command and the manifests among them.
+#[test]
+fn the_embedded_plugin_is_the_repositorys_plugin() {
+    #![allow(clippy::disallowed_methods)] // a scratch folder of the test's own
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = Path::new("/nowhere/bin/pagent");
+    let source = plugin_source(None, &InstallEnv::default(), exe).unwrap();
+    assert_eq!(source, PluginSource::Embedded);
+    let tmp = tempfile::tempdir().unwrap();
+    let staging = tmp.path().join("staging");
+    assert!(stage_plugin(&source, &staging, None).unwrap());
+    let staged = files::list_tree(&staging).unwrap();
+    for rel in &staged {
+        if rel == Path::new(MARKER) {
+            continue;
+        }
+        assert_eq!(
+            std::fs::read(staging.join(rel)).unwrap(),
+            std::fs::read(repo.join(rel)).unwrap(),
+            "{}",
+            rel.display()
+        );
+    }
+    let mut wanted: Vec<PathBuf> = [
+        ".claude-plugin/plugin.json",
+        ".claude-plugin/marketplace.json",
+        "hooks/hooks.json",
+        "scripts/pagent",
+        "agents/ralph-worker.md",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    for entry in std::fs::read_dir(repo.join("commands")).unwrap() {
+        wanted.push(Path::new("commands").join(entry.unwrap().file_name()));
+    }
+    for rel in &wanted {
+        assert!(staged.contains(rel), "{} is not staged", rel.display());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(staging.join("scripts/pagent"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111, "the launcher is executable");
+    }
+    // Staging it again is no change.
+    assert!(!stage_plugin(&source, &staging, None).unwrap());
 }

@@ -1,8 +1,8 @@
 //! Finding a workflow and its prompts: built in, by name from the project, or by path.
 //!
-//! The built-in `prd-to-code` workflow and its prompts are the files in `plugin/`,
-//! embedded at build time so the binary works without the repository, and copyable by
-//! users as a starting point. A built-in name always means the built-in: a project file
+//! The built-in `prd-to-code` workflow and its prompts are the engine's
+//! (`crates/engine/builtin/`), embedded at build time so the binary works without the
+//! repository, and copyable by users as a starting point. A built-in name always means the built-in: a project file
 //! of the same name (which a cloned repository could plant) is ignored, with a notice.
 //! A project overrides any stage's prompt with `.claude/prompts/<stage>.md` (or `.txt`),
 //! whatever workflow it runs. Every project file is read through the project's door, and
@@ -22,10 +22,7 @@ use pagent_door::files;
 
 pub const DEFAULT_WORKFLOW: &str = "prd-to-code";
 
-const BUILT_IN: &[(&str, &str)] = &[(
-    "prd-to-code",
-    include_str!("../../../plugin/workflows/prd-to-code.json"),
-)];
+const BUILT_IN: &[(&str, &str)] = &[("prd-to-code", templates::PRD_TO_CODE)];
 
 /// Built-in prompt files, by their path relative to the built-in workflow file (the
 /// engine keeps every prompt a model reads).

@@ -12,7 +12,7 @@
 //! [`REASON_CAP`]: [`compose`] keeps the header and cuts the prompt. A `pagent loop` run
 //! the runner had to stop opens its next prompt with why ([`stopped_note`]). What an exit
 //! condition still misses is worded in [`findings`]. The stage prompts themselves are
-//! [`templates`] (Markdown in `plugin/prompts/`), and `pagent parallel --merge`'s
+//! [`templates`] (Markdown in `crates/engine/builtin/prompts/`), and `pagent parallel --merge`'s
 //! resolution prompt is filled in [`merge`].
 
 pub mod findings;

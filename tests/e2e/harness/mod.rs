@@ -352,14 +352,7 @@ fn truncate(text: &str, max: usize) -> String {
 /// Copies the plugin's files (not target/) to `dest`, as scripts/install.sh stages them.
 pub fn stage_plugin(dest: &Path) {
     fs::create_dir_all(dest).unwrap();
-    for item in [
-        ".claude-plugin",
-        "hooks",
-        "commands",
-        "agents",
-        "scripts",
-        "plugin",
-    ] {
+    for item in [".claude-plugin", "hooks", "commands", "agents", "scripts"] {
         let out = Command::new("cp")
             .arg("-R")
             .arg(repo_root().join(item))

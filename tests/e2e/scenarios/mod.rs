@@ -126,6 +126,9 @@ fn the_cancel_and_status_commands_run_the_binary() {
     assert_eq!(e2e.mock.requests().len(), 0);
 }
 
+/// Without the binary: a pagent command is answered by the plugin itself with the command
+/// that installs it (issue 34), the model never asked; any other prompt goes on as usual,
+/// every hook allowing, with one line on the hook's stderr.
 #[test]
 #[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
 fn without_the_binary_the_session_ends_normally_and_says_so() {
@@ -134,17 +137,28 @@ fn without_the_binary_the_session_ends_normally_and_says_so() {
     crate::harness::stage_plugin(&plugin);
     let run = e2e
         .claude("/pagent:ralph Some task")
+        .plugin_dir(Some(plugin.clone()))
+        .env_remove("PAGENT_BIN")
+        .env("PATH", "/usr/bin:/bin")
+        .run();
+    assert_eq!(run.code, Some(0));
+    assert_eq!(e2e.mock.requests().len(), 0);
+    let result = run.result()["result"].as_str().unwrap().to_owned();
+    assert!(
+        result.starts_with(
+            "UserPromptExpansion operation blocked by hook:\npagent: the pagent binary is not \
+             installed, so nothing was done: run `npx pagent install` in a terminal"
+        ),
+        "{result}"
+    );
+    let run = e2e
+        .claude("Say hello")
         .plugin_dir(Some(plugin))
         .env_remove("PAGENT_BIN")
         .env("PATH", "/usr/bin:/bin")
         .run();
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 1);
-    let told = e2e.mock.all_text(0);
-    assert!(
-        told.contains("pagent: the pagent binary is not installed"),
-        "{told}"
-    );
     let stop = run.hook_responses("Stop");
     assert_eq!(stop.len(), 1);
     let stderr = stop[0]["stderr"].as_str().unwrap();

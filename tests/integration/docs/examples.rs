@@ -21,6 +21,7 @@ type Generator = fn() -> String;
 /// Every named example: what a page may show as output.
 const EXAMPLES: &[(&str, Generator)] = &[
     ("ralph-start", ralph_start),
+    ("no-binary", no_binary),
     ("run-start", run_start),
     ("reprompt", reprompt),
     ("pipeline-complete", pipeline_complete),
@@ -148,6 +149,25 @@ fn ralph_start() -> String {
         .stdin("Make every test in tests/ pass --max-iterations 10\n")
         .success();
     first_line(&out.stdout)
+}
+
+/// What a pagent command typed in Claude Code answers while the plugin has no binary: the
+/// hooks' launcher's block reason (issue 34).
+fn no_binary() -> String {
+    let env = TestEnv::new();
+    let launcher = env.home.join("plugin/scripts/pagent");
+    std::fs::create_dir_all(launcher.parent().unwrap()).unwrap();
+    std::fs::copy(repo().join("scripts/pagent"), &launcher).unwrap();
+    let out = std::process::Command::new(&launcher)
+        .args(["hook", "user-prompt-expansion"])
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    format!("{}\n", answer["reason"].as_str().unwrap())
 }
 
 /// A pipeline's set-up, with the PRD in docs/.

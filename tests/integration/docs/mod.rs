@@ -147,21 +147,27 @@ pub(crate) fn prose(file: &Path, text: &str) -> String {
     out
 }
 
-#[test]
-fn item_14_quick_start_fits_in_30_lines() {
+/// The README's quick start: from its heading to the next section.
+fn quick_start() -> String {
     let readme = read(Path::new("README.md"));
     let start = readme
         .find("\n## Quick start\n")
         .expect("README.md has a `## Quick start` section");
     let section = &readme[start + 1..];
     let end = section[3..].find("\n## ").map_or(section.len(), |e| e + 3);
-    let lines = section[..end].trim_end().lines().count();
+    section[..end].trim_end().to_owned()
+}
+
+#[test]
+fn item_14_quick_start_fits_in_30_lines() {
+    let readme = read(Path::new("README.md"));
+    let quick = quick_start();
+    let lines = quick.lines().count();
     assert!(
         lines <= 30,
-        "the quick start is {lines} lines, the most is 30:\n{}",
-        &section[..end]
+        "the quick start is {lines} lines, the most is 30:\n{quick}"
     );
-    let before: Vec<&str> = readme[..start]
+    let before: Vec<&str> = readme[..readme.find("\n## Quick start\n").unwrap()]
         .lines()
         .filter(|l| l.starts_with("## "))
         .collect();
@@ -169,7 +175,6 @@ fn item_14_quick_start_fits_in_30_lines() {
         before.is_empty(),
         "sections before the quick start: {before:?}"
     );
-    let quick = &section[..end];
     for step in [
         "npm install -g pagent",
         "pagent install",
@@ -182,14 +187,86 @@ fn item_14_quick_start_fits_in_30_lines() {
             "the quick start does not show `{step}`:\n{quick}"
         );
     }
-    let first = fences(Path::new("README.md"), quick)
+}
+
+/// The commands the quick start's shell blocks give, in order: each block's lines, with
+/// comments and blank lines left out, and whether the block is marked `after-release`.
+pub(crate) fn quick_start_commands() -> Vec<(bool, String)> {
+    fences(Path::new("README.md"), &quick_start())
         .into_iter()
-        .next()
-        .expect("the quick start shows commands");
+        .filter(|f| f.lang() == "sh")
+        .flat_map(|f| {
+            let later = f.flag("after-release");
+            f.body
+                .lines()
+                .map(|l| l.split(" #").next().unwrap_or("").trim().to_owned())
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(move |l| (later, l))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Issue 34: the quick start works on the day it is read. Its first commands are ones that
+/// work before any release (the end-to-end suite runs every one of them in a fresh clone,
+/// `tests/e2e/quickstart.rs`); a command that needs a published release is in a block
+/// marked `after-release` (the end-to-end suite runs those against local registries); and
+/// every pagent command and slash command it names exists.
+#[test]
+fn issue_34_the_quick_start_leads_with_what_works_today_and_marks_the_rest() {
+    let commands = quick_start_commands();
+    assert!(
+        commands.first().is_some_and(|(later, _)| !later),
+        "the quick start must lead with a command that works before a release: {commands:?}"
+    );
+    let later: Vec<&str> = commands
+        .iter()
+        .filter(|(later, _)| *later)
+        .map(|(_, c)| c.as_str())
+        .collect();
     assert_eq!(
-        first.body.lines().next(),
-        Some("npm install -g pagent"),
-        "the npm route comes first, as a command of its own:\n{quick}"
+        later,
+        ["npm install -g pagent", "pagent install"],
+        "the after-release commands the end-to-end suite proves (tests/e2e/npm.rs)"
+    );
+    for (later, command) in &commands {
+        let registry = [
+            "npm install",
+            "npx ",
+            "brew ",
+            "cargo install",
+            "cargo binstall",
+        ];
+        assert!(
+            *later || !registry.iter().any(|r| command.starts_with(r)),
+            "`{command}` needs a published release: mark its block `after-release`"
+        );
+    }
+    // What the prose names in backticks: pagent's subcommands answer --help, and each
+    // slash command is one of pagent's.
+    let prose = prose(Path::new("README.md"), &quick_start());
+    let named: Vec<&str> = prose.split('`').skip(1).step_by(2).collect();
+    let env = crate::util::TestEnv::new();
+    let mut checked = 0;
+    for name in named {
+        if let Some(sub) = name.strip_prefix("pagent ") {
+            let mut args: Vec<&str> = sub.split_whitespace().collect();
+            args.push("--help");
+            let run = env.cmd(&args).run();
+            assert_eq!(run.code, Some(0), "`{name}` in the quick start\n{run}");
+            checked += 1;
+        } else if let Some(slash) = name.strip_prefix('/') {
+            let plugin = slash.replace("pagent-", "");
+            assert!(
+                repo().join(format!("commands/{plugin}.md")).is_file(),
+                "`{name}` in the quick start is not one of pagent's commands"
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 6,
+        "only {checked} commands named in the quick start"
     );
 }
 

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::*;
 
-const BUILT_IN: &str = include_str!("../../../../plugin/workflows/prd-to-code.json");
+const BUILT_IN: &str = crate::prompt::templates::PRD_TO_CODE;
 
 #[test]
 fn the_built_in_workflow_is_valid() {
