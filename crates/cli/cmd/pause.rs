@@ -17,6 +17,6 @@ pub const WHY: &str = "you paused it (`pagent pause`)";
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = Project::resolve(global.project.as_deref(), env, None)?;
     let done = control::pause(&project, env, WHY, &mut |m: &str| ui::warn(io.stderr, m))?;
-    writeln!(io.stdout, "{}", done.message())?;
+    writeln!(io.stdout, "{}", done.message(&project.root))?;
     Ok(ExitStatus::Success)
 }

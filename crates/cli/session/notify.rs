@@ -1,6 +1,7 @@
-//! Telling the user a loop ended (complete, gave up, cancelled) or waits for the agent's
-//! usage limit to reset: a desktop notification, a command of their own, or both; off
-//! unless their config says otherwise.
+//! Telling the user a loop ended (complete, gave up, cancelled), waits for the agent's
+//! usage limit to reset, or was paused by something other than the user (Claude Code's
+//! cap on a turn's continuations): a desktop notification, a command of their own, or
+//! both; off unless their config says otherwise.
 //!
 //! Only the user's own `config.json` (in pagent's config folder) can turn this on: a
 //! project's config that tries is refused at set-up, so a cloned repository can never
@@ -50,6 +51,14 @@ pub fn limit_reached(env: &Env, project_root: &Path, state: &State, why: &str) {
     }
 }
 
+/// Notifies the user that `state`'s loop is paused and waits for them (the `status` a
+/// notifier command sees is `paused`). Call once, where the pause was written.
+pub fn loop_paused(env: &Env, project_root: &Path, state: &State) {
+    if let (true, Some(pause)) = (state.is_active(), &state.paused) {
+        send(env, project_root, state, "is paused", &pause.why);
+    }
+}
+
 fn send(env: &Env, project_root: &Path, state: &State, status: &str, reason: &str) {
     let Some(config) = user_notify_config(&UserDir::of(env)) else {
         return;
@@ -67,7 +76,9 @@ fn send(env: &Env, project_root: &Path, state: &State, status: &str, reason: &st
         ("message", message.clone()),
         (
             "status",
-            if state.is_active() {
+            if state.is_active() && state.paused.is_some() {
+                "paused".to_owned()
+            } else if state.is_active() {
                 "waiting".to_owned()
             } else {
                 state.status.as_str().to_owned()

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use pagent_engine::notice::By;
 use pagent_engine::{State, Whose, whose_loop};
 
 use super::start::{self, Origin};
@@ -17,6 +18,7 @@ use crate::cli::ui::Style;
 use crate::session::control::{self, Resumed};
 use crate::store::project::Project;
 use crate::store::user::UserDir;
+use crate::world::driven::Driven;
 use crate::world::report;
 
 /// What the hook prints.
@@ -62,7 +64,7 @@ pub fn answer(project: &Project, env: &Env, asked: &Asked<'_>) -> Answer {
             ))
         }
         Command::Status => Ok(status(project, env, asked)),
-        Command::Cancel => control::cancel(project, env, asked.session, &mut |_: &str| {})
+        Command::Cancel => control::cancel(project, env, by(asked.session), &mut |_: &str| {})
             .map(|done| Answer::Show(done.message(&project.root))),
         Command::Resume => resume(project, env, asked.session),
     };
@@ -201,7 +203,7 @@ pub fn status_text(project: &Project, env: &Env) -> String {
         crate::store::ownership(project, &UserDir::of(env), &state) == crate::store::Ownership::Own;
     let mut out = Vec::new();
     let _ = report::print_human(
-        &report::build(project, &state, sealed),
+        &report::build(project, &UserDir::of(env), &state, sealed),
         Style::for_stdout(true, false),
         &mut out,
     );
@@ -225,12 +227,24 @@ pub fn status_line(project: &Project, env: &Env) -> String {
 }
 
 fn resume(project: &Project, env: &Env, session: Option<&str>) -> anyhow::Result<Answer> {
-    let done = control::resume(project, env, session, &mut |_: &str| {})?;
+    let done = control::resume(project, env, by(session), &mut |_: &str| {})?;
     match &done {
-        Resumed::Done { .. } => Ok(Answer::Pass(Some(done.message()))),
-        Resumed::NoActiveLoop => Ok(Answer::Show(done.message())),
+        // The session's model takes the loop up: the command expands and hands it over.
+        Resumed::Done {
+            driven: Driven::Session,
+            ..
+        } => Ok(Answer::Pass(Some(done.message()))),
+        // A runner's loop goes on in its runner: nothing for this session's model to do.
+        Resumed::Done { .. } | Resumed::NoActiveLoop | Resumed::SessionGone { .. } => {
+            Ok(Answer::Show(done.message()))
+        }
         Resumed::OtherSession { .. } | Resumed::NotYours => anyhow::bail!("{}", done.message()),
     }
+}
+
+/// Who asks: the session that typed the command (a hook input always names one).
+fn by(session: Option<&str>) -> By<'_> {
+    session.map_or(By::Terminal, By::Session)
 }
 
 /// `--help` of the commands that take no arguments.

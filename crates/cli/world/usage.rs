@@ -12,6 +12,11 @@
 //! still holds in its queue (`queue-operation` lines): the Stop hook answers pagent's own
 //! status and cancel among them at once, instead of after the whole loop (see
 //! `cmd/hook_stop.rs`). Each Stop reads only new lines, so each such line is seen once.
+//! It also tells whether the model called a tool since the last Stop (an assistant
+//! `tool_use` line), which Claude Code's cap on a turn's continuations counts by
+//! (`pagent_engine::block_cap`): the hook reads these lines anyway, so knowing costs a
+//! byte search per line, where a PostToolUse hook on every tool would cost a process
+//! and a state write per tool call (and would not fire for a denied tool).
 //!
 //! Claude Code writes one line per content block, each repeating its message's usage, so
 //! a message counts once: by id, and a later line of the same message adds only what its
@@ -48,7 +53,12 @@ pub fn meter_stop(
     session: Option<&str>,
     transcript: Option<&Path>,
     user_dir: &UserDir,
-) -> (State, Vec<String>) {
+) -> Metered {
+    let unread = || Metered {
+        state: state.clone(),
+        queued: Vec::new(),
+        tool_called: None,
+    };
     let acts = state.is_active()
         && state.driver == Driver::Hook
         && state.paused.is_none()
@@ -58,11 +68,11 @@ pub fn meter_stop(
             .as_deref()
             .is_none_or(|owner| Some(owner) == session);
     let Some(path) = transcript.filter(|_| acts) else {
-        return (state.clone(), Vec::new());
+        return unread();
     };
     let Ok(read) = read_transcript_usage(path, state.usage.transcript.as_ref(), state.started_at)
     else {
-        return (state.clone(), Vec::new());
+        return unread();
     };
     let (reports, cursor) = (read.reports, read.cursor);
     let mut metered = state.clone();
@@ -73,7 +83,24 @@ pub fn meter_stop(
         }
     }
     metered.usage.transcript = Some(cursor);
-    (metered, read.queued)
+    Metered {
+        state: metered,
+        queued: read.queued,
+        tool_called: read.tool_called,
+    }
+}
+
+/// What [`meter_stop`] read since the last Stop.
+#[derive(Debug)]
+pub struct Metered {
+    /// The state with the usage added.
+    pub state: State,
+    /// Prompts typed since the last Stop that Claude Code still holds in its queue.
+    pub queued: Vec<String>,
+    /// Whether the model called a tool since the last Stop; `None` when not all of what
+    /// was written since could be read (no transcript, a line too long to keep, more than
+    /// one Stop's budget).
+    pub tool_called: Option<bool>,
 }
 
 /// What one read of a transcript found.
@@ -83,6 +110,9 @@ pub struct TranscriptRead {
     pub cursor: TranscriptCursor,
     /// Prompts enqueued in the lines read and not taken up since, oldest first.
     pub queued: Vec<String>,
+    /// An assistant line of the lines read calls a tool (`Some(true)`), none does and
+    /// every line was read (`Some(false)`), or none that was read does (`None`).
+    pub tool_called: Option<bool>,
 }
 
 /// The usage reports written to `path` since `cursor` (or, without a cursor for this
@@ -113,6 +143,8 @@ fn read_usage_from<R: Read + Seek>(
         last: cursor.and_then(|c| c.message_id.clone().map(|id| (id, c.message_tokens))),
         reports: Vec::new(),
         queued: Vec::new(),
+        tool_called: false,
+        unsure: false,
     };
     if let Some((id, tokens)) = &counter.last {
         counter.counted.insert(id.clone(), *tokens);
@@ -155,8 +187,13 @@ fn read_usage_from<R: Read + Seek>(
             if line.len() > LINE_CAP {
                 line = Vec::new();
                 skipping = true;
+                // A line too long to keep may be a tool call (a Write of a big file).
+                counter.unsure = true;
             }
         }
+    }
+    if end < len || skipping {
+        counter.unsure = true;
     }
     // An unfinished last line (still being written) is read next time, whole; an
     // overlong one is remembered as being skipped.
@@ -172,6 +209,11 @@ fn read_usage_from<R: Read + Seek>(
             message_tokens: last.map(|(_, t)| t).unwrap_or_default(),
         },
         queued: counter.queued,
+        tool_called: if counter.tool_called {
+            Some(true)
+        } else {
+            (!counter.unsure).then_some(false)
+        },
     })
 }
 
@@ -213,6 +255,10 @@ struct Counter {
     reports: Vec<Report>,
     /// Enqueued and not taken up yet, oldest first.
     queued: Vec<String>,
+    /// A line read calls a tool.
+    tool_called: bool,
+    /// Not every line written since the cursor was read whole.
+    unsure: bool,
 }
 
 impl Counter {
@@ -220,6 +266,9 @@ impl Counter {
         if let Some(queue) = pagent_protocol::QueueLine::from_raw(raw) {
             self.queue(queue);
             return;
+        }
+        if !self.tool_called && pagent_protocol::TranscriptLine::raw_calls_a_tool(raw) {
+            self.tool_called = true;
         }
         // Most lines are not assistant messages with a usage: skip them unparsed.
         if !contains(raw, b"\"usage\"") || !contains(raw, b"assistant") {
@@ -324,7 +373,7 @@ pub fn tokens_of(counts: TokenCounts) -> Tokens {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 #[cfg(test)]

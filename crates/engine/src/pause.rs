@@ -28,6 +28,23 @@ pub struct Pause {
     /// Whether the user was told at a stop (said once).
     #[serde(default)]
     pub told: bool,
+    /// The loop's Claude Code session ended (it was quit, or cleared): nothing drives the
+    /// loop until that session is resumed (`claude --resume`), or another session of the
+    /// project takes it over with `/pagent:resume`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub session_gone: bool,
+}
+
+impl Pause {
+    /// A pause since `since` because of `why`, not told yet.
+    pub fn new(since: Timestamp, why: &str) -> Pause {
+        Pause {
+            since,
+            why: why.to_owned(),
+            told: false,
+            session_gone: false,
+        }
+    }
 }
 
 /// What a prompt is, as far as the loop is concerned.
@@ -101,11 +118,7 @@ pub fn decide_prompt(
         return None;
     }
     let mut next = state.clone();
-    next.paused = Some(Pause {
-        since: now,
-        why: "you wrote a message".to_owned(),
-        told: false,
-    });
+    next.paused = Some(Pause::new(now, "you wrote a message"));
     next.updated_at = now;
     Some(next)
 }
@@ -138,11 +151,7 @@ pub fn pause(state: &State, why: &str, now: Timestamp) -> Option<State> {
         return None;
     }
     let mut next = state.clone();
-    next.paused = Some(Pause {
-        since: now,
-        why: why.to_owned(),
-        told: false,
-    });
+    next.paused = Some(Pause::new(now, why));
     next.updated_at = now;
     Some(next)
 }
@@ -178,11 +187,25 @@ pub fn carry_pause(decided_on: &State, on_disk: &State, next: &State) -> Option<
 pub fn resume(state: &State, now: Timestamp) -> State {
     let mut next = crate::limit::end_wait(state, now);
     next.paused = None;
+    next.continuations = 0;
     next.no_progress_count = 0;
     next.fingerprint = None;
     next.full_prompt_due = false;
     next.updated_at = now;
     next
+}
+
+/// The state after `/pagent:resume` in the session `session`, which takes over a loop
+/// whose own session ended (quit, or cleared): resumed, and bound to `session`.
+pub fn take_over(state: &State, session: &str, now: Timestamp) -> State {
+    let mut next = resume(state, now);
+    next.session_id = Some(session.to_owned());
+    next
+}
+
+/// Whether the loop waits because its Claude Code session ended.
+pub fn session_gone(state: &State) -> bool {
+    state.paused.as_ref().is_some_and(|p| p.session_gone)
 }
 
 #[cfg(test)]
@@ -355,11 +378,7 @@ mod tests {
             None,
             Timestamp(0),
         );
-        pipeline.paused = Some(Pause {
-            since: Timestamp(1),
-            why: "you asked for the status".into(),
-            told: false,
-        });
+        pipeline.paused = Some(Pause::new(Timestamp(1), "you asked for the status"));
         assert_eq!(
             pause_notice(&pipeline),
             "pagent: paused the default pipeline (stage architect) because you asked for the status. /pagent:resume continues it, /pagent:cancel ends it."

@@ -250,7 +250,10 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         .unwrap()
     };
     assert_eq!(state(&other)["status"], "cancelled");
-    assert_eq!(state(&other)["end_reason"], "cancelled by the user");
+    assert_eq!(
+        state(&other)["end_reason"],
+        "cancelled by the user (from the dashboard)"
+    );
     assert_eq!(state(&env.root)["status"], "active");
     wait_for(Duration::from_secs(15), "the runner exits", || {
         runner.try_wait().unwrap().is_some()

@@ -129,7 +129,7 @@ function update(card, row) {
   setText(f.budget, g.budget_left || "no budget");
   f.budget.title = g.budget_left || "";
   const feedback = g.end_reason ? `Ended: ${g.end_reason}` : g.paused_because
-    ? `Paused because ${g.paused_because}.` : g.last_feedback;
+    ? `Paused because ${g.paused_because}. ${g.go_on || ""}`.trim() : g.last_feedback;
   f.feedbackBox.hidden = !feedback;
   f.feedbackBox.firstChild.textContent = g.end_reason || g.paused_because ? "Now" : "Last feedback";
   setText(f.feedback, feedback || "");
