@@ -21,7 +21,7 @@ use crate::store::project::Project;
 
 /// Who asks: the Claude Code session this runs in (its `!` line, or a command its model
 /// ran), else a terminal.
-pub fn by(env: &Env) -> By<'_> {
+fn by(env: &Env) -> By<'_> {
     env.session_id.as_deref().map_or(By::Terminal, By::Session)
 }
 

@@ -52,6 +52,7 @@ use crate::store::project::Project;
 use crate::store::user::{NoticeKey, UserDir};
 use crate::store::{self, Ownership};
 use crate::world::FsWorld;
+use crate::world::driven::Driven;
 use crate::world::usage::Metered;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
@@ -203,7 +204,8 @@ fn decide_on(
     if state.paused.is_none() && written.paused.is_some() {
         // The one pause a Stop makes: Claude Code's cap on continuations (the user may be
         // away; the loop waits for them now).
-        session::notify::loop_paused(env, &project.root, &written);
+        let go_on = Driven::Session.go_on(&written, &project.root);
+        session::notify::loop_paused(env, &project.root, &written, &go_on);
     }
     let mut output = output_of(outcome.decision);
     if asked.iter().any(|(c, _)| *c == Command::Status) {

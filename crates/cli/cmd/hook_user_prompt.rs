@@ -17,7 +17,7 @@
 //! user's own, sealed state, compare-and-swap.
 
 use pagent_engine::Action;
-use pagent_engine::pause::decide_prompt;
+use pagent_engine::pause::{decide_prompt, session_back};
 use pagent_protocol::HookOutput;
 
 use crate::cli::args::Global;
@@ -75,13 +75,19 @@ fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
     // A new loop's set-up clears the old loop's notice unsaid: the user ended that loop
     // themselves, and the new start line is what they need to read now.
     let notice = notice.filter(|_| !starts_a_loop(&prompt));
+    let paused_now = std::cell::Cell::new(false);
     let written = session::change_own_loop(
         &project,
         env,
-        |state| decide_prompt(state, session.as_deref(), &prompt, now),
+        |state| {
+            let paused = decide_prompt(state, session.as_deref(), &prompt, now);
+            paused_now.set(paused.is_some());
+            // A session quit before and resumed since (`claude --resume`) is back.
+            paused.or_else(|| session_back(state, session.as_deref(), now))
+        },
         &mut |m: &str| ui::warn(call.stderr, m),
     )?;
-    if let Some(state) = written {
+    if let Some(state) = written.filter(|_| paused_now.get()) {
         let detail = "paused: the user wrote a message in the loop's session".to_owned();
         session::log(
             &project,

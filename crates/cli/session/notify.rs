@@ -51,11 +51,13 @@ pub fn limit_reached(env: &Env, project_root: &Path, state: &State, why: &str) {
     }
 }
 
-/// Notifies the user that `state`'s loop is paused and waits for them (the `status` a
-/// notifier command sees is `paused`). Call once, where the pause was written.
-pub fn loop_paused(env: &Env, project_root: &Path, state: &State) {
+/// Notifies the user that `state`'s loop is paused and waits for them, and what to type
+/// (`go_on`; the `status` a notifier command sees is `paused`). Call once, where the
+/// pause was written.
+pub fn loop_paused(env: &Env, project_root: &Path, state: &State, go_on: &str) {
     if let (true, Some(pause)) = (state.is_active(), &state.paused) {
-        send(env, project_root, state, "is paused", &pause.why);
+        let reason = format!("{}: {go_on}", pause.why);
+        send(env, project_root, state, "is paused", &reason);
     }
 }
 

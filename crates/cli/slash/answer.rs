@@ -149,18 +149,20 @@ fn plan_parallel(project: &Project, env: &Env, name: &str, text: &str) -> anyhow
 }
 
 /// The status. Shown by a block, unless the loop is this session's, running, and the user
-/// sent the command while the model worked (2.1.330's send-now cuts the turn): then the
-/// command expands and its `!` line sets the model going again, so asking never stalls
-/// the loop.
+/// sent the command at once while the model worked (2.1.330's send-now cuts the turn):
+/// then the command expands and its `!` line sets the model going again, so asking never
+/// stalls the loop. A status queued while the model worked and sent by Claude Code after
+/// Esc is not that: Esc stays an interrupt, and the status is shown at rest.
 fn status(project: &Project, env: &Env, asked: &Asked<'_>) -> Answer {
-    let text = status_text(project, env);
     let state = crate::store::read_state(project).ok().flatten();
     let at_work = state.as_ref().is_some_and(|state| {
         this_sessions_running_loop(project, env, state, asked.session)
             && asked.transcript.is_some_and(|t| {
-                crate::world::transcript::typed_while_busy(t, asked.prompt).unwrap_or(false)
+                use crate::world::transcript::{SETTLE, sent_at_once};
+                sent_at_once(t, asked.prompt, SETTLE).unwrap_or(false)
             })
     });
+    let text = status_text(project, env);
     if at_work {
         return Answer::Pass(Some(text));
     }

@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::harness::{E2e, claude_agent_args, claude_binary, repo_root};
 use crate::mock::Reply;
 
+mod cap;
 mod loops;
 mod pipeline;
 mod ralph;

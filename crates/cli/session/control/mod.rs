@@ -60,6 +60,8 @@ pub enum Cancelled {
         driven: Driven,
         /// Whether a `pagent loop` drives it now (a runner's loop).
         running: Option<bool>,
+        /// The loop's own session, when another session (the owner was quit) cancelled it.
+        owner_quit: Option<String>,
     },
 }
 
@@ -136,14 +138,18 @@ pub fn cancel(
         if store::ownership(project, user_dir, &state) != Ownership::Own {
             return Ok(Cancelled::NotYours);
         }
-        if let (Whose::Other(owner), By::Session(_)) = (whose_loop(&state, by.session()), by)
-            && !pagent_engine::pause::session_gone(&state)
-        {
-            return Ok(Cancelled::OtherSession {
-                owner: owner.to_owned(),
-                was: Box::new(state),
-            });
-        }
+        let owner_quit = match (whose_loop(&state, by.session()), by) {
+            (Whose::Other(owner), By::Session(_)) if pagent_engine::pause::session_gone(&state) => {
+                Some(owner.to_owned())
+            }
+            (Whose::Other(owner), By::Session(_)) => {
+                return Ok(Cancelled::OtherSession {
+                    owner: owner.to_owned(),
+                    was: Box::new(state),
+                });
+            }
+            _ => None,
+        };
         // Make sure a secret exists before deciding: a cancel never fails for want of one.
         store::secret::read_or_create_secret(user_dir)?;
         let outcome = cancelled(&state, by, now);
@@ -156,6 +162,7 @@ pub fn cancel(
             was: Box::new(state),
             driven,
             running: runner_running(project, driven),
+            owner_quit,
         });
     }
     anyhow::bail!(

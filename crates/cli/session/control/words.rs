@@ -60,25 +60,26 @@ impl Cancelled {
             ),
             Cancelled::Done {
                 was,
+                owner_quit: Some(owner),
+                ..
+            } => format!(
+                "pagent: cancelled {}; it was the loop of another Claude Code session ({}), which \
+                 was quit.",
+                done_what(was),
+                printable(owner, false)
+            ),
+            Cancelled::Done {
+                was,
                 driven,
                 running,
+                ..
             } => cancelled_words(was, *driven, *running),
         }
     }
 }
 
 fn cancelled_words(was: &State, driven: Driven, running: Option<bool>) -> String {
-    let iterations = count(was.total_iterations(), "iteration");
-    let what = match was.kind {
-        Kind::Ralph => format!("the Ralph loop after {iterations}"),
-        Kind::Pipeline => format!(
-            "the {} pipeline at stage {} ({} of {}), after {iterations}",
-            printable(&was.workflow, false),
-            printable(&was.current().name, false),
-            was.stage + 1,
-            was.max_stages,
-        ),
-    };
+    let what = done_what(was);
     match (driven, running) {
         (Driven::Session, _) => format!("pagent: cancelled {what}. Claude can stop now."),
         (Driven::Loop, Some(true)) => {
@@ -204,6 +205,22 @@ impl Resumed {
                 "pagent: {verb}: `pagent parallel` goes on with this task. {HOW_TO_STOP_A_RUNNER}"
             ),
         }
+    }
+}
+
+/// "the Ralph loop after 3 iterations", "the default pipeline at stage qa (2 of 5), after
+/// 4 iterations".
+fn done_what(was: &State) -> String {
+    let iterations = count(was.total_iterations(), "iteration");
+    match was.kind {
+        Kind::Ralph => format!("the Ralph loop after {iterations}"),
+        Kind::Pipeline => format!(
+            "the {} pipeline at stage {} ({} of {}), after {iterations}",
+            printable(&was.workflow, false),
+            printable(&was.current().name, false),
+            was.stage + 1,
+            was.max_stages,
+        ),
     }
 }
 

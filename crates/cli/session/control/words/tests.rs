@@ -88,9 +88,20 @@ fn item_a_every_answer_fits_the_loops_driver_and_who_asked() {
             was: Box::new(state),
             driven,
             running,
+            owner_quit: None,
         };
         say(label, done.message(root));
     }
+    let taken = Cancelled::Done {
+        was: Box::new(ralph()),
+        driven: Driven::Session,
+        running: None,
+        owner_quit: Some("35f6".into()),
+    };
+    say(
+        "cancel from a second session, the first quit",
+        taken.message(root),
+    );
     let other = Cancelled::OtherSession {
         owner: "35f6".into(),
         was: Box::new(ralph()),
