@@ -243,7 +243,18 @@ fn item_d_a_quit_sessions_loop_says_nothing_drives_it_and_how_to_go_on() {
         &env.cmd(&["resume"]).success().stdout,
     );
     assert_eq!(env.state()["paused"]["session_gone"], true);
-    // The session is resumed (`claude --resume`): its first stop says why it waits.
+    // The session is resumed (`claude --resume`): its first command finds it back (2.1.197
+    // runs the expansion hook first), its first stop says why the loop waits.
+    let status = answer(&expand_in(&env, SESSION, "pagent:status")).unwrap_err();
+    assert!(!status.contains("claude --resume"), "{status}");
+    said.say("/pagent:status in the resumed session", &status);
+    assert_eq!(env.state()["paused"].get("session_gone"), None);
+    said.say(
+        "the resumed session's next stop",
+        &env.stop(&env.stop_input("Hello again.")).allowed().unwrap(),
+    );
+    // Quit and resumed again; the prompt hook finds it back too.
+    session_end(&env, SESSION, "other");
     let back = env
         .cmd(&["hook", "user-prompt-submit"])
         .env("CLAUDE_PROJECT_DIR", &env.root)
@@ -251,10 +262,6 @@ fn item_d_a_quit_sessions_loop_says_nothing_drives_it_and_how_to_go_on() {
         .run();
     assert_eq!(back.code, Some(0), "{back}");
     assert_eq!(env.state()["paused"].get("session_gone"), None);
-    said.say(
-        "the resumed session's next stop",
-        &env.stop(&env.stop_input("Hello again.")).allowed().unwrap(),
-    );
     // Quit again, and taken over by a second session of the project.
     session_end(&env, SESSION, "other");
     let taken = answer(&expand_in(&env, OTHER, "pagent:resume"))
@@ -266,7 +273,7 @@ fn item_d_a_quit_sessions_loop_says_nothing_drives_it_and_how_to_go_on() {
     snapshot!(&env, "item_d_quit_session", said.text());
     assert_eq!(
         env.actions(),
-        ["ralph", "pause", "paused", "pause", "resume"]
+        ["ralph", "pause", "paused", "pause", "pause", "resume"]
     );
 }
 

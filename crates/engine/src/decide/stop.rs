@@ -96,6 +96,8 @@ fn decide_stop_unbounded(event: &StopEvent<'_>, state: &State, world: &mut dyn W
         let mut told = claimed.clone();
         if let Some(pause) = &mut told.paused {
             pause.told = true;
+            // The session stops again: it is back (`claude --resume`), if it was quit.
+            pause.session_gone = false;
         }
         return Outcome {
             decision: Decision::Notify(message),
