@@ -238,10 +238,14 @@ impl Start<'_> {
 impl Drop for Tmux {
     fn drop(&mut self) {
         if std::thread::panicking() {
+            // The CLI may have exited (and its server with it): a second panic would abort.
+            let screen = self
+                .server
+                .try_run(&["capture-pane", "-p", "-J", "-t", "ui", "-S", "-5000"])
+                .unwrap_or_else(|err| format!("(no screen: {err})"));
             eprintln!(
-                "===== the screen after {:.1?} =====\n{}",
+                "===== the screen after {:.1?} =====\n{screen}",
                 self.started.elapsed(),
-                self.screen()
             );
         }
     }

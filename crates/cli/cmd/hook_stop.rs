@@ -117,7 +117,6 @@ fn decide_on(
     let ownership = store::ownership(project, user_dir, &state);
     // Which stranger's file the user was told about; not computed for their own state.
     let notice_key = (ownership != Ownership::Own).then(|| format!("not yours {}", digest(&bytes)));
-
     let mut world = FsWorld::for_hook(
         project,
         &state,
@@ -127,19 +126,7 @@ fn decide_on(
     .with_path(env.path.clone())
     .with_review(ReviewSetup::for_stop_hook(env, started));
     // Decided on the state with this turn's tokens added; applied over the state read.
-    let metered = match ownership {
-        Ownership::Own => crate::world::usage::meter_stop(
-            &state,
-            session.as_deref(),
-            input.transcript_path.as_deref(),
-            user_dir,
-        ),
-        _ => Metered {
-            state: state.clone(),
-            queued: Vec::new(),
-            tool_called: None,
-        },
-    };
+    let metered = meter(&state, ownership, session.as_deref(), input, user_dir);
     let event = StopEvent {
         session_id: session.as_deref(),
         seal_valid: ownership == Ownership::Own,
@@ -218,6 +205,31 @@ fn decide_on(
         add_message(&mut output, notice);
     }
     Ok(output)
+}
+
+/// `state` with the usage this turn's transcript recorded since the last Stop, the
+/// commands queued since, and whether a tool ran: read only for the user's own state.
+fn meter(
+    state: &pagent_engine::State,
+    ownership: Ownership,
+    session: Option<&str>,
+    input: &HookInput,
+    user_dir: &UserDir,
+) -> Metered {
+    match ownership {
+        Ownership::Own => crate::world::usage::meter_stop(
+            state,
+            session,
+            input.transcript_path.as_deref(),
+            input.last_assistant_message.as_deref(),
+            user_dir,
+        ),
+        _ => Metered {
+            state: state.clone(),
+            queued: Vec::new(),
+            tool_called: None,
+        },
+    }
 }
 
 /// pagent's status and cancel commands among the prompts queued during the turn, with the

@@ -28,6 +28,7 @@ use crate::store::user::UserDir;
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use pagent_engine::usage::TranscriptCursor;
 use pagent_engine::{Driver, Report, State, Timestamp, Tokens};
@@ -47,11 +48,13 @@ const BLOCK: usize = 64 * 1024;
 /// unclaimed). A transcript that cannot be read leaves the usage as it was: the figures
 /// are for budgets and status, never a reason to fail the hook.
 /// Also returns the prompts typed since the last Stop that Claude Code still holds in its
-/// queue, oldest first.
+/// queue, oldest first, and whether a tool ran; `last_message` is the hook input's
+/// `last_assistant_message`, which the transcript is waited for ([`read_caught_up`]).
 pub fn meter_stop(
     state: &State,
     session: Option<&str>,
     transcript: Option<&Path>,
+    last_message: Option<&str>,
     user_dir: &UserDir,
 ) -> Metered {
     let unread = || Metered {
@@ -70,8 +73,8 @@ pub fn meter_stop(
     let Some(path) = transcript.filter(|_| acts) else {
         return unread();
     };
-    let Ok(read) = read_transcript_usage(path, state.usage.transcript.as_ref(), state.started_at)
-    else {
+    let cursor = state.usage.transcript.as_ref();
+    let Ok(read) = read_caught_up(path, cursor, state.started_at, last_message, CATCH_UP) else {
         return unread();
     };
     let (reports, cursor) = (read.reports, read.cursor);
@@ -88,6 +91,59 @@ pub fn meter_stop(
         queued: read.queued,
         tool_called: read.tool_called,
     }
+}
+
+/// The longest a Stop waits for the transcript to hold the message it stops on.
+pub const CATCH_UP: Duration = Duration::from_secs(1);
+const CATCH_UP_POLL: Duration = Duration::from_millis(20);
+
+/// [`read_transcript_usage`], waiting when it found no tool call until the transcript
+/// holds the message the Stop is for (`last_message`, the hook input's). Claude Code
+/// writes the transcript behind its own back: under load, 2.1.330 ran the Stop hook before
+/// the lines of the turn it ended were written (that turn's tool call seen only at the
+/// next Stop, one Stop late for the count of continuations; `tests/e2e/scenarios/cap.rs`
+/// caught it). It writes lines in order, so once the last message is there, so is the
+/// turn's tool call, if any. The file is read again (from the same cursor) only when it
+/// grew, for at most `wait`; a read that never catches up does not know whether a tool
+/// ran. A read that found a tool call, or no message to look for (clients before 2.1.47),
+/// needs no wait.
+pub fn read_caught_up(
+    path: &Path,
+    cursor: Option<&TranscriptCursor>,
+    since: Timestamp,
+    last_message: Option<&str>,
+    wait: Duration,
+) -> io::Result<TranscriptRead> {
+    let Some(wanted) = last_message.map(str::trim).filter(|m| !m.is_empty()) else {
+        return read_transcript_usage(path, cursor, since);
+    };
+    let deadline = Instant::now() + wait;
+    let mut len = file_len(path)?;
+    let mut read = read_transcript_usage(path, cursor, since)?;
+    loop {
+        let caught_up = read
+            .last_text
+            .as_deref()
+            .is_some_and(|text| wanted.ends_with(text.trim()));
+        if read.tool_called != Some(false) || caught_up {
+            return Ok(read);
+        }
+        if Instant::now() >= deadline {
+            read.tool_called = None;
+            return Ok(read);
+        }
+        std::thread::sleep(CATCH_UP_POLL);
+        let now = file_len(path)?;
+        if now != len {
+            len = now;
+            read = read_transcript_usage(path, cursor, since)?;
+        }
+    }
+}
+
+fn file_len(path: &Path) -> io::Result<u64> {
+    let mut file = crate::store::door::open_outside(path).map_err(io::Error::other)?;
+    file.seek(SeekFrom::End(0))
 }
 
 /// What [`meter_stop`] read since the last Stop.
@@ -113,6 +169,8 @@ pub struct TranscriptRead {
     /// An assistant line of the lines read calls a tool (`Some(true)`), none does and
     /// every line was read (`Some(false)`), or none that was read does (`None`).
     pub tool_called: Option<bool>,
+    /// The text of the last assistant line of the main conversation read that has text.
+    pub last_text: Option<String>,
 }
 
 /// The usage reports written to `path` since `cursor` (or, without a cursor for this
@@ -145,6 +203,7 @@ fn read_usage_from<R: Read + Seek>(
         queued: Vec::new(),
         tool_called: false,
         unsure: false,
+        last_text_line: Vec::new(),
     };
     if let Some((id, tokens)) = &counter.last {
         counter.counted.insert(id.clone(), *tokens);
@@ -199,6 +258,7 @@ fn read_usage_from<R: Read + Seek>(
     // overlong one is remembered as being skipped.
     let offset = if skipping { pos } else { consumed };
     let last = counter.last.clone();
+    let last_text = counter.last_text();
     Ok(TranscriptRead {
         reports: counter.reports,
         cursor: TranscriptCursor {
@@ -214,6 +274,7 @@ fn read_usage_from<R: Read + Seek>(
         } else {
             (!counter.unsure).then_some(false)
         },
+        last_text,
     })
 }
 
@@ -259,6 +320,16 @@ struct Counter {
     tool_called: bool,
     /// Not every line written since the cursor was read whole.
     unsure: bool,
+    /// The last assistant line read that may have text, as it was written.
+    last_text_line: Vec<u8>,
+}
+
+impl Counter {
+    /// The text of the last assistant line of the main conversation read that has text.
+    fn last_text(&self) -> Option<String> {
+        let line = pagent_protocol::TranscriptLine::from_json(&self.last_text_line).ok()?;
+        line.is_main_assistant().then(|| line.text()).flatten()
+    }
 }
 
 impl Counter {
@@ -267,11 +338,19 @@ impl Counter {
             self.queue(queue);
             return;
         }
+        if !contains(raw, b"assistant") {
+            return;
+        }
         if !self.tool_called && pagent_protocol::TranscriptLine::raw_calls_a_tool(raw) {
             self.tool_called = true;
         }
-        // Most lines are not assistant messages with a usage: skip them unparsed.
-        if !contains(raw, b"\"usage\"") || !contains(raw, b"assistant") {
+        if contains(raw, b"\"text\"") && !contains(raw, b"\"isSidechain\":true") {
+            // Only the last one is read (at the end): a transcript may hold many.
+            self.last_text_line.clear();
+            self.last_text_line.extend_from_slice(raw);
+        }
+        // Most assistant lines have a usage; the others are skipped unparsed.
+        if !contains(raw, b"\"usage\"") {
             return;
         }
         let Ok(line) = UsageLine::from_json(raw) else {

@@ -74,8 +74,9 @@ fn item_d_a_quit_sessions_loop_says_nothing_drives_it_and_resume_goes_on() {
         ui.type_line("/ralph Refactor the parser");
         super::pause::interrupt_the_tool(&ui, &e2e);
         ui.type_line("/exit");
-        ui.wait_until("the session's end", |_| {
-            e2e.state()["paused"]["session_gone"] == true
+        // Not the screen's: the CLI (and its tmux server) may be gone already.
+        pagent_test_support::wait::wait_until(crate::tmux::WAIT, "the session's end", || {
+            (e2e.state()["paused"]["session_gone"] == true).then_some(())
         });
         e2e.state()["session_id"].as_str().unwrap().to_owned()
     };
