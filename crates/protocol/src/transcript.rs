@@ -184,9 +184,7 @@ impl QueueLine {
     /// The queue operation on this raw line, if it is one: checked on the bytes first, as
     /// almost no line is.
     pub fn from_raw(line: &[u8]) -> Option<QueueLine> {
-        if memchr::memmem::find(line, b"\"queue-operation\"").is_none() {
-            return None;
-        }
+        memchr::memmem::find(line, b"\"queue-operation\"")?;
         serde_json::from_slice::<QueueLine>(line)
             .ok()
             .filter(|q| q.kind == "queue-operation")

@@ -82,9 +82,8 @@ fn item_d_a_quit_sessions_loop_says_nothing_drives_it_and_resume_goes_on() {
     };
     let status = String::from_utf8_lossy(&e2e.pagent(&["status"]).stdout).into_owned();
     assert!(
-        flat(&status).contains(&format!(
-            "pagent ralph loop · paused · 1 iteration · ",
-        )) && flat(&status).contains(&format!(
+        flat(&status).contains("pagent ralph loop · paused · 1 iteration · ")
+            && flat(&status).contains(&format!(
             "paused because its Claude Code session was quit: `claude --resume {session}` in {}, \
              then /pagent:resume, goes on with it (nothing drives it until then)",
             e2e.project.display()
