@@ -16,9 +16,9 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::terminal::Edge;
 use crate::cli::ui;
 use crate::cmd::{
-    cancel, dashboard, hook_compact, hook_expansion, hook_post_tool_use, hook_stop,
-    hook_stop_failure, hook_user_prompt, install, log, loop_cmd, parallel, pause, prompt, ralph,
-    resume, run, status, trust,
+    cancel, dashboard, hook_compact, hook_expansion, hook_post_tool_use, hook_session_end,
+    hook_stop, hook_stop_failure, hook_user_prompt, install, log, loop_cmd, parallel, pause,
+    prompt, ralph, resume, run, status, trust,
 };
 use crate::io::Io;
 use crate::session::{Hook, hook_stands_aside};
@@ -112,6 +112,9 @@ fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
             return hook_expansion::run(&cli.global, env, io);
         }
         Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
+        Command::Hook(HookCommand::SessionEnd) => {
+            return hook_session_end::run(&cli.global, env, io);
+        }
         Command::Hook(HookCommand::Notify(args)) => {
             return crate::cmd::hook_notify::run(&args, env);
         }
@@ -189,6 +192,7 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
         Some("stop-failure") => Hook::StopFailure,
         Some("user-prompt-submit") => Hook::UserPrompt,
         Some("compact") => Hook::Compact,
+        Some("session-end") => Hook::SessionEnd,
         Some("post-tool-use") => Hook::PostToolUse,
         _ => return None,
     };

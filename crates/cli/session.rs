@@ -179,6 +179,7 @@ pub enum Hook {
     StopFailure,
     UserPrompt,
     Compact,
+    SessionEnd,
     PostToolUse,
     /// UserPromptExpansion: pagent's own commands, answered with or without a loop.
     Expansion,

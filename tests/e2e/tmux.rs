@@ -43,69 +43,96 @@ impl Tmux {
     /// Starts `claude` in the project of `e2e`, in a 200x50 terminal, with pagent
     /// installed from this repository into the test's HOME as a user installs it.
     pub fn start(e2e: &E2e) -> Tmux {
-        Tmux::start_as(e2e, 200, 50, false, true)
+        Tmux::with(e2e).start()
     }
 
     /// [`Tmux::start`] in a terminal of `width` x `height` (80x24: what a user has).
     pub fn start_sized(e2e: &E2e, width: u16, height: u16) -> Tmux {
-        Tmux::start_as(e2e, width, height, false, true)
+        Tmux::with(e2e).size(width, height).start()
     }
 
     /// [`Tmux::start`], logged in with a subscription instead of an API key
     /// (`harness::SUBSCRIPTION`): the one login with usage limits.
     pub fn start_subscribed(e2e: &E2e) -> Tmux {
-        Tmux::start_as(e2e, 200, 50, true, true)
+        Tmux::with(e2e).subscribed().start()
     }
 
     /// `claude` in a terminal of `width` x `height` with whatever the test set up in its
     /// HOME and no pagent of the test's own: no `pagent install`, no `PAGENT_BIN`, and a
     /// `PATH` of the system's folders only.
     pub fn start_as_set_up(e2e: &E2e, width: u16, height: u16) -> Tmux {
-        Tmux::start_as(e2e, width, height, false, false)
+        Tmux::with(e2e).size(width, height).without_pagent().start()
     }
 
-    fn start_as(e2e: &E2e, width: u16, height: u16, subscribed: bool, pagent: bool) -> Tmux {
+    /// A start to set up: a terminal size, more of the CLI's arguments or environment.
+    pub fn with(e2e: &E2e) -> Start<'_> {
+        Start {
+            e2e,
+            size: (200, 50),
+            subscribed: false,
+            pagent: true,
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    fn start_as(start: Start<'_>) -> Tmux {
+        let e2e = start.e2e;
         seed_home(e2e);
         let mut vars = vec![
-            ("HOME", e2e.home.display().to_string()),
-            ("LANG", "C.UTF-8".into()),
-            ("ANTHROPIC_BASE_URL", e2e.mock.base_url()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-            ("DISABLE_TELEMETRY", "1".into()),
-            ("DISABLE_AUTOUPDATER", "1".into()),
-            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
-            ("PAGENT_CONFIG_DIR", e2e.config.display().to_string()),
+            ("HOME".to_owned(), e2e.home.display().to_string()),
+            ("LANG".to_owned(), "C.UTF-8".into()),
+            ("ANTHROPIC_BASE_URL".to_owned(), e2e.mock.base_url()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
+                "1".into(),
+            ),
+            ("DISABLE_TELEMETRY".to_owned(), "1".into()),
+            ("DISABLE_AUTOUPDATER".to_owned(), "1".into()),
+            ("CLAUDE_CODE_MAX_RETRIES".to_owned(), "0".into()),
+            (
+                "PAGENT_CONFIG_DIR".to_owned(),
+                e2e.config.display().to_string(),
+            ),
         ];
-        if pagent {
+        if start.pagent {
             install_pagent(e2e);
-            vars.push(("PATH", std::env::var("PATH").unwrap_or_default()));
-            vars.push(("PAGENT_BIN", e2e.hook_bin().display().to_string()));
+            vars.push(("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()));
+            vars.push((
+                "PAGENT_BIN".to_owned(),
+                e2e.hook_bin().display().to_string(),
+            ));
         } else {
-            vars.push(("PATH", "/usr/bin:/bin".into()));
+            vars.push(("PATH".to_owned(), "/usr/bin:/bin".into()));
         }
         let script = e2e.home.join("start-claude.sh");
-        if subscribed {
+        if start.subscribed {
             vars.extend(
                 crate::harness::SUBSCRIPTION
                     .iter()
-                    .map(|(key, value)| (*key, (*value).to_owned())),
+                    .map(|(key, value)| ((*key).to_owned(), (*value).to_owned())),
             );
         } else {
-            vars.push(("ANTHROPIC_API_KEY", API_KEY.into()));
+            vars.push(("ANTHROPIC_API_KEY".to_owned(), API_KEY.into()));
         }
+        vars.extend(start.env);
         let mut text = String::from("#!/bin/sh\nexec env -i TERM=\"$TERM\"");
         for (key, value) in vars {
             text.push_str(&format!(" {key}={}", sh_quote(&value)));
         }
         text.push_str(&format!(
-            " {} --permission-mode acceptEdits --allowedTools 'Bash(sleep:*)'\n",
+            " {} --permission-mode acceptEdits --allowedTools 'Bash(sleep:*)'",
             sh_quote(&claude_binary().display().to_string()),
         ));
+        for arg in &start.args {
+            text.push_str(&format!(" {}", sh_quote(arg)));
+        }
+        text.push('\n');
         fs::write(&script, text).unwrap();
         let tmux = Tmux {
             server: Server::start(
                 "pagent-e2e",
-                (width, height),
+                start.size,
                 &e2e.project,
                 &format!("sh {}", sh_quote(&script.display().to_string())),
             ),
@@ -186,13 +213,62 @@ impl Tmux {
     }
 }
 
+/// How [`Tmux::with`] starts the CLI.
+pub struct Start<'a> {
+    e2e: &'a E2e,
+    size: (u16, u16),
+    subscribed: bool,
+    pagent: bool,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Start<'_> {
+    pub fn size(mut self, width: u16, height: u16) -> Self {
+        self.size = (width, height);
+        self
+    }
+
+    pub fn subscribed(mut self) -> Self {
+        self.subscribed = true;
+        self
+    }
+
+    /// No pagent of the test's own: no `pagent install`, no `PAGENT_BIN`, and a `PATH` of
+    /// the system's folders only (whatever the test set up in HOME stays).
+    pub fn without_pagent(mut self) -> Self {
+        self.pagent = false;
+        self
+    }
+
+    /// More arguments for `claude` (`--resume ID`).
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|a| (*a).to_owned()));
+        self
+    }
+
+    /// A variable of the CLI's environment (and so of every hook it runs).
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    pub fn start(self) -> Tmux {
+        Tmux::start_as(self)
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         if std::thread::panicking() {
+            // The CLI may have exited (and its server with it): a second panic would abort.
+            let screen = self
+                .server
+                .try_run(&["capture-pane", "-p", "-J", "-t", "ui", "-S", "-5000"])
+                .unwrap_or_else(|err| format!("(no screen: {err})"));
             eprintln!(
-                "===== the screen after {:.1?} =====\n{}",
+                "===== the screen after {:.1?} =====\n{screen}",
                 self.started.elapsed(),
-                self.screen()
             );
         }
     }

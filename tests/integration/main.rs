@@ -61,6 +61,7 @@ mod release;
 mod review;
 mod safety;
 mod secrets;
+mod session_words;
 mod status;
 mod stories;
 mod story_prompts;

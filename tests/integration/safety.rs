@@ -292,11 +292,12 @@ fn cancel_ends_the_loop_is_idempotent_and_the_next_stop_is_allowed() {
         "{out}"
     );
     // The session is told once that the loop was cancelled from a terminal (item 10).
-    assert!(
+    assert_eq!(
         env.stop(&env.stop_input("hi"))
             .allowed()
-            .unwrap_or_default()
-            .contains("was cancelled from outside this session"),
+            .unwrap_or_default(),
+        "pagent: the Ralph loop (iteration 2 of 25) was cancelled from a terminal (`pagent \
+         cancel`). Claude may stop."
     );
     assert_eq!(env.stop(&env.stop_input("hi")).allowed(), None);
     let out = env.cmd(&["cancel"]).success();

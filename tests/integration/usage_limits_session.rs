@@ -184,9 +184,7 @@ fn issue_21_a_typed_message_still_pauses_a_waiting_loop_and_resume_goes_on() {
     assert_eq!(env.state()["paused"]["why"], "you wrote a message");
     let resumed = env.cmd(&["resume"]).success();
     assert!(
-        resumed
-            .stdout
-            .starts_with("pagent: resumed the Ralph loop."),
+        resumed.stdout.starts_with("pagent: resumed the Ralph loop"),
         "{resumed}"
     );
     let state = env.state();

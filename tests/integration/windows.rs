@@ -176,7 +176,7 @@ fn windows_a_ralph_loop_runs_from_start_to_cancel() {
     // The loop's session is told once, at its next stop, that the loop ended (issue 20).
     let told = env.stop(&env.stop_input("working")).allowed().unwrap();
     assert!(
-        told.contains("cancelled from outside this session"),
+        told.contains("was cancelled from a terminal (`pagent cancel`). Claude may stop."),
         "{told}"
     );
     assert_eq!(env.stop(&env.stop_input("working")).allowed(), None);

@@ -43,20 +43,23 @@ impl Server {
 
     /// `tmux ARGS` on this server; fails the test with tmux's own words.
     pub fn run(&self, args: &[&str]) -> String {
+        self.try_run(args)
+            .unwrap_or_else(|err| panic!("tmux {args:?}: {err}"))
+    }
+
+    /// `tmux ARGS` on this server, or what went wrong: for a caller that must not panic
+    /// (a drop while the test unwinds, a server whose one program has exited).
+    pub fn try_run(&self, args: &[&str]) -> Result<String, String> {
         let out = Command::new("tmux")
             .args(["-u", "-L", &self.socket, "-f", "/dev/null"])
             .args(args)
             .env("LANG", "C.UTF-8")
             .output()
-            .unwrap_or_else(|e| {
-                panic!("cannot run tmux ({e}): scripts/install-tools.sh installs it")
-            });
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+            .map_err(|e| format!("cannot run tmux ({e}): scripts/install-tools.sh installs it"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
 

@@ -367,6 +367,8 @@ pub enum HookCommand {
     /// The PreCompact and SessionStart (compact) hooks: the next re-prompt carries the
     /// full stage prompt again.
     Compact,
+    /// The SessionEnd hook: the loop of a session that was quit waits, paused, and says so.
+    SessionEnd,
     /// The detached helper that runs a loop-end notifier with a timeout (started by
     /// pagent itself).
     #[command(hide = true)]

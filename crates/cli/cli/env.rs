@@ -12,6 +12,9 @@ use pagent_engine::Driver;
 pub const CLAUDE_PROJECT_DIR: &str = "CLAUDE_PROJECT_DIR";
 /// The current Claude Code session, set for hooks and `!` lines.
 pub const CLAUDE_CODE_SESSION_ID: &str = "CLAUDE_CODE_SESSION_ID";
+/// Claude Code's cap on a turn's continuations in a row without a tool call (default 8,
+/// 0 none), in the environment Claude Code gives its hooks (see `pagent_engine::block_cap`).
+pub const CLAUDE_CODE_STOP_HOOK_BLOCK_CAP: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
 /// `loop` in agent processes started by `pagent loop`: their Stop hook stands aside.
 pub const PAGENT_DRIVER: &str = "PAGENT_DRIVER";
 /// `1` for the `pagent loop`s that `pagent parallel` starts: the register of loops calls
@@ -105,6 +108,8 @@ pub const LINES: &str = "LINES";
 pub struct Env {
     pub project_dir: Option<PathBuf>,
     pub session_id: Option<String>,
+    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` as Claude Code set it for the hook, unparsed.
+    pub stop_hook_block_cap: Option<String>,
     /// Who drives this process's loop: `Some(Driver::Loop)` inside `pagent loop`'s agents.
     pub driver: Option<Driver>,
     /// True in a `pagent loop` that `pagent parallel` started.
@@ -161,6 +166,7 @@ impl Env {
         Env {
             project_dir: non_empty(CLAUDE_PROJECT_DIR).map(PathBuf::from),
             session_id: string(CLAUDE_CODE_SESSION_ID),
+            stop_hook_block_cap: string(CLAUDE_CODE_STOP_HOOK_BLOCK_CAP),
             driver: string(PAGENT_DRIVER).as_deref().and_then(parse_driver),
             parallel: string(PAGENT_PARALLEL).as_deref() == Some("1"),
             config_dir,

@@ -9,6 +9,8 @@
 //! did not see, and a hook or runner that decided meanwhile finds its state changed and
 //! lets the stop (or the runner) go.
 
+use pagent_engine::notice::By;
+
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
@@ -17,11 +19,17 @@ use crate::io::Io;
 use crate::session::control;
 use crate::store::nearest::project_of_loop;
 
+/// Who asks: the Claude Code session this runs in (its `!` line, or a command its model
+/// ran), else a terminal.
+fn by(env: &Env) -> By<'_> {
+    env.session_id.as_deref().map_or(By::Terminal, By::Session)
+}
+
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = project_of_loop(global.project.as_deref(), env, &mut |m: &str| {
         let _ = writeln!(io.stderr, "pagent: {m}");
     })?;
-    let done = control::cancel(&project, env, env.session_id.as_deref(), &mut |m: &str| {
+    let done = control::cancel(&project, env, by(env), &mut |m: &str| {
         ui::warn(io.stderr, m)
     })?;
     writeln!(io.stdout, "{}", done.message(&project.root))?;

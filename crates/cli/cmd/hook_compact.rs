@@ -42,9 +42,11 @@ fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         |state| {
             // Only the session's own loop: `pagent loop` sends every agent the full prompt.
             let mine = whose_loop(state, session.as_deref()) == Whose::This;
-            (mine && !state.full_prompt_due).then(|| {
+            (mine && (!state.full_prompt_due || state.continuations > 0)).then(|| {
                 let mut next = state.clone();
                 next.full_prompt_due = true;
+                // Claude Code counts a turn's continuations afresh after a compaction.
+                next.continuations = 0;
                 next
             })
         },

@@ -7,13 +7,15 @@
 //! block the prompt with the hook's command line shown as the reason); an error is a line
 //! on stderr and exit 1, which Claude Code reports and goes on from.
 
+use pagent_engine::pause::session_back;
 use pagent_protocol::{Decision, HookOutput};
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
-use crate::io::Io;
+use crate::io::{Io, now};
+use crate::session;
 use crate::session::Hook;
 use crate::session::hook::{HookCall, run_hook};
 use crate::slash::Command;
@@ -40,6 +42,19 @@ fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         return Ok(HookOutput::default());
     };
     let project = call.project()?;
+    // A session quit before and resumed since (`claude --resume`) is back: 2.1.197 runs
+    // this hook before UserPromptSubmit, which would say so too late for the answer.
+    // A failure here changes no answer: the command's own hooks say the rest.
+    let session = input.session_id.clone();
+    let back = session::change_own_loop(
+        &project,
+        call.env,
+        |state| session_back(state, session.as_deref(), now()),
+        &mut |m: &str| ui::warn(call.stderr, m),
+    );
+    if let Err(err) = back {
+        ui::warn(call.stderr, &format!("{err:#}"));
+    }
     // The loop belongs to the session that typed the command, in the folder it works in.
     let mut env = call.env.clone();
     if let Some(session) = &input.session_id {

@@ -32,6 +32,8 @@
 use std::io::Write;
 use std::time::Instant;
 
+use pagent_engine::block_cap::{BlockCap, TurnSoFar};
+use pagent_engine::notice::By;
 use pagent_engine::{Decision, StopEvent, decide_stop};
 use pagent_protocol::{HookInput, HookOutput, HookSpecificOutput};
 use sha2::{Digest, Sha256};
@@ -50,6 +52,8 @@ use crate::store::project::Project;
 use crate::store::user::{NoticeKey, UserDir};
 use crate::store::{self, Ownership};
 use crate::world::FsWorld;
+use crate::world::driven::Driven;
+use crate::world::usage::Metered;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     let started = Instant::now();
@@ -103,7 +107,7 @@ fn decide_on(
             })?
     {
         return Ok(HookOutput {
-            system_message: Some(notice),
+            system_message: Some(pagent_engine::notice::at_stop(&notice)),
             ..HookOutput::default()
         });
     }
@@ -113,14 +117,6 @@ fn decide_on(
     let ownership = store::ownership(project, user_dir, &state);
     // Which stranger's file the user was told about; not computed for their own state.
     let notice_key = (ownership != Ownership::Own).then(|| format!("not yours {}", digest(&bytes)));
-    let event = StopEvent {
-        session_id: session.as_deref(),
-        seal_valid: ownership == Ownership::Own,
-        unsealed_warned: notice_key
-            .as_deref()
-            .is_some_and(|key| user_dir.notice_given(&project.root, &NoticeKey::new(key))),
-        now: now(),
-    };
     let mut world = FsWorld::for_hook(
         project,
         &state,
@@ -130,20 +126,24 @@ fn decide_on(
     .with_path(env.path.clone())
     .with_review(ReviewSetup::for_stop_hook(env, started));
     // Decided on the state with this turn's tokens added; applied over the state read.
-    let (metered, queued) = match ownership {
-        Ownership::Own => crate::world::usage::meter_stop(
-            &state,
-            session.as_deref(),
-            input.transcript_path.as_deref(),
-            user_dir,
-        ),
-        _ => (state.clone(), Vec::new()),
+    let metered = meter(&state, ownership, session.as_deref(), input, user_dir);
+    let event = StopEvent {
+        session_id: session.as_deref(),
+        seal_valid: ownership == Ownership::Own,
+        unsealed_warned: notice_key
+            .as_deref()
+            .is_some_and(|key| user_dir.notice_given(&project.root, &NoticeKey::new(key))),
+        now: now(),
+        turn: TurnSoFar {
+            continued: input.stop_hook_active,
+            tool_called: metered.tool_called,
+        },
+        block_cap: BlockCap::from_env(env.stop_hook_block_cap.as_deref()),
     };
-    let asked = queued_commands(&queued);
+    let asked = queued_commands(&metered.queued);
     if let Some((_, typed)) = asked.iter().find(|(c, _)| *c == Command::Cancel) {
-        let done = control::cancel(project, env, session.as_deref(), &mut |m: &str| {
-            ui::warn(stderr, m)
-        })?;
+        let by = session.as_deref().map_or(By::Terminal, By::Session);
+        let done = control::cancel(project, env, by, &mut |m: &str| ui::warn(stderr, m))?;
         return Ok(HookOutput {
             system_message: Some(format!(
                 "{} (You typed {} while Claude worked.)",
@@ -153,7 +153,7 @@ fn decide_on(
             ..HookOutput::default()
         });
     }
-    let mut outcome = decide_stop(&event, &metered, &mut world);
+    let mut outcome = decide_stop(&event, &metered.state, &mut world);
     // A reviewer that ran is paid for like the session: its usage counts too.
     if let Some(write) = &mut outcome.write {
         *write =
@@ -181,13 +181,18 @@ fn decide_on(
     }
 
     let logged = |entry| Event::of(entry, event.now, session.as_deref()).took(started.elapsed());
-    if session::apply(project, env, &state, &outcome, logged, &mut |m: &str| {
+    let Some(written) = session::apply(project, env, &state, &outcome, logged, &mut |m: &str| {
         ui::warn(stderr, m)
     })?
-    .is_none()
-    {
+    else {
         // Cancelled, replaced, removed or decided by another hook meanwhile.
         return Ok(HookOutput::default());
+    };
+    if state.paused.is_none() && written.paused.is_some() {
+        // The one pause a Stop makes: Claude Code's cap on continuations (the user may be
+        // away; the loop waits for them now).
+        let go_on = Driven::Session.go_on(&written, &project.root);
+        session::notify::loop_paused(env, &project.root, &written, &go_on);
     }
     let mut output = output_of(outcome.decision);
     if asked.iter().any(|(c, _)| *c == Command::Status) {
@@ -200,6 +205,31 @@ fn decide_on(
         add_message(&mut output, notice);
     }
     Ok(output)
+}
+
+/// `state` with the usage this turn's transcript recorded since the last Stop, the
+/// commands queued since, and whether a tool ran: read only for the user's own state.
+fn meter(
+    state: &pagent_engine::State,
+    ownership: Ownership,
+    session: Option<&str>,
+    input: &HookInput,
+    user_dir: &UserDir,
+) -> Metered {
+    match ownership {
+        Ownership::Own => crate::world::usage::meter_stop(
+            state,
+            session,
+            input.transcript_path.as_deref(),
+            input.last_assistant_message.as_deref(),
+            user_dir,
+        ),
+        _ => Metered {
+            state: state.clone(),
+            queued: Vec::new(),
+            tool_called: None,
+        },
+    }
 }
 
 /// pagent's status and cancel commands among the prompts queued during the turn, with the

@@ -7,7 +7,9 @@
 //!
 //! It is also where the session hears of what the user did to its loop from a terminal
 //! (`pagent cancel`), if no Stop told it first: one `systemMessage`, shown above the
-//! prompt's answer, never sent to the model.
+//! prompt's answer, never sent to the model; unless the prompt sets a new loop up, whose
+//! start line would otherwise sit above the old loop's "was cancelled" (Claude Code
+//! 2.1.330 runs this hook before the set-up).
 //!
 //! This hook runs on every prompt of every session, so with no state file it returns
 //! before reading stdin (`hook_fast_path`). It never blocks the prompt, never exits 2,
@@ -15,7 +17,7 @@
 //! user's own, sealed state, compare-and-swap.
 
 use pagent_engine::Action;
-use pagent_engine::pause::decide_prompt;
+use pagent_engine::pause::{decide_prompt, session_back};
 use pagent_protocol::HookOutput;
 
 use crate::cli::args::Global;
@@ -25,6 +27,7 @@ use crate::cli::ui;
 use crate::io::{Io, now};
 use crate::session::hook::{HookCall, run_hook};
 use crate::session::{self, Hook};
+use crate::slash::Command;
 use crate::store;
 use crate::store::eventlog::Event;
 
@@ -45,6 +48,14 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
     )
 }
 
+/// Whether `prompt` is one of pagent's commands that set a loop up.
+fn starts_a_loop(prompt: &str) -> bool {
+    let word = prompt.split_whitespace().next().unwrap_or("");
+    word.strip_prefix('/')
+        .and_then(Command::named)
+        .is_some_and(|command| matches!(command, Command::Ralph | Command::Run | Command::Parallel))
+}
+
 /// Pauses the loop if the user wrote in its session; returns the notice waiting for this
 /// session, if any.
 fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
@@ -61,13 +72,22 @@ fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
         }
         _ => None,
     };
+    // A new loop's set-up clears the old loop's notice unsaid: the user ended that loop
+    // themselves, and the new start line is what they need to read now.
+    let notice = notice.filter(|_| !starts_a_loop(&prompt));
+    let paused_now = std::cell::Cell::new(false);
     let written = session::change_own_loop(
         &project,
         env,
-        |state| decide_prompt(state, session.as_deref(), &prompt, now),
+        |state| {
+            let paused = decide_prompt(state, session.as_deref(), &prompt, now);
+            paused_now.set(paused.is_some());
+            // A session quit before and resumed since (`claude --resume`) is back.
+            paused.or_else(|| session_back(state, session.as_deref(), now))
+        },
         &mut |m: &str| ui::warn(call.stderr, m),
     )?;
-    if let Some(state) = written {
+    if let Some(state) = written.filter(|_| paused_now.get()) {
         let detail = "paused: the user wrote a message in the loop's session".to_owned();
         session::log(
             &project,

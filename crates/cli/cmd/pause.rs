@@ -19,6 +19,6 @@ pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus
         let _ = writeln!(io.stderr, "pagent: {m}");
     })?;
     let done = control::pause(&project, env, WHY, &mut |m: &str| ui::warn(io.stderr, m))?;
-    writeln!(io.stdout, "{}", done.message())?;
+    writeln!(io.stdout, "{}", done.message(&project.root))?;
     Ok(ExitStatus::Success)
 }

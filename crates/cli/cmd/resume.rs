@@ -6,6 +6,7 @@
 //! [`control::resume`], which the dashboard's button calls too.
 
 use anyhow::bail;
+use pagent_engine::notice::By;
 
 use crate::cli::args::Global;
 use crate::cli::env::Env;
@@ -14,17 +15,23 @@ use crate::cli::ui;
 use crate::io::Io;
 use crate::session::control::{self, Resumed};
 use crate::store::nearest::project_of_loop;
+use crate::world::driven::Driven;
 
 pub fn run(global: &Global, env: &Env, io: &mut Io) -> anyhow::Result<ExitStatus> {
     let project = project_of_loop(global.project.as_deref(), env, &mut |m: &str| {
         let _ = writeln!(io.stderr, "pagent: {m}");
     })?;
-    let done = control::resume(&project, env, env.session_id.as_deref(), &mut |m: &str| {
-        ui::warn(io.stderr, m)
-    })?;
+    // Who asks: the Claude Code session this runs in (the `!` line), else a terminal.
+    let by = env.session_id.as_deref().map_or(By::Terminal, By::Session);
+    let done = control::resume(&project, env, by, &mut |m: &str| ui::warn(io.stderr, m))?;
     let resumed = match &done {
-        Resumed::Done { state, .. } => state,
-        Resumed::NoActiveLoop => {
+        // Only a session's model is handed the prompt: a runner hands its own agents theirs.
+        Resumed::Done {
+            state,
+            driven: Driven::Session,
+            ..
+        } => state,
+        Resumed::Done { .. } | Resumed::NoActiveLoop | Resumed::SessionGone { .. } => {
             writeln!(io.stdout, "{}", done.message())?;
             return Ok(ExitStatus::Success);
         }

@@ -61,7 +61,7 @@ pub fn run(
         return Ok(ExitStatus::Success);
     };
     let sealed = store::ownership(&project, &UserDir::of(env), &state) == store::Ownership::Own;
-    let mut report = build(&project, &state, sealed);
+    let mut report = build(&project, &UserDir::of(env), &state, sealed);
     let zones = crate::world::zone::Zones {
         tz: env.tz.as_deref(),
         tzdir: env.tzdir.as_deref(),

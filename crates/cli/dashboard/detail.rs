@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::store::eventlog::read_recent_events;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::world::overview::{LoopRow, TEXT_CAP, cap};
 
 /// The newest part of the event log read for the timeline and the charts.
@@ -65,7 +66,7 @@ pub struct Output {
     pub lines: Vec<String>,
 }
 
-pub fn build(project: &Project, row: LoopRow, state: Option<&State>) -> Detail {
+pub fn build(project: &Project, user_dir: &UserDir, row: LoopRow, state: Option<&State>) -> Detail {
     let Some(state) = state else {
         return Detail {
             row,
@@ -76,7 +77,7 @@ pub fn build(project: &Project, row: LoopRow, state: Option<&State>) -> Detail {
             output: None,
         };
     };
-    let report = crate::world::report::build(project, state, true);
+    let report = crate::world::report::build(project, user_dir, state, true);
     let events: Vec<_> = read_recent_events(project, EVENTS_READ)
         .map(|(events, _)| events)
         .unwrap_or_default()

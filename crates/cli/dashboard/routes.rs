@@ -12,6 +12,7 @@
 //! `<id>` is a register key (32 hex digits) and nothing else: a loop is found through the
 //! register, never through a path in the request, and no project file is ever served.
 
+use pagent_engine::notice::By;
 use serde::Serialize;
 use serde_json::json;
 
@@ -108,7 +109,8 @@ fn loop_page(site: &Site, id: &str) -> Response {
     let Some(found) = find(site, id) else {
         return Response::text(404, "pagent dashboard: no such loop\n");
     };
-    let page = detail::build(&found.project, found.row, found.state.as_ref());
+    let user_dir = &UserDir::of(&site.env);
+    let page = detail::build(&found.project, user_dir, found.row, found.state.as_ref());
     Response::json(200, &page)
 }
 
@@ -131,22 +133,31 @@ fn act(site: &Site, id: &str, action: &str) -> Response {
     // shows the outcome, which the state decides.
     let mut stderr = Vec::new();
     let done = match action {
-        "cancel" => control::cancel(&project, env, None, &mut |m: &str| ui::warn(&mut stderr, m))
-            .map(|done| {
-                let ok = matches!(done, control::Cancelled::Done { .. });
-                (ok, done.message(&project.root))
-            }),
+        "cancel" => control::cancel(&project, env, By::Dashboard, &mut |m: &str| {
+            ui::warn(&mut stderr, m)
+        })
+        .map(|done| {
+            let ok = matches!(done, control::Cancelled::Done { .. });
+            (ok, done.message(&project.root))
+        }),
         "pause" => control::pause(&project, env, PAUSED_WHY, &mut |m: &str| {
             ui::warn(&mut stderr, m)
         })
-        .map(|done| (matches!(done, control::Paused::Done(_)), done.message())),
-        "resume" => control::resume(&project, env, None, &mut |m: &str| ui::warn(&mut stderr, m))
-            .map(|done| {
-                (
-                    matches!(done, control::Resumed::Done { .. }),
-                    done.message(),
-                )
-            }),
+        .map(|done| {
+            (
+                matches!(done, control::Paused::Done { .. }),
+                done.message(&project.root),
+            )
+        }),
+        "resume" => control::resume(&project, env, By::Dashboard, &mut |m: &str| {
+            ui::warn(&mut stderr, m)
+        })
+        .map(|done| {
+            (
+                matches!(done, control::Resumed::Done { .. }),
+                done.message(),
+            )
+        }),
         _ => return Response::text(404, "pagent dashboard: not found\n"),
     };
     let (ok, message) = match done {

@@ -1,6 +1,7 @@
 //! Telling the user a loop ended (complete, gave up, cancelled), waits for the agent's
-//! usage limit to reset, or lost its `pagent loop` to an agent that kept failing: a
-//! desktop notification, a command of their own, or both; off unless their config says
+//! usage limit to reset, lost its `pagent loop` to an agent that kept failing, or was
+//! paused by something other than the user (Claude Code's cap on a turn's continuations):
+//! a desktop notification, a command of their own, or both; off unless their config says
 //! otherwise.
 //!
 //! Only the user's own `config.json` (in pagent's config folder) can turn this on: a
@@ -68,6 +69,16 @@ pub fn limit_reached(env: &Env, project_root: &Path, state: &State, why: &str) {
 /// `failed`). The loop stays active, its state saved.
 pub fn runner_stopped(env: &Env, project_root: &Path, state: &State, why: &str) {
     send(env, project_root, state, ("stopped", "failed"), why);
+}
+
+/// Notifies the user that `state`'s loop is paused and waits for them, and what to type
+/// (`go_on`; the `status` a notifier command sees is `paused`). Call once, where the
+/// pause was written.
+pub fn loop_paused(env: &Env, project_root: &Path, state: &State, go_on: &str) {
+    if let (true, Some(pause)) = (state.is_active(), &state.paused) {
+        let reason = format!("{}: {go_on}", pause.why);
+        send(env, project_root, state, ("is paused", "paused"), &reason);
+    }
 }
 
 /// `status`: the word of the message, and the value a notifier command's `{status}` gets.

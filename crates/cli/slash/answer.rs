@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use pagent_engine::notice::By;
 use pagent_engine::{State, Whose, whose_loop};
 
 use super::start::{self, Origin};
@@ -17,6 +18,7 @@ use crate::cli::ui::Style;
 use crate::session::control::{self, Resumed};
 use crate::store::project::Project;
 use crate::store::user::UserDir;
+use crate::world::driven::Driven;
 use crate::world::report;
 
 /// What the hook prints.
@@ -62,7 +64,7 @@ pub fn answer(project: &Project, env: &Env, asked: &Asked<'_>) -> Answer {
             ))
         }
         Command::Status => Ok(status(project, env, asked)),
-        Command::Cancel => control::cancel(project, env, asked.session, &mut |_: &str| {})
+        Command::Cancel => control::cancel(project, env, by(asked.session), &mut |_: &str| {})
             .map(|done| Answer::Show(done.message(&project.root))),
         Command::Resume => resume(project, env, asked.session),
     };
@@ -148,18 +150,20 @@ fn plan_parallel(project: &Project, env: &Env, name: &str, text: &str) -> anyhow
 }
 
 /// The status. Shown by a block, unless the loop is this session's, running, and the user
-/// sent the command while the model worked (2.1.330's send-now cuts the turn): then the
-/// command expands and its `!` line sets the model going again, so asking never stalls
-/// the loop.
+/// sent the command at once while the model worked (2.1.330's send-now cuts the turn):
+/// then the command expands and its `!` line sets the model going again, so asking never
+/// stalls the loop. A status queued while the model worked and sent by Claude Code after
+/// Esc is not that: Esc stays an interrupt, and the status is shown at rest.
 fn status(project: &Project, env: &Env, asked: &Asked<'_>) -> Answer {
-    let text = status_text(project, env);
     let state = crate::store::read_state(project).ok().flatten();
     let at_work = state.as_ref().is_some_and(|state| {
         this_sessions_running_loop(project, env, state, asked.session)
             && asked.transcript.is_some_and(|t| {
-                crate::world::transcript::typed_while_busy(t, asked.prompt).unwrap_or(false)
+                use crate::world::transcript::{SETTLE, sent_at_once};
+                sent_at_once(t, asked.prompt, SETTLE).unwrap_or(false)
             })
     });
+    let text = status_text(project, env);
     if at_work {
         return Answer::Pass(Some(text));
     }
@@ -202,7 +206,7 @@ pub fn status_text(project: &Project, env: &Env) -> String {
         crate::store::ownership(project, &UserDir::of(env), &state) == crate::store::Ownership::Own;
     let mut out = Vec::new();
     let _ = report::print_human(
-        &report::build(project, &state, sealed),
+        &report::build(project, &UserDir::of(env), &state, sealed),
         Style::for_stdout(true, false),
         &mut out,
     );
@@ -226,12 +230,24 @@ pub fn status_line(project: &Project, env: &Env) -> String {
 }
 
 fn resume(project: &Project, env: &Env, session: Option<&str>) -> anyhow::Result<Answer> {
-    let done = control::resume(project, env, session, &mut |_: &str| {})?;
+    let done = control::resume(project, env, by(session), &mut |_: &str| {})?;
     match &done {
-        Resumed::Done { .. } => Ok(Answer::Pass(Some(done.message()))),
-        Resumed::NoActiveLoop => Ok(Answer::Show(done.message())),
+        // The session's model takes the loop up: the command expands and hands it over.
+        Resumed::Done {
+            driven: Driven::Session,
+            ..
+        } => Ok(Answer::Pass(Some(done.message()))),
+        // A runner's loop goes on in its runner: nothing for this session's model to do.
+        Resumed::Done { .. } | Resumed::NoActiveLoop | Resumed::SessionGone { .. } => {
+            Ok(Answer::Show(done.message()))
+        }
         Resumed::OtherSession { .. } | Resumed::NotYours => anyhow::bail!("{}", done.message()),
     }
+}
+
+/// Who asks: the session that typed the command (a hook input always names one).
+fn by(session: Option<&str>) -> By<'_> {
+    session.map_or(By::Terminal, By::Session)
 }
 
 /// `--help` of the commands that take no arguments.

@@ -3,6 +3,7 @@
 
 pub mod backpressure;
 pub mod check;
+pub mod driven;
 pub mod fingerprint;
 pub mod merge;
 pub mod overview;

@@ -24,6 +24,7 @@ use crate::store::project::Project;
 use crate::store::register::{self, Origin, Registered};
 use crate::store::user::UserDir;
 use crate::store::{self, Ownership};
+use crate::world::driven::Driven;
 
 pub use print::print_all;
 
@@ -97,6 +98,8 @@ pub struct Figures {
     pub last_feedback: Option<String>,
     pub review: Option<ReviewRow>,
     pub paused_because: Option<String>,
+    /// What to type to go on with a paused loop, and to end it, as its driver takes it.
+    pub go_on: Option<String>,
     pub started_at: Timestamp,
     pub updated_at: Timestamp,
     pub ended_at: Option<Timestamp>,
@@ -196,6 +199,10 @@ pub fn row(user_dir: &UserDir, entry: &Registered, now: Timestamp) -> Option<Fou
             .flatten();
         shown.limit_then = Some(crate::world::report::after_the_wait(&state, running));
     }
+    if state.paused.is_some() {
+        let driven = Driven::from_origin(&state, || Some(entry.origin));
+        shown.go_on = Some(driven.go_on(&state, &project.root));
+    }
     row.figures = Some(shown);
     Some(Found {
         project,
@@ -278,7 +285,8 @@ pub fn figures(state: &State, now: Timestamp) -> Figures {
             detail: cap(&r.detail, TEXT_CAP),
             at: r.at,
         }),
-        paused_because: state.paused.as_ref().map(|p| cap(&p.why, TITLE_CAP)),
+        paused_because: state.paused.as_ref().map(|p| cap(&p.why, TEXT_CAP)),
+        go_on: None,
         started_at: state.started_at,
         updated_at: state.updated_at,
         ended_at: state.ended_at,

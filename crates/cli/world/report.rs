@@ -10,7 +10,9 @@ use serde::Serialize;
 use crate::io::now;
 use crate::store::eventlog::read_events;
 use crate::store::project::Project;
+use crate::store::user::UserDir;
 use crate::world::FsWorld;
+use crate::world::driven::Driven;
 
 mod human;
 mod limit;
@@ -42,8 +44,13 @@ pub struct Report {
     sealed: bool,
     /// The loop's most recent backpressure checks (PostToolUse), oldest first.
     checks: Vec<CheckReport>,
-    /// True while the user has taken the session over (`pagent resume` goes on).
+    /// True while the loop is paused: the user took it over, or something other than its
+    /// driver stopped it (Claude Code's cap, the session was quit).
     paused: bool,
+    /// Completes "paused because ...".
+    paused_because: Option<String>,
+    /// What to type to go on with a paused loop, and to end it, as its driver takes it.
+    go_on: Option<String>,
     /// Edited files whose latest check fails: the loop does not complete meanwhile.
     failing_checks: Vec<String>,
     /// Tokens and cost so far, and where the figures came from.
@@ -122,7 +129,7 @@ struct StageReport {
     progress: String,
 }
 
-pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
+pub fn build(project: &Project, user_dir: &UserDir, state: &State, sealed: bool) -> Report {
     let mut world = FsWorld::read_only(project);
     let stages = state
         .stages
@@ -196,6 +203,11 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
         sealed,
         checks: recent_checks(project, state),
         paused: state.paused.is_some(),
+        paused_because: state.paused.as_ref().map(|p| p.why.clone()),
+        go_on: state
+            .paused
+            .as_ref()
+            .map(|_| Driven::of(project, user_dir, state).go_on(state, &project.root)),
         failing_checks: state.failing_checks.keys().cloned().collect(),
         usage: UsageReport {
             tokens: usage.tokens,

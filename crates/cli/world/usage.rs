@@ -12,6 +12,11 @@
 //! still holds in its queue (`queue-operation` lines): the Stop hook answers pagent's own
 //! status and cancel among them at once, instead of after the whole loop (see
 //! `cmd/hook_stop.rs`). Each Stop reads only new lines, so each such line is seen once.
+//! It also tells whether the model called a tool since the last Stop (an assistant
+//! `tool_use` line), which Claude Code's cap on a turn's continuations counts by
+//! (`pagent_engine::block_cap`): the hook reads these lines anyway, so knowing costs a
+//! byte search per line, where a PostToolUse hook on every tool would cost a process
+//! and a state write per tool call (and would not fire for a denied tool).
 //!
 //! Claude Code writes one line per content block, each repeating its message's usage, so
 //! a message counts once: by id, and a later line of the same message adds only what its
@@ -23,6 +28,7 @@ use crate::store::user::UserDir;
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use pagent_engine::usage::TranscriptCursor;
 use pagent_engine::{Driver, Report, State, Timestamp, Tokens};
@@ -42,13 +48,20 @@ const BLOCK: usize = 64 * 1024;
 /// unclaimed). A transcript that cannot be read leaves the usage as it was: the figures
 /// are for budgets and status, never a reason to fail the hook.
 /// Also returns the prompts typed since the last Stop that Claude Code still holds in its
-/// queue, oldest first.
+/// queue, oldest first, and whether a tool ran; `last_message` is the hook input's
+/// `last_assistant_message`, which the transcript is waited for ([`read_caught_up`]).
 pub fn meter_stop(
     state: &State,
     session: Option<&str>,
     transcript: Option<&Path>,
+    last_message: Option<&str>,
     user_dir: &UserDir,
-) -> (State, Vec<String>) {
+) -> Metered {
+    let unread = || Metered {
+        state: state.clone(),
+        queued: Vec::new(),
+        tool_called: None,
+    };
     let acts = state.is_active()
         && state.driver == Driver::Hook
         && state.paused.is_none()
@@ -58,11 +71,11 @@ pub fn meter_stop(
             .as_deref()
             .is_none_or(|owner| Some(owner) == session);
     let Some(path) = transcript.filter(|_| acts) else {
-        return (state.clone(), Vec::new());
+        return unread();
     };
-    let Ok(read) = read_transcript_usage(path, state.usage.transcript.as_ref(), state.started_at)
-    else {
-        return (state.clone(), Vec::new());
+    let cursor = state.usage.transcript.as_ref();
+    let Ok(read) = read_caught_up(path, cursor, state.started_at, last_message, CATCH_UP) else {
+        return unread();
     };
     let (reports, cursor) = (read.reports, read.cursor);
     let mut metered = state.clone();
@@ -73,7 +86,77 @@ pub fn meter_stop(
         }
     }
     metered.usage.transcript = Some(cursor);
-    (metered, read.queued)
+    Metered {
+        state: metered,
+        queued: read.queued,
+        tool_called: read.tool_called,
+    }
+}
+
+/// The longest a Stop waits for the transcript to hold the message it stops on.
+pub const CATCH_UP: Duration = Duration::from_secs(1);
+const CATCH_UP_POLL: Duration = Duration::from_millis(20);
+
+/// [`read_transcript_usage`], waiting when it found no tool call until the transcript
+/// holds the message the Stop is for (`last_message`, the hook input's). Claude Code
+/// writes the transcript behind its own back: under load, 2.1.330 ran the Stop hook before
+/// the lines of the turn it ended were written (that turn's tool call seen only at the
+/// next Stop, one Stop late for the count of continuations; `tests/e2e/scenarios/cap.rs`
+/// caught it). It writes lines in order, so once the last message is there, so is the
+/// turn's tool call, if any. The file is read again (from the same cursor) only when it
+/// grew, for at most `wait`; a read that never catches up does not know whether a tool
+/// ran. A read that found a tool call, or no message to look for (clients before 2.1.47),
+/// needs no wait.
+pub fn read_caught_up(
+    path: &Path,
+    cursor: Option<&TranscriptCursor>,
+    since: Timestamp,
+    last_message: Option<&str>,
+    wait: Duration,
+) -> io::Result<TranscriptRead> {
+    let Some(wanted) = last_message.map(str::trim).filter(|m| !m.is_empty()) else {
+        return read_transcript_usage(path, cursor, since);
+    };
+    let deadline = Instant::now() + wait;
+    let mut len = file_len(path)?;
+    let mut read = read_transcript_usage(path, cursor, since)?;
+    loop {
+        let caught_up = read
+            .last_text
+            .as_deref()
+            .is_some_and(|text| wanted.ends_with(text.trim()));
+        if read.tool_called != Some(false) || caught_up {
+            return Ok(read);
+        }
+        if Instant::now() >= deadline {
+            read.tool_called = None;
+            return Ok(read);
+        }
+        std::thread::sleep(CATCH_UP_POLL);
+        let now = file_len(path)?;
+        if now != len {
+            len = now;
+            read = read_transcript_usage(path, cursor, since)?;
+        }
+    }
+}
+
+fn file_len(path: &Path) -> io::Result<u64> {
+    let mut file = pagent_door::files::open_outside(path).map_err(io::Error::other)?;
+    file.seek(SeekFrom::End(0))
+}
+
+/// What [`meter_stop`] read since the last Stop.
+#[derive(Debug)]
+pub struct Metered {
+    /// The state with the usage added.
+    pub state: State,
+    /// Prompts typed since the last Stop that Claude Code still holds in its queue.
+    pub queued: Vec<String>,
+    /// Whether the model called a tool since the last Stop; `None` when not all of what
+    /// was written since could be read (no transcript, a line too long to keep, more than
+    /// one Stop's budget).
+    pub tool_called: Option<bool>,
 }
 
 /// What one read of a transcript found.
@@ -83,6 +166,11 @@ pub struct TranscriptRead {
     pub cursor: TranscriptCursor,
     /// Prompts enqueued in the lines read and not taken up since, oldest first.
     pub queued: Vec<String>,
+    /// An assistant line of the lines read calls a tool (`Some(true)`), none does and
+    /// every line was read (`Some(false)`), or none that was read does (`None`).
+    pub tool_called: Option<bool>,
+    /// The text of the last assistant line of the main conversation read that has text.
+    pub last_text: Option<String>,
 }
 
 /// The usage reports written to `path` since `cursor` (or, without a cursor for this
@@ -113,6 +201,9 @@ fn read_usage_from<R: Read + Seek>(
         last: cursor.and_then(|c| c.message_id.clone().map(|id| (id, c.message_tokens))),
         reports: Vec::new(),
         queued: Vec::new(),
+        tool_called: false,
+        unsure: false,
+        last_text_line: Vec::new(),
     };
     if let Some((id, tokens)) = &counter.last {
         counter.counted.insert(id.clone(), *tokens);
@@ -155,13 +246,19 @@ fn read_usage_from<R: Read + Seek>(
             if line.len() > LINE_CAP {
                 line = Vec::new();
                 skipping = true;
+                // A line too long to keep may be a tool call (a Write of a big file).
+                counter.unsure = true;
             }
         }
+    }
+    if end < len || skipping {
+        counter.unsure = true;
     }
     // An unfinished last line (still being written) is read next time, whole; an
     // overlong one is remembered as being skipped.
     let offset = if skipping { pos } else { consumed };
     let last = counter.last.clone();
+    let last_text = counter.last_text();
     Ok(TranscriptRead {
         reports: counter.reports,
         cursor: TranscriptCursor {
@@ -172,6 +269,12 @@ fn read_usage_from<R: Read + Seek>(
             message_tokens: last.map(|(_, t)| t).unwrap_or_default(),
         },
         queued: counter.queued,
+        tool_called: if counter.tool_called {
+            Some(true)
+        } else {
+            (!counter.unsure).then_some(false)
+        },
+        last_text,
     })
 }
 
@@ -213,6 +316,20 @@ struct Counter {
     reports: Vec<Report>,
     /// Enqueued and not taken up yet, oldest first.
     queued: Vec<String>,
+    /// A line read calls a tool.
+    tool_called: bool,
+    /// Not every line written since the cursor was read whole.
+    unsure: bool,
+    /// The last assistant line read that may have text, as it was written.
+    last_text_line: Vec<u8>,
+}
+
+impl Counter {
+    /// The text of the last assistant line of the main conversation read that has text.
+    fn last_text(&self) -> Option<String> {
+        let line = pagent_protocol::TranscriptLine::from_json(&self.last_text_line).ok()?;
+        line.is_main_assistant().then(|| line.text()).flatten()
+    }
 }
 
 impl Counter {
@@ -221,8 +338,19 @@ impl Counter {
             self.queue(queue);
             return;
         }
-        // Most lines are not assistant messages with a usage: skip them unparsed.
-        if !contains(raw, b"\"usage\"") || !contains(raw, b"assistant") {
+        if !contains(raw, b"assistant") {
+            return;
+        }
+        if !self.tool_called && pagent_protocol::TranscriptLine::raw_calls_a_tool(raw) {
+            self.tool_called = true;
+        }
+        if contains(raw, b"\"text\"") && !contains(raw, b"\"isSidechain\":true") {
+            // Only the last one is read (at the end): a transcript may hold many.
+            self.last_text_line.clear();
+            self.last_text_line.extend_from_slice(raw);
+        }
+        // Most assistant lines have a usage; the others are skipped unparsed.
+        if !contains(raw, b"\"usage\"") {
             return;
         }
         let Ok(line) = UsageLine::from_json(raw) else {
@@ -324,7 +452,7 @@ pub fn tokens_of(counts: TokenCounts) -> Tokens {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 #[cfg(test)]

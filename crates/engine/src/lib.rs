@@ -17,6 +17,7 @@
 
 mod action;
 pub mod backpressure;
+pub mod block_cap;
 pub mod budget;
 mod condition;
 mod decide;

@@ -28,6 +28,23 @@ pub struct Pause {
     /// Whether the user was told at a stop (said once).
     #[serde(default)]
     pub told: bool,
+    /// The loop's Claude Code session ended (it was quit, or cleared): nothing drives the
+    /// loop until that session is resumed (`claude --resume`), or another session of the
+    /// project takes it over with `/pagent:resume`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub session_gone: bool,
+}
+
+impl Pause {
+    /// A pause since `since` because of `why`, not told yet.
+    pub fn new(since: Timestamp, why: &str) -> Pause {
+        Pause {
+            since,
+            why: why.to_owned(),
+            told: false,
+            session_gone: false,
+        }
+    }
 }
 
 /// What a prompt is, as far as the loop is concerned.
@@ -101,11 +118,7 @@ pub fn decide_prompt(
         return None;
     }
     let mut next = state.clone();
-    next.paused = Some(Pause {
-        since: now,
-        why: "you wrote a message".to_owned(),
-        told: false,
-    });
+    next.paused = Some(Pause::new(now, "you wrote a message"));
     next.updated_at = now;
     Some(next)
 }
@@ -138,11 +151,7 @@ pub fn pause(state: &State, why: &str, now: Timestamp) -> Option<State> {
         return None;
     }
     let mut next = state.clone();
-    next.paused = Some(Pause {
-        since: now,
-        why: why.to_owned(),
-        told: false,
-    });
+    next.paused = Some(Pause::new(now, why));
     next.updated_at = now;
     Some(next)
 }
@@ -178,11 +187,77 @@ pub fn carry_pause(decided_on: &State, on_disk: &State, next: &State) -> Option<
 pub fn resume(state: &State, now: Timestamp) -> State {
     let mut next = crate::limit::end_wait(state, now);
     next.paused = None;
+    next.continuations = 0;
     next.no_progress_count = 0;
     next.fingerprint = None;
     next.full_prompt_due = false;
     next.updated_at = now;
     next
+}
+
+/// The state when the Claude Code session `session` ended (`reason` as Claude Code gives
+/// it): its active loop waits, paused, for the session to come back (`claude --resume`,
+/// then `/pagent:resume`) or for another session of the project to take it over. `None`
+/// for anything that is not this session's active loop (another session's, one `pagent
+/// loop` drives, one nobody claimed, an ended loop).
+pub fn session_ended(
+    state: &State,
+    session: Option<&str>,
+    reason: Option<&str>,
+    now: Timestamp,
+) -> Option<State> {
+    if !state.is_active()
+        || session_gone(state)
+        || crate::whose_loop(state, session) != crate::Whose::This
+    {
+        return None;
+    }
+    let ended = match reason {
+        Some("clear") => "its Claude Code session was cleared (/clear)",
+        _ => "its Claude Code session was quit",
+    };
+    // A loop paused before keeps its reason (Claude Code's cap, the user's message) and
+    // says what came after; the session that comes back hears it all at its first stop.
+    let why = match &state.paused {
+        Some(pause) if pause.why.ends_with(ended) => pause.why.clone(),
+        Some(pause) => format!("{}, and then {ended}", pause.why),
+        None => ended.to_owned(),
+    };
+    let mut next = state.clone();
+    next.paused = Some(Pause {
+        session_gone: true,
+        ..Pause::new(state.paused.as_ref().map_or(now, |p| p.since), &why)
+    });
+    next.continuations = 0;
+    next.updated_at = now;
+    Some(next)
+}
+
+/// The state when the loop's own session, quit before, calls a hook again (it was
+/// resumed with `claude --resume`): still paused, no longer waiting for that session.
+pub fn session_back(state: &State, session: Option<&str>, now: Timestamp) -> Option<State> {
+    if !session_gone(state) || crate::whose_loop(state, session) != crate::Whose::This {
+        return None;
+    }
+    let mut next = state.clone();
+    if let Some(pause) = &mut next.paused {
+        pause.session_gone = false;
+    }
+    next.updated_at = now;
+    Some(next)
+}
+
+/// The state after `/pagent:resume` in the session `session`, which takes over a loop
+/// whose own session ended (quit, or cleared): resumed, and bound to `session`.
+pub fn take_over(state: &State, session: &str, now: Timestamp) -> State {
+    let mut next = resume(state, now);
+    next.session_id = Some(session.to_owned());
+    next
+}
+
+/// Whether the loop waits because its Claude Code session ended.
+pub fn session_gone(state: &State) -> bool {
+    state.paused.as_ref().is_some_and(|p| p.session_gone)
 }
 
 #[cfg(test)]
@@ -311,6 +386,69 @@ mod tests {
         assert_eq!(carry_pause(&decided_on, &advanced, &next), None);
     }
 
+    /// Issue 30, §4 (d): a quit session's loop waits, paused, and says why; only the
+    /// loop's own session, and only an active loop it drives.
+    #[test]
+    fn item_d_a_quit_sessions_loop_waits_for_it_or_another_session() {
+        let state = ralph(Some("s1"));
+        let ended = session_ended(&state, Some("s1"), Some("other"), Timestamp(7)).unwrap();
+        let pause = ended.paused.clone().unwrap();
+        assert!(pause.session_gone && !pause.told);
+        assert_eq!(pause.why, "its Claude Code session was quit");
+        assert!(session_gone(&ended));
+        let cleared = session_ended(&state, Some("s1"), Some("clear"), Timestamp(7)).unwrap();
+        assert_eq!(
+            cleared.paused.unwrap().why,
+            "its Claude Code session was cleared (/clear)"
+        );
+        // Paused before: since then, for its reason and then the session's end, said
+        // again to the session that comes back; a second end changes nothing.
+        let mut typed = decide_prompt(&state, Some("s1"), "hi", Timestamp(5)).unwrap();
+        if let Some(pause) = &mut typed.paused {
+            pause.told = true;
+        }
+        let ended_later = session_ended(&typed, Some("s1"), None, Timestamp(9)).unwrap();
+        let pause = ended_later.paused.clone().unwrap();
+        assert_eq!(pause.since, Timestamp(5));
+        assert_eq!(
+            pause.why,
+            "you wrote a message, and then its Claude Code session was quit"
+        );
+        assert!(pause.session_gone && !pause.told);
+        assert_eq!(
+            session_ended(&ended_later, Some("s1"), None, Timestamp(10)),
+            None
+        );
+        let mut came_back = session_back(&ended_later, Some("s1"), Timestamp(11)).unwrap();
+        came_back = session_ended(&came_back, Some("s1"), None, Timestamp(12)).unwrap();
+        assert_eq!(came_back.paused.unwrap().why, pause.why);
+        for (state, session) in [
+            (&state, Some("s2")),
+            (&state, None),
+            (&ralph(None), Some("s1")),
+        ] {
+            assert_eq!(session_ended(state, session, None, Timestamp(7)), None);
+        }
+        let mut driven = ralph(Some("s1"));
+        driven.driver = crate::Driver::Loop;
+        assert_eq!(session_ended(&driven, Some("s1"), None, Timestamp(7)), None);
+        let mut done = ralph(Some("s1"));
+        done.finish(crate::Status::Cancelled, "x".into(), Timestamp(3));
+        assert_eq!(session_ended(&done, Some("s1"), None, Timestamp(7)), None);
+
+        // The session comes back: still paused (its first stop says why), not gone.
+        assert_eq!(session_back(&ended, Some("s2"), Timestamp(8)), None);
+        let back = session_back(&ended, Some("s1"), Timestamp(8)).unwrap();
+        assert!(back.paused.is_some() && !session_gone(&back));
+        assert_eq!(session_back(&back, Some("s1"), Timestamp(9)), None);
+        // Another session takes it over.
+        let taken = take_over(&ended, "s2", Timestamp(8));
+        assert_eq!(
+            (taken.paused, taken.session_id.as_deref()),
+            (None, Some("s2"))
+        );
+    }
+
     #[test]
     fn any_namespaced_command_is_pagents_own() {
         assert_eq!(classify("/pagent:anything"), Prompt::OwnCommand);
@@ -355,11 +493,7 @@ mod tests {
             None,
             Timestamp(0),
         );
-        pipeline.paused = Some(Pause {
-            since: Timestamp(1),
-            why: "you asked for the status".into(),
-            told: false,
-        });
+        pipeline.paused = Some(Pause::new(Timestamp(1), "you asked for the status"));
         assert_eq!(
             pause_notice(&pipeline),
             "pagent: paused the default pipeline (stage architect) because you asked for the status. /pagent:resume continues it, /pagent:cancel ends it."

@@ -128,6 +128,10 @@ pub struct State {
     /// loop): stops are allowed and count nothing until `pagent resume`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<Pause>,
+    /// How many times in a row the Stop hook continued the session's current turn with
+    /// no tool call between: Claude Code ends a turn past its cap (see `block_cap.rs`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub continuations: u32,
     /// The next re-prompt carries the full stage prompt again: the conversation was
     /// compacted since the model last read it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -334,6 +338,7 @@ impl State {
             loop_id: String::new(),
             generation: 0,
             paused: None,
+            continuations: 0,
             full_prompt_due: false,
             failing_checks: BTreeMap::new(),
             review: None,
@@ -423,6 +428,10 @@ impl State {
         self.ended_at = Some(now);
         self.updated_at = now;
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -185,6 +185,8 @@ fn stop(
         seal_valid,
         unsealed_warned: false,
         now: Timestamp(10),
+        turn: Default::default(),
+        block_cap: Default::default(),
     };
     decide_stop(&event, state, &mut StepWorld { step, checks_run })
 }

@@ -13,10 +13,11 @@ pub enum HookEvent {
     UserPromptExpansion,
     PreCompact,
     SessionStart,
+    SessionEnd,
 }
 
 impl HookEvent {
-    pub const ALL: [HookEvent; 7] = [
+    pub const ALL: [HookEvent; 8] = [
         HookEvent::Stop,
         HookEvent::StopFailure,
         HookEvent::PostToolUse,
@@ -24,6 +25,7 @@ impl HookEvent {
         HookEvent::UserPromptExpansion,
         HookEvent::PreCompact,
         HookEvent::SessionStart,
+        HookEvent::SessionEnd,
     ];
 
     /// Claude Code's name for the event.
@@ -36,6 +38,7 @@ impl HookEvent {
             HookEvent::UserPromptExpansion => "UserPromptExpansion",
             HookEvent::PreCompact => "PreCompact",
             HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
         }
     }
 

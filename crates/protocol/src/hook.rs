@@ -31,6 +31,10 @@ pub struct HookInput {
     pub command_name: Option<String>,
     /// UserPromptExpansion only: the text after the command's name (`$ARGUMENTS`).
     pub command_args: Option<String>,
+    /// SessionEnd only: why the session ended (`clear`, `resume`, `logout`,
+    /// `prompt_input_exit`, `other`; 2.1.197 and 2.1.332 say `other` for /exit, Ctrl-D and
+    /// a closed terminal).
+    pub reason: Option<String>,
     /// StopFailure only: the API error that ended the turn (`rate_limit`, `server_error`,
     /// ...); `last_assistant_message` then holds Claude Code's text for it.
     pub error: Option<String>,

@@ -67,6 +67,25 @@ impl TranscriptLine {
         self.kind == "user" && !self.is_sidechain
     }
 
+    /// True for a line of the main conversation's assistant that calls a tool: the model
+    /// turn it belongs to runs tools before the next Stop (Claude Code writes the line
+    /// before the tool runs, and a tool call, denied or not, starts its count of a
+    /// turn's continuations afresh).
+    pub fn calls_a_tool(&self) -> bool {
+        self.is_main_assistant()
+            && self.message.as_ref().is_some_and(|m| match &m.content {
+                MessageContent::Blocks(blocks) => blocks.iter().any(|b| b.kind == "tool_use"),
+                MessageContent::Text(_) => false,
+            })
+    }
+
+    /// [`TranscriptLine::calls_a_tool`] of a raw line, checked on the bytes first: few
+    /// lines name a `"tool_use"` block (a tool result's `"tool_use_id"` does not).
+    pub fn raw_calls_a_tool(line: &[u8]) -> bool {
+        memchr::memmem::find(line, b"\"tool_use\"").is_some()
+            && TranscriptLine::from_json(line).is_ok_and(|l| l.calls_a_tool())
+    }
+
     /// The id of the assistant message this line belongs to.
     pub fn message_id(&self) -> Option<&str> {
         self.message.as_ref()?.id.as_deref()
@@ -165,9 +184,7 @@ impl QueueLine {
     /// The queue operation on this raw line, if it is one: checked on the bytes first, as
     /// almost no line is.
     pub fn from_raw(line: &[u8]) -> Option<QueueLine> {
-        if !line.windows(17).any(|w| w == b"\"queue-operation\"") {
-            return None;
-        }
+        memchr::memmem::find(line, b"\"queue-operation\"")?;
         serde_json::from_slice::<QueueLine>(line)
             .ok()
             .filter(|q| q.kind == "queue-operation")
@@ -214,6 +231,19 @@ mod tests {
         let quoted = br#"{"type":"user","message":{"content":"the \"queue-operation\" lines"}}"#;
         assert_eq!(QueueLine::from_raw(quoted), None);
         assert_eq!(QueueLine::from_raw(b"{not json"), None);
+    }
+
+    #[test]
+    fn a_tool_call_is_an_assistant_line_of_the_main_conversation_with_a_tool_use_block() {
+        let calls = br#"{"type":"assistant","isSidechain":false,"message":{"id":"m","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]}}"#;
+        assert!(TranscriptLine::raw_calls_a_tool(calls));
+        let text = br#"{"type":"assistant","message":{"content":[{"type":"text","text":"I will not call \"tool_use\""}]}}"#;
+        assert!(!TranscriptLine::raw_calls_a_tool(text));
+        let result = br#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"{\"type\":\"tool_use\"}"}]}}"#;
+        assert!(!TranscriptLine::raw_calls_a_tool(result));
+        let subagent = br#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"tool_use","name":"Read"}]}}"#;
+        assert!(!TranscriptLine::raw_calls_a_tool(subagent));
+        assert!(!TranscriptLine::raw_calls_a_tool(b"{\"tool_use\" broken"));
     }
 
     #[test]

@@ -202,12 +202,9 @@ fn item_10_a_cancel_from_a_terminal_is_told_in_the_session() {
     let out = e2e.pagent_as(None, &["cancel"]);
     assert!(out.status.success(), "{out:?}");
     ui.wait_for(
-        "Stop says: pagent: the Ralph loop (iteration 1 of 25) was cancelled from outside this \
-         session (`pagent cancel` or the dashboard); Claude may stop.",
+        "Stop says: pagent: the Ralph loop (iteration 1 of 25) was cancelled from a terminal \
+         (`pagent cancel`). Claude may stop.",
     );
     ping(&ui, &e2e, 2);
-    assert_eq!(
-        count(&ui.screen(), "was cancelled from outside this session"),
-        1
-    );
+    assert_eq!(count(&ui.screen(), "was cancelled from a terminal"), 1);
 }

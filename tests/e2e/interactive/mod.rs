@@ -12,14 +12,19 @@
 //!   by pagent itself (items 1, 2, 3, 7);
 //! - [`during`]: status and cancel typed while Claude works, a cancel from a terminal
 //!   (items 4 and 10);
-//! - [`pause`]: Esc, a question, status, resume; a stage change's screen (items 1, 12).
+//! - [`pause`]: Esc, a question, status, resume; a stage change's screen (items 1, 12);
+//! - [`cap`]: Claude Code's cap on a turn's continuations, said on screen (issue 30, §3);
+//! - [`session`]: Esc after a queued status, a terminal cancel before a new loop, a quit
+//!   session, a cancel typed in a second session (issue 30, §4).
 
 use crate::harness::E2e;
 use crate::mock::Reply;
 use crate::tmux::Tmux;
 
+mod cap;
 mod during;
 mod pause;
+mod session;
 mod voice;
 
 /// The reply to [`ping`].

@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::harness::{E2e, claude_agent_args, claude_binary, pinned, pinned_claude, repo_root};
 use crate::mock::Reply;
 
+mod cap;
 mod loops;
 mod pipeline;
 mod ralph;
@@ -103,8 +104,9 @@ fn plugin_loads_with_its_commands_and_agent() {
 #[test]
 #[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
 fn the_cancel_and_status_commands_run_the_binary() {
-    // A loop of another session, inspected and cancelled from new sessions: pagent answers
-    // both on its own (item 1), and the model is never asked.
+    // A loop of another session, inspected from a new session and cancelled there: pagent
+    // answers both on its own (item 1), the model is never asked, and the other session's
+    // loop is not ended from here (issue 30, §4 d) but from a terminal.
     let e2e = E2e::start(vec![]);
     let out = e2e.pagent_as(Some("first-session"), &["ralph", "Some task"]);
     assert!(out.status.success(), "{out:?}");
@@ -119,8 +121,18 @@ fn the_cancel_and_status_commands_run_the_binary() {
     assert_eq!(run.code, Some(0));
     let result = run.result()["result"].as_str().unwrap().to_owned();
     assert!(
-        result.contains("pagent: cancelled the Ralph loop"),
+        result.contains(
+            "pagent: the Ralph loop belongs to another Claude Code session (first-session), so \
+             it was not cancelled from here: type /pagent:cancel in that session, or run \
+             `pagent cancel` in a terminal to end it anyway."
+        ),
         "{result}"
+    );
+    assert_eq!(e2e.status()["status"], "active");
+    let out = e2e.pagent(&["cancel"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("pagent: cancelled the Ralph loop"),
+        "{out:?}"
     );
     assert_eq!(e2e.status()["status"], "cancelled");
     assert_eq!(e2e.mock.requests().len(), 0);

@@ -250,7 +250,10 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         .unwrap()
     };
     assert_eq!(state(&other)["status"], "cancelled");
-    assert_eq!(state(&other)["end_reason"], "cancelled by the user");
+    assert_eq!(
+        state(&other)["end_reason"],
+        "cancelled by the user (from the dashboard)"
+    );
     assert_eq!(state(&env.root)["status"], "active");
     wait_for(Duration::from_secs(15), "the runner exits", || {
         runner.try_wait().unwrap().is_some()
@@ -562,4 +565,49 @@ echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":52
             child.try_wait().unwrap().is_some()
         });
     }
+}
+
+/// Issue 30, §3 and §4 (d), on the page: a loop Claude Code's cap paused, and then one
+/// whose session was quit, each say why and what to type to go on.
+#[test]
+fn item_3_the_page_says_why_a_loop_paused_and_what_to_type() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "--no-progress-limit", "0", "Fix it"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    // Two answers without a tool under a cap of 1: the second continuation is paused.
+    let path = env.home.join("transcript.jsonl");
+    let mut lines = String::new();
+    for stop in 0..2 {
+        lines.push_str(&transcript_line_text(&format!("m{stop}"), "Thinking."));
+        lines.push('\n');
+        std::fs::write(&path, &lines).unwrap();
+        let mut input = env.stop_input("Thinking.");
+        input["stop_hook_active"] = json!(stop > 0);
+        env.cmd(&["hook", "stop"])
+            .env("CLAUDE_PROJECT_DIR", &env.root)
+            .env("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "1")
+            .stdin(input.to_string())
+            .run();
+    }
+    let id = id_of(&env, "project");
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    browser.goto(&dash.url);
+    let feedback = field(&id, "feedback");
+    browser.wait_text(&feedback, Duration::from_secs(10), |t| {
+        t == "Paused because Claude called no tool in its last turn, and Claude Code ends a \
+              turn that a hook continued once in a row without one \
+              (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP). /pagent:resume in its Claude Code session \
+              continues it, /pagent:cancel (or `pagent cancel`) ends it"
+    });
+    env.cmd(&["hook", "session-end"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(json!({"session_id": SESSION, "cwd": env.root, "reason": "other"}).to_string())
+        .run();
+    browser.wait_text(&feedback, Duration::from_secs(10), |t| {
+        t.contains(", and then its Claude Code session was quit. `claude --resume ")
+            && t.contains("then /pagent:resume, goes on with it (nothing drives it until then)")
+    });
 }

@@ -42,6 +42,7 @@ const EXAMPLES: &[(&str, Generator)] = &[
     ("slash-refused", super::voice::slash_refused),
     ("queued-status", super::voice::queued_status),
     ("cancelled-elsewhere", super::voice::cancelled_elsewhere),
+    ("cap-paused", super::voice::cap_paused),
 ];
 
 /// The parts of a run that differ from one run to the next, masked before comparing.

@@ -53,6 +53,31 @@ pub fn queued_status() -> String {
     format!("{}\n", shown(&env, &message))
 }
 
+/// Claude Code's cap on continuations: what the session reads at the stop it would have
+/// overridden (the 9th in a row of a model that calls no tool).
+pub fn cap_paused() -> String {
+    let env = TestEnv::new();
+    let task = "Fix the parser --no-progress-limit 0";
+    answer(&expand_with(&env, "ralph", task, None)).unwrap();
+    let path = env.home.join("transcript.jsonl");
+    let mut lines = String::new();
+    for stop in 0..9 {
+        lines.push_str(&transcript_line_text(&format!("m{stop}"), "Thinking."));
+        lines.push('\n');
+        std::fs::write(&path, &lines).unwrap();
+        let mut input = env.stop_input("Thinking.");
+        input["stop_hook_active"] = json!(stop > 0);
+        let run = env.stop(&input);
+        if stop < 8 {
+            run.blocked();
+        } else {
+            let message = run.allowed().expect("the pause is said");
+            return format!("Stop says: {}\n", shown(&env, &message));
+        }
+    }
+    unreachable!()
+}
+
 /// `pagent cancel` in a terminal: what the loop's session reads at its next stop.
 pub fn cancelled_elsewhere() -> String {
     let env = TestEnv::new();

@@ -135,7 +135,7 @@ function update(card, row) {
   const limit = g.limit_wait && !g.paused_because
     ? `Waiting for a usage limit to reset: ${g.limit_wait}${g.limit_then ? `. Then: ${g.limit_then}.` : ""}` : null;
   const feedback = g.end_reason ? `Ended: ${g.end_reason}` : g.paused_because
-    ? `Paused because ${g.paused_because}.` : limit || g.last_feedback;
+    ? `Paused because ${g.paused_because}. ${g.go_on || ""}`.trim() : limit || g.last_feedback;
   f.feedbackBox.hidden = !feedback;
   f.feedbackBox.firstChild.textContent = g.end_reason || g.paused_because || limit ? "Now" : "Last feedback";
   setText(f.feedback, feedback || "");

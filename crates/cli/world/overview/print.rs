@@ -72,8 +72,9 @@ fn print_row(row: &LoopRow, style: Style, out: &mut dyn Write) -> std::io::Resul
     if let Some(why) = &figures.paused_because {
         writeln!(
             out,
-            "{INDENT}paused because {}: `pagent resume` continues it",
-            printable(why, false)
+            "{INDENT}paused because {}: {}",
+            printable(why, false),
+            printable(figures.go_on.as_deref().unwrap_or_default(), false)
         )?;
     }
     if let Some(wait) = &figures.limit_wait {

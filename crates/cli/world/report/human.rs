@@ -132,10 +132,12 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
                     printable(&report.root, false)
                 )?;
             }
-            if report.paused {
+            if let (Some(why), Some(go_on)) = (&report.paused_because, &report.go_on) {
                 writeln!(
                     out,
-                    "paused because you wrote a message: /pagent:resume (or `pagent resume`) continues it, /pagent:cancel ends it"
+                    "paused because {}: {}",
+                    printable(why, false),
+                    printable(go_on, false)
                 )?;
             }
             if !report.failing_checks.is_empty() {

@@ -23,6 +23,7 @@ mod tests;
 
 use std::io;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use pagent_protocol::TranscriptLine;
 
@@ -81,6 +82,42 @@ fn last_assistant_text(
 /// How far back [`typed_while_busy`] reads.
 const QUEUE_SCAN: u64 = 4 * 1024 * 1024;
 
+/// How long [`sent_at_once`] waits for Claude Code to record how the turn was cut: Esc's
+/// "[Request interrupted by user" line came 0.1 to 0.2 s after the queued command was
+/// taken up in the runs of `tests/e2e` (2.1.197 and 2.1.332), and may come later on a
+/// loaded machine.
+pub const SETTLE: Duration = Duration::from_secs(2);
+const SETTLE_POLL: Duration = Duration::from_millis(50);
+
+/// Whether `prompt` reached a hook because the user sent it at once while the model
+/// worked (Claude Code 2.1.330's ctrl+x ctrl+s, which cuts the turn), and not because Esc
+/// ended the turn it was queued behind (both clients then send the queued command right
+/// after the interrupt). The two look alike when the hook starts: the command was queued
+/// and taken up. They differ in what Claude Code writes next, which may come after the
+/// hook started: Esc writes its "[Request interrupted by user" line (a prompt of the
+/// user's side, after which nothing counts as queued); a send-now with a tool running
+/// writes that the tool "was moved to the background". So this looks again for up to
+/// `settle`; a send-now while a request is in flight writes nothing before the hooks,
+/// and is known only when `settle` has passed.
+pub fn sent_at_once(path: &Path, prompt: &str, settle: Duration) -> io::Result<bool> {
+    let deadline = Instant::now() + settle;
+    loop {
+        let file = pagent_door::files::open_outside(path).map_err(io::Error::other)?;
+        let mut lines = BackwardLines::new(file, QUEUE_SCAN)?;
+        let (queued, moved) = queue_since_last_prompt(
+            std::iter::from_fn(|| lines.next_line().ok().flatten()),
+            prompt,
+        );
+        if !queued {
+            return Ok(false);
+        }
+        if moved || Instant::now() >= deadline {
+            return Ok(true);
+        }
+        std::thread::sleep(SETTLE_POLL);
+    }
+}
+
 /// Whether `prompt` was typed while the model was working: Claude Code queued it (an
 /// `enqueue` line with that text) after the last prompt the conversation took up. A
 /// prompt typed at an idle prompt is never queued in the terminal UI. Used for a command
@@ -96,13 +133,21 @@ pub fn typed_while_busy(path: &Path, prompt: &str) -> io::Result<bool> {
 
 /// [`typed_while_busy`] over the transcript's lines given last first.
 fn queued_since_last_prompt(lines: impl Iterator<Item = Vec<u8>>, prompt: &str) -> bool {
+    queue_since_last_prompt(lines, prompt).0
+}
+
+/// Whether `prompt` was enqueued since the last prompt the conversation took up (Esc's
+/// interrupt line is one), and whether a tool was moved to the background after it (a
+/// send-now cut the turn), over the transcript's lines given last first.
+fn queue_since_last_prompt(lines: impl Iterator<Item = Vec<u8>>, prompt: &str) -> (bool, bool) {
     let prompt = prompt.trim();
+    let mut moved = false;
     for raw in lines {
         if let Some(queued) = pagent_protocol::QueueLine::from_raw(&raw) {
             if queued.operation == "enqueue"
                 && queued.content.as_deref().map(str::trim) == Some(prompt)
             {
-                return true;
+                return (true, moved);
             }
             continue;
         }
@@ -110,10 +155,12 @@ fn queued_since_last_prompt(lines: impl Iterator<Item = Vec<u8>>, prompt: &str) 
             continue;
         };
         if line.is_main_user() && !line.is_meta && line.text().is_some() {
-            return false;
+            return (false, false);
         }
+        moved |= line.is_main_user()
+            && memchr::memmem::find(&raw, b"was moved to the background").is_some();
     }
-    false
+    (false, false)
 }
 
 /// For the fuzz target: reading `data` backwards in (small) blocks must give the same

@@ -308,3 +308,44 @@ fn item_4_a_command_typed_while_the_model_worked_is_told_from_one_typed_at_rest(
     ]);
     assert!(!typed_while_busy(idle.path(), "/pagent-status").unwrap());
 }
+
+/// Issue 30, §4 (b): a status queued while the model worked and sent by Claude Code right
+/// after Esc is not a send-now, though the hook may start before Esc's line is written;
+/// a send-now is told by the tool moved to the background, or by nothing written at all.
+#[test]
+fn item_b_a_status_sent_after_esc_is_told_from_one_sent_at_once() {
+    let queued = [
+        r#"{"type":"user","message":{"role":"user","content":"/ralph Refactor"}}"#,
+        r#"{"type":"assistant","message":{"id":"m0","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"sleep 20"}}]}}"#,
+        r#"{"type":"queue-operation","operation":"enqueue","content":"/pagent-status"}"#,
+        r#"{"type":"queue-operation","operation":"dequeue"}"#,
+    ];
+    let settle = Duration::from_millis(300);
+    // Esc: the rejected tool and the interrupt, written after the command was taken up.
+    let mut esc = queued.to_vec();
+    esc.push(r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"The user doesn't want to proceed with this tool use.","is_error":true,"tool_use_id":"t1"}]}}"#);
+    esc.push(r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}}"#);
+    assert!(!sent_at_once(write(&esc).path(), "/pagent-status", settle).unwrap());
+    // Send-now with a tool running: the tool goes on in the background.
+    let mut moved = queued.to_vec();
+    moved.push(r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"Command was moved to the background (ID: b1) so that a message that arrived while it was running can reach you; it was not interrupted."}]}}"#);
+    let started = Instant::now();
+    assert!(sent_at_once(write(&moved).path(), "/pagent-status", SETTLE).unwrap());
+    assert!(started.elapsed() < SETTLE, "known at once");
+    // Nothing written after it within the settle time: a send-now with a request in flight.
+    assert!(sent_at_once(write(&queued).path(), "/pagent-status", settle).unwrap());
+    // Esc's line written while the hook looks: an interrupt after all.
+    let mut file = write(&queued);
+    let path = file.path().to_owned();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        writeln!(
+            file,
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"[Request interrupted by user for tool use]"}}]}}}}"#
+        )
+        .unwrap();
+        file
+    });
+    assert!(!sent_at_once(&path, "/pagent-status", Duration::from_secs(10)).unwrap());
+    drop(writer.join().unwrap());
+}

@@ -195,3 +195,76 @@ fn item_4_a_stop_sees_what_was_typed_during_the_turn_once() {
         read_usage_from(Cursor::new(more.as_bytes()), "t", Some(&read.cursor), since).unwrap();
     assert_eq!(next.queued, ["/pagent-cancel"]);
 }
+
+/// Issue 30, §3: a Stop that comes before Claude Code wrote its turn (2.1.330 under load)
+/// waits for the turn's last message, so the turn's tool call is seen at this Stop, not
+/// the next; a transcript that never holds the message is waited for a bounded time and
+/// then read as "not known whether a tool ran". The captured transcripts (whose tool
+/// calls are all there) say so at once.
+#[test]
+fn item_3_a_stop_waits_for_the_turn_it_ends_before_saying_no_tool_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let line = |kind: &str, body: &str| {
+        format!(
+            r#"{{"type":"assistant","isSidechain":false,"message":{{"id":"{kind}","role":"assistant","content":[{body}],"usage":{{"input_tokens":1}}}}}}"#
+        )
+    };
+    let earlier = line("m0", r#"{"type":"text","text":"Thinking."}"#);
+    std::fs::write(&path, format!("{earlier}\n")).unwrap();
+    let writer = {
+        let path = path.clone();
+        let late = format!(
+            "{}\n{}\n",
+            line(
+                "m1",
+                r#"{"type":"tool_use","id":"t","name":"Write","input":{}}"#
+            ),
+            line("m2", r#"{"type":"text","text":"Wrote it."}"#)
+        );
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            let mut text = std::fs::read_to_string(&path).unwrap();
+            text.push_str(&late);
+            std::fs::write(&path, text).unwrap();
+        })
+    };
+    let read = read_caught_up(
+        &path,
+        None,
+        Timestamp(0),
+        Some("Wrote it."),
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    writer.join().unwrap();
+    assert_eq!(read.tool_called, Some(true));
+    assert_eq!(read.last_text.as_deref(), Some("Wrote it."));
+    // Never caught up: bounded, and not known.
+    let started = Instant::now();
+    let read = read_caught_up(
+        &path,
+        None,
+        Timestamp(0),
+        Some("A message never written."),
+        Duration::from_millis(200),
+    )
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(read.tool_called, Some(true), "a tool call seen stays seen");
+    std::fs::write(&path, format!("{earlier}\n")).unwrap();
+    let read = read_caught_up(
+        &path,
+        None,
+        Timestamp(0),
+        Some("Other."),
+        Duration::from_millis(200),
+    )
+    .unwrap();
+    assert_eq!(read.tool_called, None);
+    for fixture_path in [NEWEST, OLDEST] {
+        let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture_path);
+        let read = read_caught_up(&full, None, Timestamp(0), None, Duration::ZERO).unwrap();
+        assert_eq!(read.tool_called, Some(true), "{fixture_path}");
+    }
+}

@@ -4,9 +4,11 @@
 //! drives is not the hook's; another session's stop is never touched, and a stop that
 //! names no session never claims a loop; an unsealed state is never acted on (nor
 //! rewritten, which would seal it); a paused loop lets the user stop. Only then does the
-//! iteration policy run.
+//! iteration policy run, and a continuation Claude Code would drop (its cap on
+//! continuations in a row, `block_cap.rs`) pauses the loop instead.
 
 use super::{Decision, LogEntry, Outcome, Whose, bounded, iteration, whose_loop};
+use crate::block_cap::{BlockCap, TurnSoFar, keep_within};
 use crate::{Action, State, Timestamp, World};
 
 /// What the binary knows about this Stop beyond the state itself.
@@ -18,6 +20,9 @@ pub struct StopEvent<'a> {
     /// Whether the user was already told about this unsealed state.
     pub unsealed_warned: bool,
     pub now: Timestamp,
+    /// The turn this Stop ends, and Claude Code's cap on its continuations.
+    pub turn: TurnSoFar,
+    pub block_cap: BlockCap,
 }
 
 /// The notice for a state whose seal does not verify (said once).
@@ -91,6 +96,8 @@ fn decide_stop_unbounded(event: &StopEvent<'_>, state: &State, world: &mut dyn W
         let mut told = claimed.clone();
         if let Some(pause) = &mut told.paused {
             pause.told = true;
+            // The session stops again: it is back (`claude --resume`), if it was quit.
+            pause.session_gone = false;
         }
         return Outcome {
             decision: Decision::Notify(message),
@@ -103,5 +110,6 @@ fn decide_stop_unbounded(event: &StopEvent<'_>, state: &State, world: &mut dyn W
             }),
         };
     }
-    iteration::decide_unbounded(&claimed, world, event.now).into()
+    let step = iteration::decide_unbounded(&claimed, world, event.now);
+    keep_within(step, &claimed, event.turn, event.block_cap, event.now).into()
 }

@@ -172,11 +172,7 @@ fn issue_21_no_other_api_error_touches_the_loop() {
     let mut other_session = state.clone();
     other_session.session_id = Some("someone-else".into());
     let mut paused = state.clone();
-    paused.paused = Some(crate::Pause {
-        since: NOW,
-        why: "you wrote a message".into(),
-        told: false,
-    });
+    paused.paused = Some(crate::Pause::new(NOW, "you wrote a message"));
     let mut unsealed = failure("rate_limit", None);
     unsealed.seal_valid = false;
     let mut nameless = failure("rate_limit", None);

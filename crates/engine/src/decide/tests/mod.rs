@@ -18,6 +18,8 @@ pub(crate) fn event(session: Option<&str>) -> StopEvent<'_> {
         seal_valid: true,
         unsealed_warned: false,
         now: NOW,
+        turn: Default::default(),
+        block_cap: Default::default(),
     }
 }
 

@@ -22,6 +22,8 @@ fn event() -> StopEvent<'static> {
         seal_valid: true,
         unsealed_warned: false,
         now: NOW,
+        turn: Default::default(),
+        block_cap: Default::default(),
     }
 }
 

@@ -1,0 +1,71 @@
+//! `pagent hook session-end`: the SessionEnd hook. When the Claude Code session that
+//! drives a loop ends (quit with /exit, Ctrl-D or Ctrl-C, its terminal closed, or /clear),
+//! nothing will stop in it again, so nothing drives the loop: it waits, paused, and
+//! `pagent status`, the dashboard and the session itself (if resumed) say so and what to
+//! type (`claude --resume ID`, then `/pagent:resume`).
+//!
+//! Why this hook and not the liveness of Claude Code's process: both pinned clients run
+//! SessionEnd (2.1.197 and 2.1.332, `tests/e2e/interactive/session.rs`) for /exit, Ctrl-D
+//! and a closed terminal, on every platform, with the session's id; `CLAUDE_PID` is only
+//! in newer clients' hook environment, a process id is reused, and asking whether one
+//! lives is a system call per platform in every reader. What neither can see is the same:
+//! a client killed outright (SIGKILL, a crash) runs no hook, and then the loop reads
+//! active until the session is resumed or the loop cancelled.
+//!
+//! Like every hook: with no state file it returns before reading stdin; it never blocks
+//! (SessionEnd cannot), never exits 2, writes only the user's own loop of this session,
+//! compare-and-swap, and logs the pause.
+
+use pagent_engine::Action;
+use pagent_engine::pause::session_ended;
+use pagent_protocol::HookOutput;
+
+use crate::cli::args::Global;
+use crate::cli::env::Env;
+use crate::cli::exit::ExitStatus;
+use crate::cli::ui;
+use crate::io::{Io, now};
+use crate::session::hook::{HookCall, run_hook};
+use crate::session::{self, Hook};
+use crate::store::eventlog::Event;
+
+pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
+    let failed = "the SessionEnd hook failed; the loop was not marked as left";
+    run_hook(
+        Hook::SessionEnd,
+        global.project.as_deref(),
+        env,
+        io,
+        failed,
+        |call| {
+            mark_ended(call)?;
+            Ok(HookOutput::default())
+        },
+    )
+}
+
+fn mark_ended(call: &mut HookCall) -> anyhow::Result<()> {
+    let project = call.project()?;
+    // Only the hook input names the session that ended.
+    let session = call.input.session_id.clone();
+    let reason = call.input.reason.clone();
+    let now = now();
+    let written = session::change_own_loop(
+        &project,
+        call.env,
+        |state| session_ended(state, session.as_deref(), reason.as_deref(), now),
+        &mut |m: &str| ui::warn(call.stderr, m),
+    )?;
+    if let Some(state) = written {
+        let detail = format!(
+            "paused: its Claude Code session ended ({})",
+            reason.as_deref().unwrap_or("no reason given")
+        );
+        session::log(
+            &project,
+            &Event::at(&state, Action::Pause, detail, now, session.as_deref()),
+            &mut |m: &str| ui::warn(call.stderr, m),
+        );
+    }
+    Ok(())
+}
