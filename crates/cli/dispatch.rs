@@ -179,6 +179,32 @@ fn from_slash(
 /// project in `CLAUDE_PROJECT_DIR` and there is no state file, so there is nothing to do.
 /// This runs on every Stop and every tool call of every session; it reads two or three
 /// environment variables and checks one or two paths. `None` means "take the full path".
+/// The binary `pagent install` staged in the launcher's place keeps the launcher's first
+/// rule: a `PAGENT_BIN` (a test's wrapper, a custom build) runs instead, with the same
+/// arguments, streams and environment (its PATH cleaned, as for every child), marked as
+/// seen so that it never hands over again. Its exit code, never 2 (a signal: 0, which
+/// allows the stop); `None` when there is nothing to hand over to, or it cannot start.
+pub fn hand_over_to_pagent_bin() -> Option<u8> {
+    use pagent_door::process::{Launch, Program, SearchPath};
+    let (bin, started_as) = env::staged_hook_stand_in()?;
+    let cwd = std::env::current_dir().ok()?;
+    let path = std::env::var_os(env::PATH);
+    let launch = Launch::new(
+        Program::at(bin),
+        &cwd,
+        &SearchPath::new(path.as_deref(), &[]),
+    )
+    .args(std::env::args_os().skip(1))
+    .env(env::PAGENT_LAUNCHER_SEEN, started_as)
+    .in_callers_group();
+    match launch.status() {
+        Ok(Some(2)) => Some(1),
+        Ok(Some(code)) => Some(u8::try_from(code).unwrap_or(1)),
+        Ok(None) => Some(0),
+        Err(_) => None,
+    }
+}
+
 pub fn hook_fast_path() -> Option<ExitStatus> {
     let mut args = std::env::args_os().skip(1);
     let (Some(hook), Some(event), None) = (args.next(), args.next(), args.next()) else {

@@ -30,7 +30,7 @@ pub use world::{transcript, usage};
 pub use cli::env::Env;
 pub use cli::exit::ExitStatus;
 pub use cli::terminal::console_takes_controls;
-pub use dispatch::{hook_fast_path, run};
+pub use dispatch::{hand_over_to_pagent_bin, hook_fast_path, run};
 pub use io::Io;
 
 /// Reports a panic caught by `main` (the message itself was printed by the panic hook).

@@ -11,6 +11,9 @@ use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    if let Some(code) = pagent::hand_over_to_pagent_bin() {
+        return ExitCode::from(code);
+    }
     if let Some(status) = pagent::hook_fast_path() {
         return status.into();
     }

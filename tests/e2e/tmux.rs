@@ -3,11 +3,12 @@
 //! from a local marketplace, the binary in its data folder, the short command names).
 //!
 //! Each session gets its own tmux server (`tests/support/tmux.rs`, shared with the
-//! integration suite), so tests run in parallel and a dead test leaves nothing behind. The CLI starts
-//! through a small script with an explicit environment: the test's HOME (pre-seeded so
-//! onboarding, the API-key question and the trust dialog are skipped, see CLAUDE-CODE.md),
-//! the mock API, and pagent found through PAGENT_BIN. Waiting is polling the screen with
-//! a deadline, never a fixed sleep; a wait that times out fails with the screen the user
+//! integration suite), so tests run in parallel and a dead test leaves nothing behind. The
+//! CLI starts through a small script with an explicit environment: the test's HOME
+//! (pre-seeded so onboarding, the API-key question and the trust dialog are skipped, see
+//! CLAUDE-CODE.md), the mock API, and pagent installed as a user installs it (its hooks
+//! start the binary `pagent install` staged). Waiting is polling the screen with a
+//! deadline, never a fixed sleep; a wait that times out fails with the screen the user
 //! would have seen.
 //!
 //! Claude Code wraps its own lines (with an indent) at the terminal's width, so texts are
@@ -98,10 +99,12 @@ impl Tmux {
         if start.pagent {
             install_pagent(e2e);
             vars.push(("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()));
-            vars.push((
-                "PAGENT_BIN".to_owned(),
-                e2e.hook_bin().display().to_string(),
-            ));
+            // The plugin's hooks start the binary `pagent install` staged (no launcher);
+            // when recording, the recorder's wrapper is the PAGENT_BIN it hands over to.
+            let hook_bin = e2e.hook_bin();
+            if hook_bin != pagent_bin() {
+                vars.push(("PAGENT_BIN".to_owned(), hook_bin.display().to_string()));
+            }
         } else {
             vars.push(("PATH".to_owned(), "/usr/bin:/bin".into()));
         }

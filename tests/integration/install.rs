@@ -358,7 +358,6 @@ fn issue_34_a_binary_alone_installs_the_plugin_it_carries() {
         ".claude-plugin/marketplace.json",
         "hooks/hooks.json",
         "commands/ralph.md",
-        "scripts/pagent",
     ] {
         assert_eq!(
             fs::read(staged.join(rel)).unwrap(),
@@ -366,10 +365,128 @@ fn issue_34_a_binary_alone_installs_the_plugin_it_carries() {
             "{rel}"
         );
     }
+    // The hooks' program is the binary itself (issue 33: no shell on the hot path).
+    assert_eq!(
+        fs::read(staged.join("scripts/pagent")).unwrap(),
+        fs::read(&alone).unwrap()
+    );
     let calls = fs::read_to_string(env.home.join("calls")).unwrap();
     assert!(
         calls.contains(&format!("plugin marketplace add {}", staged.display())),
         "{calls}"
     );
     assert!(calls.contains("plugin install pagent@pagent"), "{calls}");
+}
+
+/// Issue 33, no shell on the hot path: where `pagent install` knows the binary (npm,
+/// `cargo install`, Homebrew, a release archive, scripts/install.sh), the plugin it stages
+/// carries the binary itself as `scripts/pagent`, the program its exec-form hooks name:
+/// a Stop starts pagent and nothing else, and decides as the launcher's binary would.
+#[test]
+fn issue_33_the_installed_hooks_start_the_binary_with_no_shell_before_it() {
+    let env = TestEnv::new();
+    let staging = env.home.join("staged");
+    let install = pagent(&env, &["install", "--no-short-commands"], &staging);
+    assert_eq!(install.code, Some(0), "{install}");
+    let hook = staging.join("scripts/pagent");
+    assert_eq!(
+        fs::read(&hook).unwrap(),
+        fs::read(crate::util::pagent_bin()).unwrap(),
+        "the hooks' program is the binary, not the launcher"
+    );
+    let hooks: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(staging.join("hooks/hooks.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        hooks["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "${CLAUDE_PLUGIN_ROOT}/scripts/pagent"
+    );
+    // As Claude Code runs it: the program with its arguments, the input on stdin.
+    env.cmd(&["ralph", "Fix it"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    let out = run_hook(&env, &hook, &[], &env.stop_input("Not yet."));
+    assert!(out.status.success(), "{out:?}");
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(said["hookSpecificOutput"]["hookEventName"], "Stop", "{said}");
+    assert!(
+        said["systemMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("pagent: Ralph loop, iteration 2 of 25"),
+        "the loop goes on: {said}"
+    );
+}
+
+/// Issue 33: the staged binary keeps the launcher's first rule, `PAGENT_BIN` (a custom
+/// build, a test's recorder) runs instead, with the arguments and the input, marked as
+/// handed over; a `PAGENT_BIN` that calls the staged binary back is not handed over to
+/// again (no loop), and one that cannot start leaves the staged binary to decide.
+#[test]
+fn issue_33_the_staged_binary_hands_over_to_pagent_bin_once() {
+    let env = TestEnv::new();
+    let staging = env.home.join("staged");
+    let install = pagent(&env, &["install", "--no-short-commands"], &staging);
+    assert_eq!(install.code, Some(0), "{install}");
+    let hook = staging.join("scripts/pagent");
+    let log = env.home.join("handed-over");
+    let custom = env.fake_tool(
+        "custom",
+        "pagent-custom",
+        &format!(
+            "printf '%s|%s|%s\\n' \"$*\" \"$(cat)\" \"$PAGENT_LAUNCHER_SEEN\" >> '{}'\n\
+             printf '%s' '{{}}' | exec \"$PAGENT_LAUNCHER_SEEN\" \"$@\"",
+            log.display()
+        ),
+    );
+    let custom = custom.join("pagent-custom");
+    let out = run_hook(&env, &hook, &[("PAGENT_BIN", &custom)], &json_input());
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        fs::read_to_string(&log).unwrap(),
+        format!("hook stop|{{\"x\":1}}|{}\n", hook.display()),
+        "handed over once, with the arguments, the input and the mark"
+    );
+    let missing = env.home.join("no-such-pagent");
+    let out = run_hook(&env, &hook, &[("PAGENT_BIN", &missing)], &json_input());
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+}
+
+fn json_input() -> serde_json::Value {
+    serde_json::json!({"x": 1})
+}
+
+/// The hook's program run as Claude Code runs an exec-form hook: no shell, the input on
+/// stdin, the project in `CLAUDE_PROJECT_DIR`.
+fn run_hook(
+    env: &TestEnv,
+    program: &Path,
+    vars: &[(&str, &Path)],
+    input: &serde_json::Value,
+) -> std::process::Output {
+    use std::io::Write;
+    let mut command = std::process::Command::new(program);
+    command
+        .args(["hook", "stop"])
+        .current_dir(&env.root)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("PAGENT_CONFIG_DIR", &env.config)
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (key, value) in vars {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }

@@ -23,6 +23,25 @@ pub const PAGENT_PARALLEL: &str = "PAGENT_PARALLEL";
 /// The launcher script's loop guard (`scripts/pagent`), for a chain of launchers; removed
 /// for `pagent loop`'s agents, whose hooks start afresh.
 pub const PAGENT_LAUNCHER_SEEN: &str = "PAGENT_LAUNCHER_SEEN";
+/// The pagent to run instead of the installed one (tests, a custom build): the launcher
+/// runs it first, and so does the binary `pagent install` staged in the launcher's place.
+pub const PAGENT_BIN: &str = "PAGENT_BIN";
+
+/// The program `PAGENT_BIN` names, when this process is the binary `pagent install` staged
+/// in place of the launcher (started by a hook as `.../scripts/pagent`) and no launcher
+/// passed this way yet; with the name it was started by. Read before anything else, on
+/// the hooks' hot path: one lookup of an unset variable in the common case.
+pub fn staged_hook_stand_in() -> Option<(PathBuf, OsString)> {
+    let bin = std::env::var_os(PAGENT_BIN).filter(|b| !b.is_empty())?;
+    if std::env::var_os(PAGENT_LAUNCHER_SEEN).is_some_and(|s| !s.is_empty()) {
+        return None;
+    }
+    let me = std::env::args_os().next()?;
+    let started_as = std::path::Path::new(&me);
+    let staged = started_as.file_name() == Some(std::ffi::OsStr::new("pagent"))
+        && started_as.parent().and_then(|p| p.file_name()) == Some(std::ffi::OsStr::new("scripts"));
+    staged.then(|| (PathBuf::from(bin), me))
+}
 
 // What pagent sets for the programs it starts (never read back here).
 

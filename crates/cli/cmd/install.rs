@@ -82,9 +82,8 @@ pub fn install(env: &Env, args: &InstallArgs, io: &mut Io) -> anyhow::Result<Exi
         return Ok(ExitStatus::Success);
     };
 
-    // Windows: the hooks start the binary staged beside the launcher (one process each).
-    let hook_exe = cfg!(windows).then_some(binary.as_path());
-    if stage_plugin(&source, &layout.staging, hook_exe)? {
+    // The hooks start the binary staged in the plugin: one process each, no shell.
+    if stage_plugin(&source, &layout.staging, Some(&binary))? {
         say(&format!(
             "staged the plugin files in {}",
             layout.staging.display()
@@ -206,7 +205,7 @@ fn keep_users_marketplace(
 }
 
 /// On Windows, Claude Code starts a hook's program as `scripts\pagent.exe` inside the
-/// plugin, never the launcher script beside it (`install::WINDOWS_HOOK_EXE`): only the
+/// plugin, never the launcher script beside it (`install::HOOK_EXE`): only the
 /// plugin pagent stages carries it, so the hooks of a plugin kept from another
 /// marketplace cannot start pagent there, and the user is told what removes it (`undo`).
 fn say_windows_hooks(undo: &str, say: impl Fn(&str)) {

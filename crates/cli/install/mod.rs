@@ -223,14 +223,21 @@ fn is_plugin(dir: &Path) -> bool {
         && files::is_file(&dir.join("hooks/hooks.json"))
 }
 
-/// Where the staged plugin carries the binary on Windows, beside the launcher: the hooks
-/// name `${CLAUDE_PLUGIN_ROOT}/scripts/pagent` in exec form (no shell), and Claude Code on
-/// Windows starts that name as `pagent.exe` when there is one, never as the shell script
-/// (nor as a `.cmd`): proven with its Windows builds under Wine (`scripts/ralph-e2e.py`).
-pub const WINDOWS_HOOK_EXE: &str = "scripts/pagent.exe";
+/// Where the staged plugin carries the binary: in place of the launcher script its hooks
+/// name. The hooks name `${CLAUDE_PLUGIN_ROOT}/scripts/pagent` in exec form (no shell),
+/// so on Linux and macOS the binary staged under that name is what they start, with no
+/// shell before it (issue 33: the launcher stays for a plugin from a git marketplace or
+/// a checkout, which carry no binary). Claude Code on Windows starts that name as
+/// `pagent.exe` when there is one, never as the shell script (nor as a `.cmd`): proven
+/// with its Windows builds under Wine (`scripts/ralph-e2e.py`).
+pub const HOOK_EXE: &str = if cfg!(windows) {
+    "scripts/pagent.exe"
+} else {
+    "scripts/pagent"
+};
 
-/// Stages the plugin's files from `source` in `staging`, and `hook_exe` (the binary, on
-/// Windows) as [`WINDOWS_HOOK_EXE`]; `false` when they were there already, unchanged.
+/// Stages the plugin's files from `source` in `staging`, and `hook_exe` (the binary) as
+/// [`HOOK_EXE`]; `false` when they were there already, unchanged.
 pub fn stage_plugin(
     source: &PluginSource,
     staging: &Path,
@@ -249,7 +256,7 @@ pub fn stage_plugin(
         PluginSource::Embedded => write_embedded(&new)?,
     }
     if let Some(exe) = hook_exe {
-        files::copy_executable(exe, &new.join(WINDOWS_HOOK_EXE))?;
+        files::copy_executable(exe, &new.join(HOOK_EXE))?;
     }
     mark(&new)?;
     if files::same_tree(&new, staging) {

@@ -54,11 +54,13 @@ fn the_default_layout_follows_home_and_xdg() {
     assert_eq!(layout.commands_dir, Path::new("/c/commands"));
 }
 
-/// Issue 25: on Windows the staged plugin carries the binary as `scripts/pagent.exe`,
-/// which the exec-form hooks start there (the launcher beside it is a shell script
-/// Windows cannot start); staging it again is no change, a new binary is one.
+/// Issue 25 and issue 33 (no shell on the hot path): the staged plugin carries the binary
+/// where its exec-form hooks start it: `scripts/pagent.exe` on Windows (the launcher
+/// beside it is a shell script Windows cannot start), `scripts/pagent` itself elsewhere
+/// (in place of the launcher: no shell before the binary); staging it again is no
+/// change, a new binary is one.
 #[test]
-fn windows_the_staged_plugin_carries_the_binary_the_hooks_start() {
+fn the_staged_plugin_carries_the_binary_the_hooks_start() {
     #![allow(clippy::disallowed_methods)] // a scratch folder of the test's own
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("source");
@@ -77,25 +79,32 @@ fn windows_the_staged_plugin_carries_the_binary_the_hooks_start() {
 
     assert!(stage_plugin(&source, &staging, Some(&binary)).unwrap());
     assert_eq!(
-        std::fs::read(staging.join(WINDOWS_HOOK_EXE)).unwrap(),
+        std::fs::read(staging.join(HOOK_EXE)).unwrap(),
         b"MZ one build"
     );
-    assert!(
-        staging.join("scripts/pagent").is_file(),
-        "the launcher stays"
-    );
+    if cfg!(windows) {
+        assert_eq!(
+            std::fs::read(staging.join("scripts/pagent")).unwrap(),
+            b"#!/bin/sh\n",
+            "the launcher stays beside pagent.exe"
+        );
+    }
     assert!(owned(&staging));
     assert!(!stage_plugin(&source, &staging, Some(&binary)).unwrap());
 
     std::fs::write(&binary, b"MZ another build").unwrap();
     assert!(stage_plugin(&source, &staging, Some(&binary)).unwrap());
     assert_eq!(
-        std::fs::read(staging.join(WINDOWS_HOOK_EXE)).unwrap(),
+        std::fs::read(staging.join(HOOK_EXE)).unwrap(),
         b"MZ another build"
     );
-    // Elsewhere nothing but the plugin's own files is staged.
+    // Without a binary the plugin's own files are staged: the launcher finds one.
     assert!(stage_plugin(&source, &staging, None).unwrap());
-    assert!(!staging.join(WINDOWS_HOOK_EXE).exists());
+    assert_eq!(
+        std::fs::read(staging.join("scripts/pagent")).unwrap(),
+        b"#!/bin/sh\n"
+    );
+    assert_eq!(staging.join(HOOK_EXE).exists(), !cfg!(windows));
 }
 
 /// A binary with no plugin folder near it (`cargo install pagent`, Homebrew, a release
