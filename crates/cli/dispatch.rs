@@ -116,7 +116,7 @@ fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
             return hook_session_end::run(&cli.global, env, io);
         }
         Command::Hook(HookCommand::Notify(args)) => {
-            return crate::cmd::hook_notify::run(&args, env);
+            return crate::cmd::hook_notify::run(&args, env, io.stderr);
         }
         Command::Pause => pause::run(&cli.global, env, io),
         Command::Resume => resume::run(&cli.global, env, io),

@@ -408,7 +408,10 @@ fn issue_33_the_installed_hooks_start_the_binary_with_no_shell_before_it() {
     let out = run_hook(&env, &hook, &[], &env.stop_input("Not yet."));
     assert!(out.status.success(), "{out:?}");
     let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(said["hookSpecificOutput"]["hookEventName"], "Stop", "{said}");
+    assert_eq!(
+        said["hookSpecificOutput"]["hookEventName"], "Stop",
+        "{said}"
+    );
     assert!(
         said["systemMessage"]
             .as_str()

@@ -32,6 +32,7 @@ mod docs;
 mod during_turn;
 mod escapes;
 mod failed_runs;
+mod failures_speak;
 mod faults;
 mod hook_input;
 mod hostile_configs;
