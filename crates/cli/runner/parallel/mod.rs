@@ -45,7 +45,7 @@ use crate::store::project::Project;
 use pagent_door::process::signals;
 use pagent_door::process::{Running, SearchPath};
 
-use child::{Msg, spawn};
+use child::{Launcher, Msg};
 
 use plan::Step;
 use table::{Row, RowState, apply};
@@ -81,6 +81,12 @@ pub fn run_tasks(
     let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
     // Before any task's agent runs: what a signed merge's git is compared with.
     let start_git = repo_git::record(&project.root, env, &search);
+    let launcher = Launcher {
+        exe,
+        search: &search,
+        project,
+        args,
+    };
     let mut children: Vec<(usize, Running)> = Vec::new();
     let mut drawn = 0;
     let mut done = rows.len() - queue.len();
@@ -102,7 +108,7 @@ pub fn run_tasks(
                 done += 1;
                 continue;
             }
-            let child = spawn(exe, &search, project, args, &rows[i].task, mode, i, &tx)?;
+            let child = launcher.spawn(&rows[i].task, mode, i, &tx)?;
             rows[i].state = RowState::Running;
             rows[i].started = Some(Instant::now());
             children.push((i, child));
