@@ -179,6 +179,19 @@ fn print_plan(
                 .unwrap_or("the branch checked out here")
         )?;
     }
+    let argv = run_argv(exe, project, args, file);
+    writeln!(
+        out,
+        "run: {}",
+        argv.iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+}
+
+/// The command line that runs the plan as shown, with `--json` (for /pagent:parallel).
+fn run_argv(exe: &Path, project: &Project, args: &ParallelArgs, file: &Path) -> Vec<String> {
     let mut argv = vec![
         exe.display().to_string(),
         "--project".into(),
@@ -214,14 +227,7 @@ fn print_plan(
     }
     argv.extend(crate::setup::plan::budget_cli(&args.budget.budget()));
     argv.extend(agent_cli(&crate::setup::plan::agent_options(&args.agent)));
-    writeln!(
-        out,
-        "run: {}",
-        argv.iter()
-            .map(|a| shell_quote(a))
-            .collect::<Vec<_>>()
-            .join(" ")
-    )
+    argv
 }
 
 /// `a b` → `'a b'`; plain words stay as they are.
