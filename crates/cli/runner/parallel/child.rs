@@ -6,7 +6,8 @@
 //! by `setup/plan.rs`, beside the code that reads them, and a test there parses them
 //! back into the same values: a child's plan on its command line was judged simpler and
 //! no less safe than a plan file (nothing to write into the worktree, nothing for the
-//! project to plant, and `--dry-run` shows the very command). Each pipe has its own reader thread feeding one
+//! project to plant, and `--dry-run` shows the very command). What every child is
+//! started with is one [`Launcher`]. Each pipe has its own reader thread feeding one
 //! channel; the stdout reader's end is how the parent learns that a child is exiting.
 
 use std::io::{BufRead, BufReader, Read};
