@@ -130,25 +130,26 @@ pub fn run_review(
     if matches!(request.reviewer, Reviewer::Opencode) {
         env.push((OPENCODE_NO_PROJECT, "1".to_owned()));
     }
-    let run = agent::run_agent_with(
-        &spec,
-        &search,
-        &project.root,
-        &request.prompt,
-        &project.root.join(&prompt_rel),
+    let prompt_file = project.root.join(&prompt_rel);
+    let run = agent::Invocation {
+        spec: &spec,
+        search: &search,
+        cwd: &project.root,
+        prompt: &request.prompt,
+        prompt_file: &prompt_file,
         log,
-        &env,
-        &[
+        env: &env,
+        remove: &[
             "CLAUDECODE",
             "CLAUDE_CODE_SESSION_ID",
             "CLAUDE_CODE_ENTRYPOINT",
         ],
-        Limits {
+        limits: Limits {
             iteration_timeout: timeout,
             idle_timeout: timeout,
         },
-        &mut |_| keep_going(),
-    );
+    }
+    .run(&mut |_| keep_going());
     spent.extend(run.usage.iter().cloned());
     match &run.end {
         End::TimedOut | End::Stalled => {

@@ -8,6 +8,9 @@ use super::reader::{Line, MAX_LINE, read_capped_line};
 use super::*;
 use std::fs;
 use std::io::BufReader;
+use std::time::Instant;
+
+use pagent_door::process::SearchPath;
 
 use pagent_protocol::stream::AgentKind;
 
@@ -31,17 +34,18 @@ fn run(line: &str, limits: Limits) -> (AgentRun, tempfile::TempDir) {
     let prompt_file = dir.path().join("logs/iter-1.prompt.md");
     fs::write(&prompt_file, "the prompt\n").unwrap();
     let log = fs::File::create(dir.path().join("logs/iter-1.log")).unwrap();
-    let run = run_agent(
-        &spec,
-        &search(),
-        dir.path(),
-        "the prompt\n",
-        &prompt_file,
-        Some(log),
-        &[("EXTRA", "x".into())],
+    let run = Invocation {
+        spec: &spec,
+        search: &search(),
+        cwd: dir.path(),
+        prompt: "the prompt\n",
+        prompt_file: &prompt_file,
+        log: Some(log),
+        env: &[("EXTRA", "x".into())],
+        remove: &[],
         limits,
-        &mut |_| true,
-    );
+    }
+    .run(&mut |_| true);
     (run, dir)
 }
 
@@ -128,17 +132,18 @@ fn a_missing_program_does_not_start() {
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
     };
-    let run = run_agent(
-        &spec,
-        &search(),
-        dir.path(),
-        "p",
-        &dir.path().join("p.md"),
-        None,
-        &[],
-        limits(),
-        &mut |_| true,
-    );
+    let run = Invocation {
+        spec: &spec,
+        search: &search(),
+        cwd: dir.path(),
+        prompt: "p",
+        prompt_file: &dir.path().join("p.md"),
+        log: None,
+        env: &[],
+        remove: &[],
+        limits: limits(),
+    }
+    .run(&mut |_| true);
     assert!(matches!(run.end, End::NotStarted(_)), "{:?}", run.end);
 }
 
@@ -244,17 +249,18 @@ fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
     };
     // Over the 128 KiB a single argument may have.
     let prompt = "p".repeat(300 * 1024);
-    let run = run_agent(
-        &spec,
-        &search(),
-        dir.path(),
-        &prompt,
-        &dir.path().join("p.md"),
-        None,
-        &[],
-        limits(),
-        &mut |_| true,
-    );
+    let run = Invocation {
+        spec: &spec,
+        search: &search(),
+        cwd: dir.path(),
+        prompt: &prompt,
+        prompt_file: &dir.path().join("p.md"),
+        log: None,
+        env: &[],
+        remove: &[],
+        limits: limits(),
+    }
+    .run(&mut |_| true);
     assert_eq!(run.end, End::Exited(Some(0)));
     assert_eq!(run.final_message().unwrap(), "read 307200 bytes");
     assert!(run.summary.finished);
@@ -283,17 +289,18 @@ fn the_agent_gets_its_folder_as_pwd() {
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
     };
-    let run = run_agent(
-        &spec,
-        &search(),
-        &project,
-        "p",
-        &dir.path().join("p.md"),
-        None,
-        &[],
-        limits(),
-        &mut |_| true,
-    );
+    let run = Invocation {
+        spec: &spec,
+        search: &search(),
+        cwd: &project,
+        prompt: "p",
+        prompt_file: &dir.path().join("p.md"),
+        log: None,
+        env: &[],
+        remove: &[],
+        limits: limits(),
+    }
+    .run(&mut |_| true);
     assert_eq!(run.end, End::Exited(Some(0)), "{run:?}");
     assert_eq!(run.final_message().unwrap(), project.display().to_string());
 }

@@ -5,9 +5,11 @@
 //! asked at every redraw) and one permanent line per finished iteration. Piped:
 //! the same permanent lines, plain. `--json`: one JSON object per line for scripts and
 //! for `pagent parallel`, which reads them to draw its table. `--quiet`: only the end.
-//! A usage-limit wait's lines and countdown are in `progress/limit.rs`.
+//! Each of these is one [`Output`] (`progress/output.rs`); `Progress` keeps what they
+//! share. A usage-limit wait's lines and countdown are in `progress/limit.rs`.
 
 mod limit;
+mod output;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -19,8 +21,10 @@ use pagent_protocol::stream::StreamEvent;
 use crate::cli::screen::Size;
 use crate::cli::terminal::Control;
 use crate::cli::ui::Style;
-use crate::runner::loop_event::{Ending, LoopEvent, UsageFigures};
+use crate::runner::loop_event::{Ending, LoopEvent};
 use crate::runner::status_line;
+
+use output::{Finished, Json, Output, Plain, Retry, Terminal};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -39,6 +43,16 @@ impl Mode {
             _ => Mode::Plain,
         }
     }
+
+    /// The output this mode shows progress with.
+    fn output(self) -> &'static dyn Output {
+        match self {
+            Mode::Terminal => &Terminal,
+            Mode::Plain => &Plain { quiet: false },
+            Mode::Quiet => &Plain { quiet: true },
+            Mode::Json => &Json,
+        }
+    }
 }
 
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -48,7 +62,8 @@ const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧
 pub struct Progress<'a> {
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
-    mode: Mode,
+    /// How the progress is shown: one of the three outputs.
+    output: &'static dyn Output,
     style: Style,
     started: Instant,
     iteration_started: Instant,
@@ -76,7 +91,7 @@ impl<'a> Progress<'a> {
         Progress {
             out,
             err,
-            mode,
+            output: mode.output(),
             style,
             started: Instant::now(),
             iteration_started: Instant::now(),
@@ -132,35 +147,8 @@ impl<'a> Progress<'a> {
     }
 
     pub fn started(&mut self, state: &State, agent: &str, root: &str, resumed: bool) {
-        let what = if resumed { "resuming" } else { "starting" };
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::Started {
-                resumed,
-                workflow: state.workflow.clone(),
-                kind: state.kind,
-                agent: agent.to_owned(),
-                root: root.to_owned(),
-            }),
-            Mode::Quiet => {}
-            _ => {
-                let stages = state.stages[..state.max_stages]
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" → ");
-                let what_loop = match state.kind {
-                    pagent_engine::Kind::Ralph => "a Ralph loop".to_owned(),
-                    pagent_engine::Kind::Pipeline if state.stages.len() == 1 => {
-                        format!("the {} loop", state.workflow)
-                    }
-                    pagent_engine::Kind::Pipeline => {
-                        format!("the {} pipeline ({stages})", state.workflow)
-                    }
-                };
-                let text = format!("pagent loop: {what} {what_loop} with {agent} in {root}");
-                self.line(&self.style.bold(&text));
-            }
-        }
+        let output = self.output;
+        output.started(self, state, agent, root, resumed);
     }
 
     /// The label of `state`'s iteration (`ralph · iteration 3/25`), shown by the status
@@ -183,44 +171,20 @@ impl<'a> Progress<'a> {
     pub fn iteration_started(&mut self, state: &State, attempt: u32) {
         self.iteration_started = Instant::now();
         self.tool = None;
-        let iteration = state.iterations[state.stage];
-        let limit = state.stage_limit(state.stage);
         self.label_for(state);
         if attempt > 0 {
             self.label.push_str(&format!(" (retry {attempt})"));
         }
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::IterationStarted {
-                stage: state.current().name.clone(),
-                iteration,
-                max_iterations: limit,
-                attempt,
-            }),
-            Mode::Plain => self.line(&format!("▶ {}", self.label)),
-            Mode::Terminal => self.draw(),
-            Mode::Quiet => {}
-        }
+        let output = self.output;
+        output.iteration_started(self, state, attempt);
     }
 
     pub fn agent_event(&mut self, event: &StreamEvent) {
-        if let (StreamEvent::Warning(text), Mode::Json) = (event, self.mode) {
-            self.emit(LoopEvent::Warning { text: text.clone() });
-        }
-        let StreamEvent::Tool { name, summary, .. } = event else {
-            return;
-        };
-        let text = match summary {
-            Some(summary) => format!("{name} {summary}"),
-            None => name.clone(),
-        };
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::Tool {
-                name: name.clone(),
-                summary: summary.clone(),
-            }),
-            Mode::Terminal => {
-                self.tool = Some(text);
-                self.draw();
+        let output = self.output;
+        match event {
+            StreamEvent::Warning(text) => output.warning(self, text),
+            StreamEvent::Tool { name, summary, .. } => {
+                output.tool(self, name, summary.as_deref());
             }
             _ => {}
         }
@@ -228,9 +192,8 @@ impl<'a> Progress<'a> {
 
     /// Redraws the status line (call often; it limits itself).
     pub fn tick(&mut self) {
-        if self.mode == Mode::Terminal {
-            self.draw();
-        }
+        let output = self.output;
+        output.tick(self);
     }
 
     fn draw(&mut self) {
@@ -255,31 +218,16 @@ impl<'a> Progress<'a> {
         elapsed: Duration,
         usage: &Usage,
     ) {
-        let secs = elapsed.as_secs();
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::IterationFinished {
-                stage: stage.to_owned(),
-                iteration,
-                outcome,
-                detail: detail.to_owned(),
-                elapsed_secs: secs,
-                usage: Some(UsageFigures::of(usage)),
-            }),
-            Mode::Quiet => {}
-            _ => {
-                let (mark, word) = match outcome {
-                    Action::Advance => (self.style.green("✓"), "stage done"),
-                    Action::Complete => (self.style.green("✓"), "complete"),
-                    Action::GaveUp => (self.style.red("✗"), "gave up"),
-                    _ => (self.style.yellow("↻"), "not done"),
-                };
-                let text = format!(
-                    "{mark} {stage} · iteration {iteration} · {} · {word}: {detail}",
-                    format_duration(secs)
-                );
-                self.line(&text);
-            }
-        }
+        let finished = Finished {
+            stage,
+            iteration,
+            outcome,
+            detail,
+            elapsed,
+            usage,
+        };
+        let output = self.output;
+        output.iteration_finished(self, &finished);
     }
 
     /// A failed run of `class`, run again after `delay`: `text` says it all (the class,
@@ -292,52 +240,28 @@ impl<'a> Progress<'a> {
         attempt: u32,
         max: u32,
     ) {
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::Retry {
-                reason: text.to_owned(),
-                attempt,
-                max,
-                delay_secs: delay.as_secs(),
-                failure: Some(class),
-            }),
-            Mode::Quiet => {
-                let _ = writeln!(self.err, "pagent loop: {text}");
-            }
-            _ => {
-                let text = format!("{} {text}", self.style.yellow("!"));
-                self.line(&text);
-            }
-        }
+        let retry = Retry {
+            class,
+            text,
+            delay,
+            attempt,
+            max,
+        };
+        let output = self.output;
+        output.retrying(self, &retry);
     }
 
     pub fn note(&mut self, text: &str) {
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::Note {
-                text: text.to_owned(),
-            }),
-            Mode::Quiet => {}
-            _ => self.line(text),
-        }
+        let output = self.output;
+        output.note(self, text);
     }
 
     /// The last word of a loop that ended in an error (`failure`: the class of the agent's
     /// failed runs, when they stopped it). In JSON only: the other modes print nothing
     /// more, the error itself follows on stderr.
     pub fn failed(&mut self, reason: &str, failure: Option<FailureClass>) {
-        if self.mode == Mode::Json {
-            let elapsed = self.started.elapsed().as_secs();
-            self.emit(LoopEvent::Finished {
-                outcome: Ending::Error,
-                status: None,
-                iterations: None,
-                reason: reason.to_owned(),
-                elapsed_secs: elapsed,
-                usage: None,
-                failure,
-            });
-        } else {
-            self.clear();
-        }
+        let output = self.output;
+        output.failed(self, reason, failure);
     }
 
     /// The last word: how the loop ended.
@@ -353,39 +277,8 @@ impl<'a> Progress<'a> {
         reason: &str,
         failure: Option<FailureClass>,
     ) {
-        let total = state.total_iterations();
-        let elapsed = self.started.elapsed().as_secs();
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::Finished {
-                outcome,
-                status: Some(state.status),
-                iterations: Some(total),
-                reason: reason.to_owned(),
-                elapsed_secs: elapsed,
-                usage: Some(UsageFigures::of(&state.usage)),
-                failure,
-            }),
-            _ => {
-                // This run's own waits (a wait resumed after Ctrl-C began before it).
-                let waited = match self.waited_here.as_secs().min(elapsed) {
-                    0 => String::new(),
-                    secs => format!(", {} of it waiting for usage limits", format_duration(secs)),
-                };
-                let text = format!(
-                    "pagent loop: {} after {total} iteration{} in {}{waited} ({}): {reason}",
-                    outcome.as_str(),
-                    if total == 1 { "" } else { "s" },
-                    format_duration(elapsed),
-                    state.usage.summary()
-                );
-                let text = match outcome {
-                    Ending::Complete => self.style.green(&text),
-                    Ending::Interrupted => self.style.yellow(&text),
-                    _ => self.style.red(&text),
-                };
-                self.line(&text);
-            }
-        }
+        let output = self.output;
+        output.finished(self, state, outcome, reason, failure);
     }
 }
 
@@ -393,6 +286,29 @@ impl<'a> Progress<'a> {
 mod tests {
     use super::*;
     use crate::cli::terminal::Edge;
+
+    /// Each mode is one of the outputs of one trait, and shows the same moment its own
+    /// way: a line on a terminal or a pipe, nothing under `--quiet`, a JSON event.
+    #[test]
+    fn progress_shows_a_note_in_each_of_its_outputs() {
+        let shown = |mode| {
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            {
+                let style = Style::for_stdout(true, false);
+                let mut progress = Progress::new(mode, style, &mut out, &mut err);
+                progress.note("a note");
+            }
+            assert!(err.is_empty());
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(shown(Mode::Terminal), "a note\n");
+        assert_eq!(shown(Mode::Plain), "a note\n");
+        assert_eq!(shown(Mode::Quiet), "");
+        assert_eq!(
+            shown(Mode::Json),
+            "{\"event\":\"note\",\"text\":\"a note\"}\n"
+        );
+    }
 
     /// Finding 9, the status line: a tool's file path (or command) from the agent reaches
     /// the redrawn line with its escapes neutralised, while pagent's own redraw and

@@ -229,23 +229,25 @@ fn run_once(
             None
         }
     };
-    let run = agent::run_agent(
-        runs.agent,
-        runs.search,
-        &runs.project.root,
+    let prompt_file = runs.project.root.join(&prompt_rel);
+    let run = agent::Invocation {
+        spec: runs.agent,
+        search: runs.search,
+        cwd: &runs.project.root,
         prompt,
-        &runs.project.root.join(&prompt_rel),
-        log_file,
-        &env,
-        runs.limits,
-        &mut |event| {
-            match event {
-                Some(event) => progress.agent_event(event),
-                None => progress.tick(),
-            }
-            still_ours()
-        },
-    );
+        prompt_file: &prompt_file,
+        log: log_file,
+        env: &env,
+        remove: &[],
+        limits: runs.limits,
+    }
+    .run(&mut |event| {
+        match event {
+            Some(event) => progress.agent_event(event),
+            None => progress.tick(),
+        }
+        still_ours()
+    });
     Ok((run, log_path))
 }
 

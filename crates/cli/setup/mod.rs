@@ -9,6 +9,9 @@
 //! person typing in one session cannot see the other one's work. "Whose loop" is the
 //! engine's one answer, `whose_loop`.
 
+// Function length is kept by clippy here (issue 31): at most 80 lines.
+#![warn(clippy::too_many_lines)]
+
 use anyhow::{Context, bail};
 use pagent_engine::{Action, State, Whose, format_duration, whose_loop};
 
@@ -77,7 +80,38 @@ fn install(
     let whose = old
         .as_ref()
         .map(|old| whose_loop(old, state.session_id.as_deref()));
-    if let (Some(old), Some(Whose::Other(owner))) = (&old, whose)
+    if let Some(old) = &old {
+        refuse_to_replace(old, &state, whose.as_ref(), force, slash)?;
+    }
+    let state = store::write_state_atomic(project, user_dir, &state, &secret, warn)?;
+    let replaced = old
+        .as_ref()
+        .map(|old| log_replaced(project, old, &state, warn));
+    let origin = match state.driver {
+        pagent_engine::Driver::Hook => register::Origin::Session,
+        pagent_engine::Driver::Loop => register::Origin::Loop,
+    };
+    register_loop(project, user_dir, &state, origin, warn);
+    store::write_prompt_file(project, &state, warn);
+    if let Err(err) = exclude::exclude_pagent_files(project) {
+        warn.warn(&format!(
+            "could not add pagent's files to .git/info/exclude: {err:#}"
+        ));
+    }
+    log_started(project, &state, action, warn);
+    Ok(Installed { state, replaced })
+}
+
+/// Refuses to replace the active loop `old` with `state`: always when a slash command
+/// would replace another session's loop, and without `--force` otherwise.
+fn refuse_to_replace(
+    old: &State,
+    state: &State,
+    whose: Option<&Whose>,
+    force: bool,
+    slash: bool,
+) -> anyhow::Result<()> {
+    if let Some(Whose::Other(owner)) = whose
         && slash
     {
         bail!(
@@ -89,9 +123,7 @@ fn install(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    if let Some(old) = &old
-        && !force
-    {
+    if !force {
         let owner = match whose {
             Some(Whose::This) => "this session's".to_owned(),
             Some(Whose::Runner) => "driven by `pagent loop`".to_owned(),
@@ -107,34 +139,29 @@ fn install(
             format_duration(state.started_at.since(old.started_at)),
         );
     }
-    let state = store::write_state_atomic(project, user_dir, &state, &secret, warn)?;
-    let replaced = old.as_ref().map(|old| {
-        let event = Event::at(
-            old,
-            Action::Cancel,
-            "replaced by a new loop (--force)".to_owned(),
-            state.started_at,
-            state.session_id.as_deref(),
-        );
-        crate::session::log(project, &event, warn);
-        format!(
-            "pagent: replaced the active {} loop ({}, started {} ago).",
-            old.workflow,
-            where_it_is(old),
-            format_duration(state.started_at.since(old.started_at)),
-        )
-    });
-    let origin = match state.driver {
-        pagent_engine::Driver::Hook => register::Origin::Session,
-        pagent_engine::Driver::Loop => register::Origin::Loop,
-    };
-    register_loop(project, user_dir, &state, origin, warn);
-    store::write_prompt_file(project, &state, warn);
-    if let Err(err) = exclude::exclude_pagent_files(project) {
-        warn.warn(&format!(
-            "could not add pagent's files to .git/info/exclude: {err:#}"
-        ));
-    }
+    Ok(())
+}
+
+/// The replaced loop's last line in the event log, and the words that say so.
+fn log_replaced(project: &Project, old: &State, state: &State, warn: &mut dyn Warn) -> String {
+    let event = Event::at(
+        old,
+        Action::Cancel,
+        "replaced by a new loop (--force)".to_owned(),
+        state.started_at,
+        state.session_id.as_deref(),
+    );
+    crate::session::log(project, &event, warn);
+    format!(
+        "pagent: replaced the active {} loop ({}, started {} ago).",
+        old.workflow,
+        where_it_is(old),
+        format_duration(state.started_at.since(old.started_at)),
+    )
+}
+
+/// The new loop's first line in the event log.
+fn log_started(project: &Project, state: &State, action: Action, warn: &mut dyn Warn) {
     let detail = format!(
         "{} started: {}, up to {} each",
         state.workflow,
@@ -142,14 +169,13 @@ fn install(
         pagent_engine::count(state.max_iterations, "iteration")
     );
     let event = Event::at(
-        &state,
+        state,
         action,
         detail,
         state.started_at,
         state.session_id.as_deref(),
     );
     crate::session::log(project, &event, warn);
-    Ok(Installed { state, replaced })
 }
 
 /// "stage qa, iteration 2 of 10", "iteration 3 of 25" for a ralph loop.

@@ -61,6 +61,58 @@ pub fn read_plan(project: &Project, rel: &Path, format: Option<Format>) -> anyho
     })
 }
 
+/// The one stage of a stories loop: every story of the plan at `rel` passes, and every
+/// check the plan names and `--check` adds.
+fn stories_workflow(plan: &Plan, spec: &StoriesSpec, rel: &str) -> anyhow::Result<Workflow> {
+    let stories = json!({"stories_pass": rel, "format": plan.format.name()});
+    let checks: Vec<Value> = plan
+        .checks
+        .iter()
+        .chain(&spec.checks)
+        .map(|line| json!({"custom": line, "timeout": CHECK_TIMEOUT_SECS}))
+        .collect();
+    let exit_when = if checks.is_empty() {
+        stories
+    } else {
+        json!({"all": std::iter::once(stories).chain(checks).collect::<Vec<_>>()})
+    };
+    Workflow::from_json(
+        &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": exit_when}]}),
+        "stories",
+    )
+    .map_err(|e| anyhow::anyhow!("--check: {e}"))
+}
+
+/// A stories loop's options: an iteration per story and a margin, its plan file, who
+/// drives it.
+fn stories_options(
+    spec: &StoriesSpec,
+    env: &Env,
+    remaining: u32,
+    rel: &str,
+    backpressure: Option<pagent_engine::backpressure::BackpressureConfig>,
+) -> SetupOptions {
+    SetupOptions {
+        // Each story should take one iteration; the margin covers retries of hard ones.
+        max_iterations: Some(
+            spec.max_iterations
+                .unwrap_or(remaining.saturating_add((remaining / 2).max(3))),
+        ),
+        // A story's work often ends in the plan file alone: the fingerprint still sees it.
+        no_progress_limit: Some(spec.no_progress_limit.unwrap_or(3)),
+        session_id: match spec.driver {
+            Driver::Hook => env.session_id.clone(),
+            Driver::Loop => None,
+        },
+        prd_file: Some(rel.to_owned()),
+        prd_path: Some(rel.to_owned()),
+        driver: spec.driver,
+        backpressure,
+        budget: spec.budget,
+        ..SetupOptions::default()
+    }
+}
+
 /// A new stories state, validated, not yet written; and what set-up has to say.
 pub fn stories(project: &Project, env: &Env, spec: &StoriesSpec) -> anyhow::Result<(State, Notes)> {
     let cwd = env
@@ -98,43 +150,9 @@ pub fn stories(project: &Project, env: &Env, spec: &StoriesSpec) -> anyhow::Resu
         plan.done_count(),
         plan.required_count()
     ));
-    let stories = json!({"stories_pass": rel, "format": plan.format.name()});
-    let checks: Vec<Value> = plan
-        .checks
-        .iter()
-        .chain(&spec.checks)
-        .map(|line| json!({"custom": line, "timeout": CHECK_TIMEOUT_SECS}))
-        .collect();
-    let exit_when = if checks.is_empty() {
-        stories
-    } else {
-        json!({"all": std::iter::once(stories).chain(checks).collect::<Vec<_>>()})
-    };
-    let workflow = Workflow::from_json(
-        &json!({"name": "stories", "stages": [{"name": "stories", "prompt": "-", "exit_when": exit_when}]}),
-        "stories",
-    )
-    .map_err(|e| anyhow::anyhow!("--check: {e}"))?;
+    let workflow = stories_workflow(&plan, spec, &rel)?;
     let remaining = u32::try_from(remaining).unwrap_or(u32::MAX);
-    let options = SetupOptions {
-        // Each story should take one iteration; the margin covers retries of hard ones.
-        max_iterations: Some(
-            spec.max_iterations
-                .unwrap_or(remaining.saturating_add((remaining / 2).max(3))),
-        ),
-        // A story's work often ends in the plan file alone: the fingerprint still sees it.
-        no_progress_limit: Some(spec.no_progress_limit.unwrap_or(3)),
-        session_id: match spec.driver {
-            Driver::Hook => env.session_id.clone(),
-            Driver::Loop => None,
-        },
-        prd_file: Some(rel.clone()),
-        prd_path: Some(rel.clone()),
-        driver: spec.driver,
-        backpressure,
-        budget: spec.budget,
-        ..SetupOptions::default()
-    };
+    let options = stories_options(spec, env, remaining, &rel, backpressure);
     let prompt =
         pagent_engine::render_template(pagent_engine::prompt::templates::STORIES, Some(&rel));
     let mut state = State::new_pipeline(&workflow, vec![prompt], options, None, now());

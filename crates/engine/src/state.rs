@@ -231,16 +231,11 @@ impl State {
                 max_iterations: spec.max_iterations,
             })
             .collect();
-        let max_iterations = options
-            .max_iterations
-            .or(workflow.max_iterations)
-            .unwrap_or(DEFAULT_MAX_ITERATIONS);
-        let no_progress_limit = options
-            .no_progress_limit
-            .or(workflow.no_progress_limit)
-            .unwrap_or(DEFAULT_NO_PROGRESS_LIMIT);
-        // The workflow's own checks apply over the project's configuration.
+        // The flags' limits over the workflow's (the defaults are `new`'s).
         let mut options = options;
+        options.max_iterations = options.max_iterations.or(workflow.max_iterations);
+        options.no_progress_limit = options.no_progress_limit.or(workflow.no_progress_limit);
+        // The workflow's own checks apply over the project's configuration.
         options.budget = options.budget.over(workflow.budget);
         if let Some(own) = &workflow.backpressure {
             options.backpressure = Some(
@@ -252,11 +247,7 @@ impl State {
             );
         }
         Self::new(
-            Kind::Pipeline,
-            workflow.name.clone(),
-            stages,
-            max_iterations,
-            no_progress_limit,
+            (Kind::Pipeline, workflow.name.clone(), stages),
             options,
             fingerprint,
             now,
@@ -277,33 +268,26 @@ impl State {
             exit_when: Condition::Promise(promise),
             max_iterations: None,
         };
-        let max_iterations = options.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
-        let no_progress_limit = options
-            .no_progress_limit
-            .unwrap_or(DEFAULT_NO_PROGRESS_LIMIT);
         Self::new(
-            Kind::Ralph,
-            "ralph".to_owned(),
-            vec![stage],
-            max_iterations,
-            no_progress_limit,
+            (Kind::Ralph, "ralph".to_owned(), vec![stage]),
             options,
             fingerprint,
             now,
         )
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// A new active loop of `kind` running `workflow`'s `stages`, its limits from
+    /// `options` (the defaults where they set none).
     fn new(
-        kind: Kind,
-        workflow: String,
-        stages: Vec<Stage>,
-        max_iterations: u32,
-        no_progress_limit: u32,
+        (kind, workflow, stages): (Kind, String, Vec<Stage>),
         options: SetupOptions,
         fingerprint: Option<String>,
         now: Timestamp,
     ) -> State {
+        let max_iterations = options.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+        let no_progress_limit = options
+            .no_progress_limit
+            .unwrap_or(DEFAULT_NO_PROGRESS_LIMIT);
         let count = stages.len();
         let mut iterations = vec![0; count];
         if let Some(first) = iterations.first_mut() {

@@ -37,6 +37,7 @@
 
 mod crates;
 mod declared;
+mod lints;
 mod rules;
 mod scan;
 

@@ -6,7 +6,8 @@
 //! by `setup/plan.rs`, beside the code that reads them, and a test there parses them
 //! back into the same values: a child's plan on its command line was judged simpler and
 //! no less safe than a plan file (nothing to write into the worktree, nothing for the
-//! project to plant, and `--dry-run` shows the very command). Each pipe has its own reader thread feeding one
+//! project to plant, and `--dry-run` shows the very command). What every child is
+//! started with is one [`Launcher`]. Each pipe has its own reader thread feeding one
 //! channel; the stdout reader's end is how the parent learns that a child is exiting.
 
 use std::io::{BufRead, BufReader, Read};
@@ -38,59 +39,73 @@ pub(super) enum Mode {
     Resume,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn spawn(
-    exe: &Path,
-    search: &SearchPath,
-    project: &Project,
-    args: &ParallelPlan,
-    task: &Task,
-    mode: Mode,
-    i: usize,
-    tx: &mpsc::Sender<Msg>,
-) -> anyhow::Result<Running> {
-    // In the terminal's process group: Ctrl-C reaches each loop, which stops cleanly.
-    let mut command = Launch::new(Program::at(exe.to_path_buf()), &project.root, search)
-        .in_callers_group()
-        .arg("--project")
-        .arg(&project.root)
-        .args(["loop", "--json", "--worktree", &task.name])
-        .args(agent_cli(&args.agent));
-    if !args.no_checkpoint {
-        command = command.arg("--checkpoint");
-    }
-    if let Mode::Start { force } = mode {
-        let max = task
-            .max_iterations
-            .unwrap_or(args.max_iterations)
-            .to_string();
-        command = command.arg("ralph");
-        if args.trust {
-            command = command.arg("--trust");
+/// What every child loop of one `pagent parallel` is started with: this binary, the
+/// cleaned PATH, the project and the parallel plan.
+pub(super) struct Launcher<'a> {
+    pub exe: &'a Path,
+    pub search: &'a SearchPath,
+    pub project: &'a Project,
+    pub args: &'a ParallelPlan,
+}
+
+impl Launcher<'_> {
+    /// Starts the loop for `task` (row `i`), its output forwarded to `tx`.
+    pub(super) fn spawn(
+        &self,
+        task: &Task,
+        mode: Mode,
+        i: usize,
+        tx: &mpsc::Sender<Msg>,
+    ) -> anyhow::Result<Running> {
+        let Launcher {
+            exe,
+            search,
+            project,
+            args,
+        } = *self;
+        // In the terminal's process group: Ctrl-C reaches each loop, which stops cleanly.
+        let mut command = Launch::new(Program::at(exe.to_path_buf()), &project.root, search)
+            .in_callers_group()
+            .arg("--project")
+            .arg(&project.root)
+            .args(["loop", "--json", "--worktree", &task.name])
+            .args(agent_cli(&args.agent));
+        if !args.no_checkpoint {
+            command = command.arg("--checkpoint");
         }
-        if force {
-            command = command.arg("--force");
+        if let Mode::Start { force } = mode {
+            let max = task
+                .max_iterations
+                .unwrap_or(args.max_iterations)
+                .to_string();
+            command = command.arg("ralph");
+            if args.trust {
+                command = command.arg("--trust");
+            }
+            if force {
+                command = command.arg("--force");
+            }
+            command = command.args(budget_cli(&args.budget));
+            command = command.args([
+                "--max-iterations",
+                &max,
+                "--promise",
+                task.promise.as_deref().unwrap_or("DONE"),
+                "--",
+                &task.task,
+            ]);
         }
-        command = command.args(budget_cli(&args.budget));
-        command = command.args([
-            "--max-iterations",
-            &max,
-            "--promise",
-            task.promise.as_deref().unwrap_or("DONE"),
-            "--",
-            &task.task,
-        ]);
+        let mut child = command
+            .env(crate::cli::env::PAGENT_PARALLEL, "1")
+            .spawn(Streams {
+                stdin: Input::Null,
+                output: true,
+            })
+            .with_context(|| format!("cannot start the loop for task {}", task.name))?;
+        forward(child.take_stdout(), tx.clone(), i, Msg::Line, true);
+        forward(child.take_stderr(), tx.clone(), i, Msg::Stderr, false);
+        Ok(child)
     }
-    let mut child = command
-        .env(crate::cli::env::PAGENT_PARALLEL, "1")
-        .spawn(Streams {
-            stdin: Input::Null,
-            output: true,
-        })
-        .with_context(|| format!("cannot start the loop for task {}", task.name))?;
-    forward(child.take_stdout(), tx.clone(), i, Msg::Line, true);
-    forward(child.take_stderr(), tx.clone(), i, Msg::Stderr, false);
-    Ok(child)
 }
 
 /// Sends each line of `pipe`; the stdout reader also reports the exit when it closes.

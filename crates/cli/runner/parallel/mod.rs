@@ -38,14 +38,14 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
-use crate::runner::repo_git;
+use crate::runner::repo_git::{self, Settings};
 use crate::setup::plan::ParallelPlan;
 use crate::setup::tasks::Task;
 use crate::store::project::Project;
 use pagent_door::process::signals;
 use pagent_door::process::{Running, SearchPath};
 
-use child::{Msg, spawn};
+use child::{Launcher, Msg};
 
 use plan::Step;
 use table::{Row, RowState, apply};
@@ -60,16 +60,45 @@ pub fn run_tasks(
     exe: &Path,
     io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
-    let style = Style::for_stdout(env.no_color, io.stdout_is_terminal);
-    let live = !args.json && io.stdout_is_terminal && !args.merge_only;
-    let out = &mut *io.stdout;
     let steps = plan::plan(project, env, &tasks, args.force);
+    let (rows, queue) = first_rows(tasks, &steps, args.merge_only);
+    let mut board = Board {
+        env,
+        args,
+        live: !args.json && io.stdout_is_terminal && !args.merge_only,
+        style: Style::for_stdout(env.no_color, io.stdout_is_terminal),
+        out: &mut *io.stdout,
+        waits: after::Waits::of(&rows),
+        rows,
+        steps,
+        queue,
+        drawn: 0,
+    };
+    let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
+    // Before any task's agent runs: what a signed merge's git is compared with.
+    let start_git = repo_git::record(&project.root, env, &search);
+    let launcher = Launcher {
+        exe,
+        search: &search,
+        project,
+        args,
+    };
+    board.run(&launcher)?;
+    if board.live {
+        board.draw();
+    }
+    Ok(board.report(&launcher, start_git.as_ref()))
+}
+
+/// Each task's first row (a loop ended in an earlier run is shown as it ended), and the
+/// queue of the tasks to run.
+fn first_rows(tasks: Vec<Task>, steps: &[Step], merge_only: bool) -> (Vec<Row>, VecDeque<usize>) {
     let mut rows: Vec<Row> = tasks.into_iter().map(new_row).collect();
     let mut queue: VecDeque<usize> = VecDeque::new();
     for (i, step) in steps.iter().enumerate() {
         match step {
             Step::Ended(earlier) => ended_earlier(&mut rows[i], earlier),
-            Step::Run(mode) if args.merge_only => {
+            Step::Run(mode) if merge_only => {
                 let (state, detail) = merge::not_run(*mode == child::Mode::Resume);
                 rows[i].state = state;
                 rows[i].detail = detail;
@@ -77,155 +106,225 @@ pub fn run_tasks(
             Step::Run(_) => queue.push_back(i),
         }
     }
-    let (tx, rx) = mpsc::channel();
-    let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
-    // Before any task's agent runs: what a signed merge's git is compared with.
-    let start_git = repo_git::record(&project.root, env, &search);
-    let mut children: Vec<(usize, Running)> = Vec::new();
-    let mut drawn = 0;
-    let mut done = rows.len() - queue.len();
-    let mut passed_on = false;
-    let waits = after::Waits::of(&rows);
-    while done < rows.len() {
-        while children.len() < args.jobs as usize && !signals::interrupted() {
-            let plain = !live && !args.json;
+    (rows, queue)
+}
+
+/// The tasks of one run as they go: their rows, what each needs on this run, the queue
+/// of those still to start, and where their lines are shown.
+struct Board<'a> {
+    env: &'a Env,
+    args: &'a ParallelPlan,
+    /// The live table is drawn (a terminal, not `--json`).
+    live: bool,
+    style: Style,
+    out: &'a mut dyn std::io::Write,
+    rows: Vec<Row>,
+    steps: Vec<Step>,
+    queue: VecDeque<usize>,
+    waits: after::Waits,
+    /// How many lines the live table took when last drawn.
+    drawn: usize,
+}
+
+impl Board<'_> {
+    /// Plain lines, one per event: neither the live table nor `--json`.
+    fn plain(&self) -> bool {
+        !self.live && !self.args.json
+    }
+
+    /// Runs the queued tasks, `--jobs` at a time, until every row has ended.
+    fn run(&mut self, launcher: &Launcher<'_>) -> anyhow::Result<()> {
+        let (tx, rx) = mpsc::channel();
+        let mut children: Vec<(usize, Running)> = Vec::new();
+        let mut done = self.rows.len() - self.queue.len();
+        let mut passed_on = false;
+        while done < self.rows.len() {
+            done += self.start_ready(launcher, &mut children, &tx)?;
+            if signals::interrupted() {
+                // Unstarted tasks stay unstarted; running ones stop as Ctrl-C stops them
+                // (a signal sent to this process alone is passed on to them, once).
+                for i in self.queue.drain(..) {
+                    self.rows[i].state = RowState::NotStarted;
+                    done += 1;
+                }
+                if !passed_on {
+                    children.iter_mut().for_each(|(_, child)| child.interrupt());
+                    passed_on = true;
+                }
+            }
+            match rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(Msg::Line(i, line)) => self.line(i, &line),
+                Ok(Msg::Stderr(i, line)) => keep_tail(&mut self.rows[i].stderr, &line),
+                Ok(Msg::Exit(i)) => {
+                    let code = children
+                        .iter()
+                        .position(|(j, _)| *j == i)
+                        .and_then(|pos| children.remove(pos).1.wait());
+                    self.exited(i, code);
+                    done += 1;
+                }
+                Err(_) => {}
+            }
+            if self.live {
+                self.draw();
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts queued tasks while a job is free and one is ready; how many it found will
+    /// never start.
+    fn start_ready(
+        &mut self,
+        launcher: &Launcher<'_>,
+        children: &mut Vec<(usize, Running)>,
+        tx: &mpsc::Sender<Msg>,
+    ) -> anyhow::Result<usize> {
+        let mut done = 0;
+        let plain = self.plain();
+        while children.len() < self.args.jobs as usize && !signals::interrupted() {
             let idle = children.is_empty();
-            let (next, blocked) = next_ready(&mut queue, &mut rows, &waits, idle, out, plain);
+            let (next, blocked) = next_ready(
+                &mut self.queue,
+                &mut self.rows,
+                &self.waits,
+                idle,
+                self.out,
+                plain,
+            );
             done += blocked;
             let Some(i) = next else { break };
-            let Step::Run(mode) = steps[i] else { continue };
+            let Step::Run(mode) = self.steps[i] else {
+                continue;
+            };
             if mode != child::Mode::Resume
-                && let Err(why) =
-                    after::start_branch(project, &rows[i].task.name, &waits.names(i, &rows))
+                && let Err(why) = after::start_branch(
+                    launcher.project,
+                    &self.rows[i].task.name,
+                    &self.waits.names(i, &self.rows),
+                )
             {
-                block(&mut rows[i], why, out, plain);
+                block(&mut self.rows[i], why, self.out, plain);
                 done += 1;
                 continue;
             }
-            let child = spawn(exe, &search, project, args, &rows[i].task, mode, i, &tx)?;
-            rows[i].state = RowState::Running;
-            rows[i].started = Some(Instant::now());
+            let row = &mut self.rows[i];
+            let child = launcher.spawn(&row.task, mode, i, tx)?;
+            row.state = RowState::Running;
+            row.started = Some(Instant::now());
             children.push((i, child));
-            if !live && !args.json {
+            if plain {
                 let how = if mode == child::Mode::Resume {
                     "resumed"
                 } else {
                     "started"
                 };
-                let _ = writeln!(
-                    out,
-                    "[{}] {how} on branch pagent/{}",
-                    rows[i].task.name, rows[i].task.name
-                );
+                let name = &row.task.name;
+                let _ = writeln!(self.out, "[{name}] {how} on branch pagent/{name}");
             }
         }
-        if signals::interrupted() {
-            // Unstarted tasks stay unstarted; running ones stop as Ctrl-C stops them (a
-            // signal sent to this process alone is passed on to them, once).
-            for i in queue.drain(..) {
-                rows[i].state = RowState::NotStarted;
-                done += 1;
-            }
-            if !passed_on {
-                children.iter_mut().for_each(|(_, child)| child.interrupt());
-                passed_on = true;
-            }
+        Ok(done)
+    }
+
+    /// A line of a child's JSON output: passed on under `--json`, folded into its row.
+    fn line(&mut self, i: usize, line: &str) {
+        if self.args.json
+            && let Ok(mut event) = serde_json::from_str::<Value>(line)
+        {
+            event["task"] = json!(self.rows[i].task.name);
+            let _ = writeln!(self.out, "{event}");
         }
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(Msg::Line(i, line)) => {
-                if args.json
-                    && let Ok(mut event) = serde_json::from_str::<Value>(&line)
-                {
-                    event["task"] = json!(rows[i].task.name);
-                    let _ = writeln!(out, "{event}");
-                }
-                let plain = !live && !args.json;
-                apply(&mut rows[i], &line, plain, out);
-            }
-            Ok(Msg::Stderr(i, line)) => keep_tail(&mut rows[i].stderr, &line),
-            Ok(Msg::Exit(i)) => {
-                let code = children
-                    .iter()
-                    .position(|(j, _)| *j == i)
-                    .and_then(|pos| children.remove(pos).1.wait());
-                let row = &mut rows[i];
-                row.finished = row.started.map(|s| s.elapsed());
-                row.state = RowState::from_exit(code);
-                if row.state == RowState::Failed && row.detail.is_empty() {
-                    row.detail = row
-                        .stderr
-                        .lines()
-                        .rfind(|l| !l.trim().is_empty())
-                        .unwrap_or("")
-                        .trim()
-                        .to_owned();
-                }
-                done += 1;
-                if !live && !args.json {
-                    let _ = writeln!(
-                        out,
-                        "[{}] {} after {}: {}",
-                        row.task.name,
-                        row.state.as_str(),
-                        pagent_engine::count(row.iterations, "iteration"),
-                        row.detail
-                    );
-                }
-            }
-            Err(_) => {}
+        let plain = self.plain();
+        apply(&mut self.rows[i], line, plain, self.out);
+    }
+
+    /// A child ended with `code`: its row says how, a failure with its last stderr line.
+    fn exited(&mut self, i: usize, code: Option<i32>) {
+        let plain = self.plain();
+        let row = &mut self.rows[i];
+        row.finished = row.started.map(|s| s.elapsed());
+        row.state = RowState::from_exit(code);
+        if row.state == RowState::Failed && row.detail.is_empty() {
+            row.detail = row
+                .stderr
+                .lines()
+                .rfind(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+                .to_owned();
         }
-        if live {
-            drawn = live::draw(&rows, drawn, Size::ask(Size::from_env(env)), style, out);
+        if plain {
+            let _ = writeln!(
+                self.out,
+                "[{}] {} after {}: {}",
+                row.task.name,
+                row.state.as_str(),
+                pagent_engine::count(row.iterations, "iteration"),
+                row.detail
+            );
         }
     }
-    if live {
-        live::draw(&rows, drawn, Size::ask(Size::from_env(env)), style, out);
+
+    fn draw(&mut self) {
+        let size = Size::ask(Size::from_env(self.env));
+        self.drawn = live::draw(&self.rows, self.drawn, size, self.style, self.out);
     }
-    let cwd = env
-        .current_dir
-        .clone()
-        .unwrap_or_else(|| project.root.clone());
-    let root = crate::store::git::discover(&project.root)
-        .and_then(|r| crate::store::git::work_tree(&r))
-        .unwrap_or_else(|| project.root.clone());
-    let report_rows_only = |merges: Option<&[merge::Merge]>, out: &mut dyn std::io::Write| {
-        let holdings: Vec<_> = rows
+
+    /// The summary, after the merge queue when asked (and not interrupted); the exit
+    /// status of the whole run.
+    fn report(mut self, launcher: &Launcher<'_>, start_git: Option<&Settings>) -> ExitStatus {
+        let args = self.args;
+        if !(args.merge || args.merge_only) || signals::interrupted() {
+            self.summary(launcher.project, None);
+            return exit_status(&self.rows, None, false);
+        }
+        if !args.json {
+            let _ = writeln!(self.out, "\n{}", merge::HEADING);
+        }
+        let outcomes: Vec<Option<String>> = self
+            .rows
             .iter()
-            .map(|r| holdings::holdings(project, &r.task.name, args.into.as_deref()))
+            .map(|r| (r.state != RowState::Complete).then(|| r.state.as_str().to_owned()))
+            .collect();
+        let tasks: Vec<Task> = self.rows.iter().map(|r| r.task.clone()).collect();
+        let merges = merge::Queue {
+            env: self.env,
+            project: launcher.project,
+            args,
+            exe: launcher.exe,
+            search: launcher.search,
+            start_git,
+            out: &mut *self.out,
+        }
+        .merge_all(&tasks, &outcomes);
+        self.summary(launcher.project, Some(&merges));
+        exit_status(&self.rows, Some(&merges), args.merge_only)
+    }
+
+    /// The end's words: each task's row and what its branch holds, and the merges.
+    fn summary(&mut self, project: &Project, merges: Option<&[merge::Merge]>) {
+        let cwd = self
+            .env
+            .current_dir
+            .clone()
+            .unwrap_or_else(|| project.root.clone());
+        let root = crate::store::git::discover(&project.root)
+            .and_then(|r| crate::store::git::work_tree(&r))
+            .unwrap_or_else(|| project.root.clone());
+        let holdings: Vec<_> = self
+            .rows
+            .iter()
+            .map(|r| holdings::holdings(project, &r.task.name, self.args.into.as_deref()))
             .collect();
         let report = summary::Report {
-            rows: &rows,
+            rows: &self.rows,
             holdings: &holdings,
             merges,
             cwd: &cwd,
             root: &root,
         };
-        summary::print(&report, style, args.json, out);
-    };
-    if !(args.merge || args.merge_only) || signals::interrupted() {
-        report_rows_only(None, out);
-        return Ok(exit_status(&rows, None, false));
+        summary::print(&report, self.style, self.args.json, self.out);
     }
-    if !args.json {
-        let _ = writeln!(out, "\n{}", merge::HEADING);
-    }
-    let outcomes: Vec<Option<String>> = rows
-        .iter()
-        .map(|r| (r.state != RowState::Complete).then(|| r.state.as_str().to_owned()))
-        .collect();
-    let tasks: Vec<Task> = rows.iter().map(|r| r.task.clone()).collect();
-    let merges = merge::Queue {
-        env,
-        project,
-        args,
-        exe,
-        search: &search,
-        start_git: start_git.as_ref(),
-        out: &mut *out,
-    }
-    .merge_all(&tasks, &outcomes);
-    report_rows_only(Some(&merges), out);
-    Ok(exit_status(&rows, Some(&merges), args.merge_only))
 }
 
 /// The first queued task that may start now, taken from the queue; and how many queued

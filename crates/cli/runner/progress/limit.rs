@@ -8,9 +8,8 @@ use std::time::Instant;
 
 use pagent_engine::{Timestamp, format_duration};
 
-use super::{Mode, Progress};
-use crate::cli::terminal::Control;
-use crate::runner::loop_event::LoopEvent;
+use super::Progress;
+use super::output::LimitWait;
 
 impl Progress<'_> {
     /// The wait begins (or, `resumed`, goes on after Ctrl-C): until `until` (`clock`, as
@@ -41,36 +40,26 @@ impl Progress<'_> {
             format_duration(wait_secs),
             self.label
         );
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::LimitWait {
-                reason: why.to_owned(),
-                until,
-                wait_secs,
-                reset_known,
-            }),
-            Mode::Quiet => {
-                let _ = writeln!(self.err, "pagent loop: {text}");
-            }
-            _ => {
-                let line = format!("{} {text}", self.style.yellow("⏸"));
-                self.line(&line);
-            }
-        }
+        let wait = LimitWait {
+            why,
+            until,
+            wait_secs,
+            reset_known,
+            text: &text,
+        };
+        let output = self.output;
+        output.limit_wait(self, &wait);
     }
 
     /// The countdown on the status line (a terminal only; call often, it redraws at once).
     pub fn limit_countdown(&mut self, left_secs: u64, clock: &str) {
-        if self.mode != Mode::Terminal {
-            return;
-        }
         let text = format!(
             "⏸ usage limit · {} · runs again in {} ({clock})",
             self.label,
             countdown(left_secs)
         );
-        let _ = write!(self.out, "{}{}", Control::ClearLine, self.style.dim(&text));
-        let _ = self.out.flush();
-        self.drawn = true;
+        let output = self.output;
+        output.limit_countdown(self, &text);
     }
 
     /// The wait is over, `waited_secs` after the limit was hit: the same iteration runs
@@ -81,28 +70,8 @@ impl Progress<'_> {
             .take()
             .map_or(0, |began| began.elapsed().as_secs());
         self.waited_here += std::time::Duration::from_secs(here.min(waited_secs));
-        match self.mode {
-            Mode::Json => self.emit(LoopEvent::LimitResumed { waited_secs }),
-            Mode::Quiet => {}
-            _ => {
-                // A wait resumed after Ctrl-C: all of it, and this run's part.
-                let waited = if here + 1 < waited_secs {
-                    format!(
-                        "{} since the limit was hit, {} of it in this run",
-                        format_duration(waited_secs),
-                        format_duration(here)
-                    )
-                } else {
-                    format_duration(waited_secs)
-                };
-                let text = format!(
-                    "{} usage limit waited out ({waited}): {} runs again",
-                    self.style.green("▶"),
-                    self.label
-                );
-                self.line(&text);
-            }
-        }
+        let output = self.output;
+        output.limit_resumed(self, waited_secs, here);
     }
 }
 
@@ -120,6 +89,7 @@ mod tests {
     use super::*;
     use crate::cli::terminal::Edge;
     use crate::cli::ui::Style;
+    use crate::runner::progress::Mode;
 
     #[test]
     fn countdowns_tick_every_second() {

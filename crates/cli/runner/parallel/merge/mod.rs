@@ -25,7 +25,7 @@ mod resolve;
 mod words;
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use git2::Oid;
@@ -51,6 +51,21 @@ pub(super) use words::{HEADING, not_run};
 /// Rounds of merge-then-resolve for one task before giving up on a target that keeps
 /// moving.
 const MAX_ROUNDS: usize = 3;
+
+/// One task's branch on its way into the branch it merges into.
+struct Merging<'r> {
+    repo: &'r git2::Repository,
+    task: &'r Task,
+    /// `pagent/NAME`.
+    branch: String,
+    target: String,
+    /// The repository's main working folder.
+    workdir: PathBuf,
+    /// The task's worktree, if it is still there.
+    tree: Option<Worktree>,
+    /// Where the target is checked out, if anywhere.
+    checkout: Option<PathBuf>,
+}
 
 /// What the queue works with, and where it speaks.
 pub(super) struct Queue<'a> {
@@ -135,36 +150,22 @@ impl Queue<'_> {
 
     fn merge_one(&mut self, task: &Task) -> anyhow::Result<Merge> {
         let root = self.project.root.clone();
-        let name = &task.name;
-        let tree = worktree::existing(&root, name)?;
+        let tree = worktree::existing(&root, &task.name)?;
         if tree.is_none()
-            && let Some(commit) = plan::merged_commit(self.project, name)
+            && let Some(commit) = plan::merged_commit(self.project, &task.name)
         {
             return Ok(Merge::Earlier {
                 commit: short(&commit),
             });
         }
         let repo = crate::store::git::discover(&root).context("no git repository")?;
-        let workdir = crate::store::git::work_tree(&repo).unwrap_or_else(|| root.clone());
-        let branch = format!("pagent/{name}");
-        if branch_tip(&repo, &branch).is_none() {
-            return Ok(Merge::Left(words::branch_gone(&branch, &workdir)));
-        }
-        let Some(target) = target_branch(&repo, &branch, self.args.into.as_deref()) else {
-            return Ok(Merge::Left(words::no_target(&workdir)));
+        let m = match self.merging(&repo, task, tree) {
+            Ok(m) => m,
+            Err(left) => return Ok(left),
         };
-        if branch_tip(&repo, &target).is_none() || target == branch {
-            return Ok(Merge::Left(words::target_gone(&target, &workdir)));
-        }
-        let checkout = land::checked_out_at(&repo, &target);
-        if let Some(at) = &checkout
-            && !same_folder(at, &workdir)
-        {
-            return Ok(Merge::Left(words::target_elsewhere(&target, at)));
-        }
         let mut resolved: Option<u64> = None;
-        if let Some(tree) = &tree {
-            if let Some(done) = self.earlier_resolution(task, tree, &target, &mut resolved)? {
+        if let Some(tree) = &m.tree {
+            if let Some(done) = self.earlier_resolution(task, tree, &m.target, &mut resolved)? {
                 return Ok(done);
             }
             let wt_repo = crate::store::git::discover(&tree.path).context("no worktree")?;
@@ -173,79 +174,139 @@ impl Queue<'_> {
                 return Ok(Merge::Left(words::uncommitted(files.len(), &tree.path)));
             }
         }
+        self.rounds(&m, &mut resolved)
+    }
+
+    /// The task's branch and the branch it merges into, when both are there and the
+    /// target is checked out nowhere but here; else why the task is left.
+    fn merging<'r>(
+        &self,
+        repo: &'r git2::Repository,
+        task: &'r Task,
+        tree: Option<Worktree>,
+    ) -> Result<Merging<'r>, Merge> {
+        let workdir =
+            crate::store::git::work_tree(repo).unwrap_or_else(|| self.project.root.clone());
+        let branch = format!("pagent/{}", task.name);
+        if branch_tip(repo, &branch).is_none() {
+            return Err(Merge::Left(words::branch_gone(&branch, &workdir)));
+        }
+        let Some(target) = target_branch(repo, &branch, self.args.into.as_deref()) else {
+            return Err(Merge::Left(words::no_target(&workdir)));
+        };
+        if branch_tip(repo, &target).is_none() || target == branch {
+            return Err(Merge::Left(words::target_gone(&target, &workdir)));
+        }
+        let checkout = land::checked_out_at(repo, &target);
+        if let Some(at) = &checkout
+            && !same_folder(at, &workdir)
+        {
+            return Err(Merge::Left(words::target_elsewhere(&target, at)));
+        }
+        Ok(Merging {
+            repo,
+            task,
+            branch,
+            target,
+            workdir,
+            tree,
+            checkout,
+        })
+    }
+
+    /// Merges until the target holds the task's branch: a clean merge lands, a conflict
+    /// goes to a resolution loop and the next round; a target that keeps moving is left.
+    fn rounds(&mut self, m: &Merging<'_>, resolved: &mut Option<u64>) -> anyhow::Result<Merge> {
+        let (repo, name, target) = (m.repo, &m.task.name, &m.target);
         for _ in 0..MAX_ROUNDS {
             if signals::interrupted() {
                 return Ok(Merge::Interrupted(words::not_reached()));
             }
             let (Some(target_tip), Some(task_tip)) =
-                (branch_tip(&repo, &target), branch_tip(&repo, &branch))
+                (branch_tip(repo, target), branch_tip(repo, &m.branch))
             else {
-                return Ok(Merge::Left(words::branch_gone(&branch, &workdir)));
+                return Ok(Merge::Left(words::branch_gone(&m.branch, &m.workdir)));
             };
-            if holds(&repo, target_tip, task_tip) {
-                plan::mark_merged(&repo, name, &target_tip.to_string())?;
-                let kept = self.remove_worktree(name, tree.as_ref());
-                return Ok(Merge::UpToDate { into: target, kept });
+            if holds(repo, target_tip, task_tip) {
+                plan::mark_merged(repo, name, &target_tip.to_string())?;
+                let kept = self.remove_worktree(name, m.tree.as_ref());
+                return Ok(Merge::UpToDate {
+                    into: target.clone(),
+                    kept,
+                });
             }
-            if checkout.is_some()
-                && let Some(why) = land::not_clean(&repo)
+            if m.checkout.is_some()
+                && let Some(why) = land::not_clean(repo)
             {
-                return Ok(Merge::Left(words::target_dirty(&target, &workdir, &why)));
+                return Ok(Merge::Left(words::target_dirty(target, &m.workdir, &why)));
             }
-            match land::attempt(&repo, target_tip, task_tip)? {
+            match land::attempt(repo, target_tip, task_tip)? {
                 land::Attempt::Clean(merged_tree) => {
-                    let commits = commits_in(&repo, target_tip, task_tip);
-                    let message = words::commit_message(task, &branch, commits, resolved);
-                    let landing = land::Landing {
-                        target: &target,
-                        target_tip,
-                        task_tip,
-                        tree: merged_tree,
-                        message: &message,
-                        checkout: checkout.as_deref(),
-                    };
-                    // A signed merge starts git: compared with the settings when this run
-                    // started and when the task's own loop did (an earlier run's).
-                    let task_git = tree
-                        .as_ref()
-                        .and_then(|t| Project::at(&t.path).ok())
-                        .and_then(|p| plan::own_state(&p, self.env))
-                        .map(|s| s.git_config);
-                    let mut baselines = vec![self.start_git];
-                    if let Some(task_git) = &task_git {
-                        baselines.push(task_git.as_ref());
-                    }
-                    let git = RepoGit {
-                        root: &workdir,
-                        env: self.env,
-                        search: self.search,
-                        when: When::After(baselines),
-                    };
-                    let commit = land::land(&repo, &landing, &git)?;
-                    plan::mark_merged(&repo, name, &commit.to_string())?;
-                    let kept = self.remove_worktree(name, tree.as_ref());
-                    return Ok(Merge::Merged {
-                        into: target,
-                        commit: short(&commit.to_string()),
-                        resolved,
-                        kept,
-                    });
+                    return self.land_clean(m, (target_tip, task_tip), merged_tree, *resolved);
                 }
                 land::Attempt::Conflicts(files) => {
-                    let Some(tree) = &tree else {
+                    let Some(tree) = &m.tree else {
                         return Ok(Merge::Left(words::conflicts_without_worktree(
-                            &target, &files,
+                            target, &files,
                         )));
                     };
-                    self.tell(name, &words::resolving(&target, &files, &tree.path));
-                    resolve::set_up(self, task, tree, &target, task_tip)?;
-                    if let Some(done) = self.run_resolution(task, tree, &target, &mut resolved) {
+                    self.tell(name, &words::resolving(target, &files, &tree.path));
+                    resolve::set_up(self, m.task, tree, target, task_tip)?;
+                    if let Some(done) = self.run_resolution(m.task, tree, target, resolved) {
                         return Ok(done);
                     }
                 }
             }
         }
-        Ok(Merge::Left(words::kept_moving(&target)))
+        Ok(Merge::Left(words::kept_moving(target)))
+    }
+
+    /// Lands a merge without conflicts on the target: its commit, the task marked
+    /// merged, its worktree removed (unless it holds work).
+    fn land_clean(
+        &mut self,
+        m: &Merging<'_>,
+        (target_tip, task_tip): (Oid, Oid),
+        merged_tree: Oid,
+        resolved: Option<u64>,
+    ) -> anyhow::Result<Merge> {
+        let commits = commits_in(m.repo, target_tip, task_tip);
+        let message = words::commit_message(m.task, &m.branch, commits, resolved);
+        let landing = land::Landing {
+            target: &m.target,
+            target_tip,
+            task_tip,
+            tree: merged_tree,
+            message: &message,
+            checkout: m.checkout.as_deref(),
+        };
+        // A signed merge starts git: compared with the settings when this run started
+        // and when the task's own loop did (an earlier run's).
+        let task_git = m
+            .tree
+            .as_ref()
+            .and_then(|t| Project::at(&t.path).ok())
+            .and_then(|p| plan::own_state(&p, self.env))
+            .map(|s| s.git_config);
+        let mut baselines = vec![self.start_git];
+        if let Some(task_git) = &task_git {
+            baselines.push(task_git.as_ref());
+        }
+        let git = RepoGit {
+            root: &m.workdir,
+            env: self.env,
+            search: self.search,
+            when: When::After(baselines),
+        };
+        let commit = land::land(m.repo, &landing, &git)?;
+        plan::mark_merged(m.repo, &m.task.name, &commit.to_string())?;
+        let kept = self.remove_worktree(&m.task.name, m.tree.as_ref());
+        Ok(Merge::Merged {
+            into: m.target.clone(),
+            commit: short(&commit.to_string()),
+            resolved,
+            kept,
+        })
     }
 
     /// Takes up a resolution an earlier run set up in the task's worktree: continues it

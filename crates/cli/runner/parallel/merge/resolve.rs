@@ -21,7 +21,7 @@ use pagent_engine::prompt::merge::MergeFill;
 use pagent_engine::{Action, Condition, Driver, SetupOptions, State, Workflow};
 use serde_json::json;
 
-use super::super::child::{Mode, Msg, spawn};
+use super::super::child::{Launcher, Mode, Msg};
 use super::super::plan::{self, RESOLVE_WORKFLOW};
 use super::Queue;
 use crate::io::now;
@@ -189,16 +189,13 @@ fn resolution_state(
 /// output what it does.
 pub(super) fn run(q: &mut Queue<'_>, task: &Task) -> Resolved {
     let (tx, rx) = mpsc::channel();
-    let mut child = match spawn(
-        q.exe,
-        q.search,
-        q.project,
-        q.args,
-        task,
-        Mode::Resume,
-        0,
-        &tx,
-    ) {
+    let launcher = Launcher {
+        exe: q.exe,
+        search: q.search,
+        project: q.project,
+        args: q.args,
+    };
+    let mut child = match launcher.spawn(task, Mode::Resume, 0, &tx) {
         Ok(child) => child,
         Err(err) => return Resolved::Failed(format!("{err:#}")),
     };
