@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use crate::cli::args::{Cli, Command, HookCommand};
-use crate::cli::env::{self, Env};
+use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::terminal::Edge;
 use crate::cli::ui;
@@ -192,16 +192,15 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
         Some("post-tool-use") => Hook::PostToolUse,
         _ => return None,
     };
-    let driver = std::env::var(env::PAGENT_DRIVER).ok();
-    let root = std::env::var_os(env::CLAUDE_PROJECT_DIR).filter(|r| !r.is_empty());
+    let root = Env::capture_project_dir();
     // The config folder matters only to PostToolUse without a state file.
     let config_dir = (hook == Hook::PostToolUse)
         .then(Env::capture_config_dir)
         .flatten();
     hook_stands_aside(
         hook,
-        driver.as_deref().and_then(env::parse_driver),
-        root.as_deref().map(std::path::Path::new),
+        Env::capture_driver(),
+        root.as_deref(),
         &crate::store::user::UserDir::at(config_dir.as_deref()),
     )
     .then_some(ExitStatus::Success)

@@ -36,6 +36,7 @@
 //! A room that is not in [`ROOMS`] fails the test: a new folder has to find its tier.
 
 mod crates;
+mod env;
 mod rules;
 mod scan;
 
