@@ -16,6 +16,7 @@
 mod examples;
 mod links;
 mod pins;
+mod prices;
 mod voice;
 
 use std::path::{Path, PathBuf};
