@@ -33,6 +33,13 @@ pub use cli::terminal::console_takes_controls;
 pub use dispatch::{hook_fast_path, run};
 pub use io::Io;
 
+/// The JSON Schemas of the files a person writes, published in `docs/schemas/`, and the
+/// parsers they describe (for the tests that hold the two together).
+pub mod schemas {
+    pub use crate::store::config::{check as check_config, schema as config};
+    pub use pagent_engine::schema::workflow;
+}
+
 /// Reports a panic caught by `main` (the message itself was printed by the panic hook).
 pub fn report_panic(stderr: &mut dyn std::io::Write) {
     cli::ui::error(

@@ -17,6 +17,7 @@ mod examples;
 mod links;
 mod pins;
 mod prices;
+mod schemas;
 mod voice;
 
 use std::path::{Path, PathBuf};
