@@ -11,6 +11,8 @@ pub mod exit;
 pub mod loop_args;
 pub mod screen;
 pub mod stdin_args;
+#[cfg(test)]
+mod surface;
 pub mod task;
 pub mod terminal;
 pub mod ui;
