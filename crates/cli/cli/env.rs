@@ -109,7 +109,6 @@ pub const LINES: &str = "LINES";
 
 /// Every variable pagent reads (through this file), on the platform it was built for:
 /// `docs/surface.md` counts them, and a test holds `Env` to the list.
-#[cfg(test)]
 pub const READ: &[&str] = &[
     CLAUDE_PROJECT_DIR,
     CLAUDE_CODE_SESSION_ID,

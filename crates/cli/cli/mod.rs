@@ -11,8 +11,6 @@ pub mod exit;
 pub mod loop_args;
 pub mod screen;
 pub mod stdin_args;
-#[cfg(test)]
-mod surface;
 pub mod task;
 pub mod terminal;
 pub mod ui;

@@ -18,6 +18,7 @@ mod links;
 mod pins;
 mod prices;
 mod schemas;
+mod surface;
 mod voice;
 
 use std::path::{Path, PathBuf};

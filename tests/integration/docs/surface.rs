@@ -4,15 +4,11 @@
 //! visible command or flag no page of the docs names) and when the counts in
 //! `docs/surface.md` are not the real ones; `PAGENT_BLESS_DOCS=1` rewrites the counts.
 
-#![allow(clippy::disallowed_methods)] // tests read the docs directly
-
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
-use clap::CommandFactory;
 use serde_json::Value;
 
-use super::args::Cli;
+use super::repo;
 
 /// Each visible command (`pagent run`), with its visible long flags (a global flag under
 /// the command that declares it, not again under its subcommands; `--help` and
@@ -46,7 +42,12 @@ fn commands() -> Vec<(String, Vec<String>)> {
         }
     }
     let mut out = Vec::new();
-    walk(&Cli::command(), "pagent", &BTreeSet::new(), &mut out);
+    walk(
+        &pagent::surface::command(),
+        "pagent",
+        &BTreeSet::new(),
+        &mut out,
+    );
     out
 }
 
@@ -95,7 +96,7 @@ fn schema_keys(schema: &Value) -> BTreeSet<String> {
 fn counted() -> String {
     let commands = commands();
     let flags: BTreeSet<&String> = commands.iter().flat_map(|(_, f)| f).collect();
-    let config = schema_keys(&crate::store::config::schema());
+    let config = schema_keys(&pagent::schemas::config());
     let workflow = schema_keys(&pagent_engine::schema::workflow());
     let stage = schema_keys(&pagent_engine::schema::workflow()["$defs"]["stage"]);
     let forms = pagent_engine::schema::workflow()["$defs"]["condition"]["oneOf"]
@@ -105,7 +106,7 @@ fn counted() -> String {
         "| what | count |\n| --- | --- |\n| commands | {} |\n| flags (distinct names) | {} |\n| environment variables read (Linux) | {} |\n| `config.json` keys | {} |\n| workflow keys (and a stage's) | {} (+{}) |\n| exit-condition forms | {forms} |\n\n",
         commands.len(),
         flags.len(),
-        super::env::READ.len(),
+        pagent::surface::VARIABLES.len(),
         config.len(),
         workflow.len(),
         stage.len(),
@@ -122,7 +123,7 @@ fn counted() -> String {
         );
     }
     text += "\nEnvironment variables: ";
-    text += &super::env::READ
+    text += &pagent::surface::VARIABLES
         .iter()
         .map(|v| format!("`{v}`"))
         .collect::<Vec<_>>()
@@ -137,13 +138,8 @@ fn counted() -> String {
     text
 }
 
-const BEGIN: &str =
-    "<!-- counted: begin (PAGENT_BLESS_DOCS=1 cargo test surface rewrites it) -->\n";
+const BEGIN: &str = "<!-- counted: begin (PAGENT_BLESS_DOCS=1 cargo test --test integration docs::surface rewrites it) -->\n";
 const END: &str = "<!-- counted: end -->";
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Issue 31, item 4: `docs/surface.md` counts the real surface (on Linux, where the
 /// variables read are the ones it lists).
