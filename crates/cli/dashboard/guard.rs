@@ -229,7 +229,14 @@ mod tests {
             let result = guard.admit(&request("GET", target, &headers), token_in);
             assert_eq!(result.is_ok(), admitted, "{target} {headers:?}: {result:?}");
         }
-        // The redirect file's navigation reaches the page, and only the page.
+    }
+
+    /// The redirect file's navigation reaches the page, and only the page.
+    #[test]
+    fn the_redirect_navigation_reaches_the_page_and_only_the_page() {
+        let token = "t".repeat(64);
+        let guard = Guard::new(token.clone(), "127.0.0.1:4000".parse().unwrap());
+        let page = format!("/?token={token}");
         let navigation = [
             ("host", "127.0.0.1:4000"),
             ("sec-fetch-site", "cross-site"),
@@ -261,6 +268,13 @@ mod tests {
                 .admit(&request("GET", "/", &navigation), TokenIn::Page)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_wrong_or_short_token_is_refused() {
+        let token = "t".repeat(64);
+        let guard = Guard::new(token.clone(), "127.0.0.1:4000".parse().unwrap());
+        let ok = [("host", "127.0.0.1:4000")];
         let wrong = format!("/?token={}", "u".repeat(64));
         assert!(
             guard
