@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 use crate::cli::args::{Cli, Command, HookCommand};
-use crate::cli::env::{self, Env};
+use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::terminal::Edge;
 use crate::cli::ui;
@@ -186,16 +186,14 @@ fn from_slash(
 /// allows the stop); `None` when there is nothing to hand over to, or it cannot start.
 pub fn hand_over_to_pagent_bin() -> Option<u8> {
     use pagent_door::process::{Launch, Program, SearchPath};
-    let (bin, started_as) = env::staged_hook_stand_in()?;
-    let cwd = std::env::current_dir().ok()?;
-    let path = std::env::var_os(env::PATH);
+    let stand_in = crate::cli::env::staged_hook_stand_in()?;
     let launch = Launch::new(
-        Program::at(bin),
-        &cwd,
-        &SearchPath::new(path.as_deref(), &[]),
+        Program::at(stand_in.bin),
+        &stand_in.cwd,
+        &SearchPath::new(stand_in.path.as_deref(), &[]),
     )
     .args(std::env::args_os().skip(1))
-    .env(env::PAGENT_LAUNCHER_SEEN, started_as)
+    .env(crate::cli::env::PAGENT_LAUNCHER_SEEN, stand_in.started_as)
     .in_callers_group();
     match launch.status() {
         Ok(Some(2)) => Some(1),
@@ -222,16 +220,15 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
         Some("post-tool-use") => Hook::PostToolUse,
         _ => return None,
     };
-    let driver = std::env::var(env::PAGENT_DRIVER).ok();
-    let root = std::env::var_os(env::CLAUDE_PROJECT_DIR).filter(|r| !r.is_empty());
+    let root = Env::capture_project_dir();
     // The config folder matters only to PostToolUse without a state file.
     let config_dir = (hook == Hook::PostToolUse)
         .then(Env::capture_config_dir)
         .flatten();
     hook_stands_aside(
         hook,
-        driver.as_deref().and_then(env::parse_driver),
-        root.as_deref().map(std::path::Path::new),
+        Env::capture_driver(),
+        root.as_deref(),
         &crate::store::user::UserDir::at(config_dir.as_deref()),
     )
     .then_some(ExitStatus::Success)

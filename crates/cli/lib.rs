@@ -33,6 +33,23 @@ pub use cli::terminal::console_takes_controls;
 pub use dispatch::{hand_over_to_pagent_bin, hook_fast_path, run};
 pub use io::Io;
 
+/// What a user can hold, for the test that counts it in `docs/surface.md`: the command
+/// line as clap builds it, and every environment variable pagent reads.
+pub mod surface {
+    pub use crate::cli::env::READ as VARIABLES;
+
+    pub fn command() -> clap::Command {
+        <crate::cli::args::Cli as clap::CommandFactory>::command()
+    }
+}
+
+/// The JSON Schemas of the files a person writes, published in `docs/schemas/`, and the
+/// parsers they describe (for the tests that hold the two together).
+pub mod schemas {
+    pub use crate::store::config::{check as check_config, schema as config};
+    pub use pagent_engine::schema::workflow;
+}
+
 /// Reports a panic caught by `main` (the message itself was printed by the panic hook).
 pub fn report_panic(stderr: &mut dyn std::io::Write) {
     cli::ui::error(

@@ -85,7 +85,8 @@ pub enum Command {
     /// served on 127.0.0.1 with a secret token in its address, until Ctrl-C.
     Dashboard(DashboardArgs),
     /// Entry points for Claude Code's hooks (called by the plugin, not by people).
-    #[command(subcommand)]
+    // Hidden from `pagent --help` (issue 31, item 4); `pagent hook --help` still shows it.
+    #[command(subcommand, hide = true)]
     Hook(HookCommand),
 }
 

@@ -1,7 +1,13 @@
 //! Every environment variable pagent reads, captured once at start-up.
 //!
 //! Reading the environment in one place keeps the rest of the binary a function of its
-//! arguments (tests pass an `Env` they built) and documents the whole surface here.
+//! arguments (tests pass an `Env` they built) and documents the whole surface here:
+//! clippy's `disallowed-methods` (the root `clippy.toml`) bans `std::env::var` and its
+//! friends everywhere else, and [`READ`] lists every name read, kept whole by a test that
+//! watches [`Env::from_vars`] ask. The hooks' fast path reads its two or three variables
+//! through the `capture_*` functions below, before the whole `Env` is worth capturing.
+//! The one read outside this file is the door's `std::env::temp_dir` (`TMPDIR`; Windows
+//! asks the system), where a checker's private scratch folder is made.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -27,20 +33,39 @@ pub const PAGENT_LAUNCHER_SEEN: &str = "PAGENT_LAUNCHER_SEEN";
 /// runs it first, and so does the binary `pagent install` staged in the launcher's place.
 pub const PAGENT_BIN: &str = "PAGENT_BIN";
 
-/// The program `PAGENT_BIN` names, when this process is the binary `pagent install` staged
-/// in place of the launcher (started by a hook as `.../scripts/pagent`) and no launcher
-/// passed this way yet; with the name it was started by. Read before anything else, on
-/// the hooks' hot path: one lookup of an unset variable in the common case.
-pub fn staged_hook_stand_in() -> Option<(PathBuf, OsString)> {
+/// What the binary `pagent install` staged in the launcher's place hands over to: the
+/// program `PAGENT_BIN` names, when this process was started as `.../scripts/pagent` (by
+/// a hook) and no launcher passed this way yet.
+#[derive(Debug)]
+pub struct StandIn {
+    pub bin: PathBuf,
+    /// The name this process was started by (the mark the stand-in gets).
+    pub started_as: OsString,
+    pub path: Option<OsString>,
+    pub cwd: PathBuf,
+}
+
+/// [`StandIn`], read before anything else on the hooks' hot path: one lookup of an unset
+/// variable in the common case.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the one place the environment is read"
+)]
+pub fn staged_hook_stand_in() -> Option<StandIn> {
     let bin = std::env::var_os(PAGENT_BIN).filter(|b| !b.is_empty())?;
     if std::env::var_os(PAGENT_LAUNCHER_SEEN).is_some_and(|s| !s.is_empty()) {
         return None;
     }
-    let me = std::env::args_os().next()?;
-    let started_as = std::path::Path::new(&me);
-    let staged = started_as.file_name() == Some(std::ffi::OsStr::new("pagent"))
-        && started_as.parent().and_then(|p| p.file_name()) == Some(std::ffi::OsStr::new("scripts"));
-    staged.then(|| (PathBuf::from(bin), me))
+    let started_as = std::env::args_os().next()?;
+    let name = std::path::Path::new(&started_as);
+    let staged = name.file_name() == Some(std::ffi::OsStr::new("pagent"))
+        && name.parent().and_then(|p| p.file_name()) == Some(std::ffi::OsStr::new("scripts"));
+    staged.then(|| StandIn {
+        bin: PathBuf::from(bin),
+        path: std::env::var_os(PATH),
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        started_as,
+    })
 }
 
 // What pagent sets for the programs it starts (never read back here).
@@ -123,6 +148,45 @@ pub const AI_AGENT: &str = "AI_AGENT";
 pub const COLUMNS: &str = "COLUMNS";
 pub const LINES: &str = "LINES";
 
+/// Every variable pagent reads (through this file), on the platform it was built for:
+/// `docs/surface.md` counts them, and a test holds `Env` to the list.
+pub const READ: &[&str] = &[
+    CLAUDE_PROJECT_DIR,
+    CLAUDE_CODE_SESSION_ID,
+    PAGENT_DRIVER,
+    PAGENT_PARALLEL,
+    PAGENT_CONFIG_DIR,
+    #[cfg(windows)]
+    APPDATA,
+    #[cfg(not(windows))]
+    XDG_CONFIG_HOME,
+    #[cfg(windows)]
+    USERPROFILE,
+    HOME,
+    NO_COLOR,
+    PATH,
+    PAGENT_REVIEWER_BIN,
+    PAGENT_DASHBOARD_TOKEN,
+    GIT_CONFIG_PARAMETERS,
+    #[cfg(not(target_os = "macos"))]
+    DISPLAY,
+    #[cfg(not(target_os = "macos"))]
+    WAYLAND_DISPLAY,
+    COLUMNS,
+    LINES,
+    CLAUDE_CONFIG_DIR,
+    PAGENT_MARKETPLACE_DIR,
+    XDG_DATA_HOME,
+    #[cfg(windows)]
+    LOCALAPPDATA,
+    PAGENT_PLUGIN_SOURCE,
+    TZ,
+    TZDIR,
+    AI_AGENT,
+    PAGENT_BIN,
+    PAGENT_LAUNCHER_SEEN,
+];
+
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     pub project_dir: Option<PathBuf>,
@@ -172,6 +236,10 @@ pub struct InstallEnv {
 
 impl Env {
     /// The process's own environment and working directory.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the one place the environment is read"
+    )]
     pub fn capture() -> Env {
         Env::from_vars(|name| std::env::var_os(name), std::env::current_dir().ok())
     }
@@ -181,6 +249,11 @@ impl Env {
     pub fn from_vars(var: impl Fn(&str) -> Option<OsString>, current_dir: Option<PathBuf>) -> Env {
         let non_empty = |name: &str| var(name).filter(|v| !v.is_empty());
         let string = |name: &str| non_empty(name).and_then(|v| v.into_string().ok());
+        let size = |name: &str| {
+            string(name)
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|n| *n > 0)
+        };
         let config_dir = Env::config_dir_from(&non_empty);
         Env {
             project_dir: non_empty(CLAUDE_PROJECT_DIR).map(PathBuf::from),
@@ -198,30 +271,10 @@ impl Env {
             has_display: cfg!(target_os = "macos")
                 || non_empty(DISPLAY).is_some()
                 || non_empty(WAYLAND_DISPLAY).is_some(),
-            columns: string(COLUMNS)
-                .and_then(|v| v.trim().parse().ok())
-                .filter(|n| *n > 0),
-            lines: string(LINES)
-                .and_then(|v| v.trim().parse().ok())
-                .filter(|n| *n > 0),
+            columns: size(COLUMNS),
+            lines: size(LINES),
             exe: None,
-            install: InstallEnv {
-                home: if cfg!(windows) {
-                    non_empty(USERPROFILE).or_else(|| non_empty(HOME))
-                } else {
-                    non_empty(HOME)
-                }
-                .map(PathBuf::from),
-                claude_config_dir: non_empty(CLAUDE_CONFIG_DIR).map(PathBuf::from),
-                marketplace_dir: non_empty(PAGENT_MARKETPLACE_DIR).map(PathBuf::from),
-                xdg_data_home: if cfg!(windows) {
-                    non_empty(XDG_DATA_HOME).or_else(|| non_empty(LOCALAPPDATA))
-                } else {
-                    non_empty(XDG_DATA_HOME)
-                }
-                .map(PathBuf::from),
-                plugin_source: non_empty(PAGENT_PLUGIN_SOURCE).map(PathBuf::from),
-            },
+            install: InstallEnv::from_vars(&non_empty),
             tz: var(TZ),
             tzdir: non_empty(TZDIR),
             claude_version: string(AI_AGENT).as_deref().and_then(claude_version),
@@ -229,9 +282,36 @@ impl Env {
     }
 
     /// pagent's config folder: `PAGENT_CONFIG_DIR`, else `$XDG_CONFIG_HOME/pagent`, else
-    /// `~/.config/pagent` (on Windows `%APPDATA%\pagent`).
+    /// `~/.config/pagent` (on Windows `%APPDATA%\pagent`). For the hooks' fast path.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the one place the environment is read"
+    )]
     pub fn capture_config_dir() -> Option<PathBuf> {
         Env::config_dir_from(&|name: &str| std::env::var_os(name).filter(|v| !v.is_empty()))
+    }
+
+    /// `PAGENT_DRIVER` as [`Env::driver`] reads it. For the hooks' fast path.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the one place the environment is read"
+    )]
+    pub fn capture_driver() -> Option<Driver> {
+        std::env::var(PAGENT_DRIVER)
+            .ok()
+            .as_deref()
+            .and_then(parse_driver)
+    }
+
+    /// `CLAUDE_PROJECT_DIR` as [`Env::project_dir`] reads it. For the hooks' fast path.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the one place the environment is read"
+    )]
+    pub fn capture_project_dir() -> Option<PathBuf> {
+        std::env::var_os(CLAUDE_PROJECT_DIR)
+            .filter(|r| !r.is_empty())
+            .map(PathBuf::from)
     }
 
     fn config_dir_from(non_empty: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
@@ -257,6 +337,26 @@ impl Env {
     /// True inside an agent process started by `pagent loop`.
     pub fn driven_by_loop(&self) -> bool {
         self.driver == Some(Driver::Loop)
+    }
+}
+
+impl InstallEnv {
+    fn from_vars(non_empty: &dyn Fn(&str) -> Option<OsString>) -> InstallEnv {
+        let first = |names: &[&str]| names.iter().find_map(|name| non_empty(name));
+        // Claude Code's home on Windows is the profile folder (`HOME` is Git Bash's), and
+        // the staging folder there is the local application data.
+        let (home, data) = if cfg!(windows) {
+            (&[USERPROFILE, HOME][..], &[XDG_DATA_HOME, LOCALAPPDATA][..])
+        } else {
+            (&[HOME][..], &[XDG_DATA_HOME][..])
+        };
+        InstallEnv {
+            home: first(home).map(PathBuf::from),
+            claude_config_dir: non_empty(CLAUDE_CONFIG_DIR).map(PathBuf::from),
+            marketplace_dir: non_empty(PAGENT_MARKETPLACE_DIR).map(PathBuf::from),
+            xdg_data_home: first(data).map(PathBuf::from),
+            plugin_source: non_empty(PAGENT_PLUGIN_SOURCE).map(PathBuf::from),
+        }
     }
 }
 
@@ -290,6 +390,27 @@ mod tests {
     fn every_secret_pagent_reads_is_kept_from_its_children() {
         let secrets = [PAGENT_DASHBOARD_TOKEN];
         assert_eq!(pagent_door::process::SECRET_VARIABLES, secrets);
+    }
+
+    /// Issue 31, item 4: [`READ`] is every variable `Env` asks for: with none set, every
+    /// fallback is asked too, so the names asked are all the names there are.
+    #[test]
+    fn issue_31_every_variable_read_is_listed_once() {
+        let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        let _ = Env::from_vars(
+            |name| {
+                asked.borrow_mut().insert(name.to_owned());
+                None
+            },
+            None,
+        );
+        let listed: std::collections::BTreeSet<String> =
+            READ.iter().map(|n| (*n).to_owned()).collect();
+        assert_eq!(listed.len(), READ.len(), "a name listed twice");
+        assert_eq!(asked.into_inner(), listed);
+        for fast in [PAGENT_DRIVER, CLAUDE_PROJECT_DIR, PAGENT_CONFIG_DIR, HOME] {
+            assert!(READ.contains(&fast), "{fast}");
+        }
     }
 
     #[test]

@@ -152,6 +152,63 @@ pub fn read_prices(user_dir: &UserDir) -> Prices {
     }
 }
 
+/// The JSON Schema of `config.json` (published as `docs/schemas/config.schema.json`):
+/// [`ConfigFile`]'s keys, with the limits [`parse_config`] checks. A project's file may
+/// hold only `backpressure` (without `always`); the schema describes the user's, the
+/// larger of the two.
+pub fn schema() -> serde_json::Value {
+    use serde_json::json;
+    let dollars = |what: &str| json!({"type": "number", "minimum": 0, "maximum": 100_000, "description": what});
+    json!({
+        "$schema": pagent_engine::schema::DRAFT,
+        "title": "pagent config.json",
+        "description": "pagent's settings: yours in pagent's config folder, a project's in .claude/pagent/config.json (backpressure only).",
+        "type": "object",
+        "properties": {
+            "backpressure": pagent_engine::schema::backpressure(true),
+            "prices": {
+                "type": "object",
+                "description": "Prices per model-name prefix, in US dollars per million tokens, over pagent's built-in list prices (your own config only).",
+                "propertyNames": {"pattern": "\\S"},
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["input", "output"],
+                    "properties": {
+                        "input": dollars("Input tokens."),
+                        "output": dollars("Output tokens."),
+                        "cache_read": dollars("Cache reads [default: a tenth of input]."),
+                        "cache_write": dollars("Cache writes [default: 1.25 times input]."),
+                    },
+                    "additionalProperties": false,
+                },
+            },
+            "notify": {
+                "type": "object",
+                "description": "What to do when a loop ends (your own config only).",
+                "properties": {
+                    "desktop": {"type": "boolean", "default": false},
+                    "command": {
+                        "type": "array", "minItems": 1, "items": {"type": "string"},
+                        "prefixItems": [{"type": "string", "pattern": "\\S"}],
+                        "description": "A program and its arguments; {message}, {status}, {workflow} and {project} are replaced.",
+                    },
+                    "timeout": {
+                        "type": "integer", "minimum": 0,
+                        "description": "Seconds before the command is killed [default: 10; 1 to 300].",
+                    },
+                },
+                "additionalProperties": false,
+            },
+        },
+        "additionalProperties": false,
+    })
+}
+
+/// Whether `bytes` is a valid user config file, as [`read_config`] judges it.
+pub fn check(bytes: &[u8]) -> anyhow::Result<()> {
+    parse_config(bytes, "config.json").map(|_| ())
+}
+
 /// The project's config file: its bytes (for trust) and its backpressure settings, for
 /// sealing into a new loop's state; `None` when the project has none.
 pub fn project_backpressure(

@@ -87,7 +87,7 @@ mod tests {
     }
 
     fn run(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
-        let path = std::env::var_os("PATH");
+        let path = crate::cli::env::Env::capture().path;
         run_check(root, check, stage, path.as_deref(), &mut || true)
     }
 

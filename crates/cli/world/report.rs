@@ -129,46 +129,52 @@ struct StageReport {
     progress: String,
 }
 
+/// One stage's line: where it stands and what its exit condition says now.
+fn stage_report(
+    state: &State,
+    i: usize,
+    stage: &pagent_engine::Stage,
+    world: &mut FsWorld,
+) -> StageReport {
+    let evaluation = stage.exit_when.evaluate(world);
+    let label = match (i.cmp(&state.stage), state.status) {
+        _ if i >= state.max_stages => "skipped",
+        (std::cmp::Ordering::Less, _) | (std::cmp::Ordering::Equal, Status::Complete) => "done",
+        (std::cmp::Ordering::Equal, Status::Active) => "current",
+        (std::cmp::Ordering::Equal, Status::GaveUp) => "gave_up",
+        (std::cmp::Ordering::Equal, Status::Cancelled) => "cancelled",
+        (std::cmp::Ordering::Greater, _) => "waiting",
+    };
+    // Status reads no transcript, runs no command and starts no reviewer: for a
+    // condition with any of those, the last stop's finding says what is known.
+    let unseen = stage.exit_when.runs_commands()
+        || stage.exit_when.promise().is_some()
+        || stage.exit_when.review().is_some();
+    let progress = match (label, stage.exit_when.promise()) {
+        ("done", Some(promise)) if !evaluation.met => format!("promise {promise} made"),
+        ("current", _) if unseen => state
+            .last_feedback
+            .clone()
+            .unwrap_or_else(|| evaluation.summary()),
+        _ => evaluation.summary(),
+    };
+    StageReport {
+        name: stage.name.clone(),
+        state: label,
+        iterations: state.iterations[i],
+        max_iterations: state.stage_limit(i),
+        met: evaluation.met,
+        progress,
+    }
+}
+
 pub fn build(project: &Project, user_dir: &UserDir, state: &State, sealed: bool) -> Report {
     let mut world = FsWorld::read_only(project);
     let stages = state
         .stages
         .iter()
         .enumerate()
-        .map(|(i, stage)| {
-            let evaluation = stage.exit_when.evaluate(&mut world);
-            let label = match (i.cmp(&state.stage), state.status) {
-                _ if i >= state.max_stages => "skipped",
-                (std::cmp::Ordering::Less, _) | (std::cmp::Ordering::Equal, Status::Complete) => {
-                    "done"
-                }
-                (std::cmp::Ordering::Equal, Status::Active) => "current",
-                (std::cmp::Ordering::Equal, Status::GaveUp) => "gave_up",
-                (std::cmp::Ordering::Equal, Status::Cancelled) => "cancelled",
-                (std::cmp::Ordering::Greater, _) => "waiting",
-            };
-            // Status reads no transcript, runs no command and starts no reviewer: for a
-            // condition with any of those, the last stop's finding says what is known.
-            let unseen = stage.exit_when.runs_commands()
-                || stage.exit_when.promise().is_some()
-                || stage.exit_when.review().is_some();
-            let progress = match (label, stage.exit_when.promise()) {
-                ("done", Some(promise)) if !evaluation.met => format!("promise {promise} made"),
-                ("current", _) if unseen => state
-                    .last_feedback
-                    .clone()
-                    .unwrap_or_else(|| evaluation.summary()),
-                _ => evaluation.summary(),
-            };
-            StageReport {
-                name: stage.name.clone(),
-                state: label,
-                iterations: state.iterations[i],
-                max_iterations: state.stage_limit(i),
-                met: evaluation.met,
-                progress,
-            }
-        })
+        .map(|(i, stage)| stage_report(state, i, stage, &mut world))
         .collect();
     let end = state.ended_at.unwrap_or_else(now);
     // The loop's own clock (forward steps only), or the wall clock if that says more (a

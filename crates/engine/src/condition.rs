@@ -14,7 +14,7 @@
 
 mod describe;
 mod evaluate;
-mod parse;
+pub(crate) mod parse;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;

@@ -32,6 +32,7 @@ mod promise;
 pub mod prompt;
 pub mod render;
 pub mod review;
+pub mod schema;
 pub mod seal;
 mod state;
 pub mod stories;

@@ -191,10 +191,21 @@ fn multiline_code_spans<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<(usize,
 mod tests {
     use super::*;
 
-    /// The rule as a table: (message, expected promise, counts?).
+    /// (message, expected promise, counts?) for each case.
+    fn check(cases: &[(&str, &str, bool)]) {
+        for (message, expected, want) in cases {
+            assert_eq!(
+                contains_promise(message, expected),
+                *want,
+                "{message:?} / {expected:?}"
+            );
+        }
+    }
+
+    /// The rule as a table, first the lines: a promise counts on a line of its own.
     #[test]
     fn promise_table() {
-        let cases: &[(&str, &str, bool)] = &[
+        check(&[
             // On a line of its own: counts.
             ("Finished.\n<promise>DONE</promise>", "DONE", true),
             ("<promise>DONE</promise>", "DONE", true),
@@ -233,6 +244,14 @@ mod tests {
                 "DONE",
                 false,
             ),
+        ]);
+    }
+
+    /// The rule as a table, then what hides a promise: wrong text, code, quotes and
+    /// comments.
+    #[test]
+    fn promise_table_code_quotes_and_comments() {
+        check(&[
             // Wrong text.
             ("<promise>done</promise>", "DONE", false),
             ("DONE", "DONE", false),
@@ -285,13 +304,6 @@ mod tests {
             ("<promise>A`</promise>\nlater`", "A`", true),
             ("`early\n<promise>`B</promise>", "`B", true),
             ("`a`\n<promise>DONE</promise>\n`b`", "DONE", true),
-        ];
-        for (message, expected, want) in cases {
-            assert_eq!(
-                contains_promise(message, expected),
-                *want,
-                "{message:?} / {expected:?}"
-            );
-        }
+        ]);
     }
 }

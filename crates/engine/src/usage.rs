@@ -5,7 +5,8 @@
 //! transcript (the Stop hook), or the usage and cost records of an agent's output stream
 //! (`pagent loop`). Each becomes a [`Report`]. A report's cost is the agent's own figure
 //! when it gives one; otherwise it is estimated from a per-model price table ([`Prices`]:
-//! a few built-in list prices, overridden by the user's own config), and a model that no
+//! pagent's list prices, data in `prices.toml` (see `usage/list.rs`), overridden by the
+//! user's own config), and a model that no
 //! price matches leaves its tokens "unpriced". The state records which of those sources
 //! the total came from, so the figure is never shown as more exact than it is.
 //!
@@ -16,6 +17,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Timestamp;
+
+mod list;
+
+pub use list::{ListPrice, PRICES_TOML, list_prices};
 
 /// Token counts, as Anthropic splits them (other agents map onto the same four).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -300,28 +305,6 @@ impl Price {
     }
 }
 
-/// List prices in dollars per million tokens when this was written: (prefix, input,
-/// output, cache read, cache write). A longer prefix wins; the user's config overrides.
-const BUILT_IN: &[(&str, f64, f64, f64, f64)] = &[
-    ("claude-3-opus", 15.0, 75.0, 1.5, 18.75),
-    ("claude-opus-4-0", 15.0, 75.0, 1.5, 18.75),
-    ("claude-opus-4-1", 15.0, 75.0, 1.5, 18.75),
-    ("claude-opus-4-2", 15.0, 75.0, 1.5, 18.75),
-    ("claude-opus", 5.0, 25.0, 0.5, 6.25),
-    ("claude-sonnet", 3.0, 15.0, 0.3, 3.75),
-    ("claude-3-5-sonnet", 3.0, 15.0, 0.3, 3.75),
-    ("claude-3-7-sonnet", 3.0, 15.0, 0.3, 3.75),
-    ("claude-haiku", 1.0, 5.0, 0.1, 1.25),
-    ("claude-3-5-haiku", 0.8, 4.0, 0.08, 1.0),
-    ("gpt-5", 1.25, 10.0, 0.125, 0.0),
-    ("gpt-5-mini", 0.25, 2.0, 0.025, 0.0),
-    ("gpt-5-nano", 0.05, 0.4, 0.005, 0.0),
-    ("gpt-4.1", 2.0, 8.0, 0.5, 0.0),
-    ("gpt-4o", 2.5, 10.0, 1.25, 0.0),
-    ("o3", 2.0, 8.0, 0.5, 0.0),
-    ("o4-mini", 1.1, 4.4, 0.275, 0.0),
-];
-
 /// Dollars per million tokens to micro-dollars per million tokens; `None` for a value no
 /// price can have (negative, not a number, over $100,000 per million).
 pub fn per_million(dollars: f64) -> Option<u64> {
@@ -345,21 +328,27 @@ impl Default for Prices {
 }
 
 impl Prices {
+    /// pagent's list prices ([`list_prices`], the embedded `prices.toml`).
     pub fn built_in() -> Prices {
-        let entries = BUILT_IN
+        let entries = list_prices()
             .iter()
-            .filter_map(|(prefix, input, output, read, write)| {
+            .filter_map(|p| {
                 Some(Price {
-                    prefix: (*prefix).to_owned(),
-                    input: per_million(*input)?,
-                    output: per_million(*output)?,
-                    cache_read: per_million(*read)?,
-                    cache_write: per_million(*write)?,
+                    prefix: p.prefix.clone(),
+                    input: per_million(p.input)?,
+                    output: per_million(p.output)?,
+                    cache_read: per_million(p.cache_read)?,
+                    cache_write: per_million(p.cache_write)?,
                     source: PriceSource::BuiltIn,
                 })
             })
             .collect();
         Prices { entries }
+    }
+
+    /// Every price in the table, the user's first.
+    pub fn entries(&self) -> &[Price] {
+        &self.entries
     }
 
     /// The built-in table with the user's prices added over it.

@@ -15,6 +15,29 @@ pub const DEFAULT_NO_PROGRESS_LIMIT: u32 = 3;
 /// Upper bound on any iteration budget: a loop is never unlimited, even by request.
 pub const MAX_ITERATIONS_CEILING: u32 = 1_000;
 
+/// Every key of a workflow file, in the order errors list them. The parser and the
+/// workflow's JSON Schema (`schema.rs`) both read it.
+pub const WORKFLOW_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "max_iterations",
+    "no_progress_limit",
+    "backpressure",
+    "max_duration",
+    "max_tokens",
+    "max_cost",
+    "stages",
+];
+
+/// Every key of a stage, as [`WORKFLOW_KEYS`] is the workflow's.
+pub const STAGE_KEYS: &[&str] = &[
+    "name",
+    "prompt",
+    "prompt_file",
+    "exit_when",
+    "max_iterations",
+];
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workflow {
     pub name: String,
@@ -86,21 +109,7 @@ impl Workflow {
                 "expected a JSON object with \"stages\"",
             ));
         };
-        reject_unknown(
-            map,
-            "",
-            &[
-                "name",
-                "description",
-                "max_iterations",
-                "no_progress_limit",
-                "backpressure",
-                "max_duration",
-                "max_tokens",
-                "max_cost",
-                "stages",
-            ],
-        )?;
+        reject_unknown(map, "", WORKFLOW_KEYS)?;
         let budget_field = |key: &str, parse: fn(&str) -> Result<u64, String>| match map.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(value) => budget::parse_json_field(value, parse)
@@ -174,17 +183,7 @@ fn parse_stage(value: &Value, at: &str) -> Result<StageSpec, WorkflowError> {
             "expected an object with name, prompt and exit_when",
         ));
     };
-    reject_unknown(
-        map,
-        at,
-        &[
-            "name",
-            "prompt",
-            "prompt_file",
-            "exit_when",
-            "max_iterations",
-        ],
-    )?;
+    reject_unknown(map, at, STAGE_KEYS)?;
     let name = optional_string(map, "name", &format!("{at}.name"))?
         .ok_or_else(|| error(format!("{at}.name"), "every stage needs a name"))?;
     check_name(&name, &format!("{at}.name"))?;

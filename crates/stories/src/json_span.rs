@@ -1,15 +1,21 @@
 //! Where each story of a `prd.json` is, in bytes: serde reads the values but forgets the
 //! places, and ticking a story must rewrite its `"passes": false` and nothing else (no
 //! re-serialising, which would reorder keys, reindent and drop what pagent does not
-//! know). So this small scanner walks the same text serde accepted and notes, for each
-//! element of the top-level `userStories` array, the object's bytes and its `passes`
-//! value's bytes.
+//! know). jsonc-parser (dprint's parser, the one behind editors' formatters) gives every
+//! value its byte range; this notes, for each element of the top-level `userStories`
+//! array, the object's bytes and its `passes` value's bytes.
 //!
-//! It runs only on text serde has already parsed, but is written for any bytes: nesting
-//! is capped, every read is bounds-checked, and anything it does not expect ends the walk
-//! with `None` (the plan is then read, but cannot be ticked).
+//! It runs only on text serde has already parsed (nesting at most 128 deep), but is
+//! written for any bytes: nesting deeper than serde's is refused as serde refuses it
+//! (and the parser stops at 512 levels itself, so it never recurses without bound), and
+//! anything it does not expect gives `None` (the plan is then read, but cannot be
+//! ticked).
 
 use std::ops::Range;
+
+use jsonc_parser::ast::{ObjectProp, Value};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
 
 /// Deeper nesting than this is not a PRD (serde_json stops at 128 too).
 const MAX_DEPTH: usize = 128;
@@ -22,195 +28,85 @@ pub(super) struct StorySpan {
     pub members: usize,
 }
 
-struct Scanner<'a> {
-    text: &'a str,
-    pos: usize,
-}
-
 pub(super) fn user_story_spans(text: &str) -> Option<Vec<StorySpan>> {
-    let mut s = Scanner { text, pos: 0 };
-    if s.text.starts_with('\u{feff}') {
-        s.pos = '\u{feff}'.len_utf8();
+    if too_deep(text) {
+        return None;
     }
-    s.ws();
-    s.expect(b'{')?;
-    let mut found = None;
-    s.ws();
-    if s.eat(b'}') {
+    let strict = ParseOptions {
+        allow_comments: false,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_extended_string_escapes: false,
+        allow_non_finite_numbers: false,
+    };
+    // Ranges count from after a byte-order mark, which the text keeps.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let shift = text.len() - body.len();
+    let parsed = parse_to_ast(body, &CollectOptions::default(), &strict).ok()?;
+    let Some(Value::Object(top)) = parsed.value else {
+        return None;
+    };
+    let stories = top
+        .properties
+        .iter()
+        .rfind(|p| named(p, "userStories"))
+        .map(|p| &p.value);
+    let Some(Value::Array(stories)) = stories else {
         return Some(Vec::new());
-    }
-    loop {
-        s.ws();
-        let key = s.key()?;
-        s.ws();
-        s.expect(b':')?;
-        s.ws();
-        if key == "userStories" && s.peek() == Some(b'[') {
-            found = Some(s.stories()?);
-        } else {
-            s.value(1)?;
-        }
-        s.ws();
-        if s.eat(b'}') {
-            return Some(found.unwrap_or_default());
-        }
-        s.expect(b',')?;
-    }
+    };
+    let at = |r: jsonc_parser::common::Range| r.start + shift..r.end + shift;
+    let spans = stories
+        .elements
+        .iter()
+        .map(|element| match element {
+            Value::Object(story) => StorySpan {
+                object: at(story.range),
+                passes: story
+                    .properties
+                    .iter()
+                    .rfind(|p| named(p, "passes"))
+                    .map(|p| at(p.value.range())),
+                members: story.properties.len(),
+            },
+            other => StorySpan {
+                object: at(other.range()),
+                passes: None,
+                members: 0,
+            },
+        })
+        .collect();
+    Some(spans)
 }
 
-impl Scanner<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.pos).copied()
-    }
+/// Whether a property's name, unescaped, is `name`.
+fn named(property: &ObjectProp<'_>, name: &str) -> bool {
+    property.name.as_str() == name
+}
 
-    fn eat(&mut self, byte: u8) -> bool {
-        let found = self.peek() == Some(byte);
-        if found {
-            self.pos += 1;
-        }
-        found
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        self.eat(byte).then_some(())
-    }
-
-    fn ws(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
-            self.pos += 1;
-        }
-    }
-
-    /// A string's bytes, quotes included.
-    fn string(&mut self) -> Option<Range<usize>> {
-        let start = self.pos;
-        self.expect(b'"')?;
-        loop {
-            match self.peek()? {
-                b'"' => {
-                    self.pos += 1;
-                    return Some(start..self.pos);
-                }
-                b'\\' => self.pos += 2,
-                _ => self.pos += 1,
-            }
-        }
-    }
-
-    /// An object key, unescaped.
-    fn key(&mut self) -> Option<String> {
-        let range = self.string()?;
-        let raw = self.text.get(range)?;
-        if raw.contains('\\') {
-            serde_json::from_str(raw).ok()
-        } else {
-            Some(raw[1..raw.len() - 1].to_owned())
-        }
-    }
-
-    fn value(&mut self, depth: usize) -> Option<Range<usize>> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        let start = self.pos;
-        match self.peek()? {
-            b'"' => {
-                self.string()?;
-            }
-            open @ (b'{' | b'[') => {
-                let close = if open == b'{' { b'}' } else { b']' };
-                self.pos += 1;
-                self.ws();
-                if !self.eat(close) {
-                    loop {
-                        self.ws();
-                        if open == b'{' {
-                            self.string()?;
-                            self.ws();
-                            self.expect(b':')?;
-                            self.ws();
-                        }
-                        self.value(depth + 1)?;
-                        self.ws();
-                        if self.eat(close) {
-                            break;
-                        }
-                        self.expect(b',')?;
-                    }
+/// Whether brackets outside strings nest deeper than [`MAX_DEPTH`], as serde would refuse.
+fn too_deep(text: &str) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for byte in text.bytes() {
+        match (in_string, escaped, byte) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') | (false, _, b'"') => in_string = !in_string,
+            (false, _, b'[' | b'{') => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return true;
                 }
             }
-            _ => {
-                while self.peek().is_some_and(|b| {
-                    !matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n')
-                }) {
-                    self.pos += 1;
-                }
-                if self.pos == start {
-                    return None;
-                }
-            }
-        }
-        Some(start..self.pos)
-    }
-
-    fn stories(&mut self) -> Option<Vec<StorySpan>> {
-        let mut out = Vec::new();
-        self.expect(b'[')?;
-        self.ws();
-        if self.eat(b']') {
-            return Some(out);
-        }
-        loop {
-            self.ws();
-            if self.peek() == Some(b'{') {
-                out.push(self.story()?);
-            } else {
-                let object = self.value(2)?;
-                out.push(StorySpan {
-                    object,
-                    passes: None,
-                    members: 0,
-                });
-            }
-            self.ws();
-            if self.eat(b']') {
-                return Some(out);
-            }
-            self.expect(b',')?;
+            (false, _, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
         }
     }
-
-    fn story(&mut self) -> Option<StorySpan> {
-        let start = self.pos;
-        let mut passes = None;
-        let mut members = 0;
-        self.expect(b'{')?;
-        self.ws();
-        if !self.eat(b'}') {
-            loop {
-                self.ws();
-                let key = self.key()?;
-                self.ws();
-                self.expect(b':')?;
-                self.ws();
-                let value = self.value(3)?;
-                if key == "passes" {
-                    passes = Some(value);
-                }
-                members += 1;
-                self.ws();
-                if self.eat(b'}') {
-                    break;
-                }
-                self.expect(b',')?;
-            }
-        }
-        Some(StorySpan {
-            object: start..self.pos,
-            passes,
-            members,
-        })
-    }
+    false
 }
 
 #[cfg(test)]
@@ -247,5 +143,24 @@ mod tests {
         }
         let deep = format!("{{\"a\": {}{}}}", "[".repeat(200), "]".repeat(200));
         assert_eq!(user_story_spans(&deep), None);
+    }
+
+    /// Issue 31, item 5: the parser recurses once per level; a hostile file of nested
+    /// brackets is refused without exhausting the stack (serde refuses it too; this holds
+    /// on its own).
+    #[test]
+    fn issue_31_a_megabyte_of_brackets_is_refused_before_the_parser_recurses() {
+        assert_eq!(user_story_spans(&"[".repeat(1 << 20)), None);
+        let braces = format!("{{\"userStories\": [{}", "{\"a\": ".repeat(1 << 18));
+        assert_eq!(user_story_spans(&braces), None);
+    }
+
+    /// Issue 31, item 5: ranges count in the file's own bytes, a byte-order mark included.
+    #[test]
+    fn issue_31_ranges_count_the_byte_order_mark() {
+        let text = "\u{feff}{\"userStories\": [{\"passes\": false}]}";
+        let spans = user_story_spans(text).unwrap();
+        assert_eq!(&text[spans[0].passes.clone().unwrap()], "false");
+        assert_eq!(&text[spans[0].object.clone()], "{\"passes\": false}");
     }
 }

@@ -19,7 +19,7 @@
 //! under it then is), and pagent ticks it together with its last required sub-task, as
 //! Kiro does. A task Kiro shows as in progress (`[-]`) is not done.
 
-use super::text::{checkbox, heading, lines};
+use super::text::{Checkbox, Line, checkbox, heading, lines};
 use super::{Format, Mark, Plan, Story};
 
 /// The task number a checkbox's text starts with (`1`, `2.1`, `3.` or `7.9*`), and
@@ -72,70 +72,9 @@ pub(super) fn read(text: &str) -> Plan {
             continue;
         }
         if let Some(item) = checkbox(line.text) {
-            while stack
-                .last()
-                .is_some_and(|(indent, _)| *indent >= item.indent)
-            {
-                stack.pop();
-            }
-            let parent = stack.last().map(|(_, index)| *index);
-            let (id, title, starred_number) = match task_number(item.text) {
-                Some((number, starred)) => {
-                    let after =
-                        &item.text[item.text.find([' ', '\t']).unwrap_or(item.text.len())..];
-                    (number.to_owned(), after.trim(), starred)
-                }
-                None => (format!("L{}", line.number), item.text, false),
-            };
-            let index = tasks.len();
-            if let Some(parent) = parent {
-                tasks[parent].leaf = false;
-            }
-            tasks.push(Task {
-                story: Story {
-                    id,
-                    title: title.trim_end_matches("(P)").trim().to_owned(),
-                    optional: item.starred || starred_number,
-                    line: line.number,
-                    span: line.start..line.next,
-                    ..Story::default()
-                },
-                checked: item.checked(),
-                at: line.start + item.at,
-                parent,
-                leaf: true,
-            });
-            stack.push((item.indent, index));
-            continue;
-        }
-        let indent = line.text.len() - line.text.trim_start().len();
-        let trimmed = line.text.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
-        while stack.last().is_some_and(|(open, _)| *open >= indent) {
-            stack.pop();
-        }
-        let Some(&(_, owner)) = stack.last() else {
-            continue;
-        };
-        let story = &mut tasks[owner].story;
-        story.span.end = line.next;
-        if let Some(values) = field(trimmed, "Requirements") {
-            story.criteria.push(format!(
-                "Requirements {} of requirements.md",
-                values.join(", ")
-            ));
-        } else if let Some(values) = field(trimmed, "Depends") {
-            story
-                .depends_on
-                .extend(values.iter().map(|v| v.to_string()));
+            push_task(&mut tasks, &mut stack, line, &item);
         } else {
-            let detail = trimmed.strip_prefix("- ").unwrap_or(trimmed);
-            story
-                .body
-                .push_str(if story.body.is_empty() { "" } else { "\n" });
-            story.body.push_str(detail);
+            add_detail(&mut tasks, &mut stack, line);
         }
     }
     Plan {
@@ -143,6 +82,82 @@ pub(super) fn read(text: &str) -> Plan {
         title,
         stories: stories_of(&tasks),
         checks: Vec::new(),
+    }
+}
+
+/// A checkbox line: a task, under the open task it is indented below.
+fn push_task(
+    tasks: &mut Vec<Task>,
+    stack: &mut Vec<(usize, usize)>,
+    line: &Line<'_>,
+    item: &Checkbox<'_>,
+) {
+    while stack
+        .last()
+        .is_some_and(|(indent, _)| *indent >= item.indent)
+    {
+        stack.pop();
+    }
+    let parent = stack.last().map(|(_, index)| *index);
+    let (id, title, starred_number) = match task_number(item.text) {
+        Some((number, starred)) => {
+            let after = &item.text[item.text.find([' ', '\t']).unwrap_or(item.text.len())..];
+            (number.to_owned(), after.trim(), starred)
+        }
+        None => (format!("L{}", line.number), item.text, false),
+    };
+    let index = tasks.len();
+    if let Some(parent) = parent {
+        tasks[parent].leaf = false;
+    }
+    tasks.push(Task {
+        story: Story {
+            id,
+            title: title.trim_end_matches("(P)").trim().to_owned(),
+            optional: item.starred || starred_number,
+            line: line.number,
+            span: line.start..line.next,
+            ..Story::default()
+        },
+        checked: item.checked(),
+        at: line.start + item.at,
+        parent,
+        leaf: true,
+    });
+    stack.push((item.indent, index));
+}
+
+/// Any other line: detail of the open task it is indented below (its body, the
+/// requirements it answers, what it depends on).
+fn add_detail(tasks: &mut [Task], stack: &mut Vec<(usize, usize)>, line: &Line<'_>) {
+    let indent = line.text.len() - line.text.trim_start().len();
+    let trimmed = line.text.trim();
+    if trimmed.is_empty() {
+        return;
+    }
+    while stack.last().is_some_and(|(open, _)| *open >= indent) {
+        stack.pop();
+    }
+    let Some(&(_, owner)) = stack.last() else {
+        return;
+    };
+    let story = &mut tasks[owner].story;
+    story.span.end = line.next;
+    if let Some(values) = field(trimmed, "Requirements") {
+        story.criteria.push(format!(
+            "Requirements {} of requirements.md",
+            values.join(", ")
+        ));
+    } else if let Some(values) = field(trimmed, "Depends") {
+        story
+            .depends_on
+            .extend(values.iter().map(|v| v.to_string()));
+    } else {
+        let detail = trimmed.strip_prefix("- ").unwrap_or(trimmed);
+        story
+            .body
+            .push_str(if story.body.is_empty() { "" } else { "\n" });
+        story.body.push_str(detail);
     }
 }
 

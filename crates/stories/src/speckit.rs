@@ -16,7 +16,7 @@
 //! test are the task's context. `/speckit.implement` marks a finished task `[X]`, and so
 //! does pagent: one byte.
 
-use super::text::{bold_field, checkbox, heading, lines};
+use super::text::{Checkbox, Line, bold_field, checkbox, heading, lines};
 use super::{Format, Mark, Plan, Story};
 
 /// The `T001` a task's text starts with.
@@ -113,49 +113,7 @@ pub(super) fn read(text: &str) -> Plan {
             let Some(id) = task_id(item.text) else {
                 continue;
             };
-            let (parallel, story_label, description) = markers(&item.text[id.len()..]);
-            let mut body = Vec::new();
-            if let Some(title) = &phase.title {
-                body.push(format!("Phase: {title}"));
-            }
-            if let Some(goal) = &phase.goal {
-                body.push(format!("Goal of the phase: {goal}"));
-            }
-            if let Some(section) = &phase.section {
-                body.push(format!("Section: {section}"));
-            }
-            if let Some(label) = story_label {
-                body.push(format!("User story: {label}"));
-            }
-            if parallel {
-                body.push(
-                    "Marked [P] (parallel): it needs no unfinished task around it.".to_owned(),
-                );
-            }
-            let done = item.checked();
-            plan.stories.push(Story {
-                id: id.to_owned(),
-                title: description.to_owned(),
-                body: body.join("\n"),
-                criteria: phase
-                    .test
-                    .iter()
-                    .map(|t| format!("The phase's independent test: {t}"))
-                    .collect(),
-                done,
-                depends_on: depends_on(description),
-                line: line.number,
-                span: line.start..line.next,
-                marks: if done {
-                    Vec::new()
-                } else {
-                    vec![Mark::Byte {
-                        at: line.start + item.at,
-                        to: b'X',
-                    }]
-                },
-                ..Story::default()
-            });
+            plan.stories.push(task(&phase, line, &item, id));
             last = Some(item.indent);
             continue;
         }
@@ -177,6 +135,51 @@ pub(super) fn read(text: &str) -> Plan {
         }
     }
     plan
+}
+
+/// A task's story: its checkbox line, with what its phase says about it.
+fn task(phase: &Phase, line: &Line<'_>, item: &Checkbox<'_>, id: &str) -> Story {
+    let (parallel, story_label, description) = markers(&item.text[id.len()..]);
+    let mut body = Vec::new();
+    if let Some(title) = &phase.title {
+        body.push(format!("Phase: {title}"));
+    }
+    if let Some(goal) = &phase.goal {
+        body.push(format!("Goal of the phase: {goal}"));
+    }
+    if let Some(section) = &phase.section {
+        body.push(format!("Section: {section}"));
+    }
+    if let Some(label) = story_label {
+        body.push(format!("User story: {label}"));
+    }
+    if parallel {
+        body.push("Marked [P] (parallel): it needs no unfinished task around it.".to_owned());
+    }
+    let done = item.checked();
+    Story {
+        id: id.to_owned(),
+        title: description.to_owned(),
+        body: body.join("\n"),
+        criteria: phase
+            .test
+            .iter()
+            .map(|t| format!("The phase's independent test: {t}"))
+            .collect(),
+        done,
+        depends_on: depends_on(description),
+        line: line.number,
+        span: line.start..line.next,
+        marks: if done {
+            Vec::new()
+        } else {
+            vec![Mark::Byte {
+                at: line.start + item.at,
+                to: b'X',
+            }]
+        },
+        ..Story::default()
+    }
 }
 
 #[cfg(test)]

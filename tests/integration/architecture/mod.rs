@@ -37,6 +37,7 @@
 
 mod crates;
 mod declared;
+mod env;
 mod lints;
 mod rules;
 mod scan;

@@ -16,6 +16,9 @@
 mod examples;
 mod links;
 mod pins;
+mod prices;
+mod schemas;
+mod surface;
 mod voice;
 
 use std::path::{Path, PathBuf};

@@ -71,6 +71,33 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
         writeln!(out, "PRD: {}", printable(prd, false))?;
     }
     writeln!(out, "{}", printable(&usage_line(report), false))?;
+    print_stages(report, style, out)?;
+    match report.status {
+        Status::Active => print_active(report, style, out)?,
+        _ => writeln!(
+            out,
+            "ended: {}",
+            printable(
+                report
+                    .end_reason
+                    .as_deref()
+                    .unwrap_or("(no reason recorded)"),
+                false
+            )
+        )?,
+    }
+    print_review_and_checks(report, style, out)?;
+    if !report.sealed {
+        writeln!(out,
+            "{}",
+            style.red("warning: this state was not set up by you for this project (its seal does not verify); pagent ignores it.")
+        )?;
+    }
+    Ok(())
+}
+
+/// One line per stage: where it stands, its iterations, what its condition says.
+fn print_stages(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let names: Vec<_> = report
         .stages
         .iter()
@@ -96,78 +123,78 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
             printable(&stage.progress, false)
         )?;
     }
-    match report.status {
-        Status::Active => {
-            let owner = match (report.driver, report.session_id.as_deref()) {
-                (Driver::Loop, _) if report.interrupted() => {
-                    "not running: its `pagent loop` was interrupted, or crashed".to_owned()
-                }
-                (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
-                (Driver::Hook, Some(session)) => {
-                    format!("session: {}", printable(session, false))
-                }
-                (Driver::Hook, None) => {
-                    "session: not yet claimed (the next session that stops takes it)".to_owned()
-                }
-            };
-            let no_progress = if report.no_progress_limit == 0 {
-                "turns that change no file are not counted".to_owned()
-            } else {
-                format!(
-                    "turns in a row with no file changed: {} of {}",
-                    report.no_progress_count, report.no_progress_limit
-                )
-            };
-            writeln!(out, "{owner} · {no_progress}")?;
-            if let Some(wait) = &report.limit_wait {
-                super::limit::print_limit(wait, style, out)?;
-            }
-            if let Some(failure) = &report.last_failure {
-                super::limit::print_failure(&failure.text, style, out)?;
-            }
-            if report.interrupted() {
-                writeln!(
-                    out,
-                    "`pagent loop` in {} resumes it; `pagent cancel` ends it",
-                    printable(&report.root, false)
-                )?;
-            }
-            if let (Some(why), Some(go_on)) = (&report.paused_because, &report.go_on) {
-                writeln!(
-                    out,
-                    "paused because {}: {}",
-                    printable(why, false),
-                    printable(go_on, false)
-                )?;
-            }
-            if !report.failing_checks.is_empty() {
-                let files: Vec<_> = report
-                    .failing_checks
-                    .iter()
-                    .map(|f| printable(f, false))
-                    .collect();
-                writeln!(
-                    out,
-                    "{}",
-                    style.red(&format!(
-                        "held back until their checks pass: {}",
-                        files.join(", ")
-                    ))
-                )?;
-            }
+    Ok(())
+}
+
+/// An active loop: who drives it, its no-progress count, and what holds it (a usage
+/// limit, a failure, an interruption, a pause, failing checks).
+fn print_active(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
+    let owner = match (report.driver, report.session_id.as_deref()) {
+        (Driver::Loop, _) if report.interrupted() => {
+            "not running: its `pagent loop` was interrupted, or crashed".to_owned()
         }
-        _ => writeln!(
-            out,
-            "ended: {}",
-            printable(
-                report
-                    .end_reason
-                    .as_deref()
-                    .unwrap_or("(no reason recorded)"),
-                false
-            )
-        )?,
+        (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
+        (Driver::Hook, Some(session)) => {
+            format!("session: {}", printable(session, false))
+        }
+        (Driver::Hook, None) => {
+            "session: not yet claimed (the next session that stops takes it)".to_owned()
+        }
+    };
+    let no_progress = if report.no_progress_limit == 0 {
+        "turns that change no file are not counted".to_owned()
+    } else {
+        format!(
+            "turns in a row with no file changed: {} of {}",
+            report.no_progress_count, report.no_progress_limit
+        )
+    };
+    writeln!(out, "{owner} · {no_progress}")?;
+    if let Some(wait) = &report.limit_wait {
+        super::limit::print_limit(wait, style, out)?;
     }
+    if let Some(failure) = &report.last_failure {
+        super::limit::print_failure(&failure.text, style, out)?;
+    }
+    if report.interrupted() {
+        writeln!(
+            out,
+            "`pagent loop` in {} resumes it; `pagent cancel` ends it",
+            printable(&report.root, false)
+        )?;
+    }
+    if let (Some(why), Some(go_on)) = (&report.paused_because, &report.go_on) {
+        writeln!(
+            out,
+            "paused because {}: {}",
+            printable(why, false),
+            printable(go_on, false)
+        )?;
+    }
+    if !report.failing_checks.is_empty() {
+        let files: Vec<_> = report
+            .failing_checks
+            .iter()
+            .map(|f| printable(f, false))
+            .collect();
+        writeln!(
+            out,
+            "{}",
+            style.red(&format!(
+                "held back until their checks pass: {}",
+                files.join(", ")
+            ))
+        )?;
+    }
+    Ok(())
+}
+
+/// The last review's verdict and the latest checks.
+fn print_review_and_checks(
+    report: &Report,
+    style: Style,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     if let Some(review) = &report.review {
         let verdict = format!("review: {}", printable(&review.summary, false));
         let verdict = if review.met {
@@ -195,12 +222,6 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
             detail.into_owned()
         };
         writeln!(out, "{label} {detail}{ms}")?;
-    }
-    if !report.sealed {
-        writeln!(out,
-            "{}",
-            style.red("warning: this state was not set up by you for this project (its seal does not verify); pagent ignores it.")
-        )?;
     }
     Ok(())
 }

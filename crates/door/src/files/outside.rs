@@ -74,6 +74,9 @@ impl Drop for PrivateTemp {
 /// Makes a [`PrivateTemp`]: a random name (so nobody can have planted it, or a link in
 /// its place: mkdir fails on any name that exists), mode 0700 where modes exist.
 pub fn private_temp_dir(prefix: &str) -> io::Result<PrivateTemp> {
+    // The door's one read of the environment (crates/door/clippy.toml): the system's
+    // temporary folder, `TMPDIR` or `/tmp` on Unix, GetTempPath on Windows.
+    #[allow(clippy::disallowed_methods, reason = "the system's temporary folder")]
     let base = std::env::temp_dir();
     #[cfg(unix)]
     let builder = {

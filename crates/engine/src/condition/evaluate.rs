@@ -7,7 +7,7 @@
 //! alternative into one finding, so the model reads a single "none of the alternatives
 //! holds" sentence rather than a list of things it need not all do.
 
-use super::Condition;
+use super::{Check, Condition};
 use crate::prompt::findings as words;
 use crate::world::{CheckOutcome, World};
 use crate::{RelPath, render::cap_tail};
@@ -82,27 +82,7 @@ impl Condition {
                 let (detail, short) = words::promise(text, message.is_some(), met);
                 record(out, met, detail, short)
             }
-            Condition::Command(check) => {
-                let shown = check.display();
-                let outcome = world.run_check(check);
-                let (met, detail, short) = words::check(&shown, &outcome);
-                let tail = match outcome {
-                    CheckOutcome::Failed { tail, .. } | CheckOutcome::TimedOut { tail, .. } => {
-                        Some(tail)
-                    }
-                    _ => None,
-                };
-                let output_tail = tail
-                    .map(|t| cap_tail(&t, crate::TAIL_CAP))
-                    .filter(|t| !t.trim().is_empty());
-                out.push(Finding {
-                    met,
-                    detail,
-                    short,
-                    output_tail,
-                });
-                met
-            }
+            Condition::Command(check) => command_finding(world, check, out),
             // Only reachable for a condition built by hand with a nested review (parsing
             // refuses one): it waits, never holds.
             Condition::Review(_) => {
@@ -116,31 +96,7 @@ impl Condition {
                 }
                 met
             }
-            Condition::Any(items) => {
-                let mut alternatives = Vec::new();
-                for item in items {
-                    let mut sub = Vec::new();
-                    if item.evaluate_into(world, &mut sub) {
-                        out.extend(sub);
-                        return true;
-                    }
-                    alternatives.extend(sub);
-                }
-                let (detail, short) = words::none_of(
-                    &alternatives
-                        .iter()
-                        .map(|f| (f.detail.as_str(), f.short.as_str()))
-                        .collect::<Vec<_>>(),
-                );
-                let output_tail = alternatives.into_iter().find_map(|f| f.output_tail);
-                out.push(Finding {
-                    met: false,
-                    detail,
-                    short,
-                    output_tail,
-                });
-                false
-            }
+            Condition::Any(items) => any_finding(items, world, out),
         }
     }
 }
@@ -210,4 +166,52 @@ fn record(out: &mut Vec<Finding>, met: bool, detail: String, short: String) -> b
         output_tail: None,
     });
     met
+}
+
+/// A check command's finding, with the tail of its output when it failed.
+fn command_finding(world: &mut dyn World, check: &Check, out: &mut Vec<Finding>) -> bool {
+    let shown = check.display();
+    let outcome = world.run_check(check);
+    let (met, detail, short) = words::check(&shown, &outcome);
+    let tail = match outcome {
+        CheckOutcome::Failed { tail, .. } | CheckOutcome::TimedOut { tail, .. } => Some(tail),
+        _ => None,
+    };
+    let output_tail = tail
+        .map(|t| cap_tail(&t, crate::TAIL_CAP))
+        .filter(|t| !t.trim().is_empty());
+    out.push(Finding {
+        met,
+        detail,
+        short,
+        output_tail,
+    });
+    met
+}
+
+/// `any`: the first alternative that holds, or one finding naming every alternative.
+fn any_finding(items: &[Condition], world: &mut dyn World, out: &mut Vec<Finding>) -> bool {
+    let mut alternatives = Vec::new();
+    for item in items {
+        let mut sub = Vec::new();
+        if item.evaluate_into(world, &mut sub) {
+            out.extend(sub);
+            return true;
+        }
+        alternatives.extend(sub);
+    }
+    let (detail, short) = words::none_of(
+        &alternatives
+            .iter()
+            .map(|f| (f.detail.as_str(), f.short.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let output_tail = alternatives.into_iter().find_map(|f| f.output_tail);
+    out.push(Finding {
+        met: false,
+        detail,
+        short,
+        output_tail,
+    });
+    false
 }

@@ -1,11 +1,12 @@
 //! A condition's JSON forms: [`Condition::from_json`], which validates as it parses, and
 //! [`Condition::to_json`], its inverse.
 //!
-//! The form is found by its key, then each form checks its own fields by hand, so an
-//! error names the exact field that is wrong (`stages[1].exit_when.min_lines`), and a
-//! key that belongs to no form, or to another form, is an error rather than ignored.
+//! The form is found by its key ([`FORMS`], the one table of forms and their keys), then
+//! each form checks its own fields by hand, so an error names the exact field that is
+//! wrong (`stages[1].exit_when.min_lines`), and a key that belongs to no form, or to
+//! another form, is an error rather than ignored.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::{Check, CheckShape, Condition};
 use crate::RelPath;
@@ -13,7 +14,8 @@ use crate::review::{Review, Reviewer};
 
 /// Default time budget of a check command, in seconds.
 pub const DEFAULT_CHECK_TIMEOUT_SECS: u64 = 120;
-const MAX_CHECK_TIMEOUT_SECS: u64 = 3600;
+/// The longest a check command may be given.
+pub const MAX_CHECK_TIMEOUT_SECS: u64 = 3600;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {reason}")]
@@ -29,8 +31,34 @@ fn error(field: &str, reason: impl Into<String>) -> ConditionError {
     }
 }
 
-const FORMS: &str = "file_exists, directory_exists, all_files_exist, promise_in_output, \
-                     stories_pass, custom, command, review, merge_committed, all, any";
+/// Every form of condition: the key that names it, then every key it allows (in the
+/// order errors list them). The parser and the workflow schema (`schema.rs`) both read
+/// this table, so a form or a key cannot be added to one and not the other.
+pub const FORMS: &[(&str, &[&str])] = &[
+    ("file_exists", &["file_exists", "min_lines"]),
+    ("directory_exists", &["directory_exists", "min_files"]),
+    ("all_files_exist", &["all_files_exist", "min_lines"]),
+    ("promise_in_output", &["promise_in_output"]),
+    ("stories_pass", &["stories_pass", "format"]),
+    ("custom", &["custom", "timeout"]),
+    ("command", &["command", "timeout"]),
+    (
+        "review",
+        &["review", "reviewer", "reviewer_command", "timeout"],
+    ),
+    ("merge_committed", &["merge_committed", "keeping", "name"]),
+    ("all", &["all"]),
+    ("any", &["any"]),
+];
+
+/// The forms' names, for messages: `file_exists, directory_exists, ...`.
+fn form_names() -> String {
+    FORMS
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// Where a condition sits: a review may be the whole condition or an item of its
 /// top-level `all`, so "everything else holds" has one plain meaning.
@@ -60,277 +88,331 @@ impl Condition {
         Ok(condition)
     }
 
+    /// The form is found by its key, its keys checked against [`FORMS`], then the form
+    /// reads its own fields.
     fn parse_at(value: &Value, field: &str, place: Place) -> Result<Condition, ConditionError> {
         let Value::Object(map) = value else {
             return Err(error(
                 field,
-                format!("expected an object with one of: {FORMS}"),
+                format!("expected an object with one of: {}", form_names()),
             ));
         };
-        let kinds: Vec<&str> = map
-            .keys()
-            .map(String::as_str)
-            .filter(|k| FORMS.split(", ").any(|f| f == *k))
-            .collect();
-        let kind = match kinds.as_slice() {
-            [one] => *one,
-            [] => {
-                let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-                return Err(error(
-                    field,
-                    format!("unknown condition {keys:?}; expected one of: {FORMS}"),
-                ));
-            }
-            many => {
-                return Err(error(
-                    field,
-                    format!(
-                        "one condition per object, found {many:?}; combine them with \"all\" or \"any\""
-                    ),
-                ));
-            }
-        };
-        let sub = |key: &str| format!("{field}.{key}");
-        let allow_only = |allowed: &[&str]| -> Result<(), ConditionError> {
-            match map.keys().find(|k| !allowed.contains(&k.as_str())) {
-                Some(extra) => Err(error(
-                    &sub(extra),
-                    format!(
-                        "not a field of \"{kind}\" (allowed: {})",
-                        allowed.join(", ")
-                    ),
-                )),
-                None => Ok(()),
-            }
-        };
-        let path_at = |v: &Value, f: &str| -> Result<RelPath, ConditionError> {
-            let text = v
-                .as_str()
-                .ok_or_else(|| error(f, "expected a path string"))?;
-            RelPath::new(text).map_err(|e| error(f, e.to_string()))
-        };
-        let count_at = |key: &str, default: u64| -> Result<u64, ConditionError> {
-            match map.get(key) {
-                None => Ok(default),
-                Some(v) => v
-                    .as_u64()
-                    .ok_or_else(|| error(&sub(key), "expected a whole number of at least 0")),
-            }
-        };
+        let (kind, allowed) = form_of(map, field)?;
+        let at = Fields { map, field, kind };
+        at.allow_only(allowed)?;
         match kind {
-            "file_exists" => {
-                allow_only(&["file_exists", "min_lines"])?;
-                Ok(Condition::FileExists {
-                    path: path_at(&map[kind], &sub(kind))?,
-                    min_lines: count_at("min_lines", 0)?,
-                })
-            }
-            "directory_exists" => {
-                allow_only(&["directory_exists", "min_files"])?;
-                Ok(Condition::DirectoryExists {
-                    path: path_at(&map[kind], &sub(kind))?,
-                    min_files: count_at("min_files", 0)?,
-                })
-            }
-            "all_files_exist" => {
-                allow_only(&["all_files_exist", "min_lines"])?;
-                let Value::Array(items) = &map[kind] else {
-                    return Err(error(&sub(kind), "expected a list of paths"));
-                };
-                if items.is_empty() {
-                    return Err(error(&sub(kind), "the list is empty"));
-                }
-                let paths = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| path_at(v, &format!("{}[{i}]", sub(kind))))
-                    .collect::<Result<_, _>>()?;
-                Ok(Condition::AllFilesExist {
-                    paths,
-                    min_lines: count_at("min_lines", 0)?,
-                })
-            }
-            "stories_pass" => {
-                allow_only(&["stories_pass", "format"])?;
-                let format = match map.get("format") {
-                    None => None,
-                    Some(value) => Some(
-                        value
-                            .as_str()
-                            .and_then(crate::stories::Format::from_name)
-                            .ok_or_else(|| {
-                                error(
-                                    &sub("format"),
-                                    "expected one of: prd-json, chief, spec-kit, kiro, ralphex, issues",
-                                )
-                            })?,
-                    ),
-                };
-                Ok(Condition::StoriesPass {
-                    path: path_at(&map[kind], &sub(kind))?,
-                    format,
-                })
-            }
+            "file_exists" => at.file_exists(),
+            "directory_exists" => at.directory_exists(),
+            "all_files_exist" => at.all_files_exist(),
+            "stories_pass" => at.stories_pass(),
             "merge_committed" => {
-                allow_only(&["merge_committed", "keeping", "name"])?;
                 crate::merge::MergeSpec::parse(map, field).map(Condition::MergeCommitted)
             }
-            "promise_in_output" => {
-                allow_only(&["promise_in_output"])?;
-                let text = map[kind].as_str().map(str::trim).unwrap_or_default();
-                if text.is_empty() {
-                    return Err(error(
-                        &sub(kind),
-                        "expected the promise text, e.g. \"DONE\"",
-                    ));
-                }
-                if text.contains('<') || text.contains('>') {
-                    return Err(error(&sub(kind), "the promise text may not contain < or >"));
-                }
-                Ok(Condition::Promise(text.to_owned()))
-            }
-            "review" => {
-                allow_only(&["review", "reviewer", "reviewer_command", "timeout"])?;
-                if place == Place::Nested {
-                    return Err(error(
-                        field,
-                        "a review must be the stage's whole exit_when or an item of its top-level \"all\"",
-                    ));
-                }
-                let criteria = map[kind].as_str().map(str::trim).unwrap_or_default();
-                if criteria.is_empty() {
-                    return Err(error(
-                        &sub(kind),
-                        "expected the criteria, e.g. \"every public function has a test\"",
-                    ));
-                }
-                if criteria.chars().count() > crate::review::MAX_CRITERIA_CHARS {
-                    return Err(error(
-                        &sub(kind),
-                        format!(
-                            "the criteria are longer than {} characters; point to a file instead",
-                            crate::review::MAX_CRITERIA_CHARS
-                        ),
-                    ));
-                }
-                let reviewer = match (map.get("reviewer"), map.get("reviewer_command")) {
-                    (Some(_), Some(_)) => {
-                        return Err(error(
-                            &sub("reviewer_command"),
-                            "name a reviewer or a reviewer command, not both",
-                        ));
-                    }
-                    (None, None) => Reviewer::Claude,
-                    (Some(name), None) => match name.as_str() {
-                        Some("claude") => Reviewer::Claude,
-                        Some("codex") => Reviewer::Codex,
-                        Some("opencode") => Reviewer::Opencode,
-                        _ => {
-                            return Err(error(
-                                &sub("reviewer"),
-                                "expected \"claude\", \"codex\" or \"opencode\" (or use reviewer_command)",
-                            ));
-                        }
-                    },
-                    (None, Some(line)) => match line.as_str().map(str::trim) {
-                        Some(line) if !line.is_empty() => Reviewer::Command(line.to_owned()),
-                        _ => {
-                            return Err(error(
-                                &sub("reviewer_command"),
-                                "expected a command line that reads the prompt on stdin",
-                            ));
-                        }
-                    },
-                };
-                let timeout_secs = count_at("timeout", crate::review::DEFAULT_REVIEW_TIMEOUT_SECS)?;
-                if !(10..=crate::review::MAX_REVIEW_TIMEOUT_SECS).contains(&timeout_secs) {
-                    return Err(error(
-                        &sub("timeout"),
-                        format!(
-                            "expected 10 to {} seconds (the reviewer runs inside the Stop hook's time limit)",
-                            crate::review::MAX_REVIEW_TIMEOUT_SECS
-                        ),
-                    ));
-                }
-                Ok(Condition::Review(Review {
-                    criteria: criteria.to_owned(),
-                    reviewer,
-                    timeout_secs,
-                }))
-            }
-            "custom" | "command" => {
-                allow_only(&[kind, "timeout"])?;
-                let shape = if kind == "custom" {
-                    let line = map[kind].as_str().map(str::trim).unwrap_or_default();
-                    if line.is_empty() {
-                        return Err(error(
-                            &sub(kind),
-                            "expected a command line, e.g. \"scripts/check.sh\"",
-                        ));
-                    }
-                    CheckShape::Shell(line.to_owned())
-                } else {
-                    let argv: Option<Vec<String>> = map[kind]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .map(|v| v.as_str().map(str::to_owned))
-                                .collect::<Option<_>>()
-                        })
-                        .unwrap_or(None);
-                    match argv {
-                        Some(argv) if !argv.is_empty() && !argv[0].is_empty() => {
-                            CheckShape::Argv(argv)
-                        }
-                        _ => {
-                            return Err(error(
-                                &sub(kind),
-                                "expected a non-empty list of strings, e.g. [\"cargo\", \"test\"]",
-                            ));
-                        }
-                    }
-                };
-                let timeout_secs = count_at("timeout", DEFAULT_CHECK_TIMEOUT_SECS)?;
-                if !(1..=MAX_CHECK_TIMEOUT_SECS).contains(&timeout_secs) {
-                    return Err(error(
-                        &sub("timeout"),
-                        format!("expected 1 to {MAX_CHECK_TIMEOUT_SECS} seconds"),
-                    ));
-                }
-                Ok(Condition::Command(Check {
-                    shape,
-                    timeout_secs,
-                }))
-            }
-            _ => {
-                allow_only(&[kind])?;
-                let Value::Array(items) = &map[kind] else {
-                    return Err(error(&sub(kind), "expected a list of conditions"));
-                };
-                if items.is_empty() {
-                    return Err(error(&sub(kind), "the list is empty"));
-                }
-                let child_place = if place == Place::Top && kind == "all" {
-                    Place::TopAll
-                } else {
-                    Place::Nested
-                };
-                let children = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        Condition::parse_at(v, &format!("{}[{i}]", sub(kind)), child_place)
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(if kind == "all" {
-                    Condition::All(children)
-                } else {
-                    Condition::Any(children)
-                })
-            }
+            "promise_in_output" => at.promise(),
+            "review" => at.review(place),
+            "custom" | "command" => at.command(),
+            _ => at.combination(place),
+        }
+    }
+}
+
+/// The one form `map` names, with the keys it allows.
+fn form_of(
+    map: &Map<String, Value>,
+    field: &str,
+) -> Result<(&'static str, &'static [&'static str]), ConditionError> {
+    let found: Vec<(&'static str, &'static [&'static str])> = FORMS
+        .iter()
+        .copied()
+        .filter(|(name, _)| map.contains_key(*name))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => {
+            let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            Err(error(
+                field,
+                format!(
+                    "unknown condition {keys:?}; expected one of: {}",
+                    form_names()
+                ),
+            ))
+        }
+        _ => {
+            // In the object's own (sorted) key order, as the message always listed them.
+            let many: Vec<&str> = map
+                .keys()
+                .map(String::as_str)
+                .filter(|k| FORMS.iter().any(|(name, _)| name == k))
+                .collect();
+            Err(error(
+                field,
+                format!(
+                    "one condition per object, found {many:?}; combine them with \"all\" or \"any\""
+                ),
+            ))
+        }
+    }
+}
+
+/// One condition object being read: its fields, where it is, and which form it is.
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    field: &'a str,
+    kind: &'static str,
+}
+
+impl Fields<'_> {
+    fn sub(&self, key: &str) -> String {
+        format!("{}.{key}", self.field)
+    }
+
+    /// The form's own value (its key is there: [`form_of`] found it).
+    fn value(&self) -> &Value {
+        &self.map[self.kind]
+    }
+
+    fn allow_only(&self, allowed: &[&str]) -> Result<(), ConditionError> {
+        match self.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(extra) => Err(error(
+                &self.sub(extra),
+                format!(
+                    "not a field of \"{}\" (allowed: {})",
+                    self.kind,
+                    allowed.join(", ")
+                ),
+            )),
+            None => Ok(()),
         }
     }
 
+    fn path_at(v: &Value, f: &str) -> Result<RelPath, ConditionError> {
+        let text = v
+            .as_str()
+            .ok_or_else(|| error(f, "expected a path string"))?;
+        RelPath::new(text).map_err(|e| error(f, e.to_string()))
+    }
+
+    fn path(&self) -> Result<RelPath, ConditionError> {
+        Fields::path_at(self.value(), &self.sub(self.kind))
+    }
+
+    fn count(&self, key: &str, default: u64) -> Result<u64, ConditionError> {
+        match self.map.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| error(&self.sub(key), "expected a whole number of at least 0")),
+        }
+    }
+
+    /// The form's value as trimmed text (empty when it is not a string).
+    fn text(&self) -> &str {
+        self.value().as_str().map(str::trim).unwrap_or_default()
+    }
+
+    fn file_exists(&self) -> Result<Condition, ConditionError> {
+        Ok(Condition::FileExists {
+            path: self.path()?,
+            min_lines: self.count("min_lines", 0)?,
+        })
+    }
+
+    fn directory_exists(&self) -> Result<Condition, ConditionError> {
+        Ok(Condition::DirectoryExists {
+            path: self.path()?,
+            min_files: self.count("min_files", 0)?,
+        })
+    }
+
+    fn all_files_exist(&self) -> Result<Condition, ConditionError> {
+        let at = self.sub(self.kind);
+        let Value::Array(items) = self.value() else {
+            return Err(error(&at, "expected a list of paths"));
+        };
+        if items.is_empty() {
+            return Err(error(&at, "the list is empty"));
+        }
+        let paths = items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Fields::path_at(v, &format!("{at}[{i}]")))
+            .collect::<Result<_, _>>()?;
+        Ok(Condition::AllFilesExist {
+            paths,
+            min_lines: self.count("min_lines", 0)?,
+        })
+    }
+
+    fn stories_pass(&self) -> Result<Condition, ConditionError> {
+        let format = match self.map.get("format") {
+            None => None,
+            Some(value) => Some(
+                value
+                    .as_str()
+                    .and_then(crate::stories::Format::from_name)
+                    .ok_or_else(|| {
+                        error(
+                            &self.sub("format"),
+                            "expected one of: prd-json, chief, spec-kit, kiro, ralphex, issues",
+                        )
+                    })?,
+            ),
+        };
+        Ok(Condition::StoriesPass {
+            path: self.path()?,
+            format,
+        })
+    }
+
+    fn promise(&self) -> Result<Condition, ConditionError> {
+        let text = self.text();
+        let at = self.sub(self.kind);
+        if text.is_empty() {
+            return Err(error(&at, "expected the promise text, e.g. \"DONE\""));
+        }
+        if text.contains('<') || text.contains('>') {
+            return Err(error(&at, "the promise text may not contain < or >"));
+        }
+        Ok(Condition::Promise(text.to_owned()))
+    }
+
+    fn review(&self, place: Place) -> Result<Condition, ConditionError> {
+        use crate::review::{DEFAULT_REVIEW_TIMEOUT_SECS, MAX_CRITERIA_CHARS};
+        if place == Place::Nested {
+            return Err(error(
+                self.field,
+                "a review must be the stage's whole exit_when or an item of its top-level \"all\"",
+            ));
+        }
+        let criteria = self.text();
+        let at = self.sub(self.kind);
+        if criteria.is_empty() {
+            return Err(error(
+                &at,
+                "expected the criteria, e.g. \"every public function has a test\"",
+            ));
+        }
+        if criteria.chars().count() > MAX_CRITERIA_CHARS {
+            return Err(error(
+                &at,
+                format!(
+                    "the criteria are longer than {MAX_CRITERIA_CHARS} characters; point to a file instead"
+                ),
+            ));
+        }
+        let reviewer = self.reviewer()?;
+        let timeout_secs = self.count("timeout", DEFAULT_REVIEW_TIMEOUT_SECS)?;
+        if !(10..=crate::review::MAX_REVIEW_TIMEOUT_SECS).contains(&timeout_secs) {
+            return Err(error(
+                &self.sub("timeout"),
+                format!(
+                    "expected 10 to {} seconds (the reviewer runs inside the Stop hook's time limit)",
+                    crate::review::MAX_REVIEW_TIMEOUT_SECS
+                ),
+            ));
+        }
+        Ok(Condition::Review(Review {
+            criteria: criteria.to_owned(),
+            reviewer,
+            timeout_secs,
+        }))
+    }
+
+    fn reviewer(&self) -> Result<Reviewer, ConditionError> {
+        match (self.map.get("reviewer"), self.map.get("reviewer_command")) {
+            (Some(_), Some(_)) => Err(error(
+                &self.sub("reviewer_command"),
+                "name a reviewer or a reviewer command, not both",
+            )),
+            (None, None) => Ok(Reviewer::Claude),
+            (Some(name), None) => match name.as_str() {
+                Some("claude") => Ok(Reviewer::Claude),
+                Some("codex") => Ok(Reviewer::Codex),
+                Some("opencode") => Ok(Reviewer::Opencode),
+                _ => Err(error(
+                    &self.sub("reviewer"),
+                    "expected \"claude\", \"codex\" or \"opencode\" (or use reviewer_command)",
+                )),
+            },
+            (None, Some(line)) => match line.as_str().map(str::trim) {
+                Some(line) if !line.is_empty() => Ok(Reviewer::Command(line.to_owned())),
+                _ => Err(error(
+                    &self.sub("reviewer_command"),
+                    "expected a command line that reads the prompt on stdin",
+                )),
+            },
+        }
+    }
+
+    fn command(&self) -> Result<Condition, ConditionError> {
+        let at = self.sub(self.kind);
+        let shape = if self.kind == "custom" {
+            let line = self.text();
+            if line.is_empty() {
+                return Err(error(
+                    &at,
+                    "expected a command line, e.g. \"scripts/check.sh\"",
+                ));
+            }
+            CheckShape::Shell(line.to_owned())
+        } else {
+            let argv: Option<Vec<String>> = self.value().as_array().and_then(|a| {
+                a.iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect::<Option<_>>()
+            });
+            match argv {
+                Some(argv) if !argv.is_empty() && !argv[0].is_empty() => CheckShape::Argv(argv),
+                _ => {
+                    return Err(error(
+                        &at,
+                        "expected a non-empty list of strings, e.g. [\"cargo\", \"test\"]",
+                    ));
+                }
+            }
+        };
+        let timeout_secs = self.count("timeout", DEFAULT_CHECK_TIMEOUT_SECS)?;
+        if !(1..=MAX_CHECK_TIMEOUT_SECS).contains(&timeout_secs) {
+            return Err(error(
+                &self.sub("timeout"),
+                format!("expected 1 to {MAX_CHECK_TIMEOUT_SECS} seconds"),
+            ));
+        }
+        Ok(Condition::Command(Check {
+            shape,
+            timeout_secs,
+        }))
+    }
+
+    /// `all` or `any`: a list of conditions.
+    fn combination(&self, place: Place) -> Result<Condition, ConditionError> {
+        let at = self.sub(self.kind);
+        let Value::Array(items) = self.value() else {
+            return Err(error(&at, "expected a list of conditions"));
+        };
+        if items.is_empty() {
+            return Err(error(&at, "the list is empty"));
+        }
+        let child_place = if place == Place::Top && self.kind == "all" {
+            Place::TopAll
+        } else {
+            Place::Nested
+        };
+        let children = items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Condition::parse_at(v, &format!("{at}[{i}]"), child_place))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(if self.kind == "all" {
+            Condition::All(children)
+        } else {
+            Condition::Any(children)
+        })
+    }
+}
+
+impl Condition {
     pub fn to_json(&self) -> Value {
         match self {
             Condition::FileExists { path, min_lines } => {

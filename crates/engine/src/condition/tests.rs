@@ -30,9 +30,18 @@ fn every_documented_form_parses_and_round_trips() {
     }
 }
 
+/// Each case: (the condition, the field its error names, words of the reason).
+fn refused(cases: &[(serde_json::Value, &str, &str)]) {
+    for (value, field, reason) in cases {
+        let err = parse(value.clone()).unwrap_err();
+        assert_eq!(err.field, *field, "{value}");
+        assert!(err.reason.contains(reason), "{value}: {}", err.reason);
+    }
+}
+
 #[test]
 fn invalid_forms_name_the_field_and_the_reason() {
-    let cases = [
+    refused(&[
         (json!({"file_exist": "a"}), "exit_when", "unknown condition"),
         (json!("DONE"), "exit_when", "expected an object"),
         (
@@ -95,6 +104,13 @@ fn invalid_forms_name_the_field_and_the_reason() {
             "exit_when.all[0]",
             "unknown condition",
         ),
+    ]);
+}
+
+/// The same, for a promise's text, a command's words and a key of another form.
+#[test]
+fn invalid_texts_commands_and_keys_name_the_field_and_the_reason() {
+    refused(&[
         // A promise is matched as `<promise>TEXT</promise>`: either bracket in TEXT
         // would let a quoted tag pass for a made promise.
         (
@@ -150,12 +166,7 @@ fn invalid_forms_name_the_field_and_the_reason() {
         ),
         (json!({"any": []}), "exit_when.any", "empty"),
         (json!({"all": {}}), "exit_when.all", "list of conditions"),
-    ];
-    for (value, field, reason) in cases {
-        let err = parse(value.clone()).unwrap_err();
-        assert_eq!(err.field, field, "{value}");
-        assert!(err.reason.contains(reason), "{value}: {}", err.reason);
-    }
+    ]);
 }
 
 #[test]

@@ -300,3 +300,67 @@ fn usage_is_written_without_its_empty_fields_and_read_back() {
     let read: Usage = serde_json::from_value(empty).unwrap();
     assert_eq!(read, Usage::default());
 }
+
+/// The prices as the code held them before they became data (issue 31, item 4): the
+/// table must still say each of them, and nothing else.
+const PRICES_WHEN_THEY_WERE_CODE: &[(&str, f64, f64, f64, f64)] = &[
+    ("claude-3-opus", 15.0, 75.0, 1.5, 18.75),
+    ("claude-opus-4-0", 15.0, 75.0, 1.5, 18.75),
+    ("claude-opus-4-1", 15.0, 75.0, 1.5, 18.75),
+    ("claude-opus-4-2", 15.0, 75.0, 1.5, 18.75),
+    ("claude-opus", 5.0, 25.0, 0.5, 6.25),
+    ("claude-sonnet", 3.0, 15.0, 0.3, 3.75),
+    ("claude-3-5-sonnet", 3.0, 15.0, 0.3, 3.75),
+    ("claude-3-7-sonnet", 3.0, 15.0, 0.3, 3.75),
+    ("claude-haiku", 1.0, 5.0, 0.1, 1.25),
+    ("claude-3-5-haiku", 0.8, 4.0, 0.08, 1.0),
+    ("gpt-5", 1.25, 10.0, 0.125, 0.0),
+    ("gpt-5-mini", 0.25, 2.0, 0.025, 0.0),
+    ("gpt-5-nano", 0.05, 0.4, 0.005, 0.0),
+    ("gpt-4.1", 2.0, 8.0, 0.5, 0.0),
+    ("gpt-4o", 2.5, 10.0, 1.25, 0.0),
+    ("o3", 2.0, 8.0, 0.5, 0.0),
+    ("o4-mini", 1.1, 4.4, 0.275, 0.0),
+];
+
+#[test]
+fn issue_31_the_embedded_price_table_parses_and_matches_the_code() {
+    let parsed = super::list::parse(PRICES_TOML).expect("prices.toml parses");
+    assert_eq!(parsed.as_slice(), list_prices());
+    assert_eq!(
+        parsed.len(),
+        PRICES_TOML.matches("[[price]]").count(),
+        "every entry read"
+    );
+    let rows: Vec<(&str, f64, f64, f64, f64)> = parsed
+        .iter()
+        .map(|p| {
+            let rates = (p.input, p.output, p.cache_read, p.cache_write);
+            (p.prefix.as_str(), rates.0, rates.1, rates.2, rates.3)
+        })
+        .collect();
+    assert_eq!(rows, PRICES_WHEN_THEY_WERE_CODE);
+    // Every figure is one a price can have, so none is dropped on the way in.
+    assert_eq!(Prices::built_in().entries().len(), parsed.len());
+    for price in &parsed {
+        let date = price.checked.as_bytes();
+        let is_date = date.len() == 10
+            && date[4] == b'-'
+            && date[7] == b'-'
+            && date
+                .iter()
+                .enumerate()
+                .all(|(i, b)| i == 4 || i == 7 || b.is_ascii_digit());
+        assert!(is_date, "{}: checked {:?}", price.prefix, price.checked);
+        assert!(price.source.starts_with("https://"), "{}", price.prefix);
+        assert!(price.via.as_deref().is_none_or(|v| !v.trim().is_empty()));
+    }
+}
+
+#[test]
+fn issue_31_a_broken_price_table_is_an_error_not_a_guess() {
+    let missing_date = "[[price]]\nprefix = \"x\"\ninput = 1.0\noutput = 1.0\ncache_read = 0.1\ncache_write = 0.0\nsource = \"https://example.invalid\"\n";
+    assert!(super::list::parse(missing_date).is_err());
+    let unknown = format!("{missing_date}checked = \"2026-11-27\"\nsale = true\n");
+    assert!(super::list::parse(&unknown).is_err());
+}

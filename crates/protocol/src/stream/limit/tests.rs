@@ -32,9 +32,23 @@ fn local(hour: u8, minute: u8, zone: Option<&str>) -> Reset {
     })
 }
 
+/// Each case: (what, the stream, the limit's kind, its reset, its message).
+type ClaudeCase<'a> = (&'a str, &'a str, LimitKind, Reset, &'a str);
+
+fn claude_limits(cases: impl IntoIterator<Item = ClaudeCase<'static>>) {
+    for (what, stream, kind, reset, message) in cases {
+        let hit = watch(AgentKind::Claude, stream).unwrap_or_else(|| panic!("{what}: no limit"));
+        assert_eq!(
+            (hit.kind, &hit.reset, hit.message.as_str()),
+            (kind, &reset, message),
+            "{what}"
+        );
+    }
+}
+
 #[test]
 fn issue_21_claude_limits_read_from_both_versions() {
-    let cases: [(&str, &str, LimitKind, Reset, &str); 12] = [
+    claude_limits([
         (
             "2.1.197 five_hour",
             fixture!("claude-2.1.197-429-five_hour.jsonl"),
@@ -105,6 +119,12 @@ fn issue_21_claude_limits_read_from_both_versions() {
             Reset::At(1_795_511_974),
             "You're out of usage credits · resets 10:19am (Europe/Paris)",
         ),
+    ]);
+}
+
+#[test]
+fn issue_21_claude_limits_read_from_the_result_text_alone() {
+    claude_limits([
         (
             "text alone, a time",
             r#"{"type":"result","is_error":true,"api_error_status":429,"result":"You've hit your 5-hour limit · resets 3am (Europe/Paris)"}"#,
@@ -119,15 +139,7 @@ fn issue_21_claude_limits_read_from_both_versions() {
             Reset::Unknown,
             "You've hit your monthly spend limit. See Usage in Settings",
         ),
-    ];
-    for (what, stream, kind, reset, message) in cases {
-        let hit = watch(AgentKind::Claude, stream).unwrap_or_else(|| panic!("{what}: no limit"));
-        assert_eq!(
-            (hit.kind, &hit.reset, hit.message.as_str()),
-            (kind, &reset, message),
-            "{what}"
-        );
-    }
+    ]);
 }
 
 #[test]
@@ -508,8 +520,7 @@ fn watch_outage(kind: AgentKind, stream: &str) -> Option<String> {
 }
 
 /// An outage (5xx, overloaded, the server's own throttle, a 429 an agent retried itself)
-/// is told apart from a limit and from a crash: its words are kept, and nothing else is
-/// one (a plain failure, a model's words).
+/// is told apart from a limit and from a crash: its words are kept.
 #[test]
 fn issue_30_outages_are_read_with_their_words() {
     let cases: [(&str, AgentKind, &str, &str); 10] = [
@@ -579,6 +590,12 @@ fn issue_30_outages_are_read_with_their_words() {
         let outage = watch_outage(kind, stream).unwrap_or_else(|| panic!("{what}: no outage"));
         assert!(outage.starts_with(words), "{what}: {outage}");
     }
+}
+
+/// Issue 30: what is not an outage is not read as one (a limit, a plain failure, a
+/// model's words, Codex out of quota or failing otherwise, an OpenCode 400).
+#[test]
+fn issue_30_what_is_not_an_outage_is_not_read_as_one() {
     for (what, kind, stream) in [
         (
             "a limit",
