@@ -136,10 +136,11 @@ impl<R: std::io::Read> Merge<'_, R> {
             self.tracked_file(tree, path);
             return false;
         }
-        if !is_pagent_file(&String::from_utf8_lossy(path)) && !ignored(repo, path) {
-            if let Some(stat) = tree.stat_rel(path) {
-                self.record(path, Found::Untracked(stat));
-            }
+        if !is_pagent_file(&String::from_utf8_lossy(path))
+            && !ignored(repo, path)
+            && let Some(stat) = tree.stat_rel(path)
+        {
+            self.record(path, Found::Untracked(stat));
         }
         false
     }

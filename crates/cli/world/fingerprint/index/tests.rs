@@ -7,8 +7,11 @@ use std::path::Path;
 use super::*;
 use crate::world::fingerprint::tests::git;
 
+/// An entry as the tests compare it: path, object id, mode, skip-worktree.
+type Seen = (Vec<u8>, [u8; 20], u32, bool);
+
 /// Every entry of the index at `root`, as the reader gives them (paths copied).
-fn read_all(bytes: &[u8]) -> Result<Vec<(Vec<u8>, [u8; 20], u32, bool)>, Unread> {
+fn read_all(bytes: &[u8]) -> Result<Vec<Seen>, Unread> {
     let (mut reader, count) = Reader::new(bytes)?;
     let mut all = Vec::new();
     while let Some(e) = reader.next_entry()? {
