@@ -55,6 +55,7 @@ mod progress;
 mod ralph;
 mod review;
 mod safety;
+mod soak;
 mod status;
 mod stories;
 mod story_prompts;

@@ -39,6 +39,9 @@ pub use spec::AgentSpec;
 const GRACE: Duration = Duration::from_secs(3);
 /// How much of a custom command's stdout is kept as its final message.
 const KEEP_STDOUT: usize = 64 * 1024;
+/// The most bytes of one run's output written to its log: a run that prints without end
+/// must not fill the disk before the folder's cap is next applied.
+pub const LOG_CAP: u64 = 64 * 1024 * 1024;
 /// How long the agent's pipes may stay open after it ended (a grandchild that left its
 /// group holds them) before the run counts as ended anyway.
 const DRAIN: Duration = Duration::from_secs(2);
@@ -140,6 +143,31 @@ pub fn run_agent(
     )
 }
 
+/// A run's log, written up to its cap; past it, one line says the rest is not kept.
+struct CappedLog {
+    file: File,
+    written: u64,
+    cap: u64,
+}
+
+impl CappedLog {
+    fn write(&mut self, bytes: &[u8]) {
+        if self.written >= self.cap {
+            return;
+        }
+        self.written = self.written.saturating_add(bytes.len() as u64);
+        let _ = if self.written < self.cap {
+            self.file.write_all(bytes)
+        } else {
+            writeln!(
+                self.file,
+                "[pagent] this run printed more than {} MiB: the rest is not logged",
+                self.cap >> 20
+            )
+        };
+    }
+}
+
 /// [`run_agent`], with these variables removed from the agent's environment (a reviewer
 /// started inside a Claude Code session must not look like part of it).
 #[allow(clippy::too_many_arguments)]
@@ -149,7 +177,7 @@ pub fn run_agent_with(
     cwd: &Path,
     prompt: &str,
     prompt_file: &Path,
-    mut log_file: Option<File>,
+    log_file: Option<File>,
     env: &[(&str, String)],
     remove: &[&str],
     limits: Limits,
@@ -202,6 +230,11 @@ pub fn run_agent_with(
     spawn_reader(child.take_stdout(), tx.clone(), Msg::Out);
     spawn_reader(child.take_stderr(), tx, Msg::Err);
 
+    let mut log_file = log_file.map(|file| CappedLog {
+        file,
+        written: 0,
+        cap: LOG_CAP,
+    });
     let kind = spec.kind();
     let mut summary = RunSummary::default();
     let mut usage = Vec::new();
@@ -227,8 +260,8 @@ pub fn run_agent_with(
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(Msg::Out(line)) => {
                 last_output = Instant::now();
-                if let Some(f) = log_file.as_mut() {
-                    let _ = f.write_all(line.as_bytes());
+                if let Some(log) = log_file.as_mut() {
+                    log.write(line.as_bytes());
                 }
                 if let Some(kind) = kind {
                     usage.extend(parse_usage(kind, line.trim_end()));
@@ -254,8 +287,8 @@ pub fn run_agent_with(
             }
             Ok(Msg::Err(line)) => {
                 last_output = Instant::now();
-                if let Some(f) = log_file.as_mut() {
-                    let _ = write!(f, "[stderr] {line}");
+                if let Some(log) = log_file.as_mut() {
+                    log.write(format!("[stderr] {line}").as_bytes());
                 }
             }
             Ok(Msg::Closed) => open -= 1,

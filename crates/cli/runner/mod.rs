@@ -25,6 +25,7 @@
 mod finish;
 mod github;
 mod limit;
+mod logs;
 pub mod loop_event;
 pub mod parallel;
 mod pause;
@@ -149,6 +150,7 @@ pub fn drive(
     let run_id = crate::store::runs::run_id(&state);
     // Usage limits this iteration met (each one's run keeps its own log file).
     let mut limited = 0;
+    let mut log_cap = logs::LogCap::new(crate::store::config::logs_cap(user_dir));
 
     loop {
         if let Some(ended) = ended_elsewhere(&project, &state) {
@@ -194,6 +196,7 @@ pub fn drive(
             .pending_prompt
             .clone()
             .unwrap_or_else(|| first_prompt(&state, &mut FsWorld::read_only(&project)));
+        log_cap.keep(&project, &state, progress);
         let attempt = run_with_retries(
             &agent,
             &search,

@@ -48,6 +48,8 @@ pub enum Action {
     LimitWait,
     /// A usage limit was waited out: the same iteration runs again.
     LimitResumed,
+    /// Logs passed their cap: the oldest were dropped (said once).
+    Trimmed,
 }
 
 impl Action {
@@ -73,6 +75,7 @@ impl Action {
             Action::Retry => "retry",
             Action::LimitWait => "limit_wait",
             Action::LimitResumed => "limit_resumed",
+            Action::Trimmed => "trimmed",
         }
     }
 }
@@ -101,6 +104,7 @@ impl Action {
             Action::Retry => "retried",
             Action::LimitWait => "usage limit",
             Action::LimitResumed => "limit over",
+            Action::Trimmed => "logs trimmed",
         }
     }
 }
@@ -115,7 +119,7 @@ impl std::fmt::Display for Action {
 mod tests {
     use super::*;
 
-    const ALL: [Action; 19] = [
+    const ALL: [Action; 20] = [
         Action::Run,
         Action::Ralph,
         Action::Stories,
@@ -135,6 +139,7 @@ mod tests {
         Action::Retry,
         Action::LimitWait,
         Action::LimitResumed,
+        Action::Trimmed,
     ];
 
     #[test]
