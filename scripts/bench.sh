@@ -34,6 +34,12 @@
 #     installed binary itself), `sh -c` of the bare binary, the binary alone and /bin/true,
 #     in the same hyperfine run: Stop with no state file, Stop in an active loop (the larger
 #     transcript, message given), PostToolUse idle.
+# 11. a night's disk (issue 33): the soak test tests/integration/soak.rs, `pagent loop
+#     --command` with an agent that prints 1 MB a run under a 24 MiB log cap; it asserts
+#     the runs folder under the cap, resident memory flat and the last 100 iterations'
+#     overhead within noise of the first 100, and prints the figures (default: 300
+#     iterations, about 2 min; --full: the issue's 2,000; --quick skips it: CI runs it with
+#     300 in `cargo test`). It runs the debug build, as the test suite does.
 # For scale it also times an empty Rust `fn main() {}` (the floor for any Rust program) and
 # one `git status` of the loop's project.
 # Before timing, every configuration is run once and its output checked: the loop cases
@@ -782,3 +788,13 @@ if ((${#rss_rows[@]})); then
     fi
 fi
 [[ $have_hyperfine == false ]] || note "hyperfine exports in $out_dir"
+
+# --- case 11: a night's disk --------------------------------------------------------------
+if [[ $mode != quick ]]; then
+    soak=300
+    [[ $mode == default ]] || soak=2000
+    note "soak: $soak iterations of pagent loop, 1 MB a run (the test asserts the bounds)"
+    PAGENT_SOAK_ITERATIONS=$soak cargo test --locked --test integration -- \
+        soak::a_nights_loop --nocapture 2>&1 | grep '^soak: ' | tee -a "$out_dir/summary.md" ||
+        die "the soak test failed: PAGENT_SOAK_ITERATIONS=$soak cargo test --test integration soak::"
+fi

@@ -4,6 +4,10 @@
     gen-repo.py create DIR FILES   a git repository in DIR (new or empty) with FILES files,
                                    all committed, on branch main, working tree clean
     gen-repo.py modify DIR COUNT   append a line to COUNT of the files under DIR/src
+    gen-repo.py monorepo DIR FILES a git repository of FILES small files laid out as a
+                                   monorepo of Java services (deep paths), all committed
+    gen-repo.py touch DIR COUNT    modify COUNT of a monorepo's files and add as many new
+                                   untracked ones beside them
 
 `create` lays the files out as a Rust workspace would: about 96% under src/ (100 files a
 folder, src/mod000/file000.rs ...), the rest under tests/ and docs/, plus Cargo.toml and
@@ -16,6 +20,14 @@ the index, which is not how a real project looks.
 
 `modify` picks COUNT files spread evenly over src/ (deterministic) and appends a line to
 each, leaving their mtimes at now, as an editor would.
+
+`monorepo` is the shape of the repositories whose index is large: 100 files a folder,
+`services/team-NN/service-NNN/src/main/java/com/example/teamNN/serviceNNN/platform/
+internal/handlers/moduleNN/RequestHandlerNNNN.java`, 132 characters a path, so git's index takes about 200 bytes an
+entry (200 MB for a million files, 20 MB for 100,000). Each file holds one short line,
+distinct per file: the disk holds an inode and a block per file, as small files cost
+anyway, and the work a status does (a `stat` per file, a walk of every folder) is what a
+real monorepo of that many files costs. Its files' times are set an hour back too.
 
 The output is deterministic: the same arguments give the same bytes.
 """
@@ -105,11 +117,67 @@ def modify(root, count):
     return count
 
 
+def monorepo_path(i):
+    team, rest = divmod(i, 50_000)
+    service, rest = divmod(rest, 2_000)
+    module, file = divmod(rest, 100)
+    return ("services/team-%02d/service-%03d/src/main/java/com/example/team%02d/service%03d/"
+            "platform/internal/handlers/module%02d/RequestHandler%04d.java" % (team, service, team, service, module, i % 10_000))
+
+
+def monorepo(root, total):
+    old = time.time() - 3600
+    os.makedirs(root, exist_ok=True)
+    git = ["git", "-C", root, "-c", "gc.auto=0"]
+    subprocess.run(git + ["-c", "init.defaultBranch=main", "init", "-q"], check=True)
+    importer = subprocess.Popen(git + ["fast-import", "--quiet"], stdin=subprocess.PIPE)
+    stream = importer.stdin
+    stream.write(b"commit refs/heads/main\n"
+                 b"committer bench <bench@localhost> 1700000000 +0000\n"
+                 b"data 22\nA synthetic monorepo.\n")
+    made = set()
+    for i in range(total):
+        rel = monorepo_path(i)
+        folder = os.path.dirname(rel)
+        if folder not in made:
+            os.makedirs(os.path.join(root, folder), exist_ok=True)
+            made.add(folder)
+        data = b"class Handler%d {}\n" % i
+        path = os.path.join(root, rel)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.utime(path, (old, old))
+        stream.write(b"M 100644 inline %s\ndata %d\n%s\n" % (rel.encode(), len(data), data))
+    stream.close()
+    if importer.wait() != 0:
+        sys.exit("gen-repo.py: git fast-import failed")
+    for d, dirs, _ in os.walk(root):
+        dirs[:] = [x for x in dirs if x != ".git"]
+        os.utime(d, (old, old))
+    subprocess.run(git + ["reset", "-q"], check=True)
+    return total
+
+
+def touch(root, count):
+    """Modifies COUNT files of a monorepo spread evenly over it, and adds COUNT new ones."""
+    total = int(subprocess.run(["git", "-C", root, "ls-files"], check=True,
+                               capture_output=True).stdout.count(b"\n"))
+    step = max(1, total // max(1, count))
+    for k in range(count):
+        rel = monorepo_path(min(total - 1, k * step))
+        with open(os.path.join(root, rel), "a") as f:
+            f.write("// edited by the agent (%d)\n" % k)
+        with open(os.path.join(root, os.path.dirname(rel), "New%04d.java" % k), "w") as f:
+            f.write("class New%d {}\n" % k)
+    return count
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("create", "modify"):
+    actions = {"create": create, "modify": modify, "monorepo": monorepo, "touch": touch}
+    if len(sys.argv) != 4 or sys.argv[1] not in actions:
         sys.exit(__doc__)
     action, root, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    done = create(root, n) if action == "create" else modify(root, n)
+    done = actions[action](root, n)
     print("%s: %d files" % (action, done), file=sys.stderr)
     return 0
 

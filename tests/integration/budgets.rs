@@ -394,3 +394,27 @@ fn the_parallel_plan_carries_the_budget_to_the_command_it_prints() {
         .success();
     assert_text!(out.stdout);
 }
+
+/// Issue 33: a loop started by its slash command in a long session. The hook that sets it
+/// up knows the transcript and where it stands; the first Stop reads from there: the
+/// session's history costs it nothing and counts for nothing, even stamped after the
+/// loop's start (a clock that moved back).
+#[test]
+fn a_loop_set_up_by_its_slash_command_counts_only_what_it_added() {
+    let env = TestEnv::new();
+    let history: String = (0..50)
+        .map(|n| format!("{}\n", assistant_line(&format!("h{n}"), 9_000, 0)))
+        .collect();
+    let answer = crate::own_voice::answer(&crate::own_voice::expand_with(
+        &env,
+        "pagent:ralph",
+        "Fix it --no-progress-limit 0",
+        Some(&history),
+    ));
+    assert!(answer.unwrap().unwrap().contains("started a Ralph loop"));
+    let cursor = &env.state()["usage"]["transcript"];
+    assert_eq!(cursor["offset"], history.len(), "{cursor}");
+    append(&env, &[assistant_line("m1", 400, 100)]);
+    env.stop(&env.stop_input("First pass.")).blocked();
+    assert_eq!(env.status()["usage"]["total_tokens"], 500);
+}

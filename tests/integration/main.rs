@@ -63,6 +63,7 @@ mod review;
 mod safety;
 mod secrets;
 mod session_words;
+mod soak;
 mod status;
 mod stories;
 mod story_prompts;

@@ -10,6 +10,9 @@ fn snapshot_filters() -> Vec<(&'static str, &'static str)> {
         (r"\b\d+m\d\ds\b", "[ELAPSED]"),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "[TIME]"),
         (r"\(\d+ ms\)", "([MS])"),
+        crate::util::snapshot::SIZES[0],
+        crate::util::snapshot::SIZES[1],
+        crate::util::snapshot::SIZES[2],
     ]
 }
 
@@ -215,5 +218,47 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
     assert!(
         ended.contains(r"ended: \x1b]0;pwned\x07\u{202e}txt.exe\u{2066}"),
         "{ended}"
+    );
+}
+
+/// Issue 33: `pagent status` shows what a loop's logs take, both folders, and the cap they
+/// are kept under (the user's `logs.max_mb`), in figures a person reads.
+#[test]
+fn status_shows_what_a_loops_logs_take_and_their_cap() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(&env.config).unwrap();
+    std::fs::write(
+        env.config.join("config.json"),
+        r#"{"logs": {"max_mb": 24}}"#,
+    )
+    .unwrap();
+    env.cmd(&["ralph", "Fix it"]).success();
+    // The runs folder: 1 MiB, 512 KiB and 100 bytes.
+    env.write(".claude/pagent/runs/a.log", &"x".repeat(1 << 20));
+    env.write(".claude/pagent/runs/b.log", &"x".repeat(512 << 10));
+    env.write(".claude/pagent/runs/b.prompt", &"x".repeat(100));
+    // The event log, padded to 4 KiB with blank lines (readers skip them), and an older
+    // half of 2 MiB.
+    let events = env.path(".claude/pagent/events.jsonl");
+    let mut text = std::fs::read_to_string(&events).unwrap();
+    assert!(text.len() < 4096, "{} bytes of events", text.len());
+    text.push_str(&"\n".repeat(4096 - text.len()));
+    std::fs::write(&events, text).unwrap();
+    env.write(".claude/pagent/events.jsonl.1", &"\n".repeat(2 << 20));
+
+    let human = env.cmd(&["status"]).success().stdout;
+    insta::with_settings!({filters => vec![(r"\b\d+s\b", "[ELAPSED]")]}, {
+        insta::assert_snapshot!(human);
+    });
+    let status: Value = env.status();
+    assert_eq!(
+        status["logs"],
+        json!({
+            "bytes": (1 << 20) + (512 << 10) + 100 + 4096 + (2 << 20),
+            "runs_bytes": (1 << 20) + (512 << 10) + 100,
+            "run_files": 3,
+            "events_bytes": 4096 + (2 << 20),
+            "cap_bytes": 24 << 20,
+        })
     );
 }

@@ -120,6 +120,9 @@ fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_wai
     let project = regex_escape(&env.root.display().to_string());
     let filters = vec![
         (project.as_str(), "[PROJECT]"),
+        crate::util::snapshot::SIZES[0],
+        crate::util::snapshot::SIZES[1],
+        crate::util::snapshot::SIZES[2],
         // Waited 0s or 1s by now: the header says so only from 1s on.
         (
             r"iteration · \d+s(, \d+s waited for usage limits| worked, \d+s waited for usage limits)?\n",

@@ -181,7 +181,7 @@ fn watch(
 /// What a run's lines leave behind.
 struct Output {
     kind: Option<AgentKind>,
-    log: Option<File>,
+    log: Option<super::CappedLog>,
     summary: RunSummary,
     usage: Vec<UsageRecord>,
     limit_watch: LimitWatch,
@@ -193,7 +193,7 @@ impl Output {
     fn new(kind: Option<AgentKind>, log: Option<File>) -> Output {
         Output {
             kind,
-            log,
+            log: log.map(super::CappedLog::new),
             summary: RunSummary::default(),
             usage: Vec::new(),
             limit_watch: LimitWatch::default(),
@@ -204,8 +204,8 @@ impl Output {
     /// A line of stdout: logged, read as the agent's stream, kept in the tail; false
     /// when `on_event` asked to stop at one of its events.
     fn out(&mut self, line: &str, on_event: &mut dyn FnMut(Option<&StreamEvent>) -> bool) -> bool {
-        if let Some(f) = self.log.as_mut() {
-            let _ = f.write_all(line.as_bytes());
+        if let Some(log) = self.log.as_mut() {
+            log.write(line.as_bytes());
         }
         if let Some(kind) = self.kind {
             let record = line.trim_end();
@@ -228,8 +228,8 @@ impl Output {
 
     /// A line of stderr: logged, marked as such.
     fn err(&mut self, line: &str) {
-        if let Some(f) = self.log.as_mut() {
-            let _ = write!(f, "[stderr] {line}");
+        if let Some(log) = self.log.as_mut() {
+            log.write(format!("[stderr] {line}").as_bytes());
         }
     }
 

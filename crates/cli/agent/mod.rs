@@ -29,6 +29,44 @@ pub use invocation::Invocation;
 pub use options::Options;
 pub use spec::AgentSpec;
 
+/// The most bytes of one run's output written to its log: a run that prints without end
+/// must not fill the disk before the folder's cap is next applied.
+pub const LOG_CAP: u64 = 64 * 1024 * 1024;
+
+/// A run's log, written up to its cap; past it, one line says the rest is not kept.
+struct CappedLog {
+    file: std::fs::File,
+    written: u64,
+    cap: u64,
+}
+
+impl CappedLog {
+    fn new(file: std::fs::File) -> CappedLog {
+        CappedLog {
+            file,
+            written: 0,
+            cap: LOG_CAP,
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        if self.written >= self.cap {
+            return;
+        }
+        self.written = self.written.saturating_add(bytes.len() as u64);
+        let _ = if self.written < self.cap {
+            self.file.write_all(bytes)
+        } else {
+            writeln!(
+                self.file,
+                "[pagent] this run printed more than {} MiB: the rest is not logged",
+                self.cap >> 20
+            )
+        };
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub iteration_timeout: Duration,

@@ -125,6 +125,11 @@ pub fn run_review(
     {
         return ReviewOutcome::Failed(format!("cannot write its prompt file: {err}"));
     }
+    // A night of reviews stays under the same cap as the runs beside them.
+    crate::store::runs::keep_under(
+        project,
+        crate::store::config::logs_cap(&UserDir::at(setup.config_dir.as_deref())),
+    );
     let log = project.dir().create(&base.with_extension("log")).ok();
     let mut env = vec![(env::PAGENT_REVIEW, "1".to_owned())];
     if matches!(request.reviewer, Reviewer::Opencode) {

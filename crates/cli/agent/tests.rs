@@ -304,3 +304,23 @@ fn the_agent_gets_its_folder_as_pwd() {
     assert_eq!(run.end, End::Exited(Some(0)), "{run:?}");
     assert_eq!(run.final_message().unwrap(), project.display().to_string());
 }
+
+/// Issue 33: one run that prints without end stops filling its log at the cap, and the
+/// log says so once.
+#[test]
+fn a_runs_log_stops_at_its_cap_and_says_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.log");
+    let mut log = super::CappedLog {
+        file: fs::File::create(&path).unwrap(),
+        written: 0,
+        cap: 100,
+    };
+    for _ in 0..50 {
+        log.write(b"0123456789012345678\n");
+    }
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("0123456789012345678\n"), "{text}");
+    assert_eq!(text.matches("the rest is not logged").count(), 1, "{text}");
+    assert!(text.len() < 200, "{} bytes", text.len());
+}

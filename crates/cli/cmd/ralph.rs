@@ -43,7 +43,7 @@ fn from_slash(project: &Project, env: &Env, io: &mut Io) -> anyhow::Result<ExitS
             Parsed::Args((args, task)) => {
                 let origin = Origin {
                     slash: true,
-                    handoff: None,
+                    ..Origin::default()
                 };
                 let started = start::ralph(project, env, &args, task, &origin)?;
                 Ok(start::unannounced(project, &started))

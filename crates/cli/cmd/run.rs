@@ -36,7 +36,7 @@ fn from_slash(project: &Project, env: &Env, io: &mut Io) -> anyhow::Result<ExitS
             Parsed::Args(args) => {
                 let origin = Origin {
                     slash: true,
-                    handoff: None,
+                    ..Origin::default()
                 };
                 let started = start::run(project, env, &args, &origin)?;
                 Ok(start::unannounced(project, &started))

@@ -62,6 +62,7 @@ pub fn run(
     };
     let sealed = store::ownership(&project, &UserDir::of(env), &state) == store::Ownership::Own;
     let mut report = build(&project, &UserDir::of(env), &state, sealed);
+    report.measure_logs(&project, crate::store::config::logs_cap(&UserDir::of(env)));
     let zones = crate::world::zone::Zones {
         tz: env.tz.as_deref(),
         tzdir: env.tzdir.as_deref(),

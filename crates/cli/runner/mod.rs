@@ -33,6 +33,7 @@
 mod finish;
 mod github;
 mod limit;
+mod logs;
 pub mod loop_event;
 pub mod parallel;
 mod pause;

@@ -55,6 +55,8 @@ pub(super) struct Runner<'a, 'p> {
     limited: u32,
     /// A limit no wait ends, when one ended the loop.
     ended_by: Option<FailureClass>,
+    /// The project's run logs, kept under their cap before each run.
+    log_cap: super::logs::LogCap,
     /// The runner's lock on the project, held until the loop ends.
     _lock: files::Lock,
 }
@@ -114,6 +116,7 @@ impl<'a, 'p> Runner<'a, 'p> {
                 crate::cli::costs::loop_agent(*kind)
             ));
         }
+        let log_cap = super::logs::LogCap::new(crate::store::config::logs_cap(&user_dir));
         let runner = Runner {
             env,
             base_limits: Limits {
@@ -130,6 +133,7 @@ impl<'a, 'p> Runner<'a, 'p> {
             run_id: crate::store::runs::run_id(&state),
             limited: 0,
             ended_by: None,
+            log_cap,
             _lock: lock,
         };
         Ok((runner, state))
@@ -223,6 +227,7 @@ impl<'a, 'p> Runner<'a, 'p> {
             .pending_prompt
             .clone()
             .unwrap_or_else(|| first_prompt(&state, &mut FsWorld::read_only(&self.project)));
+        self.log_cap.keep(&self.project, &state, self.progress);
         let runs = Runs {
             agent: &self.agent,
             search: &self.search,

@@ -51,8 +51,8 @@ pub struct Asked<'a> {
 pub fn answer(project: &Project, env: &Env, asked: &Asked<'_>) -> Answer {
     let name = format!("/{}", asked.name);
     let result = match asked.command {
-        Command::Ralph => start_ralph(project, env, &name, asked.args),
-        Command::Run => start_run(project, env, &name, asked.args),
+        Command::Ralph => start_ralph(project, env, &name, asked),
+        Command::Run => start_run(project, env, &name, asked),
         Command::Parallel => plan_parallel(project, env, &name, asked.args),
         Command::Status | Command::Cancel | Command::Resume if asked.args.trim() == "--help" => {
             Ok(Answer::Show(help(asked.command, &name)))
@@ -87,28 +87,39 @@ pub fn error_text(command: Command, err: &anyhow::Error) -> String {
     text
 }
 
-fn start_ralph(project: &Project, env: &Env, name: &str, text: &str) -> anyhow::Result<Answer> {
-    let (args, task) = match start::parse_ralph(ralph_slash(name), text)? {
+fn start_ralph(
+    project: &Project,
+    env: &Env,
+    name: &str,
+    asked: &Asked<'_>,
+) -> anyhow::Result<Answer> {
+    let (args, task) = match start::parse_ralph(ralph_slash(name), asked.args)? {
         Parsed::Help(help) => return Ok(Answer::Show(help)),
         Parsed::Args(parsed) => parsed,
     };
-    let started = start::ralph(project, env, &args, task, &handoff(text))?;
+    let started = start::ralph(project, env, &args, task, &handoff(asked))?;
     Ok(Answer::Pass(Some(started.shown())))
 }
 
-fn start_run(project: &Project, env: &Env, name: &str, text: &str) -> anyhow::Result<Answer> {
-    let args = match start::parse_run(run_slash(name), text)? {
+fn start_run(
+    project: &Project,
+    env: &Env,
+    name: &str,
+    asked: &Asked<'_>,
+) -> anyhow::Result<Answer> {
+    let args = match start::parse_run(run_slash(name), asked.args)? {
         Parsed::Help(help) => return Ok(Answer::Show(help)),
         Parsed::Args(args) => args,
     };
-    let started = start::run(project, env, &args, &handoff(text))?;
+    let started = start::run(project, env, &args, &handoff(asked))?;
     Ok(Answer::Pass(Some(started.shown())))
 }
 
-fn handoff(text: &str) -> Origin {
+fn handoff(asked: &Asked<'_>) -> Origin {
     Origin {
         slash: true,
-        handoff: Some(start::handoff_key(text)),
+        handoff: Some(start::handoff_key(asked.args)),
+        transcript: asked.transcript.map(Path::to_path_buf),
     }
 }
 

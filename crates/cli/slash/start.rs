@@ -50,11 +50,30 @@ impl Started {
 }
 
 /// How a set-up came: from a slash command (which never replaces another session's loop),
-/// and with the hook's hand-off mark to leave for the command's `!` line.
+/// with the hook's hand-off mark to leave for the command's `!` line, and the session's
+/// transcript when the hook names it.
 #[derive(Debug, Default, Clone)]
 pub struct Origin {
     pub slash: bool,
     pub handoff: Option<String>,
+    /// Where the transcript stands now is where the loop's usage begins: its first Stop
+    /// reads only what the loop added ([`crate::world::usage::cursor_at_end`]).
+    pub transcript: Option<std::path::PathBuf>,
+}
+
+impl Origin {
+    /// `state` marked with what the set-up knows of its session: the hand-off, and
+    /// where the transcript stands.
+    fn mark(&self, state: &mut State) {
+        state.slash_handoff.clone_from(&self.handoff);
+        if let Some(cursor) = self
+            .transcript
+            .as_deref()
+            .and_then(crate::world::usage::cursor_at_end)
+        {
+            state.usage.transcript = Some(cursor);
+        }
+    }
 }
 
 /// The slash command's text as ralph options and a task; or its help.
@@ -95,7 +114,7 @@ pub fn ralph(
     origin: &Origin,
 ) -> anyhow::Result<Started> {
     let (mut state, notes) = setup::build::ralph(project, env, args, task, Driver::Hook)?;
-    state.slash_handoff.clone_from(&origin.handoff);
+    origin.mark(&mut state);
     let installed = install(project, env, &state, args.force, origin, Action::Ralph)?;
     let start_line = format!(
         "pagent: started a Ralph loop: up to {}{}. {HOW_TO_STOP}",
@@ -114,7 +133,7 @@ pub fn run(
 ) -> anyhow::Result<Started> {
     if let Some(spec) = setup::build::stories_spec_of(args, Driver::Hook)? {
         let (mut state, notes) = setup::stories::stories(project, env, &spec)?;
-        state.slash_handoff.clone_from(&origin.handoff);
+        origin.mark(&mut state);
         let installed = install(project, env, &state, args.force, origin, Action::Stories)?;
         let start_line = format!(
             "pagent: started the stories loop for {}: one story at a time (up to {}{}). {HOW_TO_STOP}",
@@ -125,7 +144,7 @@ pub fn run(
         return Ok(started(installed, start_line, notes.lines()));
     }
     let (mut state, notes) = setup::build::pipeline(project, env, args, Driver::Hook)?;
-    state.slash_handoff.clone_from(&origin.handoff);
+    origin.mark(&mut state);
     let installed = install(project, env, &state, args.force, origin, Action::Run)?;
     let state = &installed.state;
     let names: Vec<&str> = state.stages[..state.max_stages]

@@ -4,15 +4,16 @@
 //! ```json
 //! {"backpressure": {"always": false, "checks": {"py": [{"command": ["mypy", "{file}"]}]}},
 //!  "prices": {"claude-sonnet-4": {"input": 3, "output": 15}},
-//!  "notify": {"desktop": true, "command": ["my-notifier", "{message}"]}}
+//!  "notify": {"desktop": true, "command": ["my-notifier", "{message}"]},
+//!  "logs": {"max_mb": 256}}
 //! ```
 //!
 //! The project's file is read only when a loop is set up, and what it says is sealed into
 //! the state with the rest: a file committed to a repository cannot make pagent run
 //! commands on its own. `always` (check edits in every session, loop or not) is honoured
 //! only in the user's file, which no repository can write. So are `prices` (a project that
-//! priced tokens at zero would disarm the user's cost budget) and `notify` (a command run
-//! when any loop ends).
+//! priced tokens at zero would disarm the user's cost budget), `notify` (a command run
+//! when any loop ends) and `logs` (how much of the user's disk a project's logs take).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,18 @@ pub struct ConfigFile {
     /// What to do when a loop ends; off unless set.
     #[serde(default)]
     pub notify: Option<NotifyConfig>,
+    /// How much the run and review logs of a project may take.
+    #[serde(default)]
+    pub logs: Option<LogsConfig>,
+}
+
+/// The cap on a project's run and review logs (`.claude/pagent/runs/`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogsConfig {
+    /// Mebibytes kept, the oldest files dropped first [default: 256, at least 1].
+    #[serde(default)]
+    pub max_mb: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -98,6 +111,9 @@ fn parse_config(bytes: &[u8], shown: &str) -> anyhow::Result<ConfigFile> {
     for (prefix, entry) in file.prices.iter().flatten() {
         price_of(prefix, entry)
             .with_context(|| format!("invalid pagent config {shown}: prices.{prefix}"))?;
+    }
+    if file.logs.as_ref().and_then(|l| l.max_mb) == Some(0) {
+        bail!("invalid pagent config {shown}: logs.max_mb must be at least 1");
     }
     if let Some(command) = file.notify.as_ref().and_then(|n| n.command.as_ref())
         && command.first().is_none_or(|p| p.trim().is_empty())
@@ -209,6 +225,18 @@ pub fn check(bytes: &[u8]) -> anyhow::Result<()> {
     parse_config(bytes, "config.json").map(|_| ())
 }
 
+/// The most bytes a project's run and review logs may take: the user's `logs.max_mb`, or
+/// [`LOGS_CAP`](crate::store::runs::LOGS_CAP) (also for a config that cannot be read;
+/// set-up and the hooks report a broken config themselves).
+pub fn logs_cap(user_dir: &UserDir) -> u64 {
+    user_config_path(user_dir)
+        .and_then(|path| read_config(&path).ok().flatten())
+        .and_then(|file| file.logs?.max_mb)
+        .map_or(crate::store::runs::LOGS_CAP, |mb| {
+            mb.saturating_mul(1 << 20)
+        })
+}
+
 /// The project's config file: its bytes (for trust) and its backpressure settings, for
 /// sealing into a new loop's state; `None` when the project has none.
 pub fn project_backpressure(
@@ -222,9 +250,9 @@ pub fn project_backpressure(
         return Ok(None);
     };
     let file = parse_config(&bytes, CONFIG_FILE)?;
-    if file.prices.is_some() || file.notify.is_some() {
+    if file.prices.is_some() || file.notify.is_some() || file.logs.is_some() {
         bail!(
-            "{CONFIG_FILE}: prices and notify are only honoured in your own {FILE} (in pagent's config folder), not in a project"
+            "{CONFIG_FILE}: prices, notify and logs are only honoured in your own {FILE} (in pagent's config folder), not in a project"
         );
     }
     if file.backpressure.as_ref().is_some_and(|b| b.always) {

@@ -70,9 +70,23 @@ pub struct Report {
     /// after Ctrl-C or a crash: `pagent loop` resumes it); `None` for other loops, or
     /// when it cannot be told.
     runner_running: Option<bool>,
+    /// What the project's logs take on disk, once measured ([`Report::measure_logs`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logs: Option<LogsReport>,
     /// The project, for the hint that resumes an interrupted loop.
     #[serde(skip)]
     root: String,
+}
+
+/// What a project's logs take: the run and review logs (kept under `cap_bytes`) and the
+/// event log (two halves of at most 8 MiB).
+#[derive(Debug, Serialize)]
+struct LogsReport {
+    bytes: u64,
+    runs_bytes: u64,
+    run_files: usize,
+    events_bytes: u64,
+    cap_bytes: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -244,11 +258,24 @@ pub fn build(project: &Project, user_dir: &UserDir, state: &State, sealed: bool)
             text: f.describe(end),
         }),
         runner_running,
+        logs: None,
         root: project.root.display().to_string(),
     }
 }
 
 impl Report {
+    /// Adds what the project's logs take on disk, and their cap (the user's).
+    pub fn measure_logs(&mut self, project: &Project, cap: u64) {
+        let size = crate::store::runs::logs_size(project);
+        self.logs = Some(LogsReport {
+            bytes: size.total(),
+            runs_bytes: size.runs,
+            run_files: size.run_files,
+            events_bytes: size.events,
+            cap_bytes: cap,
+        });
+    }
+
     /// An active loop whose `pagent loop` is not running (interrupted, or crashed).
     fn interrupted(&self) -> bool {
         self.status == Status::Active && self.runner_running == Some(false)

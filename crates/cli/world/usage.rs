@@ -4,9 +4,14 @@
 //! A transcript grows to gigabytes in a long loop and a Stop comes every few seconds, so
 //! it is never read whole: the state keeps a cursor (the byte offset read so far) and
 //! each Stop reads only the lines written since, forward, at most [`READ_BUDGET`] bytes
-//! (a later Stop reads on from where this one stopped). The first Stop of a loop, or of
-//! a new transcript, has no cursor: it reads the last [`FIRST_READ`] bytes and counts the
-//! assistant lines stamped at or after the loop's start.
+//! (a later Stop reads on from where this one stopped). A loop set up by its slash
+//! command starts with a cursor at the transcript's end ([`cursor_at_end`]: the
+//! UserPromptExpansion hook knows the transcript), so its first Stop reads only what the
+//! loop added. A loop set up without one (a terminal, a `!` line without the hook), or a
+//! new transcript, has no cursor: its first Stop looks backwards from the end for the
+//! last line stamped before the loop's start, at most [`FIRST_READ`] bytes back, and
+//! counts the assistant lines stamped at or after it. Either way a first Stop costs what
+//! the loop wrote, not the session's history before it.
 //!
 //! The same read collects what the user typed while the model worked and Claude Code
 //! still holds in its queue (`queue-operation` lines): the Stop hook answers pagent's own
@@ -36,7 +41,8 @@ use pagent_protocol::{TokenCounts, UsageLine};
 
 /// The most bytes one Stop reads.
 pub const READ_BUDGET: u64 = 64 * 1024 * 1024;
-/// How far back the first Stop of a transcript looks for the loop's start.
+/// How far back the first Stop of a transcript looks for the loop's start (a transcript
+/// that was replaced or shrank, or whose lines carry no times, is read from there).
 pub const FIRST_READ: u64 = 32 * 1024 * 1024;
 /// A line longer than this is no assistant message worth reading (a huge tool result):
 /// it is skipped without being kept in memory.
@@ -210,11 +216,7 @@ fn read_usage_from<R: Read + Seek>(
     }
     let (start, mut skipping) = match cursor {
         Some(c) => (c.offset, c.skipping),
-        None => {
-            let start = len.saturating_sub(FIRST_READ);
-            // Starting inside a line: its start is not ours to read.
-            (start, start > 0)
-        }
+        None => loop_start(&mut file, len, since)?,
     };
     file.seek(SeekFrom::Start(start))?;
     let mut pos = start;
@@ -229,7 +231,7 @@ fn read_usage_from<R: Read + Seek>(
             break;
         }
         let mut rest = &block[..got];
-        while let Some(newline) = rest.iter().position(|b| *b == b'\n') {
+        while let Some(newline) = memchr::memchr(b'\n', rest) {
             if !skipping {
                 line.extend_from_slice(&rest[..newline]);
                 counter.line(&line);
@@ -275,6 +277,65 @@ fn read_usage_from<R: Read + Seek>(
             (!counter.unsure).then_some(false)
         },
         last_text,
+    })
+}
+
+/// Where a loop's lines begin in a transcript read for the first time: just after the
+/// last whole line stamped before `since`, found backwards from the end, so only what
+/// the loop added is read; else [`FIRST_READ`] bytes back (inside a line: `true`, its
+/// start is not ours to read).
+fn loop_start<R: Read + Seek>(file: R, len: u64, since: Timestamp) -> io::Result<(u64, bool)> {
+    let mut lines = crate::world::transcript::backward::BackwardLines::new(file, FIRST_READ)?;
+    // The first piece is what follows the last newline: empty, or a line being written.
+    // `after` is always just past a newline (or the file's start).
+    let mut after = match lines.next_line()? {
+        Some(tail) => len - tail.len() as u64,
+        None if len == 0 => return Ok((0, false)),
+        None => 0,
+    };
+    while after > 0 {
+        let Some(line) = lines.next_line()? else {
+            break;
+        };
+        if stamped_before(&line, since) {
+            return Ok((after, false));
+        }
+        after = after.saturating_sub(line.len() as u64 + 1);
+    }
+    let start = len.saturating_sub(FIRST_READ);
+    Ok((start, start > 0))
+}
+
+/// Whether a transcript line carries a time before `since` (its own, the top-level one).
+fn stamped_before(raw: &[u8], since: Timestamp) -> bool {
+    contains(raw, b"\"timestamp\"")
+        && pagent_protocol::line_timestamp(raw)
+            .as_deref()
+            .and_then(stamp)
+            .is_some_and(|t| t < since)
+}
+
+/// `2026-11-22T13:14:16.819Z` to the second.
+fn stamp(text: &str) -> Option<Timestamp> {
+    Timestamp::parse(&format!("{}Z", text.get(..19)?))
+}
+
+/// A cursor at the transcript's end as it is now, for a loop set up in its session: its
+/// first Stop reads only the lines written after. A last line not yet whole is skipped
+/// (it was being written before the loop began). `None` when it cannot be read.
+pub fn cursor_at_end(path: &Path) -> Option<TranscriptCursor> {
+    let mut file = pagent_door::files::open_outside(path).ok()?;
+    let len = file.seek(SeekFrom::End(0)).ok()?;
+    let mut last = [0u8];
+    let whole = len == 0
+        || (file.seek(SeekFrom::Start(len - 1)).is_ok()
+            && file.read_exact(&mut last).is_ok()
+            && last[0] == b'\n');
+    Some(TranscriptCursor {
+        path: path.display().to_string(),
+        offset: len,
+        skipping: !whole,
+        ..TranscriptCursor::default()
     })
 }
 
@@ -334,7 +395,9 @@ impl Counter {
 
 impl Counter {
     fn line(&mut self, raw: &[u8]) {
-        if let Some(queue) = pagent_protocol::QueueLine::from_raw(raw) {
+        if contains(raw, b"\"queue-operation\"")
+            && let Some(queue) = pagent_protocol::QueueLine::from_raw(raw)
+        {
             self.queue(queue);
             return;
         }
@@ -359,14 +422,14 @@ impl Counter {
         let Some((id, model, counts)) = line.assistant_usage() else {
             return;
         };
-        if let Some(since) = self.since {
-            let stamped = line
+        if let Some(since) = self.since
+            && line
                 .timestamp
                 .as_deref()
-                .and_then(|t| Timestamp::parse(&format!("{}Z", t.get(..19)?)));
-            if stamped.is_none_or(|t| t < since) {
-                return;
-            }
+                .and_then(stamp)
+                .is_none_or(|t| t < since)
+        {
+            return;
         }
         let tokens = tokens_of(counts);
         let added = match id {
@@ -394,14 +457,14 @@ impl Counter {
     /// `remove` takes the one named (else the oldest). A line from before the loop began
     /// (on a first read) is not the loop's business.
     fn queue(&mut self, line: pagent_protocol::QueueLine) {
-        if let Some(since) = self.since {
-            let stamped = line
+        if let Some(since) = self.since
+            && line
                 .timestamp
                 .as_deref()
-                .and_then(|t| Timestamp::parse(&format!("{}Z", t.get(..19)?)));
-            if stamped.is_none_or(|t| t < since) {
-                return;
-            }
+                .and_then(stamp)
+                .is_none_or(|t| t < since)
+        {
+            return;
         }
         match (line.operation.as_str(), line.content) {
             ("enqueue", Some(text)) => self.queued.push(text),

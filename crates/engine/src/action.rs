@@ -51,6 +51,8 @@ pub enum Action {
     LimitWait,
     /// A usage limit was waited out: the same iteration runs again.
     LimitResumed,
+    /// Logs passed their cap: the oldest were dropped (said once).
+    Trimmed,
 }
 
 impl Action {
@@ -77,6 +79,7 @@ impl Action {
             Action::Failed => "failed",
             Action::LimitWait => "limit_wait",
             Action::LimitResumed => "limit_resumed",
+            Action::Trimmed => "trimmed",
         }
     }
 }
@@ -106,6 +109,7 @@ impl Action {
             Action::Failed => "run failed",
             Action::LimitWait => "usage limit",
             Action::LimitResumed => "limit over",
+            Action::Trimmed => "logs trimmed",
         }
     }
 }
@@ -120,7 +124,7 @@ impl std::fmt::Display for Action {
 mod tests {
     use super::*;
 
-    const ALL: [Action; 20] = [
+    const ALL: [Action; 21] = [
         Action::Run,
         Action::Ralph,
         Action::Stories,
@@ -141,6 +145,7 @@ mod tests {
         Action::Failed,
         Action::LimitWait,
         Action::LimitResumed,
+        Action::Trimmed,
     ];
 
     #[test]

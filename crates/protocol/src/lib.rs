@@ -24,5 +24,5 @@ pub use hook::{Decision, HookInput, HookOutput, HookSpecificOutput};
 pub use stream::{AgentKind, RunSummary, StreamEvent, parse_line};
 pub use transcript::{
     ContentBlock, MessageContent, QueueLine, TokenCounts, TranscriptLine, TranscriptMessage,
-    UsageLine, UsageMessage,
+    UsageLine, UsageMessage, line_timestamp,
 };

@@ -191,6 +191,16 @@ impl QueueLine {
     }
 }
 
+/// A transcript line's own time (its top-level `timestamp`), whatever else it holds: a
+/// time quoted inside a tool result or a nested object is not the line's.
+pub fn line_timestamp(line: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Stamped {
+        timestamp: Option<String>,
+    }
+    serde_json::from_slice::<Stamped>(line).ok()?.timestamp
+}
+
 impl UsageLine {
     pub fn from_json(line: &[u8]) -> Result<Self, serde_json::Error> {
         serde_json::from_slice(line)

@@ -56,6 +56,7 @@ fn mask(text: &str) -> String {
         (r"\b[0-9a-f]{10}\b", "[COMMIT]"),
         (r"until \d\d:\d\d\b", "until [CLOCK]"),
         (r"\b\d{8}T\d{6}Z?\b", "[STAMP]"),
+        (r"\b[0-9.]+ [KMG]?i?B\b", "[SIZE]"),
     ];
     rules.iter().fold(text.to_owned(), |acc, (pattern, with)| {
         regex::Regex::new(pattern)

@@ -40,8 +40,23 @@ pub fn filters() -> Vec<(&'static str, &'static str)> {
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "[TIME]"),
         (r"\((x86_64|aarch64)-[a-z0-9_-]+\)", "([TARGET])"),
     ]);
+    filters.extend(SIZES);
     filters
 }
+
+/// What the logs take varies with the times and durations they record: status's `logs:`
+/// line, with its sizes masked (every snapshot of status applies these).
+pub const SIZES: [(&str, &str); 3] = [
+    (
+        r"logs: [0-9.]+ [KMG]?i?B on disk \(the event log\)",
+        "logs: [SIZE] on disk (the event log)",
+    ),
+    (
+        r"logs: [0-9.]+ [KMG]?i?B on disk \(runs [0-9.]+ [KMG]?i?B in",
+        "logs: [SIZE] on disk (runs [SIZE] in",
+    ),
+    (r"; events [0-9.]+ [KMG]?i?B\)", "; events [SIZE])"),
+];
 
 /// `text` as a regular expression that matches it literally.
 pub fn regex_escape(text: &str) -> String {

@@ -12,14 +12,18 @@
 //! device is hashed as what it is, never read, and a file is hashed only up to
 //! [`cache::HASH_CAP`] (beyond it, its size and times stand for the rest).
 //!
-//! In a project that is its repository's work tree, `fast.rs` computes the same kind of
-//! digest at the speed of `git status`; libgit2's status is the path for everything else.
+//! In a git repository, `fast.rs` computes the digest at the speed of `git status` by
+//! reading git's index as a stream beside a walk of the work tree; libgit2's status is
+//! the path for an index that reader does not read (a split index), and the walk of
+//! sizes and times for a repository libgit2 cannot read either.
 //!
-//! Memory stays bounded whatever the repository holds: an index larger than
-//! [`INDEX_CAP`], or with more than [`ENTRIES_CAP`] entries, is not read at all (a
-//! 284 KB repository can check out a 160 MB index, and reading it cost a Stop 332 MB and
-//! 2 s). Such a repository is too large for a content fingerprint: there is none, so the
-//! no-progress check stands aside there, and [`fingerprint_noting`] says so once.
+//! Memory stays bounded whatever the repository holds: the index is streamed, never
+//! held, and one larger than [`INDEX_CAP`], or with more than [`ENTRIES_CAP`] entries
+//! (past what a monorepo holds: a million entries take 200 MB), is not read at all (a
+//! 284 KB repository can check out a 160 MB index, or claim 14 million entries). Such a
+//! repository is too large for a content fingerprint: there is none, so the no-progress
+//! check stands aside there, and [`fingerprint_noting`] says so once. libgit2, which
+//! loads an index whole, is asked only about one of at most [`LIBGIT2_INDEX_CAP`].
 
 use std::path::Path;
 
@@ -35,12 +39,16 @@ mod index;
 
 /// Files beyond this many are not walked in the non-git fallback.
 const WALK_LIMIT: usize = 200_000;
-/// The largest git index read, in bytes.
-pub const INDEX_CAP: u64 = 16 * 1024 * 1024;
-/// The most index entries fingerprinted (each is `lstat`ed at every Stop). At the cap,
-/// with every tracked file deleted (the most the digest has to hold), a Stop peaks under
-/// 64 MiB (BENCHMARKS.md).
-pub const ENTRIES_CAP: u32 = 100_000;
+/// The largest git index read, in bytes (streamed: it costs the time to read it, not
+/// its size in memory).
+pub const INDEX_CAP: u64 = 256 * 1024 * 1024;
+/// The most index entries fingerprinted (each is `lstat`ed at every Stop, as `git
+/// status` does).
+pub const ENTRIES_CAP: u32 = 2_000_000;
+/// The largest index handed to libgit2, which holds all of it (about 330 MB for 160 MB
+/// of index, measured for issue 19), and its entries.
+const LIBGIT2_INDEX_CAP: u64 = 16 * 1024 * 1024;
+const LIBGIT2_ENTRIES_CAP: u32 = 100_000;
 
 /// The fingerprint of the project's working tree, `None` when it has none (a repository
 /// too large for one, or one nothing can be read of). The code reads it through the
@@ -56,54 +64,53 @@ pub fn fingerprint_noting(project: &Project) -> (Option<String>, Option<String>)
     let dir = project.dir();
     match crate::store::git::discover(&project.root) {
         Some(repo) if repo.workdir().is_some() => {
-            if let Some(notice) = too_large(&repo) {
-                return (None, Some(notice));
+            let (size, count) = index_size(&repo);
+            if size > INDEX_CAP || count > ENTRIES_CAP {
+                return (None, Some(too_large(size, count)));
             }
-            (in_repository(&repo, dir), None)
+            let mut cache = cache::Cache::load(dir);
+            if let Some(digest) = fast::fingerprint(&repo, dir, &mut cache) {
+                cache.save(dir);
+                return (Some(digest), None);
+            }
+            // An index the stream does not read goes to libgit2 while small enough to
+            // hold; a repository libgit2 cannot read either (a corrupt index, objects or
+            // HEAD) falls back to the walk: no-progress detection must keep working.
+            let small = size <= LIBGIT2_INDEX_CAP && count <= LIBGIT2_ENTRIES_CAP;
+            let digest = small
+                .then(|| git_fingerprint(&repo, dir).ok())
+                .flatten()
+                .or_else(|| walk_fingerprint(dir));
+            (digest, None)
         }
         _ => (walk_fingerprint(dir), None),
     }
 }
 
-/// Why `repo`'s index is too large to read, if it is: by its size, then by the entry
-/// count in its header (12 bytes read).
-fn too_large(repo: &Repository) -> Option<String> {
+/// The size of `repo`'s index and the entry count in its header (12 bytes read).
+fn index_size(repo: &Repository) -> (u64, u32) {
     let index = repo.path().join("index");
-    let size = pagent_door::files::size_outside(&index)?;
+    let size = pagent_door::files::size_outside(&index).unwrap_or(0);
     let count = pagent_door::files::read_prefix_outside(&index, 12)
         .ok()
         .filter(|h| h.len() == 12 && h.starts_with(b"DIRC"))
         .map_or(0, |h| u32::from_be_bytes([h[8], h[9], h[10], h[11]]));
-    (size > INDEX_CAP || count > ENTRIES_CAP).then(|| {
-        format!(
-            "pagent: this repository's git index ({}, {count} entries) is larger than pagent reads \
-             ({} MiB, {ENTRIES_CAP} entries), so no-progress detection is off here: the loop ends \
-             only at its iteration limit, its promise or its conditions (said once).",
-            mib(size),
-            INDEX_CAP >> 20
-        )
-    })
+    (size, count)
+}
+
+/// What the user reads when the index is larger than pagent reads.
+fn too_large(size: u64, count: u32) -> String {
+    format!(
+        "pagent: this repository's git index ({}, {count} entries) is larger than pagent reads \
+         ({} MiB, {ENTRIES_CAP} entries), so no-progress detection is off here: the loop ends \
+         only at its iteration limit, its promise or its conditions (said once).",
+        mib(size),
+        INDEX_CAP >> 20
+    )
 }
 
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
-}
-
-fn in_repository(repo: &Repository, dir: &Dir) -> Option<String> {
-    {
-        {
-            let mut cache = cache::Cache::load(dir);
-            if let Some(digest) = fast::fingerprint(repo, dir, &mut cache) {
-                cache.save(dir);
-                return Some(digest);
-            }
-            // A repository libgit2 cannot read (a corrupt index, objects or HEAD) falls
-            // back to the walk: no-progress detection must keep working, not stop.
-            git_fingerprint(repo, dir)
-                .ok()
-                .or_else(|| walk_fingerprint(dir))
-        }
-    }
 }
 
 fn is_pagent_file(path: &str) -> bool {
@@ -304,13 +311,13 @@ mod tests {
         fs::write(root.join(".git/index"), &header).unwrap();
         let (digest, notice) = fingerprint_noting(&Project::at(root).unwrap());
         assert_eq!(digest, None);
-        assert!(notice.unwrap().contains("100001 entries"));
+        assert!(notice.unwrap().contains("2000001 entries"));
         // A file over the size cap, whatever it says.
         let index = fs::File::create(root.join(".git/index")).unwrap();
         index.set_len(INDEX_CAP + 1).unwrap();
         let (digest, notice) = fingerprint_noting(&Project::at(root).unwrap());
         assert_eq!(digest, None);
-        assert!(notice.unwrap().contains("16.0 MiB"));
+        assert!(notice.unwrap().contains("256.0 MiB"));
     }
 
     #[test]

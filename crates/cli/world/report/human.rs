@@ -42,6 +42,39 @@ fn usage_line(report: &Report) -> String {
     line
 }
 
+/// `logs: 212.4 MiB on disk (runs 200.1 MiB in 420 files, the oldest dropped past 256 MiB;
+/// events 12.3 MiB)` (the cap is applied before each run: the run under way comes on top), or for a loop without run logs (a session's) `logs: 4.2 KiB on disk (the
+/// event log)`.
+fn logs_line(logs: &super::LogsReport) -> String {
+    if logs.run_files == 0 {
+        return format!("logs: {} on disk (the event log)", size(logs.events_bytes));
+    }
+    format!(
+        "logs: {} on disk (runs {} in {}, the oldest dropped past {}; events {})",
+        size(logs.bytes),
+        size(logs.runs_bytes),
+        pagent_engine::count(u32::try_from(logs.run_files).unwrap_or(u32::MAX), "file"),
+        size(logs.cap_bytes),
+        size(logs.events_bytes)
+    )
+}
+
+/// Bytes for a person: `0 B`, `812 B`, `4.2 KiB`, `12.3 MiB`, `256 MiB`, `1.1 GiB`.
+fn size(bytes: u64) -> String {
+    let (unit, name) = match bytes {
+        0..1024 => return format!("{bytes} B"),
+        1024..1_048_576 => (1u64 << 10, "KiB"),
+        1_048_576..1_073_741_824 => (1 << 20, "MiB"),
+        _ => (1 << 30, "GiB"),
+    };
+    if bytes.is_multiple_of(unit) {
+        return format!("{} {name}", bytes / unit);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let n = bytes as f64 / unit as f64;
+    format!("{n:.1} {name}")
+}
+
 pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let status = match report.status {
         Status::Active if report.paused => style.yellow("paused"),
@@ -71,6 +104,9 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
         writeln!(out, "PRD: {}", printable(prd, false))?;
     }
     writeln!(out, "{}", printable(&usage_line(report), false))?;
+    if let Some(logs) = &report.logs {
+        writeln!(out, "{}", logs_line(logs))?;
+    }
     print_stages(report, style, out)?;
     match report.status {
         Status::Active => print_active(report, style, out)?,

@@ -14,7 +14,7 @@ pub(super) const BLOCK: usize = 64 * 1024;
 /// and had none. So each byte is searched once and copied once, however long the line:
 /// a multi-megabyte tool result just before the last message costs its size, not its
 /// size squared.
-pub(super) struct BackwardLines<R> {
+pub(in crate::world) struct BackwardLines<R> {
     file: R,
     block: usize,
     /// Start of the part of the file not read yet.
@@ -25,7 +25,7 @@ pub(super) struct BackwardLines<R> {
 }
 
 impl<R: Read + Seek> BackwardLines<R> {
-    pub(super) fn new(file: R, budget: u64) -> io::Result<BackwardLines<R>> {
+    pub(in crate::world) fn new(file: R, budget: u64) -> io::Result<BackwardLines<R>> {
         BackwardLines::with_block(file, budget, BLOCK)
     }
 
@@ -44,10 +44,10 @@ impl<R: Read + Seek> BackwardLines<R> {
         })
     }
 
-    pub(super) fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
+    pub(in crate::world) fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
         loop {
             if let Some(first) = self.pending.front_mut()
-                && let Some(newline) = first.iter().rposition(|b| *b == b'\n')
+                && let Some(newline) = memchr::memrchr(b'\n', first)
             {
                 let head = first[newline + 1..].to_vec();
                 first.truncate(newline);

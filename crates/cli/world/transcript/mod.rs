@@ -17,7 +17,7 @@
 //! The backward line reader is [`backward`]; its tests beside the reader's are in
 //! `tests.rs`.
 
-mod backward;
+pub(in crate::world) mod backward;
 #[cfg(test)]
 mod tests;
 

@@ -268,3 +268,127 @@ fn item_3_a_stop_waits_for_the_turn_it_ends_before_saying_no_tool_ran() {
         assert_eq!(read.tool_called, Some(true), "{fixture_path}");
     }
 }
+/// A reader that counts the bytes it hands out.
+struct Counted<'a> {
+    inner: Cursor<&'a [u8]>,
+    read: &'a std::cell::Cell<u64>,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+impl Seek for Counted<'_> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
+/// Issue 33: a loop begun late in a long session. Its first Stop has no cursor; it used to
+/// read the transcript's last 32 MiB (62 ms on a 100 MB one). It reads back only to the
+/// last line from before the loop began, then the loop's own lines.
+#[test]
+fn a_loops_first_stop_reads_only_what_the_loop_added() {
+    let filler = "x".repeat(10_000);
+    let old = |n: usize| {
+        format!(
+            r#"{{"type":"user","timestamp":"2026-11-22T09:{:02}:00.000Z","message":{{"role":"user","content":"{filler}"}}}}"#,
+            n % 60
+        )
+    };
+    let mut history = String::new();
+    for n in 0..900 {
+        history.push_str(&old(n));
+        history.push('\n');
+        history.push_str(&assistant(
+            &format!("h{n}"),
+            "2026-11-22T09:30:00.000Z",
+            1_000,
+            1,
+        ));
+        history.push('\n');
+    }
+    let mut loop_lines = String::new();
+    for n in 0..3 {
+        loop_lines.push_str(&assistant(
+            &format!("l{n}"),
+            "2026-11-22T10:00:05.000Z",
+            5,
+            2,
+        ));
+        loop_lines.push('\n');
+    }
+    let data = format!("{history}{loop_lines}");
+    assert!(data.len() > 8 << 20, "a long session: {} bytes", data.len());
+    let read = std::cell::Cell::new(0);
+    let file = Counted {
+        inner: Cursor::new(data.as_bytes()),
+        read: &read,
+    };
+    let since = Timestamp::parse("2026-11-22T10:00:00Z").unwrap();
+    let found = read_usage_from(file, "t", None, since).unwrap();
+    let tokens: u64 = found.reports.iter().map(|r| r.tokens.total()).sum();
+    assert_eq!(tokens, 21, "only the loop's three messages");
+    assert_eq!(found.cursor.offset, data.len() as u64);
+    // The loop's lines twice (back, then forward) and a block of slack each way.
+    let bound = 2 * loop_lines.len() as u64 + 2 * 64 * 1024;
+    assert!(
+        read.get() <= bound,
+        "read {} bytes of {} for {} bytes of the loop's",
+        read.get(),
+        data.len(),
+        loop_lines.len()
+    );
+}
+
+/// Without times to go by (or in a transcript that is all the loop's), the first Stop
+/// reads no further back than it ever did.
+#[test]
+fn a_first_stop_without_times_reads_at_most_the_last_32_mib() {
+    let line = format!(
+        r#"{{"type":"user","message":{{"content":"{}"}}}}"#,
+        "y".repeat(1 << 20)
+    );
+    let data = format!("{}\n", [line.as_str(); 34].join("\n"));
+    let read = std::cell::Cell::new(0);
+    let file = Counted {
+        inner: Cursor::new(data.as_bytes()),
+        read: &read,
+    };
+    read_usage_from(file, "t", None, Timestamp(0)).unwrap();
+    assert!(
+        read.get() <= 2 * FIRST_READ + 2 * 64 * 1024,
+        "{}",
+        read.get()
+    );
+}
+
+/// The slash command's hook takes a cursor where the transcript stands: the first Stop
+/// reads from there, and nothing of the session before counts, whatever its times say
+/// (here stamped after the loop's start, as a clock that moved back would).
+#[test]
+fn a_cursor_taken_at_set_up_starts_the_first_stop_where_the_loop_began() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let history = format!("{}\n", assistant("h", "2099-01-01T00:00:00.000Z", 9_000, 0));
+    // A last line still being written when the loop began.
+    let partial = &assistant("p", "2099-01-01T00:00:00.000Z", 700, 0)[..40];
+    std::fs::write(&path, format!("{history}{partial}")).unwrap();
+    let cursor = cursor_at_end(&path).unwrap();
+    assert_eq!(cursor.offset, (history.len() + partial.len()) as u64);
+    assert!(cursor.skipping);
+    let rest = &assistant("p", "2099-01-01T00:00:00.000Z", 700, 0)[40..];
+    let added = assistant("l", "2099-01-01T00:00:01.000Z", 5, 2);
+    std::fs::write(&path, format!("{history}{partial}{rest}\n{added}\n")).unwrap();
+    let found = read_transcript_usage(&path, Some(&cursor), Timestamp(0)).unwrap();
+    let tokens: u64 = found.reports.iter().map(|r| r.tokens.total()).sum();
+    assert_eq!(tokens, 7, "only the loop's message");
+    // A transcript that ends with a whole line: no skipping.
+    std::fs::write(&path, &history).unwrap();
+    assert!(!cursor_at_end(&path).unwrap().skipping);
+    assert_eq!(cursor_at_end(&dir.path().join("missing.jsonl")), None);
+}

@@ -27,6 +27,16 @@ pub fn os_from_bytes(bytes: Vec<u8>) -> Option<OsString> {
     }
 }
 
+/// Git's order of two entries of one folder, by name bytes, a folder's name read as if it
+/// ended with `/`: a walk that lists each folder so visits paths in the order of git's
+/// index (`a-b/x` before `a/c` before `a0`), so the two can be read side by side.
+pub fn git_order(a: (&[u8], bool), b: (&[u8], bool)) -> std::cmp::Ordering {
+    fn key((name, dir): (&[u8], bool)) -> impl Iterator<Item = u8> + '_ {
+        name.iter().copied().chain(dir.then_some(b'/'))
+    }
+    key(a).cmp(key(b))
+}
+
 /// A relative path given as bytes (git's index, a walk), as a path: borrowed on Unix; on
 /// Windows decoded from UTF-8/WTF-8, `/` and all (Windows takes both separators).
 pub fn path_from_bytes(bytes: &[u8]) -> Cow<'_, Path> {

@@ -19,8 +19,9 @@ impl Dir {
     }
 
     /// Walks the whole tree under the root by descriptor, never following a link: calls
-    /// `visit` with each entry's path (relative, `/`-separated bytes) and kind, and
-    /// descends into a folder only when `visit` returns true for it.
+    /// `visit` with each entry's path (relative, `/`-separated bytes) and kind, in git's
+    /// order ([`git_order`]: the order of git's index), and descends into a folder only
+    /// when `visit` returns true for it.
     pub fn walk_tree(&self, visit: &mut dyn FnMut(&[u8], Kind) -> bool) {
         if let Ok(root) = self.dup() {
             walk_fd(&root, &mut Vec::new(), visit, 0);
@@ -57,30 +58,19 @@ pub(super) fn walk_fd(
     visit: &mut dyn FnMut(&[u8], Kind) -> bool,
     depth: usize,
 ) {
-    let mut entries: Vec<(Vec<u8>, u8)> = Vec::new();
+    let mut entries: Vec<(Vec<u8>, Kind)> = Vec::new();
     for_each_typed_entry(dir, |name, d_type| {
         if name != b"." && name != b".." {
-            entries.push((name.to_vec(), d_type));
+            entries.push((name.to_vec(), kind_of(dir, name, d_type)));
         }
     });
-    for (name, d_type) in entries {
+    entries.sort_unstable_by(|a, b| git_order((&a.0, a.1 == Kind::Dir), (&b.0, b.1 == Kind::Dir)));
+    for (name, kind) in entries {
         let len = prefix.len();
         if !prefix.is_empty() {
             prefix.push(b'/');
         }
         prefix.extend_from_slice(&name);
-        let kind = match d_type {
-            libc::DT_DIR => Kind::Dir,
-            libc::DT_REG => Kind::File,
-            libc::DT_LNK => Kind::Symlink,
-            libc::DT_FIFO => Kind::Fifo,
-            libc::DT_SOCK => Kind::Socket,
-            libc::DT_CHR | libc::DT_BLK => Kind::Device,
-            _ => CString::new(name.clone())
-                .ok()
-                .and_then(|c| fstatat(dir.fd(), &c, libc::AT_SYMLINK_NOFOLLOW).ok())
-                .map_or(Kind::Other, |st| Kind::of(st.st_mode)),
-        };
         if visit(prefix, kind) && kind == Kind::Dir && depth < MAX_DEPTH {
             let opened = CString::new(name).ok().and_then(|c| {
                 openat(
@@ -96,6 +86,22 @@ pub(super) fn walk_fd(
             }
         }
         prefix.truncate(len);
+    }
+}
+
+/// What the listing says `name` is, or `lstat` where it does not say.
+fn kind_of(dir: &Fd, name: &[u8], d_type: u8) -> Kind {
+    match d_type {
+        libc::DT_DIR => Kind::Dir,
+        libc::DT_REG => Kind::File,
+        libc::DT_LNK => Kind::Symlink,
+        libc::DT_FIFO => Kind::Fifo,
+        libc::DT_SOCK => Kind::Socket,
+        libc::DT_CHR | libc::DT_BLK => Kind::Device,
+        _ => CString::new(name)
+            .ok()
+            .and_then(|c| fstatat(dir.fd(), &c, libc::AT_SYMLINK_NOFOLLOW).ok())
+            .map_or(Kind::Other, |st| Kind::of(st.st_mode)),
     }
 }
 

@@ -126,8 +126,9 @@ impl Dir {
     }
 
     /// Walks the whole tree under the root by handle, never following a link: calls
-    /// `visit` with each entry's path (relative, `/`-separated WTF-8) and kind, and
-    /// descends into a folder only when `visit` returns true for it.
+    /// `visit` with each entry's path (relative, `/`-separated WTF-8) and kind, in git's
+    /// order ([`git_order`] of the names' WTF-8), and descends into a folder only when
+    /// `visit` returns true for it.
     pub fn walk_tree(&self, visit: &mut dyn FnMut(&[u8], Kind) -> bool) {
         if let Ok(root) = self.dup() {
             walk_handle(root.as_handle(), &mut Vec::new(), visit, 0);
@@ -204,14 +205,18 @@ fn walk_handle(
     depth: usize,
 ) {
     use std::os::windows::ffi::OsStringExt;
-    let mut entries: Vec<(Vec<u16>, Kind)> = Vec::new();
-    for_each_entry(dir, |name, kind| entries.push((name.to_vec(), kind)));
-    for (name, kind) in entries {
+    let mut entries: Vec<(Vec<u16>, Vec<u8>, Kind)> = Vec::new();
+    for_each_entry(dir, |name, kind| {
+        let bytes = OsString::from_wide(name).into_encoded_bytes();
+        entries.push((name.to_vec(), bytes, kind));
+    });
+    entries.sort_unstable_by(|a, b| git_order((&a.1, a.2 == Kind::Dir), (&b.1, b.2 == Kind::Dir)));
+    for (name, bytes, kind) in entries {
         let len = prefix.len();
         if !prefix.is_empty() {
             prefix.push(b'/');
         }
-        prefix.extend_from_slice(OsString::from_wide(&name).as_encoded_bytes());
+        prefix.extend_from_slice(&bytes);
         if visit(prefix, kind) && kind == Kind::Dir && depth < MAX_DEPTH {
             let opened = nt_open(dir, &name, How::folder(nt::FILE_OPEN))
                 .ok()
