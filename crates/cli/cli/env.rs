@@ -190,6 +190,7 @@ pub const READ: &[&str] = &[
 ];
 
 /// The names of [`READ`] that [`staged_hook_stand_in`] reads, before any `Env` exists.
+#[cfg(test)]
 const READ_BY_THE_STAND_IN: &[&str] = &[PAGENT_BIN, PAGENT_LAUNCHER_SEEN];
 
 #[derive(Debug, Clone, Default)]
