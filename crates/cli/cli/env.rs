@@ -69,6 +69,28 @@ pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
 pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
 /// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback).
 pub const PAGENT_DASHBOARD_TOKEN: &str = "PAGENT_DASHBOARD_TOKEN";
+/// `git -c` settings of the command that started pagent (git sets it for its aliases and
+/// hooks): kept for the git processes pagent starts, before pagent's own settings.
+pub const GIT_CONFIG_PARAMETERS: &str = "GIT_CONFIG_PARAMETERS";
+/// What points git at another repository than the folder it runs in: removed for the git
+/// processes pagent starts, which act on the repository whose configuration was checked.
+pub const GIT_REPOSITORY_VARIABLES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+];
+/// A token for the team's remote (what a GitHub Actions job gives pagent): handed to the
+/// team's own `git fetch` and `git push` as an HTTP header, and removed from every other
+/// child's environment. A secret.
+pub const PAGENT_GIT_TOKEN: &str = "PAGENT_GIT_TOKEN";
+/// The machine's name, for a team's status (`HOSTNAME` when exported, `COMPUTERNAME` on
+/// Windows; else the kernel's).
+pub const HOSTNAME: &str = "HOSTNAME";
+pub const COMPUTERNAME: &str = "COMPUTERNAME";
 /// A graphical session to open the dashboard in (X11 or Wayland).
 pub const DISPLAY: &str = "DISPLAY";
 pub const WAYLAND_DISPLAY: &str = "WAYLAND_DISPLAY";
@@ -96,6 +118,12 @@ pub struct Env {
     pub reviewer_bin: Option<PathBuf>,
     /// `PAGENT_DASHBOARD_TOKEN`: the user's own dashboard token.
     pub dashboard_token: Option<String>,
+    /// `GIT_CONFIG_PARAMETERS`, as inherited.
+    pub git_config_parameters: Option<OsString>,
+    /// `PAGENT_GIT_TOKEN`: a token for a team's remote.
+    pub git_token: Option<String>,
+    /// `HOSTNAME` or `COMPUTERNAME`, when set.
+    pub host_name: Option<String>,
     /// Whether a graphical session is there to open a browser in (`DISPLAY` or
     /// `WAYLAND_DISPLAY` set; always on macOS).
     pub has_display: bool,
@@ -145,6 +173,9 @@ impl Env {
             path: var(PATH),
             reviewer_bin: non_empty(PAGENT_REVIEWER_BIN).map(PathBuf::from),
             dashboard_token: string(PAGENT_DASHBOARD_TOKEN),
+            git_config_parameters: non_empty(GIT_CONFIG_PARAMETERS),
+            git_token: string(PAGENT_GIT_TOKEN),
+            host_name: string(HOSTNAME).or_else(|| string(COMPUTERNAME)),
             has_display: cfg!(target_os = "macos")
                 || non_empty(DISPLAY).is_some()
                 || non_empty(WAYLAND_DISPLAY).is_some(),

@@ -33,6 +33,7 @@ pub mod progress;
 mod retry;
 pub mod status_line;
 mod stories;
+pub mod team;
 mod usage;
 mod watch;
 pub mod worktree;

@@ -21,7 +21,7 @@ use crate::setup::plan::{ParallelPlan, agent_cli, budget_cli};
 use crate::setup::tasks::Task;
 use crate::store::project::Project;
 
-pub(super) enum Msg {
+pub(in crate::runner) enum Msg {
     Line(usize, String),
     Stderr(usize, String),
     /// The child closed its stdout: it is ending.
@@ -30,7 +30,7 @@ pub(super) enum Msg {
 
 /// How a child takes up its task's worktree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
+pub(in crate::runner) enum Mode {
     /// A new ralph loop for the task (`force`: replacing one that is active there).
     Start { force: bool },
     /// The loop active in the worktree continues: an interrupted task, or a conflict
@@ -39,7 +39,7 @@ pub(super) enum Mode {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn spawn(
+pub(in crate::runner) fn spawn(
     exe: &Path,
     search: &SearchPath,
     project: &Project,
