@@ -89,12 +89,13 @@ fi
 exit 0
 "#;
 
-/// A `pre-receive` hook that holds each claim of `US-001` until two have arrived.
+/// A `pre-receive` hook that holds each new claim of `US-001` (its creation) until two
+/// have arrived.
 const RACE_BARRIER: &str = r#"#!/bin/sh
 ctl=CTL
 while read old new ref; do
-  case "$ref" in
-    */claims/US-001)
+  case "$old $ref" in
+    0000000000000000000000000000000000000000\ */claims/US-001)
       echo "claim $$" >> "$ctl/claims-arrived"
       n=0
       while [ "$(wc -l < "$ctl/claims-arrived")" -lt 2 ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done

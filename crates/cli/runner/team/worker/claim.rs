@@ -22,6 +22,14 @@ use super::shared::{Holding, Shared};
 use crate::io::now;
 use crate::world::merge::holds;
 
+/// What a round of claiming did.
+#[derive(Debug, Default)]
+pub struct Claiming {
+    pub claimed: Vec<Claimed>,
+    /// Stories another worker claimed first (this worker's push was rejected).
+    pub raced: Vec<String>,
+}
+
 /// A story this worker just claimed, to start.
 #[derive(Debug)]
 pub struct Claimed {
@@ -42,7 +50,8 @@ enum Free {
     },
 }
 
-/// Claims up to `free` stories, in the plan's order; what it claimed. Stops at the first
+/// Claims up to `free` stories, in the plan's order; what it claimed, and which stories
+/// another worker claimed first. Stops at the first
 /// push that gets no answer (the remote is away: the next look tries again).
 pub fn claim_next(
     shared: &Shared,
@@ -51,17 +60,17 @@ pub fn claim_next(
     observer: &Observer,
     free: usize,
     skip: &dyn Fn(&str) -> bool,
-) -> Vec<Claimed> {
-    let mut claimed = Vec::new();
+) -> Claiming {
+    let mut out = Claiming::default();
     let Some(base) = view.branch else {
-        return claimed;
+        return out;
     };
     let Ok(repo) = shared.remote.repo() else {
-        return claimed;
+        return out;
     };
     let now_instant = Instant::now();
     for story in &shared.plan.stories {
-        if claimed.len() >= free {
+        if out.claimed.len() >= free {
             break;
         }
         let name = story.name.as_str();
@@ -135,17 +144,17 @@ pub fn claim_next(
                         release: false,
                     },
                 );
-                claimed.push(Claimed {
+                out.claimed.push(Claimed {
                     story: story.clone(),
                     start,
                     taken_over: from,
                 });
             }
-            Ok(_) => {} // another worker was first: the next story
+            Ok(_) => out.raced.push(name.to_owned()), // another was first: the next story
             Err(_) => break,
         }
     }
-    claimed
+    out
 }
 
 /// Whether every story `story` waits for has landed, and on the shared branch as fetched.

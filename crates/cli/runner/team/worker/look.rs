@@ -69,11 +69,14 @@ impl Worker<'_> {
             if self.may_claim() {
                 let free = self.running.jobs as usize - self.threads.len();
                 let skip = self.skip.clone();
-                let claimed = claim_next(&shared, &turn, &view, &self.observer, free, &|s| {
+                let claiming = claim_next(&shared, &turn, &view, &self.observer, free, &|s| {
                     skip.contains(s)
                 });
                 drop(turn);
-                for claimed in claimed {
+                for story in claiming.raced {
+                    self.line(Some(&story), "raced", "another worker claimed it first");
+                }
+                for claimed in claiming.claimed {
                     self.start(claimed);
                 }
             }
