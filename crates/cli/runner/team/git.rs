@@ -203,6 +203,9 @@ fn parameters(env: &Env, url: &str) -> std::ffi::OsString {
         format!("core.hookspath={NO_HOOKS}"),
         "core.fsmonitor=".to_owned(),
         "protocol.ext.allow=never".to_owned(),
+        // A blob larger than this is streamed, never held whole: a remote cannot make a
+        // fetch take memory by the size of what it sends.
+        "core.bigfilethreshold=1m".to_owned(),
     ];
     if let Some(token) = &env.git_token
         && (url.starts_with("https://") || url.starts_with("http://"))

@@ -4,8 +4,9 @@
 //! Every one of them comes from another machine, so reading one is bounded and checked
 //! before anything uses it: the blob's size is known before it is read ([`decode`] is
 //! handed bytes the caller read only after the object's header said they fit), JSON
-//! nesting is bounded by serde_json's recursion limit (128: a deeper document is an
-//! error, never a stack overflow), unknown fields are ignored, and each record's
+//! nesting never overflows the stack (serde_json stops at 128 levels in what it reads,
+//! and skips an unknown field's value, however deep, without recursing), unknown fields
+//! are ignored, and each record's
 //! [`validate`](TeamPlan::validate) checks every name, count and length before the
 //! record names a ref, a folder, a branch or a command. Times inside are for people
 //! (status); no decision is made on another machine's clock.
