@@ -1,6 +1,6 @@
 //! Agent stream lines (Claude Code, Codex, OpenCode): any line gives events or nothing,
-//! its usage record or none, the usage limit it names or none, and folding them into a
-//! run summary never panics.
+//! its usage record or none, the usage limit or outage it names or none, and folding them
+//! into a run summary never panics.
 #![no_main]
 
 use pagent_protocol::stream::{AgentKind, LimitWatch, RunSummary, parse_line, parse_usage};
@@ -20,5 +20,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             }
         }
         let _ = limits.hit();
+        let _ = limits.outage();
     }
 });

@@ -24,11 +24,12 @@ fn json_ends_with_a_finished_event_when_the_retries_run_out() {
     let last: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["event"], "finished", "{out}");
     assert_eq!(last["outcome"], "error");
+    // Issue 30, §2: the failure's class, in the event and first in its words.
+    assert_eq!(last["failure"], "crash", "{last}");
     assert!(
-        last["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("the agent failed once (the agent exited with code 7)"),
+        last["reason"].as_str().unwrap().starts_with(
+            "agent crash or bad exit: the agent exited with code 7; the agent failed once"
+        ),
         "{last}"
     );
 }

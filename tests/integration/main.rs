@@ -16,6 +16,7 @@
 
 use pagent_test_support::git;
 
+mod agent_git_config;
 mod all_loops;
 mod architecture;
 mod backpressure;
@@ -29,6 +30,7 @@ mod dashboard;
 mod docs;
 mod during_turn;
 mod escapes;
+mod failed_runs;
 mod faults;
 mod hook_input;
 mod hostile_configs;
@@ -56,6 +58,7 @@ mod progress;
 mod ralph;
 mod review;
 mod safety;
+mod secrets;
 mod status;
 mod stories;
 mod story_prompts;

@@ -132,7 +132,7 @@ macro_rules! snapshot_of_a_wait {
         })
     };
 }
-use snapshot_of_a_wait;
+pub(crate) use snapshot_of_a_wait;
 
 fn zone_with_a_minute_ahead() -> (String, String) {
     let now = std::time::SystemTime::now()

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent, runs};
+use crate::usage_limits::{CLAUDE_DONE, CLAUDE_LIMIT, limited_agent, runs, snapshot_of_a_wait};
 use crate::util::snapshot::regex_escape;
 use crate::util::*;
 
@@ -108,7 +108,11 @@ fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_wai
                 " left (until ",
             )
             && status.stdout.contains(
-                "), then the same iteration runs again: You've hit your 5-hour limit · resets 3am (Europe/Paris)\n"
+                "): You've hit your 5-hour limit · resets 3am (Europe/Paris)\n"
+            )
+            // Nothing runs it now: the user must start `pagent loop` again.
+            && status.stdout.contains(
+                "\nthen: the same iteration runs again when you start `pagent loop` again (none runs now)\n"
             ),
         "{status}"
     );
@@ -176,7 +180,7 @@ fn issue_21_a_credit_limit_that_will_not_reset_gives_up_and_notifies() {
         ])
         .run();
     assert_eq!(out.code, Some(3), "{out}");
-    let reason = "the agent hit a spend or credit limit that will not reset tonight (it names no reset time): You've hit your monthly spend limit. See Usage in Settings";
+    let reason = "credit or spend stop: You've hit your monthly spend limit. See Usage in Settings: waiting will not end this; add credits or raise the limit on the agent's account, then start the loop again";
     assert!(out.stdout.contains(reason), "{out}");
     let state = env.state();
     assert_eq!(state["status"], "gave_up");
@@ -189,7 +193,7 @@ fn issue_21_a_credit_limit_that_will_not_reset_gives_up_and_notifies() {
             .filter(|t| t.ends_with('\n'))
     });
     assert!(
-        text.starts_with("gave_up|ralph gave up in project: the agent hit a spend"),
+        text.starts_with("gave_up|ralph gave up in project: credit or spend stop: "),
         "{text}"
     );
 }
@@ -252,6 +256,88 @@ fn issue_21_no_limit_wait_treats_a_limit_as_before() {
             "Do it",
         ])
         .success();
-    assert!(!out.stdout.contains("usage limit:"), "{out}");
+    assert!(!out.stdout.contains("⏸ usage limit"), "{out}");
+    assert!(
+        out.stdout.contains(
+            "\n! usage limit: You've hit your 5-hour limit · resets 3am (Europe/Paris) (--no-limit-wait); retry 1 of 3 in 1s, not counted as an iteration\n"
+        ),
+        "{out}"
+    );
     assert_eq!(env.actions(), ["ralph", "retry", "complete"], "{out}");
+}
+
+/// Issue 30, §4: a usage-limit wait that `pagent loop` resumes after Ctrl-C keeps its
+/// stage label (it said "then  runs again" and "⏸ usage limit ·  ·"), says it goes on,
+/// and reports the time waited truly: all of it since the limit, and this run's part,
+/// which alone counts in this run's last line.
+#[test]
+fn issue_30_a_wait_resumed_after_ctrl_c_keeps_its_stage_label_and_waited_time() {
+    let env = TestEnv::new();
+    let agent = limited_agent(&env, 5, CLAUDE_LIMIT, CLAUDE_DONE);
+    let mut child = env
+        .bin(&[
+            "loop",
+            "--agent",
+            "claude",
+            "--agent-bin",
+            &agent,
+            "--limit-margin",
+            "1s",
+            "ralph",
+            "Do it",
+        ])
+        .command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::of(child.stdout.take().unwrap());
+    lines.wait_for(Duration::from_secs(20), "the wait's line", |l| {
+        l.starts_with("⏸ usage limit: ")
+    });
+    let interrupted = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(exit_code(&mut child), Some(130));
+    // The user comes back a little later: the wait went on without pagent.
+    std::thread::sleep(Duration::from_secs(2).saturating_sub(interrupted.elapsed()));
+    let out = env
+        .bin(&["loop", "--agent", "claude", "--agent-bin", &agent])
+        .success();
+    let waiting = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("⏸ usage limit: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        waiting.contains("; still waiting until ")
+            && waiting.contains(
+                " more, just past the reset), then ralph · iteration 1/25 runs again, not counted."
+            ),
+        "{waiting}"
+    );
+    let resumed = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("▶ usage limit waited out ("))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        resumed.contains(" since the limit was hit, ")
+            && resumed.ends_with(" of it in this run): ralph · iteration 1/25 runs again"),
+        "{resumed}"
+    );
+    let all = env.state()["usage"]["waited_secs"].as_u64().unwrap();
+    assert!(all >= 4, "{all}");
+    // This run's last line counts this run's wait only, never the wait before it.
+    let last = out.stdout.lines().last().unwrap();
+    let here: u64 = last
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" of it waiting for usage limits (15 tokens"))
+        .and_then(|secs| secs.strip_suffix('s'))
+        .and_then(|secs| secs.parse().ok())
+        .unwrap_or_else(|| panic!("{last}"));
+    assert!(here < all, "{last}: {here} of {all}");
+    snapshot_of_a_wait!(out.stdout);
+    assert_eq!(runs(&env), 2);
+    assert_eq!(env.state()["iterations"], json!([1]));
 }

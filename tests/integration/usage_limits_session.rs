@@ -25,11 +25,22 @@ fn stop_failure_input(env: &TestEnv, name: &str) -> Value {
 }
 
 fn stop_failure(env: &TestEnv, input: &Value) -> Run {
-    env.cmd(&["hook", "stop-failure"])
+    stop_failure_from(env, input, None)
+}
+
+/// The hook as Claude Code `client` runs it: its version in `AI_AGENT`, as observed.
+fn stop_failure_from(env: &TestEnv, input: &Value, client: Option<&str>) -> Run {
+    let mut cmd = env
+        .cmd(&["hook", "stop-failure"])
         .env("CLAUDE_PROJECT_DIR", &env.root)
-        .env("TZ", "UTC0")
-        .stdin(serde_json::to_vec(input).unwrap())
-        .success()
+        .env("TZ", "UTC0");
+    if let Some(version) = client {
+        cmd = cmd.env(
+            "AI_AGENT",
+            format!("claude-code_{}_harness", version.replace('.', "-")),
+        );
+    }
+    cmd.stdin(serde_json::to_vec(input).unwrap()).success()
 }
 
 fn user_prompt(env: &TestEnv, prompt: &str) {
@@ -49,9 +60,17 @@ fn user_prompt(env: &TestEnv, prompt: &str) {
 
 #[test]
 fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it() {
-    for capture in [
-        "claude-2.1.197-stopfailure-429.json",
-        "claude-2.1.330-stopfailure-429.json",
+    for (capture, client, then) in [
+        (
+            "claude-2.1.197-stopfailure-429.json",
+            "2.1.197",
+            "Claude Code 2.1.197 does not go on by itself: once the limit has reset, type /pagent:resume in the session (nothing runs until then)",
+        ),
+        (
+            "claude-2.1.330-stopfailure-429.json",
+            "2.1.330",
+            "Claude Code 2.1.330 goes on by itself after the reset (if its settings let it continue at a usage limit; otherwise type /pagent:resume once it has reset)",
+        ),
     ] {
         let env = TestEnv::new();
         env.cmd(&["ralph", "Fix it"]).success();
@@ -60,15 +79,16 @@ fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it()
         assert_eq!(before["iterations"], json!([2]));
         assert_eq!(before["no_progress_count"], 1);
 
-        let out = stop_failure(&env, &stop_failure_input(&env, capture));
+        let input = stop_failure_input(&env, capture);
+        let out = stop_failure_from(&env, &input, Some(client));
         let said: Value = serde_json::from_str(out.stdout.trim()).unwrap();
         let message = said["systemMessage"].as_str().unwrap();
         assert!(
             message.starts_with("pagent: You've hit your ")
-                && message.contains("The loop waits and goes on in about ")
-                && message.ends_with(
-                    "Claude Code 2.1.234 and later continue by themselves after the reset; with an older one, run /pagent:resume then. The turn the limit cut short counts no iteration."
-                ),
+                && message.contains("The loop waits for the reset, in about ")
+                && message.ends_with(&format!(
+                    "; {then}. The turn the limit cut short counts no iteration."
+                )),
             "{capture}: {message}"
         );
         assert!(said.get("decision").is_none(), "{capture}: never a block");
@@ -93,9 +113,8 @@ fn issue_21_stop_failure_marks_the_loop_waiting_and_the_next_stop_continues_it()
                 && status
                     .stdout
                     .contains("waiting for a usage limit to reset: ")
-                && status
-                    .stdout
-                    .contains("), then the same iteration runs again: You've hit your "),
+                && status.stdout.contains("): You've hit your ")
+                && status.stdout.contains(&format!("\nthen: {then}\n")),
             "{capture}: {status}"
         );
 
@@ -211,4 +230,112 @@ fn issue_21_stop_failure_is_registered_like_the_other_hooks() {
         stop.replace("hook stop", "hook stop-failure")
     );
     assert_eq!(entry["hooks"][0]["type"], "command");
+}
+
+/// Issue 30, §2 in the session: a StopFailure whose text is one no wait ends (out of
+/// credits, a seat or admin setting; Claude Code sends them all as `rate_limit`) ends the
+/// loop at once, saying why and what to do, instead of waiting "until the session goes
+/// on", which nothing would ever do.
+#[test]
+fn issue_30_stop_failure_of_a_limit_no_wait_ends_ends_the_loop() {
+    for text in [
+        "Your seat type doesn't include usage credits",
+        "You're out of usage credits",
+        "Your usage allocation has been disabled by your admin · ask your admin for a higher limit",
+    ] {
+        let env = TestEnv::new();
+        env.cmd(&["ralph", "Fix it"]).success();
+        env.stop(&env.stop_input("working")).blocked();
+        let mut input = stop_failure_input(&env, "claude-2.1.330-stopfailure-429.json");
+        input["last_assistant_message"] = json!(text);
+        let out = stop_failure_from(&env, &input, Some("2.1.332"));
+        let said: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+        let message = said["systemMessage"].as_str().unwrap();
+        assert!(
+            message.starts_with("pagent: gave up: ")
+                && message.contains(&format!("{text}: waiting will not end this; ")),
+            "{text}: {message}"
+        );
+        let state = env.state();
+        assert_eq!(state["status"], "gave_up", "{text}");
+        assert!(state.get("limit_wait").is_none(), "{text}");
+        assert_eq!(state["iterations"], json!([2]), "{text}: not counted");
+        assert_eq!(env.actions(), ["ralph", "block", "gave_up"], "{text}");
+        let status = env.cmd(&["status"]).success();
+        assert!(
+            status.stdout.contains("· gave up ·") && status.stdout.contains("ended: "),
+            "{text}: {status}"
+        );
+        // Claude Code shows no StopFailure message: the user's next prompt shows it, once.
+        let prompt = |text: &str| {
+            env.cmd(&["hook", "user-prompt-submit"])
+                .env("CLAUDE_PROJECT_DIR", &env.root)
+                .stdin(
+                    json!({"session_id": SESSION, "cwd": env.root,
+                        "hook_event_name": "UserPromptSubmit", "prompt": text})
+                    .to_string(),
+                )
+                .success()
+                .stdout
+        };
+        let told: Value = serde_json::from_str(prompt("what now?").trim()).unwrap();
+        assert_eq!(told["systemMessage"].as_str(), Some(message), "{text}");
+        assert_eq!(prompt("and now?").trim(), "", "{text}: said once");
+        // The next Stop of the session is free.
+        env.stop(&env.stop_input("ok")).allowed();
+    }
+}
+
+/// Issue 30, §2: a `rate_limit` StopFailure whose words are the server's own throttle or
+/// an API key's rate limit is an outage, not a usage limit: the loop is not marked
+/// waiting (status would say "waiting for a usage limit" that nobody's plan hit).
+#[test]
+fn issue_30_a_throttle_in_the_session_is_not_a_usage_limit() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.stop(&env.stop_input("working")).blocked();
+    let before = env.read(".claude/pagent-pipeline.json");
+    for text in [
+        "API Error: Server is temporarily limiting requests (not your usage limit) · limit",
+        "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.",
+    ] {
+        let mut input = stop_failure_input(&env, "claude-2.1.330-stopfailure-429.json");
+        input["last_assistant_message"] = json!(text);
+        let out = stop_failure_from(&env, &input, Some("2.1.332"));
+        assert_eq!(out.stdout, "", "{text}");
+        assert_eq!(env.read(".claude/pagent-pipeline.json"), before, "{text}");
+    }
+    env.stop(&env.stop_input("working")).blocked();
+    assert_eq!(env.state()["iterations"], json!([3]));
+}
+
+/// Issue 30, §4: `pagent status` and `status --all` of a session on Claude Code 2.1.197
+/// waiting for a limit say what the user must do (2.1.197 will not go on by itself),
+/// never "then the same iteration runs again".
+#[test]
+fn issue_30_status_of_a_2_1_197_session_says_what_the_user_must_do() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    env.stop(&env.stop_input("working")).blocked();
+    let input = stop_failure_input(&env, "claude-2.1.197-stopfailure-429.json");
+    stop_failure_from(&env, &input, Some("2.1.197"));
+    let status = env.cmd(&["status"]).success();
+    let all = env.cmd(&["status", "--all"]).success();
+    assert!(!status.stdout.contains("then the same iteration runs again"));
+    let filters = vec![
+        (r"/tmp/[^ \n]*/project", "[PROJECT]"),
+        (r"\(until \d\d:\d\d\)", "(until [CLOCK])"),
+        (r"\b\d+h\d\dm\b", "[DURATION]"),
+        (r"\b\d+m\d\ds\b", "[DURATION]"),
+        (r"\b\d+s\b", "[DURATION]"),
+        // Waited 0s or 1s by now: the header says so only from 1s on.
+        (
+            r"\[DURATION\] worked, \[DURATION\] waited for usage limits",
+            "[DURATION]",
+        ),
+        (r"session: [0-9a-f-]+", "session: [SESSION]"),
+    ];
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!(format!("{}\n=== status --all\n{}", status.stdout, all.stdout));
+    });
 }

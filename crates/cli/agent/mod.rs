@@ -70,6 +70,8 @@ pub struct AgentRun {
     pub usage: Vec<UsageRecord>,
     /// The usage limit the run ended on, if the agent printed one.
     pub limit: Option<LimitHit>,
+    /// The service error the run ended on (the agent's words), if it reported one.
+    pub outage: Option<String>,
     /// The last bytes of stdout (a custom command's final message).
     pub stdout_tail: String,
     pub elapsed: Duration,
@@ -84,7 +86,8 @@ impl AgentRun {
             .or_else(|| (!self.stdout_tail.trim().is_empty()).then(|| self.stdout_tail.clone()))
     }
 
-    /// Why this run should be retried rather than counted (a crash or an API error).
+    /// Why this run failed rather than ended (a crash, a bad exit, an API error): what
+    /// the runner classifies and retries (`pagent_engine::failure`).
     pub fn failure(&self, spec: &AgentSpec) -> Option<String> {
         let errors = || self.summary.errors.last().cloned().unwrap_or_default();
         match (&self.end, spec.kind()) {
@@ -161,6 +164,7 @@ pub fn run_agent_with(
         summary: RunSummary::default(),
         usage: Vec::new(),
         limit: None,
+        outage: None,
         stdout_tail: String::new(),
         elapsed: started.elapsed(),
     };
@@ -296,6 +300,7 @@ pub fn run_agent_with(
         summary,
         usage,
         limit: limit_watch.hit(),
+        outage: limit_watch.outage(),
         stdout_tail: tail[start..].to_owned(),
         elapsed: started.elapsed(),
     }

@@ -21,6 +21,7 @@ pub struct Options {
     pub idle_timeout: Duration,
     pub retries: u32,
     pub retry_delay: Duration,
+    pub outage_wait: Duration,
     pub limit_wait: Duration,
     pub limit_margin: Duration,
     pub no_limit_wait: bool,

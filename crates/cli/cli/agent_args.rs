@@ -65,8 +65,8 @@ pub struct AgentArgs {
     /// Stop an agent that prints nothing for this long (the watchdog)
     #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
     pub idle_timeout: Duration,
-    /// Retries, with exponential backoff, when the agent crashes or reports an API error
-    /// (not counted as iterations)
+    /// Retries, with exponential backoff, when the agent crashes or exits with an error
+    /// (not counted as iterations); a service outage is retried for --outage-wait instead
     #[arg(global = true, help_heading = "Agent options", long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
     pub retries: u32,
     /// The first retry's delay; each next one doubles it (at most 5m)
@@ -81,7 +81,11 @@ pub struct AgentArgs {
     /// not ours)
     #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "1m")]
     pub limit_margin: Duration,
-    /// Treat a usage limit as an API error (retried, then the loop stops) instead of
+    /// How long to keep retrying, with exponential backoff, while the agent's service is
+    /// down (a 5xx, overloaded); then the loop stops, its state saved
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "1h")]
+    pub outage_wait: Duration,
+    /// Treat a usage limit as an agent error (retried, then the loop stops) instead of
     /// waiting for it to reset
     #[arg(global = true, help_heading = "Agent options", long)]
     pub no_limit_wait: bool,

@@ -67,7 +67,9 @@ pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
 /// The program a `review` condition's reviewer runs (default: `claude`, `codex` or
 /// `opencode` on `PATH`, as the review names).
 pub const PAGENT_REVIEWER_BIN: &str = "PAGENT_REVIEWER_BIN";
-/// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback).
+/// `pagent dashboard`'s token when you choose it (needed to listen beyond loopback). A
+/// secret: the process door removes it from every child's environment (see the test
+/// below: every secret read here is in `process::SECRET_VARIABLES`).
 pub const PAGENT_DASHBOARD_TOKEN: &str = "PAGENT_DASHBOARD_TOKEN";
 /// `git -c` settings of the command that started pagent (git sets it for its aliases and
 /// hooks): kept for the git processes pagent starts, before pagent's own settings.
@@ -99,6 +101,10 @@ pub const NO_COLOR: &str = "NO_COLOR";
 /// The machine's time zone and zone database, for an agent's usage-limit reset time.
 pub const TZ: &str = "TZ";
 pub const TZDIR: &str = "TZDIR";
+/// Set by Claude Code for its hooks and tools, with its version:
+/// `claude-code_2-1-197_harness` (observed on 2.1.197, 2.1.330 and 2.1.332, in `-p` mode
+/// and the terminal UI alike). Hook inputs carry no version.
+pub const AI_AGENT: &str = "AI_AGENT";
 /// The terminal's width and height when it cannot be asked (see `cli::screen`).
 pub const COLUMNS: &str = "COLUMNS";
 pub const LINES: &str = "LINES";
@@ -138,6 +144,8 @@ pub struct Env {
     /// `TZ` (set, even empty: empty means UTC) and `TZDIR`.
     pub tz: Option<OsString>,
     pub tzdir: Option<OsString>,
+    /// The Claude Code version a hook runs under (`2.1.197`), from [`AI_AGENT`].
+    pub claude_version: Option<String>,
 }
 
 /// What `pagent install` and `pagent uninstall` read: the user's own folders.
@@ -205,6 +213,7 @@ impl Env {
             },
             tz: var(TZ),
             tzdir: non_empty(TZDIR),
+            claude_version: string(AI_AGENT).as_deref().and_then(claude_version),
         }
     }
 
@@ -240,6 +249,19 @@ impl Env {
     }
 }
 
+/// The version in [`AI_AGENT`]'s value (`claude-code_2-1-197_harness` gives `2.1.197`);
+/// `None` for any other agent or shape.
+pub fn claude_version(value: &str) -> Option<String> {
+    let rest = value.strip_prefix("claude-code_")?;
+    let version = rest.split('_').next()?;
+    let parts: Vec<&str> = version.split('-').collect();
+    let numbers = parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 6 && p.bytes().all(|b| b.is_ascii_digit()));
+    numbers.then(|| parts.join("."))
+}
+
 /// `PAGENT_DRIVER`'s value: `loop` or `hook`; anything else names no driver.
 pub fn parse_driver(value: &str) -> Option<Driver> {
     match value {
@@ -254,11 +276,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_secret_pagent_reads_is_kept_from_its_children() {
+        let secrets = [PAGENT_DASHBOARD_TOKEN, PAGENT_GIT_TOKEN];
+        assert_eq!(crate::process::SECRET_VARIABLES, secrets);
+    }
+
+    #[test]
     fn only_the_drivers_own_names_name_a_driver() {
         assert_eq!(parse_driver("loop"), Some(Driver::Loop));
         assert_eq!(parse_driver("hook"), Some(Driver::Hook));
         for other in ["", "Loop", "loop ", "1"] {
             assert_eq!(parse_driver(other), None, "{other:?}");
+        }
+    }
+
+    /// Issue 30, §4: the client a hook runs under, as Claude Code 2.1.197 and 2.1.332 name
+    /// themselves to their hooks.
+    #[test]
+    fn issue_30_the_claude_code_version_comes_from_ai_agent() {
+        for (value, version) in [
+            ("claude-code_2-1-197_harness", Some("2.1.197")),
+            ("claude-code_2-1-332_harness", Some("2.1.332")),
+            ("claude-code_3-0-0", Some("3.0.0")),
+            ("codex_0-171-0", None),
+            ("claude-code_2-1_harness", None),
+            ("claude-code_2-1-x_harness", None),
+            ("claude-code_", None),
+            ("", None),
+        ] {
+            assert_eq!(claude_version(value).as_deref(), version, "{value:?}");
         }
     }
 }

@@ -4,11 +4,13 @@
 //! A usage limit of the session's own loop marks the loop waiting
 //! (`pagent_engine::limit::decide_stop_failure`): no iteration is counted, the
 //! no-progress count is untouched, and the user hears it once (the hook's
-//! `systemMessage` and, as their config asks, a notification). The next Stop goes on as
-//! before: Claude Code 2.1.234 and later resume the session by themselves after the
+//! `systemMessage` and, as their config asks, a notification), with what to do on their
+//! client: Claude Code 2.1.234 and later resume the session by themselves after the
 //! reset (its prompt is not taken for the user's words, `pagent_engine::pause`), with
-//! older ones `/pagent:resume` does. Any other error, any other session's loop and any
-//! state that is not the user's own are left untouched.
+//! older ones `/pagent:resume` does; which version it is, Claude Code's `AI_AGENT`
+//! says. The next Stop goes on as before. A limit that no wait ends (out of credits, a
+//! seat or admin setting) ends the loop at once, saying why. Any other error, any other
+//! session's loop and any state that is not the user's own are left untouched.
 //!
 //! Like every hook: with no state file it returns before reading stdin, it never
 //! blocks (Claude Code ignores a StopFailure hook's decision anyway), never exits 2, and
@@ -56,9 +58,11 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         tz: env.tz.as_deref(),
         tzdir: env.tzdir.as_deref(),
     };
-    let limit = input
+    let said = input
         .last_assistant_message
         .as_deref()
+        .filter(|text| !text.trim().is_empty());
+    let limit = said
         .and_then(claude_text)
         .map(|hit| zone::limit_seen(&hit, &zones, now));
     let session = input.session_id.clone();
@@ -66,7 +70,9 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         session_id: session.as_deref(),
         seal_valid: store::ownership(&project, user_dir, &state) == Ownership::Own,
         error: input.error.as_deref().unwrap_or(""),
+        outage: said.is_some() && limit.is_none(),
         limit,
+        client: env.claude_version.as_deref(),
         now,
     };
     let outcome = decide_stop_failure(&event, &state);
@@ -80,11 +86,10 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     else {
         return Ok(HookOutput::default());
     };
-    let why = written
-        .limit_wait
-        .as_ref()
-        .map_or_else(String::new, |wait| wait.why.clone());
-    crate::session::notify::limit_reached(env, &project.root, &written, &why);
+    // A loop that ended here was told by the write itself (`session::apply`).
+    if let Some(wait) = &written.limit_wait {
+        crate::session::notify::limit_reached(env, &project.root, &written, &wait.why);
+    }
     Ok(match outcome.decision {
         Decision::Notify(message) => HookOutput {
             system_message: Some(message),

@@ -8,8 +8,8 @@ use crate::cli::screen::Size;
 use crate::cli::ui::Style;
 use crate::io::Io;
 use crate::process::signals;
-use crate::runner::drive;
 use crate::runner::progress::{Mode, Progress};
+use crate::runner::{KeptFailing, drive};
 use crate::setup::plan::LoopPlan;
 
 pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
@@ -32,7 +32,8 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::R
         io.stdin_is_terminal,
     );
     if let Err(err) = &result {
-        progress.failed(&format!("{err:#}"));
+        let class = err.downcast_ref::<KeptFailing>().map(|e| e.class);
+        progress.failed(&format!("{err:#}"), class);
     }
     result
 }

@@ -66,6 +66,7 @@ fn sync(remote: &Remote) -> anyhow::Result<crate::runner::team::view::View> {
     remote.sync().map_err(|err| match err {
         SyncError::Offline(why) => anyhow::anyhow!("cannot reach the remote: {why}"),
         SyncError::View(err) => anyhow::anyhow!(err),
+        SyncError::Refused(why) => anyhow::anyhow!(why),
     })
 }
 

@@ -219,6 +219,7 @@ mod tests {
             ms: None,
             tokens: usage.map(|u| u.0),
             cost_microusd: usage.map(|u| u.1),
+            failure: None,
         }
     }
 

@@ -1,21 +1,21 @@
 //! Just enough HTTP/1.1 for one page and a small JSON API, over a `TcpStream`: a request
-//! is read whole under hard limits, answered, and the connection closed.
+//! is read whole under hard limits (by `accept`, as its bytes arrive), answered, and the
+//! connection closed.
 //!
-//! Anything that could hold a worker or grow memory is bounded: the request line and
-//! headers together ([`MAX_HEAD`]), their number, the target's length, the body
+//! Anything that could grow memory or hold the connection is bounded: the request line
+//! and headers together ([`MAX_HEAD`]), their number, the target's length, the body
 //! ([`MAX_BODY`]; the API's posts carry none), and the time a client may take to send all
 //! of it ([`REQUEST_DEADLINE`], counted from the moment the connection was accepted, so a
-//! client trickling a byte a second, slowloris, is cut off like a silent one, and one
-//! that waited in the queue behind others gets no fresh allowance). Chunked bodies and
-//! keep-alive are not spoken at all: every response says `Connection: close`.
+//! client trickling a byte a second, slowloris, is cut off like a silent one). Chunked
+//! bodies and keep-alive are not spoken at all: every response says `Connection: close`.
 //!
 //! Every response carries the headers that keep a page from being framed, sniffed,
 //! cached, or its address leaked in a `Referer`, and a content security policy that
 //! allows only the page's own script and style (no inline script, no other origin).
 
-use std::io::{self, Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The request line and headers together.
 pub const MAX_HEAD: usize = 16 * 1024;
@@ -62,8 +62,7 @@ impl Request {
 /// Why a request was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
-    /// Closed before a whole request arrived: nothing to answer.
-    Gone,
+    /// Not whole within [`REQUEST_DEADLINE`].
     TimedOut,
     Malformed,
     HeadTooLarge,
@@ -76,7 +75,7 @@ pub enum Refusal {
 impl Refusal {
     pub fn status(self) -> u16 {
         match self {
-            Refusal::Gone | Refusal::Malformed => 400,
+            Refusal::Malformed => 400,
             Refusal::TimedOut => 408,
             Refusal::HeadTooLarge => 431,
             Refusal::TargetTooLong => 414,
@@ -86,18 +85,18 @@ impl Refusal {
     }
 }
 
-/// Reads one request from `stream`, all of it before `deadline`.
-pub fn read_request(stream: &mut TcpStream, deadline: Instant) -> Result<Request, Refusal> {
-    let mut buf = Vec::with_capacity(1024);
-    let head_end = loop {
-        if let Some(end) = find_head_end(&buf) {
-            break end;
-        }
+/// The request at the start of `buf` once all of it has arrived; `Ok(None)` while more
+/// is due, a refusal as soon as what arrived cannot become an acceptable request.
+pub fn parse_request(buf: &[u8]) -> Result<Option<Request>, Refusal> {
+    let Some(head_end) = find_head_end(buf) else {
         if buf.len() >= MAX_HEAD {
             return Err(Refusal::HeadTooLarge);
         }
-        read_some(stream, &mut buf, MAX_HEAD + 4, deadline)?;
+        return Ok(None);
     };
+    if head_end > MAX_HEAD {
+        return Err(Refusal::HeadTooLarge);
+    }
     let head = std::str::from_utf8(&buf[..head_end]).map_err(|_| Refusal::Malformed)?;
     let mut request = parse_head(head)?;
     let length = match request.header("content-length") {
@@ -115,52 +114,15 @@ pub fn read_request(stream: &mut TcpStream, deadline: Instant) -> Result<Request
     if length > MAX_BODY {
         return Err(Refusal::BodyTooLarge);
     }
-    let body_start = head_end + 4;
-    while buf.len() < body_start + length {
-        read_some(stream, &mut buf, body_start + length, deadline)?;
+    if buf.len() < head_end + 4 + length {
+        return Ok(None);
     }
     request.method.make_ascii_uppercase();
-    Ok(request)
+    Ok(Some(request))
 }
 
 fn find_head_end(buf: &[u8]) -> Option<usize> {
     buf.windows(4).position(|w| w == b"\r\n\r\n")
-}
-
-/// Reads what is there (at most up to `limit` bytes in `buf`), waiting no later than
-/// `deadline`.
-fn read_some(
-    stream: &mut TcpStream,
-    buf: &mut Vec<u8>,
-    limit: usize,
-    deadline: Instant,
-) -> Result<(), Refusal> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        return Err(Refusal::TimedOut);
-    }
-    stream
-        .set_read_timeout(Some(left))
-        .map_err(|_| Refusal::Gone)?;
-    let mut chunk = [0u8; 4096];
-    let room = limit.saturating_sub(buf.len()).clamp(1, chunk.len());
-    match stream.read(&mut chunk[..room]) {
-        Ok(0) => Err(Refusal::Gone),
-        Ok(n) => {
-            buf.extend_from_slice(&chunk[..n]);
-            Ok(())
-        }
-        Err(err)
-            if matches!(
-                err.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-            ) =>
-        {
-            Err(Refusal::TimedOut)
-        }
-        Err(err) if err.kind() == io::ErrorKind::Interrupted => Ok(()),
-        Err(_) => Err(Refusal::Gone),
-    }
 }
 
 fn parse_head(head: &str) -> Result<Request, Refusal> {
@@ -222,6 +184,14 @@ impl Response {
         }
     }
 
+    /// What a refused request is told: the status and which limit refused it.
+    pub fn refusal(refusal: Refusal) -> Response {
+        Response::text(
+            refusal.status(),
+            &format!("pagent dashboard: {refusal:?}\n"),
+        )
+    }
+
     pub fn text(status: u16, text: &str) -> Response {
         Response {
             status,
@@ -236,8 +206,8 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
      style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 
-/// Writes `response` and closes the connection; a client that went away is no error.
-pub fn write_response(stream: &mut TcpStream, response: &Response) {
+/// `response` as the bytes sent: the status line, every header, the body.
+pub fn response_bytes(response: &Response) -> Vec<u8> {
     let reason = match response.status {
         200 => "OK",
         400 => "Bad Request",
@@ -252,7 +222,7 @@ pub fn write_response(stream: &mut TcpStream, response: &Response) {
         503 => "Service Unavailable",
         _ => "Error",
     };
-    let head = format!(
+    let mut bytes = format!(
         "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nContent-Length: {}\r\n\
          Connection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
          X-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\n\
@@ -261,11 +231,17 @@ pub fn write_response(stream: &mut TcpStream, response: &Response) {
         response.status,
         response.content_type,
         response.body.len()
-    );
+    )
+    .into_bytes();
+    bytes.extend_from_slice(&response.body);
+    bytes
+}
+
+/// Writes `response` and closes the connection; a client that went away is no error.
+pub fn write_response(stream: &mut TcpStream, response: &Response) {
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let _ = stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(&response.body))
+        .write_all(&response_bytes(response))
         .and_then(|()| stream.flush());
     let _ = stream.shutdown(std::net::Shutdown::Write);
 }
@@ -273,6 +249,32 @@ pub fn write_response(stream: &mut TcpStream, response: &Response) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_is_whole_only_with_its_head_and_body() {
+        let get = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+        for cut in 0..get.len() {
+            assert!(matches!(parse_request(&get[..cut]), Ok(None)), "{cut}");
+        }
+        assert_eq!(parse_request(get).unwrap().unwrap().path, "/");
+        let post = b"post /api HTTP/1.1\r\nContent-Length: 2\r\n\r\nab";
+        assert!(matches!(parse_request(&post[..post.len() - 1]), Ok(None)));
+        assert_eq!(parse_request(post).unwrap().unwrap().method, "POST");
+        let big = format!(
+            "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            MAX_BODY + 1
+        );
+        assert_eq!(
+            parse_request(big.as_bytes()).err(),
+            Some(Refusal::BodyTooLarge)
+        );
+        assert_eq!(
+            parse_request(&vec![b'a'; MAX_HEAD]).err(),
+            Some(Refusal::HeadTooLarge)
+        );
+        let chunked = b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+        assert_eq!(parse_request(chunked).err(), Some(Refusal::Unsupported));
+    }
 
     #[test]
     fn heads_parse_and_refuse_what_is_not_http() {

@@ -1,14 +1,17 @@
 //! `pagent dashboard`: every loop on this machine on one live web page, with pause,
 //! resume and cancel, served by the binary itself.
 //!
-//! The server is std only: a `TcpListener` on 127.0.0.1 (or the address the user names,
-//! with a token they chose) and a fixed pool of [`WORKERS`] threads fed through a bounded
-//! queue; a connection that finds the queue full is told 503 and closed at once. Each
-//! request is read whole under the limits of [`http`] (size, count, a deadline for the
-//! whole request), admitted or refused by [`guard`] (Host, Sec-Fetch-Site, Origin, token),
-//! answered by [`routes`], and the connection closed. No async runtime, no web framework:
-//! the hooks share this binary, and nothing here runs unless `pagent dashboard` does, so
-//! their start-up pays only for the bytes (measured in BENCHMARKS.md).
+//! The server is small and synchronous: a `TcpListener` on 127.0.0.1 (or the address the
+//! user names, with a token they chose) whose connections one thread accepts and reads
+//! as their bytes arrive ([`accept`], over mio's readiness of many sockets at once), so
+//! a connection that sends nothing holds no worker; each request read whole under the
+//! limits of [`http`] (size, count, a deadline for the whole request) goes to a fixed
+//! pool of [`WORKERS`] threads through a bounded queue (one that finds the queue full is
+//! told 503 at once), is admitted or refused by [`guard`] (Host, Sec-Fetch-Site, Origin,
+//! token), answered by [`routes`], and the connection closed. No async runtime, no web
+//! framework: the hooks share this binary, and nothing here runs unless `pagent
+//! dashboard` does, so their start-up pays only for the bytes (measured in
+//! BENCHMARKS.md).
 //!
 //! The page (`assets/`: one HTML file, one script, one style sheet, embedded with
 //! `include_str!`, no CDN) polls the API once a second and updates in place; every text
@@ -17,6 +20,7 @@
 //! event logs, the runner's logs); acting only through `session::control`, the very
 //! functions `pagent cancel`, `pagent pause` and `pagent resume` call.
 
+mod accept;
 mod detail;
 mod guard;
 mod http;
@@ -26,9 +30,8 @@ mod routes;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::panic::AssertUnwindSafe;
-use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::mpsc::{self, SyncSender};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 
@@ -36,7 +39,7 @@ use crate::cli::env::Env;
 
 /// Requests answered at once; the rest wait in the queue.
 pub const WORKERS: usize = 8;
-/// Connections waiting for a worker; past this a new one is told 503.
+/// Requests (read whole) waiting for a worker; past this a new one is told 503.
 pub const QUEUE: usize = 32;
 
 /// How `pagent dashboard` was asked to run.
@@ -95,8 +98,7 @@ pub fn serve(env: &Env, options: &Options, stdout: &mut dyn Write) -> anyhow::Re
         }
     }
     stdout.flush()?;
-    accept(&listener, &queue);
-    Ok(())
+    accept::run(listener, &queue).context("the dashboard stopped accepting connections")
 }
 
 /// The user's token when they set one (required beyond loopback), else a random one.
@@ -121,12 +123,12 @@ fn choose_token(env: &Env, bind: IpAddr) -> anyhow::Result<String> {
     Ok(pagent_engine::seal::hex(&random))
 }
 
-/// A connection waiting for a worker, and when it was accepted.
-type Queue = SyncSender<(TcpStream, Instant)>;
+/// Requests read whole, waiting for a worker.
+type Queue = SyncSender<accept::Job>;
 
-/// The pool: [`WORKERS`] threads answering the connections sent to the returned queue.
+/// The pool: [`WORKERS`] threads answering the requests sent to the returned queue.
 fn start_workers(site: Arc<routes::Site>) -> Queue {
-    let (tx, rx) = mpsc::sync_channel::<(TcpStream, Instant)>(QUEUE);
+    let (tx, rx) = mpsc::sync_channel::<accept::Job>(QUEUE);
     let rx = Arc::new(Mutex::new(rx));
     for _ in 0..WORKERS {
         let rx = Arc::clone(&rx);
@@ -138,7 +140,7 @@ fn start_workers(site: Arc<routes::Site>) -> Queue {
                     Err(_) => return,
                 };
                 match next {
-                    Ok((stream, accepted)) => handle(&site, stream, accepted),
+                    Ok((stream, request)) => handle(&site, stream, request),
                     Err(_) => return,
                 }
             }
@@ -147,38 +149,15 @@ fn start_workers(site: Arc<routes::Site>) -> Queue {
     tx
 }
 
-/// Accepts connections for ever, handing each to the pool.
-fn accept(listener: &TcpListener, tx: &Queue) {
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else {
-            // Out of descriptors for a moment: let the workers close some.
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            continue;
-        };
-        match tx.try_send((stream, Instant::now())) {
-            Ok(()) => {}
-            Err(TrySendError::Full((stream, _))) => busy(stream),
-            Err(TrySendError::Disconnected(_)) => return,
-        }
-    }
-}
-
-/// Tells a connection that found every worker busy and the queue full to come back later,
-/// without ever blocking the accepting thread.
-fn busy(mut stream: TcpStream) {
-    let _ = stream.set_nonblocking(true);
-    let _ = stream.write_all(
-        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-    );
-}
-
-fn handle(site: &routes::Site, mut stream: TcpStream, accepted: Instant) {
-    let request = match http::read_request(&mut stream, accepted + http::REQUEST_DEADLINE) {
+fn handle(
+    site: &routes::Site,
+    mut stream: TcpStream,
+    request: Result<http::Request, http::Refusal>,
+) {
+    let request = match request {
         Ok(request) => request,
-        Err(http::Refusal::Gone) => return,
         Err(refusal) => {
-            let text = format!("pagent dashboard: {refusal:?}\n");
-            http::write_response(&mut stream, &http::Response::text(refusal.status(), &text));
+            http::write_response(&mut stream, &http::Response::refusal(refusal));
             return;
         }
     };

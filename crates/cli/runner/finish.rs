@@ -12,6 +12,7 @@ use crate::process::SearchPath;
 use crate::runner::loop_event::Ending;
 use crate::runner::pause::apply_over_pause;
 use crate::runner::progress::Progress;
+use crate::runner::repo_git::{Refused, RepoGit, When, refusal};
 use crate::runner::watch::{ended_elsewhere, stopped_elsewhere};
 use crate::runner::{github, stories, worktree};
 use crate::setup::plan::LoopPlan;
@@ -97,7 +98,7 @@ pub(super) fn interrupted_waiting(
 /// status a failure, though the loop itself completed.
 pub(super) fn after_completion(
     project: &Project,
-    path_env: Option<&std::ffi::OsStr>,
+    env: &Env,
     branch: Option<String>,
     args: &LoopPlan,
     state: &State,
@@ -117,11 +118,18 @@ pub(super) fn after_completion(
         progress.note("cannot push: the project is not on a branch");
         return ExitStatus::Failure;
     };
-    let search = SearchPath::new(path_env, &[&project.root]);
-    if let Err(err) = worktree::push(&project.root, &branch, &search) {
-        progress.note(&format!(
-            "the loop completed, but pushing {branch} failed: {err:#}"
-        ));
+    let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
+    let git = RepoGit {
+        root: &project.root,
+        env,
+        search: &search,
+        when: When::After(vec![state.git_config.as_ref()]),
+    };
+    if let Err(err) = worktree::push(&git, &branch) {
+        progress.note(&match err.downcast_ref::<Refused>() {
+            Some(refused) => not_pushed(&branch, refused),
+            None => format!("the loop completed, but pushing {branch} failed: {err:#}"),
+        });
         return ExitStatus::Failure;
     }
     progress.note(&format!("pushed {branch}"));
@@ -131,13 +139,32 @@ pub(super) fn after_completion(
             None => format!("pagent: {}", state.workflow),
         };
         let body = stories::pr_body(project, state);
-        match github::open_pr(&project.root, &branch, &title, &body, &search) {
+        match github::open_pr(&git, &branch, &title, &body) {
             Ok(url) => progress.note(&format!("opened a pull request: {url}")),
             Err(err) => {
-                progress.note(&format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"));
+                progress.note(&match err.downcast_ref::<Refused>() {
+                    Some(refused) => format!(
+                        "the loop completed and {branch} is pushed, but {}",
+                        refusal(
+                            "open the pull request",
+                            refused,
+                            Some(&format!("open it yourself: gh pr create --head {branch}"))
+                        )
+                    ),
+                    None => format!("the loop completed and {branch} is pushed, but opening a pull request failed: {err:#}"),
+                });
                 return ExitStatus::Failure;
             }
         }
     }
     ExitStatus::Success
+}
+
+/// The push refused: what changed, and how the user pushes once they have looked.
+fn not_pushed(branch: &str, refused: &Refused) -> String {
+    let then = format!("push it yourself: git push -u origin {branch}");
+    format!(
+        "the loop completed, but {}",
+        refusal(&format!("push {branch}"), refused, Some(&then))
+    )
 }

@@ -5,15 +5,16 @@
 //! pagent holds no token and calls no API itself: `gh` runs with the user's login and
 //! configuration, in the project, as the user would run it. Every call goes through
 //! [`gh`], the one place this binary starts it, so how it is started (which `gh`, with
-//! which environment) is decided in one function; every failure carries gh's own words.
+//! which environment) is decided in one function: by `repo_git`, since gh runs git, after
+//! an agent ran only while the repository's git configuration is what it was when the
+//! loop started. Every failure carries gh's own words.
 
-use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use pagent_engine::stories::Issue;
 
-use crate::process::{Launch, Program, SearchPath};
+use crate::runner::repo_git::RepoGit;
 
 /// Issues asked for at most (a search that finds more is cut, and says so).
 pub const MAX_ISSUES: usize = 100;
@@ -25,12 +26,17 @@ const GH_TIMEOUT: Duration = Duration::from_secs(300);
 /// (the JSON then fails to parse, which says so) rather than held in memory.
 const GH_KEEP: usize = 8 * 1024 * 1024;
 
-/// Runs `gh ARGS` in `root` and returns its stdout: the user's own `gh`, found on the
-/// cleaned `PATH` (never a `./gh` of the project), started through the process door.
-fn gh(root: &Path, args: &[&str], search: &SearchPath) -> anyhow::Result<String> {
-    let program = Program::named("gh", search)
-        .context("cannot run gh (the GitHub CLI); is it installed and on PATH?")?;
-    let out = Launch::new(program, root, search)
+/// Runs `gh ARGS` in the repository and returns its stdout: the user's own `gh`, found
+/// on the cleaned `PATH` (never a `./gh` of the project), started through the process
+/// door.
+fn gh(git: &RepoGit<'_>, args: &[&str]) -> anyhow::Result<String> {
+    let launch = git.launch("gh").map_err(|err| match err.downcast_ref() {
+        Some(crate::process::ProgramError::NotFound(_)) => {
+            err.context("cannot run gh (the GitHub CLI); is it installed and on PATH?")
+        }
+        _ => err,
+    })?;
+    let out = launch
         .args(args)
         .output(GH_TIMEOUT, GH_KEEP)
         .map_err(|why| anyhow::anyhow!("cannot run gh: {why}"))?;
@@ -61,16 +67,12 @@ fn numbers(query: &str) -> Option<Vec<u64>> {
 
 /// The open issues `query` finds (a search, or numbers), and a note when the search
 /// found more than [`MAX_ISSUES`].
-pub fn issues(
-    root: &Path,
-    query: &str,
-    search: &SearchPath,
-) -> anyhow::Result<(Vec<Issue>, Option<String>)> {
+pub fn issues(git: &RepoGit<'_>, query: &str) -> anyhow::Result<(Vec<Issue>, Option<String>)> {
     if let Some(numbers) = numbers(query) {
         let mut found = Vec::new();
         for number in numbers {
             let text = gh(
-                root,
+                git,
                 &[
                     "issue",
                     "view",
@@ -78,7 +80,6 @@ pub fn issues(
                     "--json",
                     "number,title,body",
                 ],
-                search,
             )?;
             let issue: Issue = serde_json::from_str(&text)
                 .with_context(|| format!("gh issue view {number} printed no issue"))?;
@@ -88,7 +89,7 @@ pub fn issues(
     }
     let limit = (MAX_ISSUES + 1).to_string();
     let text = gh(
-        root,
+        git,
         &[
             "issue",
             "list",
@@ -101,7 +102,6 @@ pub fn issues(
             "--json",
             "number,title,body",
         ],
-        search,
     )?;
     let mut found: Vec<Issue> =
         serde_json::from_str(&text).context("gh issue list printed no list of issues")?;
@@ -114,29 +114,21 @@ pub fn issues(
 }
 
 /// Comments `body` on issue `number`.
-pub fn comment(root: &Path, number: u64, body: &str, search: &SearchPath) -> anyhow::Result<()> {
+pub fn comment(git: &RepoGit<'_>, number: u64, body: &str) -> anyhow::Result<()> {
     gh(
-        root,
+        git,
         &["issue", "comment", &number.to_string(), "--body", body],
-        search,
     )
     .map(|_| ())
 }
 
 /// `gh pr create` for `branch`; returns what gh printed (the pull request's address).
-pub fn open_pr(
-    root: &Path,
-    branch: &str,
-    title: &str,
-    body: &str,
-    search: &SearchPath,
-) -> anyhow::Result<String> {
+pub fn open_pr(git: &RepoGit<'_>, branch: &str, title: &str, body: &str) -> anyhow::Result<String> {
     let out = gh(
-        root,
+        git,
         &[
             "pr", "create", "--head", branch, "--title", title, "--body", body,
         ],
-        search,
     )?;
     Ok(out.trim().to_owned())
 }

@@ -13,8 +13,9 @@
 
 use std::time::{Duration, Instant};
 
+use pagent_engine::failure::FailureClass;
 use pagent_engine::limit::{
-    LimitPlan, LimitSeen, WaitOptions, begin_wait, end_wait, give_up, plan, resumed_entry,
+    LimitPlan, LimitSeen, begin_wait, end_wait, give_up, plan, resumed_entry,
 };
 use pagent_engine::{Decision, Outcome, State, Timestamp};
 use pagent_protocol::stream::{LimitHit, UsageRecord};
@@ -25,13 +26,14 @@ use crate::io::now;
 use crate::process::signals;
 use crate::runner::pause::apply_over_pause;
 use crate::runner::progress::Progress;
+use crate::runner::retry::Runs;
 use crate::runner::usage::metered;
 use crate::runner::watch::ended_elsewhere;
 use crate::store;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
 use crate::store::user::UserDir;
-use crate::world::zone::{self, Zones};
+use crate::world::zone;
 
 /// How often the waiting runner looks at the state (cancel, resume, replacement).
 const LOOK_EVERY: Duration = Duration::from_millis(250);
@@ -49,39 +51,27 @@ pub(super) enum Waited {
     Interrupted,
 }
 
-/// The zones of this machine as pagent was started.
-fn zones(env: &Env) -> Zones<'_> {
-    Zones {
-        tz: env.tz.as_deref(),
-        tzdir: env.tzdir.as_deref(),
-    }
-}
-
-/// The agent hit `hit` running `prompt`: wait as the engine plans, or end the loop.
-#[allow(clippy::too_many_arguments)]
+/// The agent hit `hit` running `prompt`: wait as the engine plans, or end the loop (a
+/// limit no wait ends: a credit, spend or admin stop).
 pub(super) fn wait_out(
-    project: &Project,
-    env: &Env,
+    runs: &Runs<'_>,
     state: &State,
     hit: &LimitHit,
     spent: &[UsageRecord],
-    options: &crate::agent::Options,
     prompt: &str,
     progress: &mut Progress,
 ) -> anyhow::Result<Waited> {
+    let (project, env) = (runs.project, runs.env);
     let user_dir = &UserDir::of(env);
     let now = now();
-    let seen: LimitSeen = zone::limit_seen(hit, &zones(env), now);
-    let mut next = metered(state, spent, options, user_dir);
+    let seen: LimitSeen = zone::limit_seen(hit, &zone::of_env(env), now);
+    let mut next = metered(state, spent, runs.options, user_dir);
     next.pending_prompt = Some(prompt.to_owned());
-    let wait_options = WaitOptions {
-        margin_secs: options.limit_margin.as_secs(),
-        fallback_secs: options.limit_wait.as_secs(),
-    };
-    let outcome = match plan(&seen, now, wait_options) {
+    let outcome = match plan(&seen, now, runs.wait_options()) {
         LimitPlan::GiveUp(reason) => {
             let outcome = give_up(&next, reason, now);
-            return Ok(match apply(project, env, state, outcome, progress)? {
+            let stopped = apply(project, env, state, outcome, FailureClass::Stop, progress)?;
+            return Ok(match stopped {
                 Some(written) => Waited::GaveUp(Box::new(written)),
                 None => Waited::Ended(ended(project, state)),
             });
@@ -90,33 +80,36 @@ pub(super) fn wait_out(
             begin_wait(&next, &seen, Some(until), reset_known, now)
         }
     };
-    let Some(waiting) = apply(project, env, state, outcome, progress)? else {
+    let class = FailureClass::UsageLimit;
+    let Some(waiting) = apply(project, env, state, outcome, class, progress)? else {
         return Ok(Waited::Ended(ended(project, state)));
     };
     crate::session::notify::limit_reached(env, &project.root, &waiting, &seen.message);
-    wait(project, env, waiting, progress)
+    wait(project, env, waiting, false, progress)
 }
 
-/// Waits until the state's `limit_wait` is over (at once when it has none), showing it.
+/// Waits until the state's `limit_wait` is over (at once when it has none), showing it;
+/// `resumed`: a wait an earlier `pagent loop` began.
 pub(super) fn wait(
     project: &Project,
     env: &Env,
     waiting: State,
+    resumed: bool,
     progress: &mut Progress,
 ) -> anyhow::Result<Waited> {
     let Some(limit) = waiting.limit_wait.clone() else {
         return Ok(Waited::Go(Box::new(waiting)));
     };
-    let zones = zones(env);
+    let zones = zone::of_env(env);
     let start = now();
     let until = limit.until.unwrap_or(start);
     let clock = zone::clock_text(&zones, seconds(until), seconds(start));
     progress.limit_wait(
         &limit.why,
-        until,
-        &clock,
+        (until, &clock),
         until.since(start),
         limit.reset_known,
+        resumed,
     );
     let mut looked = Instant::now();
     let mut current = waiting;
@@ -152,7 +145,8 @@ pub(super) fn wait(
         write: Some(end_wait(&current, now)),
         log: Some(resumed_entry(&current, now)),
     };
-    match apply(project, env, &current, outcome, progress)? {
+    let class = FailureClass::UsageLimit;
+    match apply(project, env, &current, outcome, class, progress)? {
         Some(written) => {
             progress.limit_resumed(now.since(limit.since));
             Ok(Waited::Go(Box::new(written)))
@@ -165,14 +159,16 @@ fn seconds(t: Timestamp) -> i64 {
     i64::try_from(t.0).unwrap_or(i64::MAX)
 }
 
+/// Applies a limit's decision, its log line saying the failed run's class.
 fn apply(
     project: &Project,
     env: &Env,
     decided_on: &State,
     outcome: Outcome,
+    class: FailureClass,
     progress: &mut Progress,
 ) -> anyhow::Result<Option<State>> {
-    let logged = |entry| Event::of(entry, now(), None);
+    let logged = |entry| Event::of(entry, now(), None).failed(class);
     apply_over_pause(project, env, decided_on, outcome, logged, &mut |m: &str| {
         ui::warn(progress.stderr(), m)
     })

@@ -2,6 +2,7 @@
 //! progress writes these and `pagent parallel` reads its children's back, through the
 //! same type, so neither side spells a key the other does not know.
 
+use pagent_engine::failure::FailureClass;
 use pagent_engine::{Action, Kind, Status, Timestamp, Usage};
 use serde::{Deserialize, Serialize};
 
@@ -40,11 +41,16 @@ pub enum LoopEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<UsageFigures>,
     },
+    /// A failed run, run again after `delay_secs`: `reason` says why (its class first),
+    /// `max` is the retries a crash gets (0 for an outage, retried for a time instead).
     Retry {
         reason: String,
         attempt: u32,
         max: u32,
         delay_secs: u64,
+        /// `outage`, `crash`, or `usage_limit` (under `--no-limit-wait`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure: Option<FailureClass>,
     },
     Note {
         text: String,
@@ -73,6 +79,10 @@ pub enum LoopEvent {
         /// The loop's figures at its end (none when it ended outside its state).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<UsageFigures>,
+        /// The class of the failed run that ended it, if one did: `stop` (a limit no
+        /// wait ends), `crash` or `outage` (retries spent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure: Option<FailureClass>,
     },
 }
 
@@ -164,6 +174,7 @@ mod tests {
                     reason: "r".into(),
                     elapsed_secs: 9,
                     usage: None,
+                    failure: None,
                 },
                 json!({"event": "finished", "outcome": "gave up", "status": "gave_up", "iterations": 4, "reason": "r", "elapsed_secs": 9}),
             ),
@@ -175,6 +186,7 @@ mod tests {
                     reason: "r".into(),
                     elapsed_secs: 0,
                     usage: None,
+                    failure: None,
                 },
                 json!({"event": "finished", "outcome": "error", "status": null, "iterations": null, "reason": "r", "elapsed_secs": 0}),
             ),

@@ -30,6 +30,7 @@ pub mod parallel;
 mod pause;
 mod prepare;
 pub mod progress;
+pub mod repo_git;
 mod retry;
 pub mod status_line;
 mod stories;
@@ -61,7 +62,9 @@ use crate::world::FsWorld;
 
 use pause::{Waited, apply_over_pause, wait_if_paused};
 use prepare::{agent_spec, prepare_state};
-use retry::{Attempt, run_with_retries};
+use repo_git::{RepoGit, When};
+pub use retry::KeptFailing;
+use retry::{Attempt, Runs, run_with_retries};
 use stories::note_stories;
 use watch::{Watch, ended_elsewhere, stopped_elsewhere};
 
@@ -150,6 +153,8 @@ pub fn drive(
     let run_id = crate::store::runs::run_id(&state);
     // Usage limits this iteration met (each one's run keeps its own log file).
     let mut limited = 0;
+    // A limit no wait ends, when one ended the loop.
+    let mut ended_by = None;
 
     loop {
         if let Some(ended) = ended_elsewhere(&project, &state) {
@@ -170,9 +175,10 @@ pub fn drive(
                 return Ok(ExitStatus::Interrupted);
             }
         };
-        // A wait a Ctrl-C or a crash interrupted goes on where it was.
+        // A wait a Ctrl-C or a crash interrupted goes on where it was, under its label.
         if state.limit_wait.is_some() {
-            match limit::wait(&project, env, state.clone(), progress)? {
+            progress.label_for(&state);
+            match limit::wait(&project, env, state.clone(), true, progress)? {
                 limit::Waited::Go(next) => state = *next,
                 limit::Waited::Ended(why) => return Ok(stopped_elsewhere(&state, &why, progress)),
                 limit::Waited::Interrupted => {
@@ -195,34 +201,23 @@ pub fn drive(
             .pending_prompt
             .clone()
             .unwrap_or_else(|| first_prompt(&state, &mut FsWorld::read_only(&project)));
-        let attempt = run_with_retries(
-            &agent,
-            &search,
-            &args.agent,
-            &project,
-            &state,
-            &prompt,
+        let runs = Runs {
+            agent: &agent,
+            search: &search,
+            options: &args.agent,
+            project: &project,
+            env,
             limits,
-            &run_id,
-            progress,
-            limited,
-            &mut || watch.still_ours(),
-        )?;
+            run_id: &run_id,
+        };
+        let attempt = run_with_retries(&runs, &mut state, &prompt, progress, limited, &mut || {
+            watch.still_ours()
+        })?;
         let run = match attempt {
             Attempt::Ran(run) => *run,
             Attempt::Limited { hit, spent } => {
                 limited += 1;
-                let waited = limit::wait_out(
-                    &project,
-                    env,
-                    &state,
-                    &hit,
-                    &spent,
-                    &args.agent,
-                    &prompt,
-                    progress,
-                )?;
-                match waited {
+                match limit::wait_out(&runs, &state, &hit, &spent, &prompt, progress)? {
                     limit::Waited::Go(next) => state = *next,
                     limit::Waited::Ended(why) => {
                         return Ok(stopped_elsewhere(&state, &why, progress));
@@ -232,6 +227,7 @@ pub fn drive(
                     }
                     limit::Waited::GaveUp(next) => {
                         state = *next;
+                        ended_by = Some(pagent_engine::failure::FailureClass::Stop);
                         break;
                     }
                 }
@@ -303,13 +299,18 @@ pub fn drive(
         if let Some(verdict) = review::new_verdict(&state, &next) {
             progress.note(&format!("review: {}", verdict.summary));
         }
+        let git = RepoGit {
+            root: &project.root,
+            env,
+            search: &search,
+            when: When::After(vec![next.git_config.as_ref()]),
+        };
         note_stories(
             &project,
             &next,
             iteration,
             plan_before.as_ref(),
-            args.comment_progress,
-            &search,
+            args.comment_progress.then_some(&git),
             progress,
         );
         if args.checkpoint {
@@ -338,16 +339,11 @@ pub fn drive(
             progress.finished(&state, Ending::Complete, &reason);
             let branch = tree.as_ref().map(|t| t.branch.clone());
             Ok(finish::after_completion(
-                &project,
-                env.path.as_deref(),
-                branch,
-                &args,
-                &state,
-                progress,
+                &project, env, branch, &args, &state, progress,
             ))
         }
         _ => {
-            progress.finished(&state, Ending::GaveUp, &reason);
+            progress.finished_by(&state, Ending::GaveUp, &reason, ended_by);
             Ok(ExitStatus::GaveUp)
         }
     }

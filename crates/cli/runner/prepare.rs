@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use pagent_engine::{Action, Driver, State};
 
+use super::repo_git;
 use super::stories::stories_spec;
 use crate::agent::{AgentSpec, Options};
 use crate::cli::env::Env;
@@ -71,10 +72,10 @@ pub(super) fn prepare_state(
         None => match store::read_state(project)? {
             Some(state) if state.is_active() => {
                 let runner = runner_lock(project, STATUS_PROBE)?;
-                let (state, resumed) = resume(project, env, state, progress)?;
+                let (state, resumed) = resume(project, env, search, state, progress)?;
                 return Ok((state, resumed, runner));
             }
-            _ => match stories_spec(project, args, search, progress)? {
+            _ => match stories_spec(project, env, args, search, progress)? {
                 Some(spec) => {
                     let (state, notes) = setup::stories::stories(project, env, &spec)?;
                     notes.lines().iter().for_each(|l| progress.note(l));
@@ -84,6 +85,9 @@ pub(super) fn prepare_state(
             },
         },
     };
+    // Before any agent of this loop runs: what its git processes are compared with.
+    let mut state = state;
+    state.git_config = repo_git::record(&project.root, env, search);
     // Without --force, set-up refuses while a loop is active; with it, the runner driving
     // the old loop notices the new one within a moment and lets go of the runner lock.
     let installed = setup::install_state(
@@ -138,10 +142,13 @@ fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<door::Lock> 
         })
 }
 
-/// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook).
+/// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook). A loop that has
+/// no record of the repository's git configuration (one the Stop hook drove, or set up
+/// by an older pagent) records it now.
 fn resume(
     project: &Project,
     env: &Env,
+    search: &SearchPath,
     state: State,
     progress: &mut Progress,
 ) -> anyhow::Result<(State, bool)> {
@@ -151,11 +158,16 @@ fn resume(
         "the active loop in {} was not set up by you for this project (its seal does not verify, or it is an older copy); pagent will not run it",
         project.root.display()
     );
-    if state.driver == Driver::Loop {
+    let recorded = match state.git_config {
+        Some(_) => None,
+        None => repo_git::record(&project.root, env, search),
+    };
+    if state.driver == Driver::Loop && recorded.is_none() {
         return Ok((state, true));
     }
     let mut next = state.clone();
     next.driver = Driver::Loop;
+    next.git_config = recorded.or(next.git_config);
     let outcome = pagent_engine::Outcome {
         decision: pagent_engine::Decision::Allow,
         write: Some(next),

@@ -12,6 +12,7 @@ mod limit;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use pagent_engine::failure::FailureClass;
 use pagent_engine::{Action, State, Usage, format_duration};
 use pagent_protocol::stream::StreamEvent;
 
@@ -55,6 +56,10 @@ pub struct Progress<'a> {
     tool: Option<String>,
     frame: usize,
     drawn: bool,
+    /// When this process began waiting for the usage limit under way, and how long it
+    /// waited for usage limits in all: a wait resumed after Ctrl-C began before it.
+    limit_began: Option<Instant>,
+    waited_here: Duration,
     /// The terminal's size when it does not answer (`COLUMNS`, `LINES`), and how it is
     /// asked (a test fixes it).
     fallback: Size,
@@ -79,6 +84,8 @@ impl<'a> Progress<'a> {
             tool: None,
             frame: 0,
             drawn: false,
+            limit_began: None,
+            waited_here: Duration::ZERO,
             fallback: Size::FALLBACK,
             ask: Size::ask,
         }
@@ -156,9 +163,10 @@ impl<'a> Progress<'a> {
         }
     }
 
-    pub fn iteration_started(&mut self, state: &State, attempt: u32) {
-        self.iteration_started = Instant::now();
-        self.tool = None;
+    /// The label of `state`'s iteration (`ralph · iteration 3/25`), shown by the status
+    /// line and a usage-limit wait's lines, without announcing a run: for a wait that
+    /// goes on after Ctrl-C, before any run of this process.
+    pub fn label_for(&mut self, state: &State) {
         let iteration = state.iterations[state.stage];
         let limit = state.stage_limit(state.stage);
         self.label = format!("{} · iteration {iteration}/{limit}", state.current().name);
@@ -170,6 +178,14 @@ impl<'a> Progress<'a> {
                 self.label
             );
         }
+    }
+
+    pub fn iteration_started(&mut self, state: &State, attempt: u32) {
+        self.iteration_started = Instant::now();
+        self.tool = None;
+        let iteration = state.iterations[state.stage];
+        let limit = state.stage_limit(state.stage);
+        self.label_for(state);
         if attempt > 0 {
             self.label.push_str(&format!(" (retry {attempt})"));
         }
@@ -266,27 +282,29 @@ impl<'a> Progress<'a> {
         }
     }
 
-    pub fn retrying(&mut self, why: &str, delay: Duration, attempt: u32, max: u32) {
+    /// A failed run of `class`, run again after `delay`: `text` says it all (the class,
+    /// the agent's words, which retry, when), as the engine put it.
+    pub fn retrying(
+        &mut self,
+        class: FailureClass,
+        text: &str,
+        delay: Duration,
+        attempt: u32,
+        max: u32,
+    ) {
         match self.mode {
             Mode::Json => self.emit(LoopEvent::Retry {
-                reason: why.to_owned(),
+                reason: text.to_owned(),
                 attempt,
                 max,
                 delay_secs: delay.as_secs(),
+                failure: Some(class),
             }),
             Mode::Quiet => {
-                let _ = writeln!(
-                    self.err,
-                    "pagent loop: {why}; retry {attempt} of {max} in {}",
-                    format_duration(delay.as_secs())
-                );
+                let _ = writeln!(self.err, "pagent loop: {text}");
             }
             _ => {
-                let text = format!(
-                    "{} {why}; retry {attempt} of {max} in {} (not counted as an iteration)",
-                    self.style.yellow("!"),
-                    format_duration(delay.as_secs())
-                );
+                let text = format!("{} {text}", self.style.yellow("!"));
                 self.line(&text);
             }
         }
@@ -302,9 +320,10 @@ impl<'a> Progress<'a> {
         }
     }
 
-    /// The last word of a loop that ended in an error. In JSON only: the other modes
-    /// print nothing more, the error itself follows on stderr.
-    pub fn failed(&mut self, reason: &str) {
+    /// The last word of a loop that ended in an error (`failure`: the class of the agent's
+    /// failed runs, when they stopped it). In JSON only: the other modes print nothing
+    /// more, the error itself follows on stderr.
+    pub fn failed(&mut self, reason: &str, failure: Option<FailureClass>) {
         if self.mode == Mode::Json {
             let elapsed = self.started.elapsed().as_secs();
             self.emit(LoopEvent::Finished {
@@ -314,6 +333,7 @@ impl<'a> Progress<'a> {
                 reason: reason.to_owned(),
                 elapsed_secs: elapsed,
                 usage: None,
+                failure,
             });
         } else {
             self.clear();
@@ -322,6 +342,17 @@ impl<'a> Progress<'a> {
 
     /// The last word: how the loop ended.
     pub fn finished(&mut self, state: &State, outcome: Ending, reason: &str) {
+        self.finished_by(state, outcome, reason, None);
+    }
+
+    /// The last word of a loop that a failed run of `failure` ended (a stop no wait ends).
+    pub fn finished_by(
+        &mut self,
+        state: &State,
+        outcome: Ending,
+        reason: &str,
+        failure: Option<FailureClass>,
+    ) {
         let total = state.total_iterations();
         let elapsed = self.started.elapsed().as_secs();
         match self.mode {
@@ -332,10 +363,11 @@ impl<'a> Progress<'a> {
                 reason: reason.to_owned(),
                 elapsed_secs: elapsed,
                 usage: Some(UsageFigures::of(&state.usage)),
+                failure,
             }),
             _ => {
-                // The two clocks round apart: never more waited than run.
-                let waited = match state.usage.waited_secs.min(elapsed) {
+                // This run's own waits (a wait resumed after Ctrl-C began before it).
+                let waited = match self.waited_here.as_secs().min(elapsed) {
                     0 => String::new(),
                     secs => format!(", {} of it waiting for usage limits", format_duration(secs)),
                 };

@@ -13,10 +13,12 @@ use std::path::{Path, PathBuf};
 use pagent_engine::State;
 use pagent_engine::stories::{Format, Plan, issue_number, render_issues};
 
+use crate::cli::env::Env;
 use crate::io::now;
 use crate::process::SearchPath;
 use crate::runner::github;
 use crate::runner::progress::Progress;
+use crate::runner::repo_git::{Refused, RepoGit, When, refusal};
 use crate::setup::plan::LoopPlan;
 use crate::setup::stories::{StoriesSpec, read_plan};
 use crate::store::project::Project;
@@ -28,6 +30,7 @@ pub const ISSUES_PLAN: &str = ".claude/pagent/issues.md";
 /// What `--stories` or `--issues` asks for, the issues fetched and written down first.
 pub(super) fn stories_spec(
     project: &Project,
+    env: &Env,
     args: &LoopPlan,
     search: &SearchPath,
     progress: &mut Progress,
@@ -35,7 +38,13 @@ pub(super) fn stories_spec(
     let (file, format) = match (&args.stories, &args.issues) {
         (Some(file), _) => (file.clone(), args.plan.format),
         (None, Some(query)) => {
-            let (issues, note) = github::issues(&project.root, query, search)?;
+            let git = RepoGit {
+                root: &project.root,
+                env,
+                search,
+                when: When::BeforeAnyAgent,
+            };
+            let (issues, note) = github::issues(&git, query)?;
             anyhow::ensure!(!issues.is_empty(), "gh finds no open issue for {query:?}");
             if let Some(note) = note {
                 progress.warn(&note);
@@ -81,14 +90,14 @@ pub(super) fn current_plan(project: &Project, state: &State) -> Option<(PathBuf,
 }
 
 /// After an iteration: a line in progress.md beside the plan, and a comment on each
-/// issue whose story is done now and was not before (`before`), when asked.
+/// issue whose story is done now and was not before (`before`), through `comment` when
+/// asked.
 pub(super) fn note_stories(
     project: &Project,
     state: &State,
     iteration: u32,
     before: Option<&Plan>,
-    comment: bool,
-    search: &SearchPath,
+    comment: Option<&RepoGit<'_>>,
     progress: &mut Progress,
 ) {
     let Some((rel, plan)) = current_plan(project, state) else {
@@ -121,9 +130,9 @@ pub(super) fn note_stories(
     {
         progress.warn(&format!("cannot append to {}: {err}", file.display()));
     }
-    if !comment || plan.format != Format::Issues {
+    let Some(git) = comment.filter(|_| plan.format == Format::Issues) else {
         return;
-    }
+    };
     for story in plan.stories.iter().filter(|s| s.done) {
         let was_done = before
             .and_then(|b| b.story(&story.id))
@@ -134,9 +143,14 @@ pub(super) fn note_stories(
         let body = format!(
             "pagent: the story for this issue is done (iteration {iteration} of a `pagent loop --issues` loop); the pull request will close it."
         );
-        match github::comment(&project.root, number, &body, search) {
+        match github::comment(git, number, &body) {
             Ok(()) => progress.note(&format!("commented on #{number}")),
-            Err(err) => progress.warn(&format!("cannot comment on #{number}: {err:#}")),
+            Err(err) => match err.downcast_ref::<Refused>() {
+                Some(refused) => {
+                    progress.warn(&refusal(&format!("comment on #{number}"), refused, None));
+                }
+                None => progress.warn(&format!("cannot comment on #{number}: {err:#}")),
+            },
         }
     }
 }

@@ -2,9 +2,10 @@
 //! after a loop completes (the pull request is `github`'s).
 //!
 //! Worktrees and commits use libgit2; pushing needs the user's credentials and hosting
-//! setup, so it goes through `git push`, started through the process door (found on the
-//! cleaned `PATH`, never a `./git` of the project), and every failure is reported with
-//! the command's own words, never swallowed.
+//! setup, so it goes through `git push`, started by `repo_git` (found on the cleaned
+//! `PATH`, never a `./git` of the project, and only while the repository's git
+//! configuration is what it was when the loop started), and every failure is reported
+//! with the command's own words, never swallowed.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,7 +13,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use git2::{IndexAddOption, Repository, Signature, WorktreeAddOptions};
 
-use crate::process::{Launch, Program, SearchPath};
+use crate::process::{Launch, SearchPath};
+use crate::runner::repo_git::RepoGit;
 use crate::store::door::{self, Dir};
 
 /// How long `git push` and `gh pr create` may take (they wait on a network).
@@ -243,32 +245,22 @@ pub fn checkpoint(root: &Path, message: &str) -> anyhow::Result<Option<String>> 
     Ok(Some(oid.to_string()))
 }
 
-/// `git push -u origin BRANCH` in `root`.
-pub fn push(root: &Path, branch: &str, search: &SearchPath) -> anyhow::Result<()> {
-    run(root, "git", &["push", "-u", "origin", branch], search).map(drop)
-}
-
-/// `program ARGS` in `root`; its trimmed stdout, or an error with what it said.
-fn run(root: &Path, program: &str, args: &[&str], search: &SearchPath) -> anyhow::Result<String> {
-    let found = Program::named(program, search)?;
-    let out = Launch::new(found, root, search)
-        .args(args)
+/// `git push -u origin BRANCH` in the repository `git` is for.
+pub fn push(git: &RepoGit<'_>, branch: &str) -> anyhow::Result<()> {
+    let out = git
+        .launch("git")?
+        .args(["push", "-u", "origin", branch])
         .output(REMOTE_TIMEOUT, KEEP)
-        .map_err(|why| anyhow::anyhow!("cannot run {program}: {why}"))?;
+        .map_err(|why| anyhow::anyhow!("cannot run git: {why}"))?;
     if !out.success() {
         let how = if out.timed_out {
             format!("timed out after {} s", REMOTE_TIMEOUT.as_secs())
         } else {
             out.stderr.trim().to_owned()
         };
-        let words: Vec<&str> = args
-            .iter()
-            .take_while(|a| !a.starts_with('-'))
-            .copied()
-            .collect();
-        bail!("{program} {} failed: {how}", words.join(" "));
+        bail!("git push failed: {how}");
     }
-    Ok(out.stdout.trim().to_owned())
+    Ok(())
 }
 
 /// `--setup`: the command run once in a new worktree, in the terminal's process group

@@ -1,6 +1,7 @@
-//! Telling the user a loop ended (complete, gave up, cancelled) or waits for the agent's
-//! usage limit to reset: a desktop notification, a command of their own, or both; off
-//! unless their config says otherwise.
+//! Telling the user a loop ended (complete, gave up, cancelled), waits for the agent's
+//! usage limit to reset, or lost its `pagent loop` to an agent that kept failing: a
+//! desktop notification, a command of their own, or both; off unless their config says
+//! otherwise.
 //!
 //! Only the user's own `config.json` (in pagent's config folder) can turn this on: a
 //! project's config that tries is refused at set-up, so a cloned repository can never
@@ -39,18 +40,39 @@ pub fn loop_ended(env: &Env, project_root: &Path, state: &State) {
         Status::Active => return,
     };
     let reason = state.end_reason.as_deref().unwrap_or("");
-    send(env, project_root, state, status, reason);
+    send(
+        env,
+        project_root,
+        state,
+        (status, state.status.as_str()),
+        reason,
+    );
 }
 
 /// Notifies the user that `state`'s loop waits for the agent's usage limit to reset (the
 /// `status` a notifier command sees is `waiting`). Call once, where the wait was written.
 pub fn limit_reached(env: &Env, project_root: &Path, state: &State, why: &str) {
     if state.is_active() {
-        send(env, project_root, state, "waits for a usage limit", why);
+        send(
+            env,
+            project_root,
+            state,
+            ("waits for a usage limit", "waiting"),
+            why,
+        );
     }
 }
 
-fn send(env: &Env, project_root: &Path, state: &State, status: &str, reason: &str) {
+/// Notifies the user that `pagent loop` stopped because its agent kept failing (`why`
+/// says the failure's class and what to do; the `status` a notifier command sees is
+/// `failed`). The loop stays active, its state saved.
+pub fn runner_stopped(env: &Env, project_root: &Path, state: &State, why: &str) {
+    send(env, project_root, state, ("stopped", "failed"), why);
+}
+
+/// `status`: the word of the message, and the value a notifier command's `{status}` gets.
+fn send(env: &Env, project_root: &Path, state: &State, status: (&str, &str), reason: &str) {
+    let (word, value) = status;
     let Some(config) = user_notify_config(&UserDir::of(env)) else {
         return;
     };
@@ -59,20 +81,13 @@ fn send(env: &Env, project_root: &Path, state: &State, status: &str, reason: &st
         |n| n.to_string_lossy().into_owned(),
     );
     let message = cap(&format!(
-        "{} {status} in {project}: {reason} ({})",
+        "{} {word} in {project}: {reason} ({})",
         state.workflow,
         state.usage.summary()
     ));
     let values = [
         ("message", message.clone()),
-        (
-            "status",
-            if state.is_active() {
-                "waiting".to_owned()
-            } else {
-                state.status.as_str().to_owned()
-            },
-        ),
+        ("status", value.to_owned()),
         ("workflow", state.workflow.clone()),
         ("project", project_root.display().to_string()),
     ];

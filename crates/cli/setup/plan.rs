@@ -28,6 +28,7 @@ pub fn agent_options(args: &AgentArgs) -> Options {
         idle_timeout: args.idle_timeout,
         retries: args.retries,
         retry_delay: args.retry_delay,
+        outage_wait: args.outage_wait,
         limit_wait: args.limit_wait,
         limit_margin: args.limit_margin,
         no_limit_wait: args.no_limit_wait,
@@ -248,6 +249,8 @@ pub fn agent_cli(args: &Options) -> Vec<String> {
         args.retries.to_string(),
         "--retry-delay".to_owned(),
         format!("{}s", args.retry_delay.as_secs()),
+        "--outage-wait".to_owned(),
+        format!("{}s", args.outage_wait.as_secs()),
         "--limit-wait".to_owned(),
         format!("{}s", args.limit_wait.as_secs()),
         "--limit-margin".to_owned(),
@@ -337,6 +340,7 @@ mod tests {
             idle_timeout: Duration::from_secs(30),
             retries: 1,
             retry_delay: Duration::from_secs(2),
+            outage_wait: Duration::from_secs(900),
             limit_wait: Duration::from_secs(600),
             limit_margin: Duration::from_secs(5),
             no_limit_wait: true,
@@ -349,7 +353,7 @@ mod tests {
             "{cli}"
         );
         assert!(
-            cli.contains("--iteration-timeout 60s --idle-timeout 30s --retries 1 --retry-delay 2s"),
+            cli.contains("--iteration-timeout 60s --idle-timeout 30s --retries 1 --retry-delay 2s --outage-wait 900s"),
             "{cli}"
         );
         assert!(

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use std::time::Duration;
 
+use pagent_engine::failure::FailureClass;
 use pagent_engine::{Action, LogEntry, State, Timestamp};
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,10 @@ pub struct Event {
     pub tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_microusd: Option<u64>,
+    /// `pagent loop`: the class of the failed run this line is about (a retry, a usage
+    /// limit's wait, a stop that ended the loop, the failure that stopped the runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureClass>,
 }
 
 impl Event {
@@ -58,6 +63,7 @@ impl Event {
             ms: None,
             tokens: None,
             cost_microusd: None,
+            failure: None,
         }
     }
 
@@ -81,6 +87,12 @@ impl Event {
     /// The same record, saying how long the step took.
     pub fn took(mut self, elapsed: Duration) -> Event {
         self.ms = Some(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// The same record, about a failed run of this class.
+    pub fn failed(mut self, class: FailureClass) -> Event {
+        self.failure = Some(class);
         self
     }
 

@@ -5,6 +5,14 @@
 //! `.git` that discovery would find is looked at first (without opening anything that is
 //! not a small regular file), and a repository that fails the look is treated as no
 //! repository at all: pagent falls back to what it does outside git.
+//!
+//! The configuration can name more files: `include.path` and `includeIf.*.path`, which
+//! libgit2 opens and reads whole as it opens the repository. An agent can write those
+//! lines, and a FIFO there would hang every Stop hook, a 2 GB file fill its memory. So
+//! each file the configuration includes (and what those include, as deep as libgit2
+//! goes) must be absent, a folder (both of which libgit2 skips) or a small regular file.
+//! The scan is deliberately wider than libgit2's reading: every value in any section
+//! whose name begins with `include` counts as a path.
 
 #![allow(clippy::disallowed_methods)]
 
@@ -76,8 +84,111 @@ fn sane_git_entry(git: &Path) -> Result<(), String> {
     sane_git_dir(&target)
 }
 
-/// A git folder's `HEAD` and `config` must be small regular files (or absent).
+/// A git folder's `HEAD` and `config` must be small regular files (or absent), and so
+/// must what its configuration includes.
 fn sane_git_dir(dir: &Path) -> Result<(), String> {
+    sane_git_files(dir)?;
+    let mut configs = vec![dir.join("config"), dir.join("config.worktree")];
+    // A worktree's git folder names the repository's own, whose config libgit2 reads.
+    if let Ok(text) = fs::read_to_string(dir.join("commondir")) {
+        let common = dir.join(text.trim());
+        sane_git_files(&common)?;
+        configs.push(common.join("config"));
+    }
+    for config in configs {
+        sane_includes(&config, 0)?;
+    }
+    Ok(())
+}
+
+/// As deep as libgit2 follows includes (its `MAX_INCLUDE_DEPTH`).
+const INCLUDE_DEPTH: usize = 10;
+
+/// `config` and every file it includes, recursively: absent, a folder, or a small
+/// regular file.
+fn sane_includes(config: &Path, depth: usize) -> Result<(), String> {
+    let Ok(meta) = fs::metadata(config) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Ok(());
+    }
+    if !meta.is_file() || meta.len() > GIT_META_CAP {
+        return Err(format!(
+            "{} (included by the git configuration) is not a regular file of a sane size",
+            config.display()
+        ));
+    }
+    let text = fs::read(config).map_err(|e| e.to_string())?;
+    let included = included_paths(&String::from_utf8_lossy(&text));
+    if depth >= INCLUDE_DEPTH && !included.is_empty() {
+        return Err(format!("{} includes files too deeply", config.display()));
+    }
+    let dir = config.parent().unwrap_or(Path::new("/"));
+    for path in included {
+        let path = match path.strip_prefix("~/") {
+            Some(rest) => crate::store::door::passwd_home()
+                .ok_or_else(|| format!("{path} names a home folder that is not known"))?
+                .join(rest),
+            None => dir.join(&path),
+        };
+        sane_includes(&path, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// Every value set in a section whose name begins with `include` (`[include]`,
+/// `[includeIf "gitdir:..."]`), unquoted as git reads it.
+fn included_paths(config: &str) -> Vec<String> {
+    let joined = config.replace("\\\r\n", "").replace("\\\n", "");
+    let mut in_include = false;
+    let mut found = Vec::new();
+    for line in joined.lines() {
+        let mut line = line.trim_start();
+        if line.starts_with('[') {
+            let name: String = line[1..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+                .collect();
+            in_include = name.to_ascii_lowercase().starts_with("include");
+            // libgit2 ends the header at the line's last `]`; what follows is a setting.
+            line = line.rfind(']').map_or("", |end| &line[end + 1..]);
+        }
+        if in_include && let Some((_, value)) = line.split_once('=') {
+            let value = config_value(value);
+            if !value.is_empty() {
+                found.push(value);
+            }
+        }
+    }
+    found
+}
+
+/// A configuration value as git reads it: quotes removed, escapes applied, a comment
+/// outside quotes dropped, the ends trimmed.
+fn config_value(raw: &str) -> String {
+    let mut value = String::new();
+    let (mut quoted, mut chars) = (false, raw.trim().chars());
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' => match chars.next() {
+                Some('n') => value.push('\n'),
+                Some('t') => value.push('\t'),
+                Some('b') => value.push('\u{8}'),
+                Some(other) => value.push(other),
+                None => {}
+            },
+            ';' | '#' if !quoted => break,
+            c => value.push(c),
+        }
+    }
+    value.trim().to_owned()
+}
+
+/// A git folder's `HEAD`, `config` and the other files libgit2 reads whole must be small
+/// regular files (or absent).
+fn sane_git_files(dir: &Path) -> Result<(), String> {
     if !fs::metadata(dir).map_err(|e| e.to_string())?.is_dir() {
         return Err(format!("{} is not a folder", dir.display()));
     }
@@ -137,5 +248,42 @@ mod tests {
         fs::remove_file(git.join("HEAD")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", git.join("HEAD")).unwrap();
         assert!(discover(&root).is_none());
+    }
+
+    /// Issue 30: an agent can write `include.path` into `.git/config`, and libgit2 opens
+    /// and reads every included file whole when it opens the repository.
+    #[test]
+    fn a_config_that_includes_a_fifo_or_a_huge_file_is_no_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        fs::create_dir(&root).unwrap();
+        Repository::init(&root).unwrap();
+        let config = root.join(".git/config");
+        let clean = fs::read_to_string(&config).unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let huge = dir.path().join("huge");
+        fs::File::create(&huge).unwrap().set_len(2 << 30).unwrap();
+        fs::write(dir.path().join("fine.cfg"), "[user]\n\tname = x\n").unwrap();
+        fs::write(dir.path().join("nested.cfg"), "[include]\n\tpath = fifo\n").unwrap();
+        for (lines, sane) in [
+            ("[include]\n\tpath = ../../fine.cfg\n", true),
+            ("[include]\n\tpath = ../../missing.cfg\n", true),
+            ("[include]\n\tpath = ../../fifo\n", false),
+            ("[include]\n\tpath = ../../huge\n", false),
+            ("[include]\n\tpath = ../../nested.cfg\n", false),
+            (
+                "[includeIf \"gitdir:/nowhere/\"]\n\tpath = \"../../fifo\" ; x\n",
+                false,
+            ),
+            ("[Include] path = ../../fifo\n", false),
+            ("[include]\n\tpath = ../../f\\\nifo\n", false),
+            ("[core]\n\tpath = ../../fifo\n", true),
+        ] {
+            fs::write(&config, format!("{clean}{lines}")).unwrap();
+            assert_eq!(discover(&root).is_some(), sane, "{lines:?}");
+        }
     }
 }

@@ -41,8 +41,9 @@ pub struct LoopRow {
     pub project: String,
     pub name: String,
     pub origin: Origin,
-    /// `active`, `paused`, `complete`, `cancelled`, `gave_up`; or `not_yours` (a state
-    /// not sealed by this user, which pagent ignores) and `unreadable`.
+    /// `active`, `paused`, `waiting` (for the agent's usage limit to reset), `complete`,
+    /// `cancelled`, `gave_up`; or `not_yours` (a state not sealed by this user, which
+    /// pagent ignores) and `unreadable`.
     pub status: &'static str,
     /// Empty unless the state is the user's own.
     #[serde(flatten)]
@@ -71,8 +72,15 @@ pub struct Figures {
     /// Active: since the last step (the iteration under way); paused: since the pause.
     pub waiting_secs: Option<u64>,
     pub limit_waited_secs: u64,
-    /// While the agent's usage limit is waited out: how long is left, and why.
+    /// While the agent's usage limit is waited out: how long is left, and why; and what
+    /// happens then (what the user must do for it, in a session that will not go on by
+    /// itself, or for a `pagent loop` that was interrupted).
     pub limit_wait: Option<String>,
+    pub limit_then: Option<String>,
+    /// `pagent loop`: the agent's last failed run since an iteration ended, its class
+    /// (`outage`, `crash`) and in words.
+    pub last_failure: Option<String>,
+    pub last_failure_class: Option<pagent_engine::failure::FailureClass>,
     pub tokens: u64,
     pub cost_microusd: u64,
     /// Whether any cost figure is known (else `cost_microusd` means nothing).
@@ -120,7 +128,7 @@ pub fn gather(user_dir: &UserDir, now: Timestamp) -> Vec<LoopRow> {
         .collect();
     // Stable places, so a live page does not shuffle: running loops first, then by folder.
     rows.sort_by(|a, b| {
-        let ended = |row: &LoopRow| !matches!(row.status, "active" | "paused");
+        let ended = |row: &LoopRow| !matches!(row.status, "active" | "paused" | "waiting");
         ended(a)
             .cmp(&ended(b))
             .then_with(|| a.project.cmp(&b.project))
@@ -181,7 +189,14 @@ pub fn row(user_dir: &UserDir, entry: &Registered, now: Timestamp) -> Option<Fou
         });
     }
     row.status = status(&state);
-    row.figures = Some(figures(&state, now));
+    let mut shown = figures(&state, now);
+    if state.limit_wait.is_some() {
+        let running = (state.driver == pagent_engine::Driver::Loop)
+            .then(|| project.runner_is_running())
+            .flatten();
+        shown.limit_then = Some(crate::world::report::after_the_wait(&state, running));
+    }
+    row.figures = Some(shown);
     Some(Found {
         project,
         row,
@@ -192,6 +207,7 @@ pub fn row(user_dir: &UserDir, entry: &Registered, now: Timestamp) -> Option<Fou
 fn status(state: &State) -> &'static str {
     match state.status {
         Status::Active if state.paused.is_some() => "paused",
+        Status::Active if state.limit_wait.is_some() => "waiting",
         other => other.as_str(),
     }
 }
@@ -231,11 +247,18 @@ pub fn figures(state: &State, now: Timestamp) -> Figures {
         waiting_secs: waiting,
         limit_waited_secs: waited,
         limit_wait: state.limit_wait.as_ref().map(|wait| {
-            let left = wait.until.map_or_else(String::new, |until| {
-                format!("{} left: ", format_duration(until.since(now)))
-            });
+            let left = wait.until.map_or_else(
+                || "no reset time was named: ".to_owned(),
+                |until| format!("{} left: ", format_duration(until.since(now))),
+            );
             cap(&format!("{left}{}", wait.why), TEXT_CAP)
         }),
+        limit_then: None,
+        last_failure: state
+            .last_failure
+            .as_ref()
+            .map(|f| cap(&f.describe(now), TEXT_CAP)),
+        last_failure_class: state.last_failure.as_ref().map(|f| f.class),
         tokens: state.usage.tokens.total(),
         cost_microusd: state.usage.cost_microusd,
         cost_known: state.usage.cost_known(),

@@ -16,6 +16,7 @@ mod human;
 mod limit;
 
 pub use human::print_human;
+pub use limit::after_the_wait;
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -55,6 +56,9 @@ pub struct Report {
     /// worked), and the wait under way.
     waited_secs: u64,
     limit_wait: Option<limit::LimitReport>,
+    /// `pagent loop`: the agent's last failed run since an iteration last ended (an outage
+    /// or a crash retried, or the one that stopped the runner).
+    last_failure: Option<FailureReport>,
     /// An active loop driven by `pagent loop`: whether a runner drives it now (`false`
     /// after Ctrl-C or a crash: `pagent loop` resumes it); `None` for other loops, or
     /// when it cannot be told.
@@ -84,6 +88,17 @@ struct ReviewReport {
     summary: String,
     detail: String,
     at: String,
+}
+
+#[derive(Debug, Serialize)]
+struct FailureReport {
+    /// `outage` or `crash` (`usage_limit` under `--no-limit-wait`).
+    class: pagent_engine::failure::FailureClass,
+    at: Timestamp,
+    /// When the next run starts; none when the runner stopped.
+    retry_at: Option<Timestamp>,
+    /// In words, as `pagent loop` said it (how long ago, first).
+    text: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -155,6 +170,9 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
     let elapsed = pagent_engine::budget::worked_secs(state, end)
         .max(end.since(state.started_at).saturating_sub(waited));
     let usage = &state.usage;
+    let runner_running = (state.driver == Driver::Loop && state.is_active())
+        .then(|| project.runner_is_running())
+        .flatten();
     #[allow(clippy::cast_precision_loss)]
     let cost_usd = usage.cost_microusd as f64 / 1e6;
     Report {
@@ -200,10 +218,14 @@ pub fn build(project: &Project, state: &State, sealed: bool) -> Report {
             at: r.at.to_string(),
         }),
         waited_secs: waited,
-        limit_wait: limit::limit_report(state, end),
-        runner_running: (state.driver == Driver::Loop && state.is_active())
-            .then(|| project.runner_is_running())
-            .flatten(),
+        limit_wait: limit::limit_report(state, end, runner_running),
+        last_failure: state.last_failure.as_ref().map(|f| FailureReport {
+            class: f.class,
+            at: f.at,
+            retry_at: f.retry_at,
+            text: f.describe(end),
+        }),
+        runner_running,
         root: project.root.display().to_string(),
     }
 }

@@ -44,6 +44,9 @@ pub enum Action {
     Interrupted,
     /// `pagent loop`'s agent crashed or hit an API error: run again (not an iteration).
     Retry,
+    /// `pagent loop`'s agent kept failing (its retries, or the outage's time, spent): the
+    /// runner stopped, the state saved.
+    Failed,
     /// The agent hit a usage limit: the loop waits for it to reset (not an iteration).
     LimitWait,
     /// A usage limit was waited out: the same iteration runs again.
@@ -71,6 +74,7 @@ impl Action {
             Action::Review => "review",
             Action::Interrupted => "interrupted",
             Action::Retry => "retry",
+            Action::Failed => "failed",
             Action::LimitWait => "limit_wait",
             Action::LimitResumed => "limit_resumed",
         }
@@ -99,6 +103,7 @@ impl Action {
             Action::Review => "reviewed",
             Action::Interrupted => "interrupted",
             Action::Retry => "retried",
+            Action::Failed => "run failed",
             Action::LimitWait => "usage limit",
             Action::LimitResumed => "limit over",
         }
@@ -115,7 +120,7 @@ impl std::fmt::Display for Action {
 mod tests {
     use super::*;
 
-    const ALL: [Action; 19] = [
+    const ALL: [Action; 20] = [
         Action::Run,
         Action::Ralph,
         Action::Stories,
@@ -133,6 +138,7 @@ mod tests {
         Action::Review,
         Action::Interrupted,
         Action::Retry,
+        Action::Failed,
         Action::LimitWait,
         Action::LimitResumed,
     ];

@@ -18,6 +18,7 @@ pub mod backpressure;
 pub mod budget;
 mod condition;
 mod decide;
+pub mod failure;
 pub mod limit;
 pub mod merge;
 pub mod notice;

@@ -10,14 +10,17 @@
 //!   counted; the no-progress count is untouched.
 //! - In a session, Claude Code's StopFailure hook marks the loop waiting
 //!   ([`decide_stop_failure`]); Claude Code 2.1.234 and later resume the session after
-//!   the reset by themselves, older ones wait for the user, and the next Stop goes on as
+//!   the reset by themselves, older ones wait for the user (which client it is, the hook
+//!   learns from its environment: [`continues_by_itself`]), and the next Stop goes on as
 //!   if the limit had not been (it ends the wait, [`end_wait`]).
 //!
-//! A credit or spend limit (out of usage credits, a monthly spend cap, a quota) may not
-//! reset for weeks: unless its reset is known and within [`CREDIT_HORIZON_SECS`], the loop
-//! ends as `gave up` with the agent's words. Any other API error (an outage, an overloaded
-//! server) never ends, cancels or re-prompts a loop: the runner retries it with backoff,
-//! and in a session nothing is written at all.
+//! A credit or spend limit (out of usage credits, a monthly spend cap, a quota) ends only
+//! when the account is topped up, or when the plan's window behind it resets, and then the
+//! agent names that time: unless its reset is known and within [`CREDIT_HORIZON_SECS`],
+//! the loop ends at once as `gave up`, with the agent's words and "waiting will not end
+//! this" ([`stop_reason`]). A seat or admin limit always ends it. Any other API error (an
+//! outage, an overloaded server) never ends, cancels or re-prompts a loop: the runner
+//! retries it with backoff (`failure.rs`), and in a session nothing is written at all.
 //!
 //! Time spent waiting is not work: `--max-duration` counts the time worked
 //! ([`crate::budget::worked_secs`]), and `pagent status` shows the time waited apart.
@@ -52,6 +55,11 @@ pub struct LimitWait {
     pub reset_known: bool,
     /// The agent's own words.
     pub why: String,
+    /// In a session: the Claude Code version whose limit it is (`2.1.197`), which says
+    /// whether the session goes on by itself after the reset. `None` for `pagent loop`,
+    /// or when the hook could not tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// What kind of limit an agent hit.
@@ -59,8 +67,11 @@ pub struct LimitWait {
 pub enum LimitKind {
     /// A usage window that resets by itself.
     Window,
-    /// Out of credits, a spend cap, a quota.
+    /// Out of credits, a spend cap, a quota: topped up by the account, or the plan's
+    /// window behind it resets (when the agent names that time).
     Credit,
+    /// A seat, allocation or group setting that only the account's admin lifts.
+    Admin,
 }
 
 /// A usage limit as the binary read it from the agent, its reset resolved to an instant.
@@ -76,7 +87,7 @@ pub struct LimitSeen {
 pub enum LimitPlan {
     /// Wait until then, and run the same iteration again.
     Wait { until: Timestamp, reset_known: bool },
-    /// A limit that will not reset soon: the loop ends as gave up, for this reason.
+    /// A limit no night's wait ends: the loop ends as gave up, for this reason.
     GiveUp(String),
 }
 
@@ -108,15 +119,8 @@ pub fn plan(seen: &LimitSeen, now: Timestamp, options: WaitOptions) -> LimitPlan
         .resets_at
         .filter(|at| at.0 > now.0)
         .map(|at| at.0 - now.0);
-    if seen.kind == LimitKind::Credit && ahead.is_none_or(|secs| secs > CREDIT_HORIZON_SECS) {
-        let when = match ahead {
-            Some(secs) => format!("it resets in {}", format_duration(secs)),
-            None => "it names no reset time".to_owned(),
-        };
-        return LimitPlan::GiveUp(format!(
-            "the agent hit a spend or credit limit that will not reset tonight ({when}): {}",
-            cap(&seen.message)
-        ));
+    if let Some(reason) = stop_reason(seen, ahead) {
+        return LimitPlan::GiveUp(reason);
     }
     match ahead {
         // A reset already passed (a stale notice, a clock apart) proved wrong: wait as if
@@ -129,6 +133,66 @@ pub fn plan(seen: &LimitSeen, now: Timestamp, options: WaitOptions) -> LimitPlan
             until: Timestamp(now.0 + fallback_secs.clamp(1, MAX_WAIT_SECS)),
             reset_known: false,
         },
+    }
+}
+
+/// Why no wait ends `seen`, a limit whose reset is `ahead` seconds away (if known): a
+/// seat or admin limit, or a credit or spend limit that does not reset within
+/// [`CREDIT_HORIZON_SECS`]. `None`: a limit that a wait ends.
+pub fn stop_reason(seen: &LimitSeen, ahead: Option<u64>) -> Option<String> {
+    let (label, remedy) = match seen.kind {
+        LimitKind::Window => return None,
+        LimitKind::Credit if ahead.is_some_and(|secs| secs <= CREDIT_HORIZON_SECS) => {
+            return None;
+        }
+        LimitKind::Credit => (
+            "credit or spend stop",
+            "add credits or raise the limit on the agent's account, then start the loop again",
+        ),
+        LimitKind::Admin => (
+            "seat or admin stop",
+            "only the account's admin can lift it, then start the loop again",
+        ),
+    };
+    let when = match ahead {
+        Some(secs) if seen.kind == LimitKind::Credit => {
+            format!(" tonight (it resets in {})", format_duration(secs))
+        }
+        _ => String::new(),
+    };
+    Some(format!(
+        "{label}: {}: waiting will not end this{when}; {remedy}",
+        cap(&seen.message).trim_end_matches('.')
+    ))
+}
+
+/// Whether the Claude Code named by `client` (`2.1.197`) goes on by itself after a usage
+/// limit resets: 2.1.234 and later do, unless the user turned that off in its settings.
+/// `None` when `client` is not a version.
+pub fn continues_by_itself(client: &str) -> Option<bool> {
+    let mut parts = client.trim().split('.').map(str::parse::<u32>);
+    let (Some(Ok(major)), Some(Ok(minor)), Some(Ok(patch))) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    Some((major, minor, patch) >= (2, 1, 234))
+}
+
+/// What a session's user must do for a loop waiting on a usage limit, for its client.
+pub fn session_goes_on(client: Option<&str>) -> String {
+    match client.map(|c| (c, continues_by_itself(c))) {
+        Some((version, Some(true))) => format!(
+            "Claude Code {version} goes on by itself after the reset (if its settings let it \
+             continue at a usage limit; otherwise type /pagent:resume once it has reset)"
+        ),
+        Some((version, Some(false))) => format!(
+            "Claude Code {version} does not go on by itself: once the limit has reset, type \
+             /pagent:resume in the session (nothing runs until then)"
+        ),
+        _ => "Claude Code 2.1.234 and later go on by themselves after the reset; with an \
+              older one, type /pagent:resume once it has reset"
+            .to_owned(),
     }
 }
 
@@ -156,7 +220,9 @@ pub fn begin_wait(
         until,
         reset_known,
         why: cap(&seen.message),
+        client: None,
     });
+    next.last_failure = None;
     let detail = match until {
         Some(until) => format!(
             "usage limit: waiting {} ({}), then the same iteration again: {}",
@@ -242,14 +308,21 @@ pub struct StopFailureEvent<'a> {
     pub error: &'a str,
     /// The limit read from `last_assistant_message`, its reset resolved.
     pub limit: Option<LimitSeen>,
+    /// True when `last_assistant_message` said something other than a usage limit (the
+    /// server's own throttle, an API key's rate limit): an outage, not a wait.
+    pub outage: bool,
+    /// The Claude Code version the hook runs under (`2.1.197`), if it could tell.
+    pub client: Option<&'a str>,
     pub now: Timestamp,
 }
 
 /// Decides a StopFailure (a turn that ended on an API error, with no Stop). Only a usage
-/// limit of this session's own active loop is written: the loop waits, with no
-/// iteration counted and the no-progress count untouched, and the user hears it once.
-/// Every other API error leaves the loop as it is: the Stop hook was not called, so the
-/// loop goes on at the session's next stop.
+/// limit of this session's own active loop is written: a limit that resets makes the
+/// loop wait, with no iteration counted and the no-progress count untouched, and the user
+/// hears it once, with what to do on their client; a limit no wait ends (out of credits,
+/// a seat or admin setting) ends the loop at once, saying why. Every other API error
+/// leaves the loop as it is: the Stop hook was not called, so the loop goes on at the
+/// session's next stop.
 pub fn decide_stop_failure(event: &StopFailureEvent<'_>, state: &State) -> Outcome {
     let ours = state.is_active()
         && event.seal_valid
@@ -259,7 +332,7 @@ pub fn decide_stop_failure(event: &StopFailureEvent<'_>, state: &State) -> Outco
             whose_loop(state, event.session_id),
             Whose::This | Whose::Unclaimed
         );
-    if !ours || event.error != "rate_limit" || state.limit_wait.is_some() {
+    if !ours || event.error != "rate_limit" || event.outage || state.limit_wait.is_some() {
         return Outcome::silent();
     }
     let seen = event.limit.clone().unwrap_or(LimitSeen {
@@ -267,24 +340,40 @@ pub fn decide_stop_failure(event: &StopFailureEvent<'_>, state: &State) -> Outco
         message: "Claude Code hit a usage limit".to_owned(),
         resets_at: None,
     });
-    let until = seen
+    let ahead = seen
         .resets_at
         .filter(|at| at.0 > event.now.0)
-        .map(|at| Timestamp(at.0 + MARGIN_SECS));
+        .map(|at| at.0 - event.now.0);
     let mut claimed = state.clone();
     if claimed.session_id.is_none() {
         claimed.session_id = event.session_id.map(str::to_owned);
     }
+    if let Some(reason) = stop_reason(&seen, ahead) {
+        let mut outcome = give_up(&claimed, reason, event.now);
+        // Claude Code shows no StopFailure hook's message: the session hears it at its
+        // next prompt (`notice.rs`).
+        if let (Decision::Notify(message), Some(written)) = (&outcome.decision, &mut outcome.write)
+        {
+            written.session_notice = Some(message.clone());
+        }
+        return outcome;
+    }
+    let until = ahead.map(|secs| Timestamp(event.now.0 + secs + MARGIN_SECS));
     let mut outcome = begin_wait(&claimed, &seen, until, until.is_some(), event.now);
+    if let Some(written) = &mut outcome.write
+        && let Some(wait) = &mut written.limit_wait
+    {
+        wait.client = event.client.map(str::to_owned);
+    }
     let reset = match until {
         Some(until) => format!("in about {}", format_duration(until.since(event.now))),
-        None => "when it resets".to_owned(),
+        None => "when it does (Claude Code named no time)".to_owned(),
     };
     outcome.decision = Decision::Notify(format!(
-        "pagent: {}. The loop waits and goes on {reset}: Claude Code 2.1.234 and later \
-         continue by themselves after the reset; with an older one, run /pagent:resume \
-         then. The turn the limit cut short counts no iteration.",
-        seen.message.trim().trim_end_matches('.')
+        "pagent: {}. The loop waits for the reset, {reset}; {}. The turn the limit cut \
+         short counts no iteration.",
+        seen.message.trim().trim_end_matches('.'),
+        session_goes_on(event.client)
     ));
     outcome
 }

@@ -155,6 +155,11 @@ pub struct State {
     /// Set while the loop waits for the agent's usage limit to reset (see `limit.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_wait: Option<crate::limit::LimitWait>,
+    /// `pagent loop`: the agent's last failed run since the last iteration ended (an
+    /// outage or a crash being retried, or the one that stopped the runner), said by
+    /// `pagent status` and the dashboard (see `failure.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<crate::failure::LastFailure>,
     /// Set by the UserPromptExpansion hook that set this loop up from a slash command: a
     /// digest of its text, so the command's `!` line hands the model the first prompt
     /// instead of setting the loop up again (and clears it).
@@ -164,6 +169,12 @@ pub struct State {
     /// user did to the loop from elsewhere (a terminal, the dashboard).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_notice: Option<String>,
+    /// `pagent loop` only: the repository's own git configuration when the loop started,
+    /// as a digest of each key's values. A git process the runner starts after an agent
+    /// ran (a push, `gh`, a signed merge) is started only while the configuration is
+    /// still this one: an agent can write `.git/config`, and git runs commands from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_config: Option<BTreeMap<String, String>>,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -330,8 +341,10 @@ impl State {
             budget: options.budget,
             usage: Usage::default(),
             limit_wait: None,
+            last_failure: None,
             slash_handoff: None,
             session_notice: None,
+            git_config: None,
             seal: None,
         }
     }

@@ -290,6 +290,13 @@ fn ralph_reaches_the_promise_on_iteration_three(agent: Agent) {
     // and a last event that says how the loop ended.
     assert_eq!(of(&events, "tool").len(), 1, "{report}");
     assert_eq!(of(&events, "retry").len(), 1, "{report}");
+    // Issue 30, §2: classified as the agent reported it: Codex's 500 is the service's
+    // outage; OpenCode's 400 (a request it will not retry) an agent error.
+    let class = match agent {
+        Agent::Codex => "outage",
+        Agent::Opencode => "crash",
+    };
+    assert_eq!(of(&events, "retry")[0]["failure"], class, "{report}");
     if agent == Agent::Codex {
         // "Model metadata for `mock-model` not found", once in each of the 4 runs: a warning, not an
         // error, and no reason to retry.

@@ -22,7 +22,7 @@ mod wire;
 
 pub use gate::Gate;
 
-use wire::{chat_sse, responses_sse, sse, usage_limit_response};
+use wire::{chat_sse, responses_sse, sse, usage_limit_response, usage_stop_response};
 
 /// One scripted model turn.
 #[derive(Debug, Clone)]
@@ -45,6 +45,12 @@ pub enum Reply {
     /// `seven_day`) resets `reset_in` seconds after the request. Claude Code takes it for
     /// a usage limit only when logged in with a subscription (`E2e::subscribed`).
     UsageLimit { reset_in: u64, claim: String },
+    /// A subscription's usage stopped for good: a 429 whose unified headers say the extra
+    /// usage behind a spent window is off for `reason` (`out_of_credits`,
+    /// `seat_tier_level_disabled`, `member_level_disabled`, ...), with no reset. Claude
+    /// Code words it as one of its usage-limit texts ("You're out of usage credits",
+    /// "Your seat type doesn't include usage credits", ...).
+    UsageStop { reason: String },
 }
 
 impl Reply {
@@ -323,6 +329,7 @@ fn serve(
             Some(Reply::UsageLimit { reset_in, claim }) => {
                 usage_limit_response(&mut writer, *reset_in, claim)?
             }
+            Some(Reply::UsageStop { reason }) => usage_stop_response(&mut writer, reason)?,
             Some(reply) => {
                 respond_sse(
                     &mut writer,

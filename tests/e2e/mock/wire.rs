@@ -64,7 +64,9 @@ pub(super) fn sse(reply: &Reply, index: usize) -> String {
             );
             "tool_use"
         }
-        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::After(..) => unreachable!(),
+        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::UsageStop { .. } | Reply::After(..) => {
+            unreachable!()
+        }
     };
     event(
         &mut out,
@@ -86,7 +88,9 @@ pub(super) fn responses_sse(reply: &Reply, index: usize) -> String {
     let (text, tool) = match reply {
         Reply::Text(text) => (Some(text.as_str()), None),
         Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
-        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::After(..) => unreachable!(),
+        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::UsageStop { .. } | Reply::After(..) => {
+            unreachable!()
+        }
     };
     event(
         &mut out,
@@ -160,7 +164,9 @@ pub(super) fn chat_sse(reply: &Reply, index: usize) -> String {
     let (text, tool) = match reply {
         Reply::Text(text) => (Some(text.as_str()), None),
         Reply::Tool { text, name, input } => (text.as_deref(), Some((name, input))),
-        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::After(..) => unreachable!(),
+        Reply::Error(_) | Reply::UsageLimit { .. } | Reply::UsageStop { .. } | Reply::After(..) => {
+            unreachable!()
+        }
     };
     if let Some(text) = text {
         out.push_str(&chunk(
@@ -205,6 +211,25 @@ pub fn usage_limit_response(
          anthropic-ratelimit-unified-status: rejected\r\n\
          anthropic-ratelimit-unified-reset: {reset}\r\n\
          anthropic-ratelimit-unified-representative-claim: {claim}\r\n\
+         request-id: req_mock_429\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// A 429 that says the subscription's extra usage is off for `reason`, with no reset: the
+/// headers Claude Code 2.1.197 and 2.1.332 turn into a usage-limit text that no wait ends
+/// (observed 2026-11-27 against this mock).
+pub fn usage_stop_response(writer: &mut TcpStream, reason: &str) -> std::io::Result<()> {
+    let body = json!({"type": "error", "error": {"type": "rate_limit_error",
+        "message": "This request would exceed your account's rate limit. Please try again later."}})
+    .to_string();
+    write!(
+        writer,
+        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n\
+         anthropic-ratelimit-unified-status: rejected\r\n\
+         anthropic-ratelimit-unified-representative-claim: overage\r\n\
+         anthropic-ratelimit-unified-overage-status: rejected\r\n\
+         anthropic-ratelimit-unified-overage-disabled-reason: {reason}\r\n\
          request-id: req_mock_429\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )

@@ -318,6 +318,128 @@ fn slow_clients_are_cut_off_and_the_threads_stay_bounded() {
     assert!(dash.threads() <= before);
 }
 
+/// Issue 30: 45 idle TCP connections, renewed every second by any local process,
+/// starved the dashboard: 13 of the user's 15 requests got 503. Idle connections must
+/// not keep the user's own requests out, and the pool does not grow for them.
+#[test]
+fn issue_30_idle_connections_renewed_every_second_never_keep_the_users_requests_out() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "Fix it"]).success();
+    let dash = Dashboard::start(&env, &[]);
+    let threads = dash.threads();
+    let stop = Arc::new(AtomicBool::new(false));
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let attacker = {
+        let (addr, stop, rounds) = (dash.addr, stop.clone(), rounds.clone());
+        std::thread::spawn(move || {
+            let mut idle: Vec<Option<TcpStream>> = (0..45).map(|_| None).collect();
+            while !stop.load(Ordering::SeqCst) {
+                // Every connection the server closed (a 503, a 408) is opened again; the
+                // others stay open, sending nothing.
+                for slot in &mut idle {
+                    if slot.as_mut().is_some_and(|s| !still_open(s)) {
+                        *slot = None;
+                    }
+                    if slot.is_none() {
+                        let stream = TcpStream::connect(addr).unwrap();
+                        stream.set_nonblocking(true).unwrap();
+                        *slot = Some(stream);
+                    }
+                }
+                rounds.fetch_add(1, Ordering::SeqCst);
+                // The attacker's own pace: renewed every second.
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    wait_for(Duration::from_secs(20), "the attack under way", || {
+        rounds.load(Ordering::SeqCst) >= 2
+    });
+    // The page's own pace: a request every 200 ms, across renewals.
+    let answers: Vec<String> = (0..15)
+        .map(|_| {
+            let answer = status_of(&dash, "/api/loops");
+            std::thread::sleep(Duration::from_millis(200));
+            answer
+        })
+        .collect();
+    let during = rounds.load(Ordering::SeqCst);
+    stop.store(true, Ordering::SeqCst);
+    attacker.join().unwrap();
+    assert_eq!(
+        answers, ["200"; 15],
+        "the user's requests while {during} rounds of 45 idle connections came"
+    );
+    assert!(dash.threads() <= threads, "the pool grew");
+}
+
+/// More idle connections than the dashboard reads at once, and more than it has file
+/// descriptors for: the oldest makes room, so the user's fresh request is always read.
+#[test]
+fn issue_30_more_idle_connections_than_descriptors_never_keep_the_users_requests_out() {
+    let env = TestEnv::new();
+    let baseline = env.baseline();
+    for (dash, idle) in [
+        (Dashboard::start(&env, &[]), 600),
+        (Dashboard::start_with_descriptors(&env, 64), 200),
+    ] {
+        let threads = dash.threads();
+        let connections: Vec<TcpStream> = (0..idle)
+            .map(|_| TcpStream::connect(dash.addr).unwrap())
+            .collect();
+        let answers: Vec<String> = (0..5)
+            .map(|_| {
+                let started = Instant::now();
+                let answer = status_of(&dash, "/api/loops");
+                // Well before the idle ones' deadline (5 s) would make room.
+                baseline.assert_within(
+                    started.elapsed(),
+                    50,
+                    Duration::from_secs(2),
+                    "a request beside idle connections",
+                );
+                answer
+            })
+            .collect();
+        assert_eq!(answers, ["200"; 5], "beside {idle} idle connections");
+        // At most 512 connections are read at once (and a few descriptors of its own).
+        assert!(dash.descriptors() <= 512 + 32, "{}", dash.descriptors());
+        assert!(dash.threads() <= threads, "the pool grew");
+        drop(connections);
+    }
+}
+
+/// The status the API answers `path` with, as the page's script asks; what went wrong
+/// when it did not answer.
+fn status_of(dash: &Dashboard, path: &str) -> String {
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nX-Pagent-Token: {}\r\nSec-Fetch-Site: same-origin\r\n\r\n",
+        dash.addr, dash.token
+    );
+    let mut answer = Vec::new();
+    let asked = TcpStream::connect_timeout(&dash.addr, Duration::from_secs(5)).and_then(|mut s| {
+        s.set_read_timeout(Some(Duration::from_secs(15)))?;
+        s.write_all(request.as_bytes())?;
+        s.read_to_end(&mut answer)
+    });
+    match asked {
+        Ok(_) => String::from_utf8_lossy(&answer)
+            .split(' ')
+            .nth(1)
+            .unwrap_or("no status")
+            .to_owned(),
+        Err(err) => err.kind().to_string(),
+    }
+}
+
+/// Whether the server has left `stream` open (nothing to read from it yet).
+fn still_open(stream: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 256];
+    matches!(stream.read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+}
+
 /// The machine's address on its network, if it has one (no packet is sent).
 fn network_address() -> Option<IpAddr> {
     let socket = UdpSocket::bind("0.0.0.0:0").ok()?;

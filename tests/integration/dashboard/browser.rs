@@ -425,3 +425,141 @@ fn issue_30_the_loop_page_speaks_words_not_engine_identifiers() {
         "{stages}"
     );
 }
+
+/// A `pagent loop` in `root` whose agent prints `script` on every run (a limit, an
+/// outage), with `flags`; returns once the state holds what `ready` looks for.
+fn start_failing_runner(
+    env: &TestEnv,
+    root: &Path,
+    script: &str,
+    flags: &[&str],
+    ready: impl Fn(&Value) -> bool,
+) -> Child {
+    use std::os::unix::fs::PermissionsExt;
+    let agent = root.join("fake-claude");
+    std::fs::write(
+        &agent,
+        format!("#!/bin/sh\ncat > /dev/null\nreset=$(( $(date +%s) + 3600 ))\n{script}\nexit 1\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (root_arg, agent_arg) = (root.display().to_string(), agent.display().to_string());
+    let mut args = vec!["--project", &root_arg, "loop", "--agent-bin", &agent_arg];
+    args.extend(flags);
+    args.extend(["ralph", "Make the parser accept nested quotes"]);
+    let child = env
+        .cmd(&args)
+        .current_dir(root)
+        .command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let state = root.join(".claude/pagent-pipeline.json");
+    wait_for(Duration::from_secs(30), "the runner's failed run", || {
+        std::fs::read_to_string(&state)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|state| ready(&state))
+    });
+    child
+}
+
+/// Issue 30, §4 and §2 on the page: a loop waiting for a usage limit shows as waiting on
+/// a usage limit (it showed ACTIVE, the wait unsaid), with how long, why and what then:
+/// for a session on Claude Code 2.1.197, what the user must type; for `pagent loop`, that
+/// it runs the same iteration again. A runner retrying an outage says the failed run's
+/// class. The list's count still counts them as running.
+#[test]
+fn issue_30_a_loop_waiting_for_a_usage_limit_shows_the_wait_on_the_dashboard() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    // A session on Claude Code 2.1.197 hits its limit: StopFailure marks the loop waiting.
+    env.cmd(&["ralph", "Fix the flaky login test"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    env.stop(&env.stop_input("Not yet.")).blocked();
+    env.cmd(&["hook", "stop-failure"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("AI_AGENT", "claude-code_2-1-197_harness")
+        .stdin(
+            json!({"session_id": SESSION, "cwd": env.root, "hook_event_name": "StopFailure",
+                "transcript_path": env.home.join("t.jsonl"), "error": "rate_limit",
+                "last_assistant_message": "You've hit your session limit"})
+            .to_string(),
+        )
+        .success();
+    assert!(env.state()["limit_wait"].is_object());
+    // A `pagent loop` whose agent hit its five-hour limit, resetting in an hour.
+    let parser = sibling(&env, "parser");
+    let limit = r#"echo '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":'$reset',"rateLimitType":"five_hour"}}'
+echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"You'"'"'ve hit your 5-hour limit · resets 3am (Europe/Paris)"}'"#;
+    let mut waiting =
+        start_failing_runner(&env, &parser, limit, &[], |s| s["limit_wait"].is_object());
+    // A `pagent loop` whose agent's service is down: an outage, retried.
+    let api = sibling(&env, "api");
+    let outage = r#"echo '{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 529 Overloaded."}]},"error":"overloaded"}'
+echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"result":"API Error: 529 Overloaded."}'"#;
+    let mut retrying = start_failing_runner(&env, &api, outage, &["--retry-delay", "10m"], |s| {
+        s["last_failure"].is_object()
+    });
+    let (session_loop, runner_loop, outage_loop) = (
+        id_of(&env, "project"),
+        id_of(&env, "parser"),
+        id_of(&env, "api"),
+    );
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    browser.goto(&dash.url);
+    for id in [&session_loop, &runner_loop] {
+        browser.wait_text(&field(id, "status"), Duration::from_secs(10), |t| {
+            t == "usage limit"
+        });
+    }
+    let session_now = browser.text(&field(&session_loop, "feedback")).unwrap();
+    assert_eq!(
+        session_now,
+        "Waiting for a usage limit to reset: no reset time was named: You've hit your session limit. \
+         Then: Claude Code 2.1.197 does not go on by itself: once the limit has reset, type \
+         /pagent:resume in the session (nothing runs until then)."
+    );
+    let runner_now = browser.text(&field(&runner_loop, "feedback")).unwrap();
+    assert!(
+        runner_now.starts_with("Waiting for a usage limit to reset: 1h0")
+            && runner_now.ends_with(
+                " left: You've hit your 5-hour limit · resets 3am (Europe/Paris). Then: `pagent loop` runs the same iteration again."
+            ),
+        "{runner_now}"
+    );
+    browser.wait_text(
+        &field(&outage_loop, "status"),
+        Duration::from_secs(10),
+        |t| t == "active",
+    );
+    let failure = browser.text(&field(&outage_loop, "failure")).unwrap();
+    assert!(
+        failure.contains(" ago: service outage: API Error: 529 Overloaded; retry 1 in 5m00s"),
+        "{failure}"
+    );
+    assert_eq!(
+        browser.text("#summary").unwrap(),
+        "3 loops · 3 active",
+        "a wait is not an end"
+    );
+    save(&browser, "dashboard-usage-limit.png");
+    // The loop's own page says the same.
+    browser.goto(&format!("{}#/loop/{session_loop}", dash.url));
+    browser.wait_text(
+        &field(&session_loop, "feedback"),
+        Duration::from_secs(10),
+        |t| t == session_now,
+    );
+    for (root, child) in [(&parser, &mut waiting), (&api, &mut retrying)] {
+        env.cmd(&["--project", &root.display().to_string(), "cancel"])
+            .success();
+        wait_for(Duration::from_secs(20), "the runner exits", || {
+            child.try_wait().unwrap().is_some()
+        });
+    }
+}

@@ -42,8 +42,31 @@ impl Dashboard {
         for (key, value) in vars {
             command = command.env(key, value);
         }
+        Dashboard::spawn(command.command())
+    }
+
+    /// `pagent dashboard --no-open` allowed only `files` open file descriptors.
+    pub fn start_with_descriptors(env: &TestEnv, files: u64) -> Dashboard {
+        use std::os::unix::process::CommandExt;
+        let mut command = env.cmd(&["dashboard", "--no-open"]).command();
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                let limit = libc::rlimit {
+                    rlim_cur: files,
+                    rlim_max: files,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Dashboard::spawn(command)
+    }
+
+    fn spawn(mut command: std::process::Command) -> Dashboard {
         let mut child = command
-            .command()
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -88,6 +111,13 @@ impl Dashboard {
             .trim()
             .parse()
             .unwrap()
+    }
+
+    /// How many file descriptors the dashboard process holds (Linux: /proc).
+    pub fn descriptors(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .unwrap()
+            .count()
     }
 
     /// `GET path` as the page's script sends it.

@@ -35,6 +35,7 @@ const EXAMPLES: &[(&str, Generator)] = &[
     ("merge-summary", merge_summary),
     ("claude-pool", claude_pool),
     ("limit-wait", limit_wait),
+    ("failure-classes", failure_classes),
     ("slash-start", super::voice::slash_start),
     ("slash-error", super::voice::slash_error),
     ("slash-refused", super::voice::slash_refused),
@@ -374,4 +375,38 @@ fn limit_wait() -> String {
         .find(|l| l.starts_with("⏸ usage limit"))
         .expect("the wait line");
     format!("{line}\n")
+}
+
+/// Issue 30, §2: a line of each class of failed run, as `pagent loop` prints them: an
+/// outage and a crash retried, then a seat stop that ends the loop.
+fn failure_classes() -> String {
+    use crate::usage_limits::{CLAUDE_DONE, limited_agent};
+    let outage = r#"echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"result":"API Error: 529 Overloaded."}'"#;
+    let env = TestEnv::new();
+    // Run 1 is the outage, run 2 a crash (no output, exit 1 once the runs counter is 2).
+    let crash_then_done = format!("if [ $n -eq 2 ]; then exit 1; fi\n{CLAUDE_DONE}");
+    let agent = limited_agent(&env, 0, outage, &crash_then_done);
+    let args = ["loop", "--agent", "claude", "--agent-bin", &agent];
+    let out = env
+        .cmd(&[&args[..], &["--retry-delay", "1s", "ralph", "Do it"][..]].concat())
+        .success();
+    let mut lines: Vec<String> = shown(&env, &out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("! "))
+        .map(str::to_owned)
+        .collect();
+    let env = TestEnv::new();
+    let seat = r#"echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"Your seat type doesn'"'"'t include usage credits"}'"#;
+    let agent = limited_agent(&env, 0, seat, CLAUDE_DONE);
+    let out = env
+        .cmd(
+            &[
+                &args[..2],
+                &["claude", "--agent-bin", &agent, "ralph", "Do it"][..],
+            ]
+            .concat(),
+        )
+        .run();
+    lines.extend(shown(&env, &out.stdout).lines().last().map(str::to_owned));
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }

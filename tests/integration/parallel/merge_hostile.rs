@@ -183,7 +183,6 @@ fn issue_21_ctrl_c_during_a_resolution_is_resumed_by_the_same_command() {
 #[test]
 fn issue_21_a_repository_that_signs_commits_gets_signed_merges() {
     let p = Parallel::new("beta: do beta\n");
-    assert_eq!(p.run(&[]).code, Some(0));
     let gpg = p.env.fake_tool(
         "signer",
         "gpg",
@@ -196,6 +195,8 @@ fn issue_21_a_repository_that_signs_commits_gets_signed_merges() {
     ] {
         crate::git::git(&p.env.root, &args);
     }
+    // Set before the tasks ran: settings changed since then would not be run (issue 30).
+    assert_eq!(p.run(&[]).code, Some(0));
     let out = p.run(&["--merge-only"]);
     assert_eq!(out.code, Some(0), "{out}");
     let main = p.tip("main");

@@ -57,6 +57,7 @@ if printf '%s' "$prompt" | grep -q '^# Merge: resolve the conflicts'; then
 fi
 name=$(basename "$PWD")
 echo "task $name" >> "$ctl/log"
+if [ -f "$ctl/git-attack" ]; then sh "$ctl/git-attack"; fi
 if [ -f "$ctl/slow-$name" ]; then echo working; sleep 30; fi
 case "$task" in
   *alpha*) sed -i 's/^two$/two by alpha/' shared.txt ;;

@@ -55,8 +55,9 @@ function toast(text) {
 }
 
 const ORIGIN = { session: "Claude Code session", loop: "pagent loop", parallel: "pagent parallel" };
-const STATUS = { active: "active", paused: "paused", complete: "complete", cancelled: "cancelled",
-  gave_up: "gave up", not_yours: "not yours", unreadable: "unreadable" };
+const STATUS = { active: "active", paused: "paused", waiting: "usage limit", complete: "complete",
+  cancelled: "cancelled", gave_up: "gave up", not_yours: "not yours", unreadable: "unreadable" };
+const RUNNING = ["active", "paused", "waiting"];
 
 /* One loop's card: made once, then `update` rewrites its fields. */
 function makeCard(id, linked) {
@@ -85,6 +86,7 @@ function makeCard(id, linked) {
       stat("Elapsed", "elapsed"), stat("Waiting", "waiting"), stat("Tokens", "tokens"), stat("Cost", "cost"),
       stat("Budget left", "budget"))),
     (f.feedbackBox = el("p", { class: "note" }, el("b", { text: "Last feedback" }), field("span", "feedback"))),
+    (f.failureBox = el("p", { class: "note failed" }, el("b", { text: "Last failed run" }), field("span", "failure"))),
     (f.reviewBox = el("p", { class: "note" }, el("b", { text: "Review" }), field("span", "review"))),
     field("p", "result", "result"),
     el("div", { class: "foot" }, field("span", "project", "path mono"),
@@ -111,7 +113,7 @@ function update(card, row) {
   if (!mine) {
     setText(f.kind, ORIGIN[row.origin] || row.origin);
     setText(f.title, row.problem || "A state not set up by you for this project: pagent ignores it.");
-    f.feedbackBox.hidden = f.reviewBox.hidden = true;
+    f.feedbackBox.hidden = f.reviewBox.hidden = f.failureBox.hidden = true;
     for (const a of ["pause", "resume", "cancel"]) f[a].hidden = true;
     return;
   }
@@ -128,11 +130,17 @@ function update(card, row) {
   setText(f.cost, g.cost_text || "—");
   setText(f.budget, g.budget_left || "no budget");
   f.budget.title = g.budget_left || "";
+  // A wait for the agent's usage limit says how long, why, and what then (and what the
+  // user must do for it, where nothing goes on by itself).
+  const limit = g.limit_wait && !g.paused_because
+    ? `Waiting for a usage limit to reset: ${g.limit_wait}${g.limit_then ? `. Then: ${g.limit_then}.` : ""}` : null;
   const feedback = g.end_reason ? `Ended: ${g.end_reason}` : g.paused_because
-    ? `Paused because ${g.paused_because}.` : g.last_feedback;
+    ? `Paused because ${g.paused_because}.` : limit || g.last_feedback;
   f.feedbackBox.hidden = !feedback;
-  f.feedbackBox.firstChild.textContent = g.end_reason || g.paused_because ? "Now" : "Last feedback";
+  f.feedbackBox.firstChild.textContent = g.end_reason || g.paused_because || limit ? "Now" : "Last feedback";
   setText(f.feedback, feedback || "");
+  f.failureBox.hidden = !g.last_failure || !!g.end_reason;
+  setText(f.failure, g.last_failure || "");
   f.reviewBox.hidden = !g.review;
   if (g.review) {
     // The list says what the reviewer found first; a loop's page, all of it.
@@ -185,7 +193,7 @@ async function act(id, action, button) {
 
 function renderList(data) {
   const rows = data.loops;
-  const active = rows.filter((r) => r.status === "active" || r.status === "paused").length;
+  const active = rows.filter((r) => RUNNING.includes(r.status)).length;
   setText(document.getElementById("summary"),
     `${rows.length} loop${rows.length === 1 ? "" : "s"} · ${active} active`);
   let list = main.querySelector(".list");

@@ -40,6 +40,7 @@ use crate::cli::ui::Style;
 use crate::io::Io;
 use crate::process::signals;
 use crate::process::{Running, SearchPath};
+use crate::runner::repo_git;
 use crate::setup::plan::ParallelPlan;
 use crate::setup::tasks::Task;
 use crate::store::project::Project;
@@ -78,6 +79,8 @@ pub fn run_tasks(
     }
     let (tx, rx) = mpsc::channel();
     let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
+    // Before any task's agent runs: what a signed merge's git is compared with.
+    let start_git = repo_git::record(&project.root, env, &search);
     let mut children: Vec<(usize, Running)> = Vec::new();
     let mut drawn = 0;
     let mut done = rows.len() - queue.len();
@@ -217,6 +220,7 @@ pub fn run_tasks(
         args,
         exe,
         search: &search,
+        start_git: start_git.as_ref(),
         out: &mut *out,
     }
     .merge_all(&tasks, &outcomes);

@@ -270,6 +270,7 @@ mod tests {
             reason: "used all 5".into(),
             elapsed_secs: 9,
             usage: None,
+            failure: None,
         };
         apply(
             &mut row,

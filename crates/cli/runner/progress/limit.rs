@@ -1,7 +1,10 @@
 //! What `pagent loop` shows while it waits for the agent's usage limit to reset: one line
 //! when the wait begins (why, until when, what happens then, how to stop it), a
 //! countdown on the status line while it lasts (a terminal), and one line when it ends.
-//! `--json` gets the same as `limit_wait` and `limit_resumed` events.
+//! `--json` gets the same as `limit_wait` and `limit_resumed` events. A wait resumed
+//! after Ctrl-C says so, and its end says how much of it this run waited.
+
+use std::time::Instant;
 
 use pagent_engine::{Timestamp, format_duration};
 
@@ -10,23 +13,30 @@ use crate::cli::terminal::Control;
 use crate::runner::loop_event::LoopEvent;
 
 impl Progress<'_> {
-    /// The wait begins: until `until` (`clock`, as the machine's clock shows it).
+    /// The wait begins (or, `resumed`, goes on after Ctrl-C): until `until` (`clock`, as
+    /// the machine's clock shows it), `wait_secs` from now.
     pub fn limit_wait(
         &mut self,
         why: &str,
-        until: Timestamp,
-        clock: &str,
+        (until, clock): (Timestamp, &str),
         wait_secs: u64,
         reset_known: bool,
+        resumed: bool,
     ) {
+        self.limit_began = Some(Instant::now());
         let then = if reset_known {
             "just past the reset"
         } else {
             "no reset time given: --limit-wait"
         };
+        let (waiting, more) = if resumed {
+            ("still waiting", " more")
+        } else {
+            ("waiting", "")
+        };
         let text = format!(
-            "usage limit: {}; waiting until {clock} ({}, {then}), then {} runs again, not counted. \
-             Ctrl-C or `pagent cancel` ends the wait.",
+            "usage limit: {}; {waiting} until {clock} ({}{more}, {then}), then {} runs again, \
+             not counted. Ctrl-C or `pagent cancel` ends the wait.",
             why.trim().trim_end_matches('.'),
             format_duration(wait_secs),
             self.label
@@ -63,16 +73,31 @@ impl Progress<'_> {
         self.drawn = true;
     }
 
-    /// The wait is over: the same iteration runs again.
+    /// The wait is over, `waited_secs` after the limit was hit: the same iteration runs
+    /// again.
     pub fn limit_resumed(&mut self, waited_secs: u64) {
+        let here = self
+            .limit_began
+            .take()
+            .map_or(0, |began| began.elapsed().as_secs());
+        self.waited_here += std::time::Duration::from_secs(here.min(waited_secs));
         match self.mode {
             Mode::Json => self.emit(LoopEvent::LimitResumed { waited_secs }),
             Mode::Quiet => {}
             _ => {
+                // A wait resumed after Ctrl-C: all of it, and this run's part.
+                let waited = if here + 1 < waited_secs {
+                    format!(
+                        "{} since the limit was hit, {} of it in this run",
+                        format_duration(waited_secs),
+                        format_duration(here)
+                    )
+                } else {
+                    format_duration(waited_secs)
+                };
                 let text = format!(
-                    "{} usage limit waited out ({}): {} runs again",
+                    "{} usage limit waited out ({waited}): {} runs again",
                     self.style.green("▶"),
-                    format_duration(waited_secs),
                     self.label
                 );
                 self.line(&text);

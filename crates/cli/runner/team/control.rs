@@ -81,7 +81,7 @@ pub fn set_control(remote: &Remote, to: Control, by: &str) -> anyhow::Result<Cha
             Ok(pushed) if all_ok(&pushed) => return Ok(Changed::Done { from, tries }),
             Ok(_) => {} // a landing (or another control change) came first: again, at once
             Err(err) => {
-                last_error = err.0;
+                last_error = err.to_string();
                 drop(turn);
                 std::thread::sleep(backoff(tries));
             }

@@ -22,7 +22,8 @@ use std::time::Duration;
 use git2::Oid;
 
 use crate::cli::env::{self, Env};
-use crate::process::{Launch, Program, SearchPath};
+use crate::process::{Launch, SearchPath};
+use crate::runner::repo_git::{self, Refused, RepoGit, Settings, When, refusal};
 
 /// How long one fetch or push may take.
 const NETWORK_TIMEOUT: Duration = Duration::from_secs(120);
@@ -60,16 +61,28 @@ pub struct Pushed {
     pub forced: bool,
 }
 
-/// The remote could not be reached, or its answer could not be read: the push may or may
-/// not have landed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unreachable(pub String);
+/// Why a fetch or push did not tell.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetError {
+    /// The remote could not be reached, or its answer could not be read: a push may or
+    /// may not have landed.
+    #[error("{0}")]
+    Unreachable(String),
+    /// No git was started: the repository's git configuration changed since the worker
+    /// started (an agent may have written it), and git would run what it says.
+    #[error("{0}")]
+    Refused(String),
+}
 
-impl std::fmt::Display for Unreachable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl NetError {
+    pub fn text(&self) -> &str {
+        match self {
+            NetError::Unreachable(text) | NetError::Refused(text) => text,
+        }
     }
 }
+
+use NetError::Unreachable;
 
 /// Git for one clone and one remote.
 #[derive(Debug, Clone)]
@@ -79,6 +92,10 @@ pub struct TeamGit {
     search: SearchPath,
     /// `GIT_CONFIG_PARAMETERS` for every process: the user's own, then pagent's.
     parameters: std::ffi::OsString,
+    env: Env,
+    /// The repository's git settings when the worker started, before any agent of it
+    /// ran (`None`: no agent runs in this process, a command of people's own).
+    baseline: Option<Option<Settings>>,
 }
 
 impl TeamGit {
@@ -89,15 +106,38 @@ impl TeamGit {
             url: url.to_owned(),
             search,
             parameters: parameters(env, url),
+            env: env.clone(),
+            baseline: None,
         }
     }
 
-    fn launch(&self) -> Result<Launch, Unreachable> {
-        let git = Program::named("git", &self.search).map_err(|e| Unreachable(e.to_string()))?;
-        let mut launch = Launch::new(git, &self.root, &self.search)
+    /// This git acts for a worker whose agents may write the repository's git
+    /// configuration: the configuration is read now, and every git process after is
+    /// started only while it is still the same (`repo_git`).
+    pub fn with_baseline(mut self) -> TeamGit {
+        self.baseline = Some(repo_git::record(&self.root, &self.env, &self.search));
+        self
+    }
+
+    fn launch(&self) -> Result<Launch, NetError> {
+        let when = match &self.baseline {
+            None => When::BeforeAnyAgent,
+            Some(baseline) => When::After(vec![baseline.as_ref()]),
+        };
+        let repo_git = RepoGit {
+            root: &self.root,
+            env: &self.env,
+            search: &self.search,
+            when,
+        };
+        let launch = repo_git.launch("git").map_err(|err| match err.downcast::<Refused>() {
+            Ok(refused) => NetError::Refused(refusal("fetch or push for the team", &refused, None)),
+            Err(err) => Unreachable(format!("{err:#}")),
+        })?;
+        // pagent's own settings over the hardening: the same, and the team's.
+        let mut launch = launch
             .env(env::GIT_CONFIG_PARAMETERS, &self.parameters)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env_remove(env::PAGENT_GIT_TOKEN);
+            .env("GIT_TERMINAL_PROMPT", "0");
         for key in env::GIT_REPOSITORY_VARIABLES {
             launch = launch.env_remove(key);
         }
@@ -105,7 +145,7 @@ impl TeamGit {
     }
 
     /// `git fetch` of `refspecs` from the remote (forced, pruned, no tags).
-    pub fn fetch(&self, refspecs: &[String]) -> Result<(), Unreachable> {
+    pub fn fetch(&self, refspecs: &[String]) -> Result<(), NetError> {
         let out = self
             .launch()?
             .args([
@@ -130,8 +170,13 @@ impl TeamGit {
         )))
     }
 
+    /// The repository's git settings the worker started with, when it records them.
+    pub fn baseline(&self) -> Option<&Settings> {
+        self.baseline.as_ref().and_then(Option::as_ref)
+    }
+
     /// The teams on the remote: the names under `refs/pagent/teams/` with a plan.
-    pub fn teams(&self) -> Result<Vec<String>, Unreachable> {
+    pub fn teams(&self) -> Result<Vec<String>, NetError> {
         let out = self
             .launch()?
             .args(["ls-remote", "--refs", &self.url, "refs/pagent/teams/*"])
@@ -162,7 +207,7 @@ impl TeamGit {
 
     /// `git push --porcelain` of `updates`, each with its lease; all or nothing when
     /// `atomic`. What the remote said of each ref, or why it could not be told.
-    pub fn push(&self, updates: &[Update], atomic: bool) -> Result<Vec<Pushed>, Unreachable> {
+    pub fn push(&self, updates: &[Update], atomic: bool) -> Result<Vec<Pushed>, NetError> {
         let mut args: Vec<String> = vec!["push".into(), "--porcelain".into(), "--no-verify".into()];
         if atomic {
             args.push("--atomic".into());

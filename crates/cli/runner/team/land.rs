@@ -64,6 +64,8 @@ pub enum Landing {
     Lost,
     Cancelled,
     Stopped,
+    /// This machine cannot go on (its git configuration changed under it).
+    Failed(String),
 }
 
 /// What one story's landings have been through so far.
@@ -105,6 +107,7 @@ pub fn land(shared: &Shared, story: &TeamStory, rounds: &mut Rounds) -> Landing 
                     continue;
                 }
                 Err(SyncError::View(err)) => return Landing::GaveUp(err.to_string()),
+                Err(SyncError::Refused(why)) => return Landing::Failed(why),
             }
         };
         offline_since = None;
@@ -420,6 +423,7 @@ fn resolve(
         max_iterations: shared.loops.plan.max_iterations,
         budget: shared.loops.plan.budget,
         task: &story.task,
+        start_git: shared.remote.git.baseline(),
     };
     start_resolution(
         &settings,

@@ -120,7 +120,7 @@ pub fn start(settings: &StartSettings, env: &Env) -> anyhow::Result<Published> {
 /// The shared branch's tip on the remote; an error when the remote has no such branch.
 fn remote_branch(remote: &Remote, branch: &str) -> anyhow::Result<Oid> {
     let spec = format!("+refs/heads/{branch}:{}", remote.refs.seen_branch());
-    remote.git.fetch(&[spec]).map_err(|e| match e.0 {
+    remote.git.fetch(&[spec]).map_err(|e| match e.text().to_owned() {
         why if why.contains("couldn't find remote ref") => anyhow::anyhow!(
             "the remote has no branch {branch} for the stories to land on; push it first (or name another with --branch)"
         ),
@@ -217,6 +217,7 @@ pub fn agent_settings(options: &Options) -> AgentSettings {
         idle_timeout_secs: options.idle_timeout.as_secs(),
         retries: options.retries,
         retry_delay_secs: options.retry_delay.as_secs(),
+        outage_wait_secs: options.outage_wait.as_secs(),
         limit_wait_secs: options.limit_wait.as_secs(),
         limit_margin_secs: options.limit_margin.as_secs(),
         no_limit_wait: options.no_limit_wait,
@@ -236,6 +237,7 @@ pub fn agent_options(settings: &AgentSettings, agent_bin: Option<PathBuf>) -> Op
         idle_timeout: Duration::from_secs(settings.idle_timeout_secs),
         retries: settings.retries,
         retry_delay: Duration::from_secs(settings.retry_delay_secs),
+        outage_wait: Duration::from_secs(settings.outage_wait_secs),
         limit_wait: Duration::from_secs(settings.limit_wait_secs),
         limit_margin: Duration::from_secs(settings.limit_margin_secs),
         no_limit_wait: settings.no_limit_wait,

@@ -107,10 +107,17 @@ pub struct AgentSettings {
     pub idle_timeout_secs: u64,
     pub retries: u32,
     pub retry_delay_secs: u64,
+    /// How long a loop waits out the agent's service being down.
+    #[serde(default = "an_hour")]
+    pub outage_wait_secs: u64,
     pub limit_wait_secs: u64,
     pub limit_margin_secs: u64,
     #[serde(default)]
     pub no_limit_wait: bool,
+}
+
+fn an_hour() -> u64 {
+    3600
 }
 
 /// The permission mode a worker may take from a plan without consent.
@@ -294,6 +301,7 @@ impl TeamPlan {
                 && agent.idle_timeout_secs <= 7 * day
                 && agent.retries <= 20
                 && agent.retry_delay_secs <= day
+                && agent.outage_wait_secs <= 7 * day
                 && agent.limit_wait_secs <= 7 * day
                 && agent.limit_margin_secs <= day,
             || "its agent's time limits are out of bounds".into(),

@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::Context;
 use git2::{Oid, Repository};
 
-use super::git::{Pushed, TeamGit, Unreachable, Update};
+use super::git::{NetError, Pushed, TeamGit, Update};
 use super::names::TeamRefs;
 use super::records::TeamPlan;
 use super::view::{View, ViewError, read_view};
@@ -22,13 +22,19 @@ use crate::cli::env::Env;
 pub enum SyncError {
     #[error("{0}")]
     Offline(String),
+    /// The repository's git configuration changed: no git runs for this worker any more.
+    #[error("{0}")]
+    Refused(String),
     #[error(transparent)]
     View(#[from] ViewError),
 }
 
-impl From<Unreachable> for SyncError {
-    fn from(err: Unreachable) -> SyncError {
-        SyncError::Offline(err.0)
+impl From<NetError> for SyncError {
+    fn from(err: NetError) -> SyncError {
+        match err {
+            NetError::Unreachable(why) => SyncError::Offline(why),
+            NetError::Refused(why) => SyncError::Refused(why),
+        }
     }
 }
 
@@ -68,9 +74,12 @@ impl Remote {
         })
     }
 
-    /// This remote fetches for `worker`: the team's refs it needs, not every worker's.
+    /// This remote fetches for `worker`: the team's refs it needs, not every worker's;
+    /// and every git process after this one compares the repository's git configuration
+    /// with what it is now, before any of the worker's agents ran.
     pub fn for_worker(mut self, worker: &str) -> Remote {
         self.worker = Some(worker.to_owned());
+        self.git = self.git.with_baseline();
         self
     }
 
@@ -141,7 +150,7 @@ impl Turn<'_> {
     }
 
     /// A push, in this turn.
-    pub fn push(&self, updates: &[Update], atomic: bool) -> Result<Vec<Pushed>, Unreachable> {
+    pub fn push(&self, updates: &[Update], atomic: bool) -> Result<Vec<Pushed>, NetError> {
         self.remote.git.push(updates, atomic)
     }
 }

@@ -23,7 +23,7 @@ pub fn print_all(rows: &[LoopRow], style: Style, out: &mut dyn Write) -> std::io
     }
     let active = rows
         .iter()
-        .filter(|r| matches!(r.status, "active" | "paused"))
+        .filter(|r| matches!(r.status, "active" | "paused" | "waiting"))
         .count();
     writeln!(
         out,
@@ -41,8 +41,7 @@ pub fn print_all(rows: &[LoopRow], style: Style, out: &mut dyn Write) -> std::io
 fn print_row(row: &LoopRow, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let label = format!("{:<11}", row.status.replace('_', " "));
     let label = match row.status {
-        "active" => style.yellow(&label),
-        "paused" => style.yellow(&label),
+        "active" | "paused" | "waiting" => style.yellow(&label),
         "complete" => style.green(&label),
         "gave_up" | "not_yours" | "unreadable" => style.red(&label),
         _ => style.dim(&label),
@@ -83,6 +82,17 @@ fn print_row(row: &LoopRow, style: Style, out: &mut dyn Write) -> std::io::Resul
             "{INDENT}{} {}",
             style.yellow("waiting for a usage limit to reset:"),
             printable(wait, false)
+        )?;
+    }
+    if let Some(then) = &figures.limit_then {
+        writeln!(out, "{INDENT}then: {}", printable(then, false))?;
+    }
+    if let Some(failure) = &figures.last_failure {
+        writeln!(
+            out,
+            "{INDENT}{} {}",
+            style.red("last failed run:"),
+            printable(failure, false)
         )?;
     }
     if let Some(reason) = &figures.end_reason {

@@ -122,6 +122,9 @@ pub fn print_human(report: &Report, style: Style, out: &mut dyn Write) -> std::i
             if let Some(wait) = &report.limit_wait {
                 super::limit::print_limit(wait, style, out)?;
             }
+            if let Some(failure) = &report.last_failure {
+                super::limit::print_failure(&failure.text, style, out)?;
+            }
             if report.interrupted() {
                 writeln!(
                     out,

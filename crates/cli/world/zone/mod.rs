@@ -36,6 +36,14 @@ pub struct Zones<'a> {
     pub tzdir: Option<&'a OsStr>,
 }
 
+/// The zones of the machine as pagent was started (`TZ`, `TZDIR`).
+pub fn of_env(env: &crate::cli::env::Env) -> Zones<'_> {
+    Zones {
+        tz: env.tz.as_deref(),
+        tzdir: env.tzdir.as_deref(),
+    }
+}
+
 impl Zones<'_> {
     /// The rules of the zone called `name` (an IANA name, already checked to stay inside
     /// a zone folder), `None` when the database has no such file.
@@ -240,6 +248,7 @@ pub fn limit_seen(hit: &LimitHit, zones: &Zones<'_>, now: Timestamp) -> LimitSee
         kind: match hit.kind {
             stream::LimitKind::Window => LimitKind::Window,
             stream::LimitKind::Credit => LimitKind::Credit,
+            stream::LimitKind::Admin => LimitKind::Admin,
         },
         message: hit.message.clone(),
         resets_at: resets_at.map(Timestamp),

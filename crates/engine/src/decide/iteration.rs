@@ -38,6 +38,8 @@ fn decide_after_any_wait(state: &State, world: &mut dyn World, now: Timestamp) -
     // A limit the session waited out: the wait ends here, and the turn is decided as
     // any other (the turn the limit cut short had no Stop and counted nothing).
     let mut next = crate::limit::end_wait(state, now);
+    // The run that got here worked: failures retried before it are over.
+    next.last_failure = None;
     crate::budget::tick(&mut next, now);
     let mut evaluation = crate::stories::evaluate_stage(&mut next, world);
     if state.checks_gate() {

@@ -71,7 +71,7 @@ fn issue_21_what_each_limit_waits_for() {
             panic!("{what}: waited");
         };
         assert!(
-            reason.starts_with("the agent hit a spend or credit limit that will not reset tonight"),
+            reason.starts_with("credit or spend stop: You've hit your 5-hour limit"),
             "{what}: {reason}"
         );
     }
@@ -138,6 +138,8 @@ fn failure<'a>(error: &'a str, limit: Option<LimitSeen>) -> StopFailureEvent<'a>
         seal_valid: true,
         error,
         limit,
+        outage: false,
+        client: Some("2.1.330"),
         now: NOW,
     }
 }
@@ -181,6 +183,10 @@ fn issue_21_no_other_api_error_touches_the_loop() {
     nameless.session_id = None;
     let mut driven = state.clone();
     driven.driver = crate::Driver::Loop;
+    // Issue 30: a `rate_limit` whose words are the server's own throttle or an API key's
+    // rate limit is an outage: the loop is not marked waiting for a usage limit.
+    let mut throttled = failure("rate_limit", None);
+    throttled.outage = true;
     for (what, event, state) in [
         ("server_error", failure("server_error", None), &state),
         ("overloaded", failure("overloaded", None), &state),
@@ -198,6 +204,7 @@ fn issue_21_no_other_api_error_touches_the_loop() {
             failure("rate_limit", None),
             &driven,
         ),
+        ("the server's throttle", throttled, &state),
     ] {
         assert_eq!(
             decide_stop_failure(&event, state),
@@ -227,4 +234,97 @@ fn issue_21_a_credit_limit_gives_up_with_the_agents_words() {
         Some("the agent hit a spend limit")
     );
     assert_eq!(outcome.log.unwrap().action, Action::GaveUp);
+}
+
+/// Issue 30, §2: a limit no wait ends, as each kind reads, and the words that say so.
+#[test]
+fn issue_30_a_limit_that_does_not_reset_ends_with_the_reason_in_words() {
+    let now = Timestamp(10_000);
+    let cases = [
+        (LimitKind::Credit, None, "You're out of usage credits"),
+        (
+            LimitKind::Credit,
+            Some(10_000 + 4 * 86_400),
+            "You've hit your org's monthly usage limit · resets Dec 1",
+        ),
+        (
+            LimitKind::Admin,
+            Some(10_000 + 3600),
+            "Your seat type doesn't include usage credits",
+        ),
+        (
+            LimitKind::Admin,
+            None,
+            "Your usage allocation has been disabled by your admin.",
+        ),
+    ];
+    let mut said = Vec::new();
+    for (kind, resets_at, message) in cases {
+        let seen = LimitSeen {
+            kind,
+            message: message.into(),
+            resets_at: resets_at.map(Timestamp),
+        };
+        let LimitPlan::GiveUp(reason) = plan(&seen, now, WaitOptions::default()) else {
+            panic!("{message}: waited");
+        };
+        said.push(reason);
+    }
+    insta::assert_snapshot!(said.join("\n"));
+}
+
+/// Issue 30, §2 in a session: StopFailure of a limit no wait ends ends the loop at once
+/// (never a wait "until the session goes on" that nothing ends).
+#[test]
+fn issue_30_stop_failure_of_a_stop_ends_the_loop() {
+    let state = ralph(10);
+    let seat = LimitSeen {
+        kind: LimitKind::Admin,
+        message: "Your seat type doesn't include usage credits".into(),
+        resets_at: Some(Timestamp(NOW.0 + 7 * 86_400)),
+    };
+    let outcome = decide_stop_failure(&failure("rate_limit", Some(seat)), &state);
+    let written = outcome.write.clone().unwrap();
+    assert_eq!(written.status, Status::GaveUp);
+    assert_eq!(written.limit_wait, None);
+    assert_eq!(written.iterations, state.iterations);
+    assert_eq!(outcome.log.as_ref().unwrap().action, Action::GaveUp);
+    let Decision::Notify(message) = &outcome.decision else {
+        panic!("{outcome:?}");
+    };
+    // Told at the session's next prompt too: Claude Code shows no StopFailure message.
+    assert_eq!(written.session_notice.as_ref(), Some(message));
+    insta::assert_snapshot!(message);
+}
+
+/// Issue 30, §4: what the session's user must do after a limit, by client: 2.1.234 and
+/// later go on by themselves, 2.1.197 waits for the user.
+#[test]
+fn issue_30_the_session_says_what_to_do_on_each_client() {
+    assert_eq!(continues_by_itself("2.1.197"), Some(false));
+    assert_eq!(continues_by_itself("2.1.233"), Some(false));
+    assert_eq!(continues_by_itself("2.1.234"), Some(true));
+    assert_eq!(continues_by_itself("2.1.332"), Some(true));
+    assert_eq!(continues_by_itself("3.0.0"), Some(true));
+    for junk in ["", "2.1", "two", "2.1.x"] {
+        assert_eq!(continues_by_itself(junk), None, "{junk:?}");
+    }
+    let mut said = Vec::new();
+    for client in [Some("2.1.197"), Some("2.1.332"), None] {
+        let mut event = failure(
+            "rate_limit",
+            Some(seen(LimitKind::Window, Some(NOW.0 + 3600))),
+        );
+        event.client = client;
+        let outcome = decide_stop_failure(&event, &ralph(10));
+        assert_eq!(
+            outcome.write.unwrap().limit_wait.unwrap().client.as_deref(),
+            client
+        );
+        let Decision::Notify(message) = outcome.decision else {
+            panic!();
+        };
+        said.push(message);
+    }
+    insta::assert_snapshot!(said.join("\n"));
 }

@@ -1,6 +1,6 @@
 //! Usage limits in agent output: how each agent says "your plan's limit is reached, come
-//! back at ...", told apart from an outage (overloaded, 5xx) and from a plain rate limit
-//! it retried itself.
+//! back at ..." (or "out of credits", "your seat does not include this"), told apart from
+//! an outage (overloaded, 5xx, a rate limit it retried itself), whose words are kept too.
 //!
 //! Observed offline against a mock API (`research/cc-facts.md`, B6, B7 and C8):
 //!
@@ -25,11 +25,21 @@
 //!   in the response body is a credit limit. A reset comes only from the response's
 //!   `retry-after` header or a `resets_at` / `resets_in_seconds` in its body.
 //!
+//! Claude Code's texts are the twelve [`CLAUDE_LIMIT_TEXTS`]: the beginnings of a
+//! usage-limit error that its Agent SDK exports (`USAGE_LIMIT_ERROR_PREFIXES` in
+//! `sdk.d.ts` of `@anthropic-ai/claude-agent-sdk` 0.3.332, for Claude Code 2.1.332,
+//! checked 2026-11-27; `docs/unattended.md`). Those a mock can make Claude Code 2.1.197
+//! and 2.1.332 print arrive as a `rate_limit` error (the synthetic assistant line, the
+//! failed `result`, StopFailure's `error`), whatever their kind; they are read from the
+//! text, whatever the error.
+//!
 //! A window limit (a session, five-hour, weekly or model window) resets by itself; a
-//! credit or spend limit may not reset for weeks. Which to wait for is the engine's
-//! policy; this module only reads what the agent said, and the reset time as it said it:
-//! an instant, a delay from the line's time, or a local clock time whose zone (named or
-//! the machine's) the binary resolves.
+//! credit or spend limit ends only when the account is topped up (or when the plan's
+//! window behind it resets, and then the agent names the time); a seat or admin limit
+//! only when an admin changes it. Which to wait for is the engine's policy; this module
+//! only reads what the agent said, and the reset time as it said it: an instant, a delay
+//! from the line's time, or a local clock time whose zone (named or the machine's) the
+//! binary resolves.
 
 use serde_json::Value;
 
@@ -40,14 +50,51 @@ mod time;
 pub use time::parse_claude_time;
 use time::parse_codex_time;
 
-/// Whether a limit resets by itself soon or is a spend or credit limit.
+/// Whether a limit resets by itself, or what has to happen first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimitKind {
     /// A usage window of the plan (session, five-hour, weekly, a model's): it resets.
     Window,
-    /// Out of credits, a spend or quota limit: it resets, if ever, when the account says.
+    /// Out of credits or extra usage, a spend or quota limit: it ends when the account is
+    /// topped up, or when the plan's window behind it resets (the agent names the time).
     Credit,
+    /// A seat, allocation or group setting: only the account's admin lifts it.
+    Admin,
 }
+
+/// How Claude Code's usage-limit errors begin (the twelve texts its Agent SDK exports for
+/// 2.1.332), and what each one is. Only the first two are windows that reset by
+/// themselves (a `You've hit your` that names a spend or monthly limit is read as a
+/// credit limit, [`claude_text`]).
+pub const CLAUDE_LIMIT_TEXTS: [(&str, LimitKind); 12] = [
+    ("You've hit your", LimitKind::Window),
+    ("You've reached your", LimitKind::Window),
+    ("You're out of usage credits", LimitKind::Credit),
+    (
+        "Your org is out of usage · add funds to continue",
+        LimitKind::Credit,
+    ),
+    (
+        "Your org is out of usage · contact your admin",
+        LimitKind::Admin,
+    ),
+    (
+        "Your seat type doesn't include usage credits",
+        LimitKind::Admin,
+    ),
+    ("Your seat type doesn't include usage", LimitKind::Admin),
+    (
+        "Your usage allocation has been disabled by your admin",
+        LimitKind::Admin,
+    ),
+    ("Your group's usage limit is set to $0", LimitKind::Admin),
+    ("Fable 5 requires usage credits", LimitKind::Credit),
+    ("You're out of extra usage", LimitKind::Credit),
+    (
+        "Your seat type doesn't include extra usage",
+        LimitKind::Admin,
+    ),
+];
 
 /// A clock time as an agent wrote it, in local time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,13 +132,17 @@ pub struct LimitHit {
     pub reset: Reset,
 }
 
-/// Folds a run's stdout, line by line, into the usage limit it ended on, if any.
+/// Folds a run's stdout, line by line, into the usage limit it ended on, if any, or the
+/// outage it reported (the service's error, not the user's limit).
 #[derive(Debug, Clone, Default)]
 pub struct LimitWatch {
     /// Claude Code's last rejected `rate_limit_event` that names a limit: (type, reset).
     claude_event: Option<(String, Option<u64>)>,
     /// The last text that reads as a limit.
     from_text: Option<LimitHit>,
+    /// The agent's words of the last service error it gave up on (5xx, overloaded, a
+    /// throttle it retried itself).
+    outage: Option<String>,
 }
 
 impl LimitWatch {
@@ -106,20 +157,21 @@ impl LimitWatch {
         match kind {
             AgentKind::Claude => self.claude(&value),
             AgentKind::Codex => {
-                if str_at(&value, "type") == Some("turn.failed")
-                    && let Some(hit) = value
-                        .get("error")
-                        .and_then(|e| str_at(e, "message"))
-                        .and_then(codex_text)
-                {
+                let message = value.get("error").and_then(|e| str_at(e, "message"));
+                if str_at(&value, "type") != Some("turn.failed") {
+                    return;
+                }
+                if let Some(hit) = message.and_then(codex_text) {
                     self.from_text = Some(hit);
+                } else if let Some(text) = message.filter(|m| codex_outage(m)) {
+                    self.outage = Some(text.trim().to_owned());
                 }
             }
-            AgentKind::Opencode => {
-                if let Some(hit) = opencode(&value) {
-                    self.from_text = Some(hit);
-                }
-            }
+            AgentKind::Opencode => match opencode(&value) {
+                Some(Trouble::Limit(hit)) => self.from_text = Some(hit),
+                Some(Trouble::Outage(text)) => self.outage = Some(text),
+                None => {}
+            },
         }
     }
 
@@ -145,41 +197,62 @@ impl LimitWatch {
             // Only a failed run's text: a model's own final message that reads like a limit
             // (a prompt-injected "You've hit your weekly limit") is not one.
             Some("result") if line.get("is_error").and_then(Value::as_bool) == Some(true) => {
-                if let Some(hit) = str_at(line, "result").and_then(claude_text) {
+                let text = str_at(line, "result");
+                if let Some(hit) = text.and_then(claude_text) {
                     self.from_text = Some(hit);
+                } else if let Some(text) = text.filter(|_| claude_outage_status(line)) {
+                    self.outage = Some(text.trim().to_owned());
                 }
             }
-            Some("assistant") if str_at(line, "error") == Some("rate_limit") => {
+            // The synthetic message of an API error (the model wrote none of it).
+            Some("assistant") => {
+                let Some(error) = str_at(line, "error") else {
+                    return;
+                };
                 let text = line
                     .get("message")
                     .and_then(|m| m.get("content"))
                     .and_then(Value::as_array)
-                    .and_then(|blocks| blocks.iter().find_map(|b| str_at(b, "text")));
-                if let Some(hit) = text.and_then(claude_text) {
-                    self.from_text = Some(hit);
+                    .and_then(|blocks| blocks.iter().find_map(|b| str_at(b, "text")))
+                    .unwrap_or("");
+                match (claude_text(text), error) {
+                    (Some(hit), _) => self.from_text = Some(hit),
+                    // An API account out of credit: waiting will not end it either.
+                    (None, "billing_error") => {
+                        self.from_text = Some(LimitHit {
+                            kind: LimitKind::Credit,
+                            message: text.trim().to_owned(),
+                            reset: Reset::Unknown,
+                        });
+                    }
+                    (None, "server_error" | "overloaded" | "rate_limit") => {
+                        self.outage = Some(text.trim().to_owned());
+                    }
+                    _ => {}
                 }
             }
             _ => {}
         }
     }
 
-    /// The limit the run ended on, if it printed one.
+    /// The limit the run ended on, if it printed one. The words decide what it is: a
+    /// seat text with a weekly window's event is still a seat limit.
     pub fn hit(&self) -> Option<LimitHit> {
         match (&self.claude_event, &self.from_text) {
-            (Some((kind, reset)), text) => {
-                let credit =
-                    kind == "overage" || text.as_ref().is_some_and(|t| t.kind == LimitKind::Credit);
+            (Some((claim, reset)), text) => {
+                let kind = match text.as_ref().map(|t| t.kind) {
+                    Some(LimitKind::Admin) => LimitKind::Admin,
+                    Some(LimitKind::Credit) => LimitKind::Credit,
+                    _ if claim == "overage" => LimitKind::Credit,
+                    _ => LimitKind::Window,
+                };
                 Some(LimitHit {
-                    kind: if credit {
-                        LimitKind::Credit
-                    } else {
-                        LimitKind::Window
-                    },
+                    kind,
                     message: text.as_ref().map_or_else(
                         || {
                             format!(
                                 "Claude Code's {} usage limit was reached",
-                                kind.replace('_', "-")
+                                claim.replace('_', "-")
                             )
                         },
                         |t| t.message.clone(),
@@ -194,40 +267,71 @@ impl LimitWatch {
             (None, text) => text.clone(),
         }
     }
+
+    /// The outage the run ended on (the agent's words), unless it ended on a limit.
+    pub fn outage(&self) -> Option<String> {
+        if self.claude_event.is_some() || self.from_text.is_some() {
+            return None;
+        }
+        self.outage.clone()
+    }
+}
+
+/// A failed Claude Code run's status that is the service's, not the user's: a 429 that
+/// names no limit (the server's own throttle, or an API key's rate limit), a 5xx, 529.
+fn claude_outage_status(line: &Value) -> bool {
+    line.get("api_error_status")
+        .and_then(Value::as_u64)
+        .is_some_and(|status| status == 429 || (500..600).contains(&status))
+}
+
+/// Codex's words for a service that failed it (after its own retries): its own texts
+/// for a 5xx and for a model at capacity (read from Codex 0.171.0's executable; a 500
+/// of the mock reads "We’re currently experiencing high demand, which may cause
+/// temporary errors."), and the HTTP status it names otherwise.
+fn codex_outage(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    [
+        "experiencing high demand",
+        "is at capacity",
+        "capacity is unavailable",
+        "unexpected status 5",
+        "last status: 429",
+        "last status: 5",
+        "stream disconnected",
+        "overloaded",
+        "service unavailable",
+        "internal server error",
+        "bad gateway",
+        "gateway timeout",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// Claude Code's limit texts (the `result`, the synthetic assistant message, a
-/// StopFailure hook's `last_assistant_message`).
+/// StopFailure hook's `last_assistant_message`): one of [`CLAUDE_LIMIT_TEXTS`].
 pub fn claude_text(text: &str) -> Option<LimitHit> {
     let text = text.trim();
     let normal = text.replace('’', "'");
-    let window = normal.starts_with("You've hit your ");
-    let credit = normal.starts_with("You're out of usage credits")
-        || normal.starts_with("You're out of extra usage")
-        || normal.starts_with("Your org is out of usage");
-    if !window && !credit {
-        return None;
-    }
+    let (_, kind) = CLAUDE_LIMIT_TEXTS
+        .iter()
+        .find(|(prefix, _)| normal.starts_with(prefix))?;
     let lower = normal.to_ascii_lowercase();
-    let spend = [
-        "spend limit",
-        "monthly usage limit",
-        "monthly limit",
-        "group budget",
-    ]
-    .iter()
-    .any(|w| lower.contains(w));
+    let spend = ["spend limit", "monthly", "group budget", "pooled"]
+        .iter()
+        .any(|w| lower.contains(w));
+    let kind = match kind {
+        LimitKind::Window if spend => LimitKind::Credit,
+        kind => *kind,
+    };
     let reset = normal
         .split_once(" resets ")
         .or_else(|| normal.split_once(" It resets "))
         .and_then(|(_, rest)| parse_claude_time(rest.split(" · ").next().unwrap_or(rest)))
         .map_or(Reset::Unknown, Reset::Local);
     Some(LimitHit {
-        kind: if credit || spend {
-            LimitKind::Credit
-        } else {
-            LimitKind::Window
-        },
+        kind,
         message: text.to_owned(),
         reset,
     })
@@ -256,13 +360,27 @@ fn codex_text(text: &str) -> Option<LimitHit> {
     None
 }
 
-/// OpenCode's `error` line of a 429 it gave up retrying.
-fn opencode(line: &Value) -> Option<LimitHit> {
+/// What an OpenCode `error` line reports.
+enum Trouble {
+    Limit(LimitHit),
+    Outage(String),
+}
+
+/// OpenCode's `error` line: a 429 it gave up retrying, or a server error.
+fn opencode(line: &Value) -> Option<Trouble> {
     if str_at(line, "type") != Some("error") {
         return None;
     }
     let data = line.get("error")?.get("data")?;
-    if data.get("statusCode").and_then(Value::as_u64) != Some(429) {
+    let status = data.get("statusCode").and_then(Value::as_u64)?;
+    if (500..600).contains(&status) {
+        let message = str_at(data, "message").unwrap_or("server error");
+        return Some(Trouble::Outage(format!(
+            "OpenCode: {} (HTTP {status})",
+            message.trim()
+        )));
+    }
+    if status != 429 {
         return None;
     }
     let message = str_at(data, "message").unwrap_or("usage limit (HTTP 429)");
@@ -297,19 +415,22 @@ fn opencode(line: &Value) -> Option<LimitHit> {
         (None, Some(secs), Some(from)) => Reset::After { from, secs },
         _ => Reset::Unknown,
     };
-    Some(LimitHit {
+    Some(Trouble::Limit(LimitHit {
         kind,
         message: format!("OpenCode: {message} (HTTP 429)"),
         reset,
-    })
+    }))
 }
 
 /// Whether a line an agent printed may hold a limit at all (cheap: most lines are
 /// skipped without parsing).
 fn may_hold_limit(kind: AgentKind, line: &str) -> bool {
     match kind {
+        // The event, a synthetic error message, a failed result.
         AgentKind::Claude => {
-            line.contains("limit") || line.contains("credits") || line.contains("out of usage")
+            line.contains("rate_limit_event")
+                || line.contains("\"error\"")
+                || line.contains("\"is_error\"")
         }
         AgentKind::Codex => line.contains("turn.failed"),
         AgentKind::Opencode => line.contains("\"error\""),

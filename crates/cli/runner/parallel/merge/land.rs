@@ -9,7 +9,9 @@
 //! and the queue has already refused a checkout with uncommitted changes. The merge
 //! commit is made by libgit2, except when the repository asks for signed commits
 //! (`commit.gpgsign`): libgit2 cannot sign with the user's gpg or ssh set-up, so then the
-//! user's own `git commit-tree` makes it, started through the process door.
+//! user's own `git commit-tree` makes it, started by `repo_git`: only while the
+//! repository's git configuration is what it was before the agents ran (an agent could
+//! have set `commit.gpgsign` and `gpg.program` itself).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,7 +20,8 @@ use anyhow::{Context, bail};
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, Oid, Repository, RepositoryState, Signature};
 
-use crate::process::{Launch, Program, SearchPath};
+use crate::process::ProgramError;
+use crate::runner::repo_git::{Refused, RepoGit, refusal};
 use crate::world::merge;
 
 /// What merging the task's tip into the target's gives.
@@ -120,9 +123,9 @@ pub(super) struct Landing<'a> {
 pub(super) fn land(
     repo: &Repository,
     landing: &Landing<'_>,
-    search: &SearchPath,
+    git: &RepoGit<'_>,
 ) -> anyhow::Result<Oid> {
-    let commit = make_commit(repo, landing, search)?;
+    let commit = make_commit(repo, landing, git)?;
     let refname = format!("refs/heads/{}", landing.target);
     let new_tree = repo.find_tree(landing.tree)?;
     if landing.checkout.is_some() {
@@ -193,17 +196,13 @@ fn restore_checkout(repo: &Repository, landing: &Landing<'_>) {
     let _ = repo.checkout_head(Some(&mut checkout));
 }
 
-fn make_commit(
-    repo: &Repository,
-    landing: &Landing<'_>,
-    search: &SearchPath,
-) -> anyhow::Result<Oid> {
+fn make_commit(repo: &Repository, landing: &Landing<'_>, git: &RepoGit<'_>) -> anyhow::Result<Oid> {
     let signs = repo
         .config()
         .and_then(|c| c.get_bool("commit.gpgsign"))
         .unwrap_or(false);
     if signs {
-        return commit_with_git(repo, landing, search);
+        return commit_with_git(landing, git);
     }
     let signature = repo
         .signature()
@@ -225,15 +224,18 @@ fn make_commit(
 
 /// `git commit-tree -S TREE -p TARGET -p TASK -m MESSAGE` (an argument, no shell): the commit signed
 /// as the user's git signs it.
-fn commit_with_git(
-    repo: &Repository,
-    landing: &Landing<'_>,
-    search: &SearchPath,
-) -> anyhow::Result<Oid> {
-    let root = repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf();
-    let git = Program::named("git", search)
-        .context("the repository signs its commits (commit.gpgsign) and pagent signs through git, which is not on PATH")?;
-    let out = Launch::new(git, &root, search)
+fn commit_with_git(landing: &Landing<'_>, git: &RepoGit<'_>) -> anyhow::Result<Oid> {
+    let launch = git.launch("git").map_err(|err| {
+        if let Some(refused) = err.downcast_ref::<Refused>() {
+            let what = format!("sign the merge into {}", landing.target);
+            return anyhow::anyhow!("{}", refusal(&what, refused, Some("merge it yourself")));
+        }
+        if err.downcast_ref::<ProgramError>().is_some() {
+            return err.context("the repository signs its commits (commit.gpgsign) and pagent signs through git, which is not on PATH");
+        }
+        err
+    })?;
+    let out = launch
         .args([
             "commit-tree".to_owned(),
             // commit-tree signs only when told; the key and format are git's config.

@@ -38,6 +38,7 @@ use crate::cli::env::Env;
 use crate::process::SearchPath;
 use crate::process::signals;
 use crate::runner::loop_event::LoopEvent;
+use crate::runner::repo_git::{RepoGit, Settings, When};
 use crate::runner::worktree::{self, Worktree};
 use crate::setup::plan::ParallelPlan;
 use crate::setup::tasks::Task;
@@ -58,6 +59,8 @@ pub(super) struct Queue<'a> {
     pub args: &'a ParallelPlan,
     pub exe: &'a Path,
     pub search: &'a SearchPath,
+    /// The repository's git settings when this `pagent parallel` started.
+    pub start_git: Option<&'a Settings>,
     pub out: &'a mut dyn Write,
 }
 
@@ -201,7 +204,24 @@ impl Queue<'_> {
                         message: &message,
                         checkout: checkout.as_deref(),
                     };
-                    let commit = land::land(&repo, &landing, self.search)?;
+                    // A signed merge starts git: compared with the settings when this run
+                    // started and when the task's own loop did (an earlier run's).
+                    let task_git = tree
+                        .as_ref()
+                        .and_then(|t| Project::at(&t.path).ok())
+                        .and_then(|p| plan::own_state(&p, self.env))
+                        .map(|s| s.git_config);
+                    let mut baselines = vec![self.start_git];
+                    if let Some(task_git) = &task_git {
+                        baselines.push(task_git.as_ref());
+                    }
+                    let git = RepoGit {
+                        root: &workdir,
+                        env: self.env,
+                        search: self.search,
+                        when: When::After(baselines),
+                    };
+                    let commit = land::land(&repo, &landing, &git)?;
                     plan::mark_merged(&repo, name, &commit.to_string())?;
                     let kept = self.remove_worktree(name, tree.as_ref());
                     return Ok(Merge::Merged {

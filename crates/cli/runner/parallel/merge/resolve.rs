@@ -22,7 +22,7 @@ use pagent_engine::{Action, Condition, Driver, SetupOptions, State, Workflow};
 use serde_json::json;
 
 use super::super::child::{Mode, Msg, spawn};
-use super::super::plan::RESOLVE_WORKFLOW;
+use super::super::plan::{self, RESOLVE_WORKFLOW};
 use super::Queue;
 use crate::io::now;
 use crate::process::signals;
@@ -65,6 +65,7 @@ pub(super) fn set_up(
         max_iterations: q.args.max_iterations,
         budget: q.args.budget,
         task: &task.task,
+        start_git: q.start_git,
     };
     // Merged from the branch itself, so the commit message the agent keeps reads
     // "Merge branch 'main'".
@@ -88,6 +89,8 @@ pub(in crate::runner) struct Resolution<'a> {
     pub max_iterations: u32,
     pub budget: pagent_engine::Budget,
     pub task: &'a str,
+    /// The repository's git settings when the run began (before any agent of it ran).
+    pub start_git: Option<&'a crate::runner::repo_git::Settings>,
 }
 
 /// [`set_up`] for any ref to merge (`target_ref`, its name for the words `target`): a
@@ -143,7 +146,12 @@ pub(in crate::runner) fn start(
         name: target.to_owned(),
     };
     let project = Project::at(&tree.path)?;
-    let state = resolution_state(settings, &project, &tree.branch, &spec, &conflicted)?;
+    let mut state = resolution_state(settings, &project, &tree.branch, &spec, &conflicted)?;
+    // The git settings the task's loop started with (else this run's start): the
+    // resolution's agent runs after the task's, and a signed merge is compared with them.
+    state.git_config = plan::own_state(&project, settings.env)
+        .and_then(|s| s.git_config)
+        .or_else(|| settings.start_git.cloned());
     setup::install_state(
         &project,
         &crate::store::user::UserDir::of(settings.env),

@@ -65,9 +65,7 @@ fn run_checks(
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Gate {
     for check in checks {
-        let ran = Launch::shell(check, tree, search)
-            .env_remove(crate::cli::env::PAGENT_GIT_TOKEN)
-            .run(
+        let ran = Launch::shell(check, tree, search).run(
                 RunLimits {
                     timeout: CHECK_TIMEOUT,
                     keep: KEEP,

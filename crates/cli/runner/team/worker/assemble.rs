@@ -70,6 +70,7 @@ pub fn join(settings: WorkSettings, env: &Env, out: &mut dyn Write) -> anyhow::R
             anyhow::anyhow!("cannot reach the remote {}: {why}", settings.url)
         }
         SyncError::View(err) => anyhow::anyhow!(err),
+        SyncError::Refused(why) => anyhow::anyhow!(why),
     })?;
     let plan = view.plan.clone();
     let own_agent = settings.own_agent.is_given();

@@ -29,6 +29,13 @@ impl Worker<'_> {
                 self.went_offline(&why);
                 return;
             }
+            Err(SyncError::Refused(why)) => {
+                drop(turn);
+                self.failed.get_or_insert(why);
+                self.shared.stop();
+                self.next_look = Instant::now() + tick;
+                return;
+            }
             Err(SyncError::View(err)) => {
                 drop(turn);
                 self.failed.get_or_insert_with(|| err.to_string());

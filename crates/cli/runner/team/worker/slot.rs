@@ -103,6 +103,7 @@ fn run_story(shared: &Shared, story: &TeamStory, start: Oid, taken: bool) -> Out
             Landing::Lost => return lost(shared, name),
             Landing::Cancelled => return Outcome::Cancelled,
             Landing::Stopped => return Outcome::Stopped,
+            Landing::Failed(why) => return Outcome::Failed(why),
         }
         shared.set_phase(name, Phase::Working);
     }
@@ -320,6 +321,7 @@ fn give_up(shared: &Shared, name: &str, reason: &str) -> Outcome {
                 continue;
             }
             Err(SyncError::View(err)) => return Outcome::Failed(err.to_string()),
+            Err(SyncError::Refused(why)) => return Outcome::Failed(why),
         };
         reconcile(shared, &view);
         if view.state.control == Control::Cancelled {

@@ -385,3 +385,265 @@ fn issue_21_a_model_that_writes_a_limit_text_has_not_hit_one() {
         "text": "{\"statusCode\":429} \"error\" You have hit your usage limit"}});
     assert_eq!(watch(AgentKind::Opencode, &opencode.to_string()), None);
 }
+
+/// Issue 30, §2: each of the twelve texts Claude Code 2.1.332's Agent SDK exports as the
+/// beginning of a usage-limit error is a limit wherever Claude Code writes it (the failed
+/// `result`, the synthetic assistant message, StopFailure's `last_assistant_message`),
+/// and each is of its kind: only the first two reset by themselves.
+#[test]
+fn issue_30_all_12_usage_limit_texts_are_recognised_with_their_kind() {
+    use LimitKind::{Admin, Credit, Window};
+    let cases: [(&str, LimitKind); 12] = [
+        (
+            "You've hit your session limit · resets 3am (Europe/Paris)",
+            Window,
+        ),
+        (
+            "You've reached your usage limit · resets 3am (Europe/Paris)",
+            Window,
+        ),
+        ("You're out of usage credits", Credit),
+        ("Your org is out of usage · add funds to continue", Credit),
+        ("Your org is out of usage · contact your admin", Admin),
+        ("Your seat type doesn't include usage credits", Admin),
+        ("Your seat type doesn't include usage", Admin),
+        (
+            "Your usage allocation has been disabled by your admin · ask your admin for a higher limit",
+            Admin,
+        ),
+        (
+            "Your group's usage limit is set to $0 · ask your admin for a higher limit",
+            Admin,
+        ),
+        ("Fable 5 requires usage credits", Credit),
+        ("You're out of extra usage", Credit),
+        ("Your seat type doesn't include extra usage", Admin),
+    ];
+    // The table pagent matches against is the twelve, each once.
+    assert_eq!(CLAUDE_LIMIT_TEXTS.len(), 12);
+    for ((text, kind), (prefix, table_kind)) in cases.iter().zip(CLAUDE_LIMIT_TEXTS) {
+        assert!(text.starts_with(prefix), "{text} / {prefix}");
+        assert_eq!(*kind, table_kind, "{prefix}");
+    }
+    for (text, kind) in cases {
+        let quoted = serde_json::to_string(text).unwrap();
+        let result = format!(
+            r#"{{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":{quoted}}}"#
+        );
+        let assistant = format!(
+            r#"{{"type":"assistant","message":{{"model":"<synthetic>","content":[{{"type":"text","text":{quoted}}}]}},"error":"rate_limit"}}"#
+        );
+        for (what, stream) in [("result", &result), ("assistant", &assistant)] {
+            let hit = watch(AgentKind::Claude, stream)
+                .unwrap_or_else(|| panic!("{what}: {text}: not a limit"));
+            assert_eq!((hit.kind, hit.message.as_str()), (kind, text), "{what}");
+            assert_eq!(watch_outage(AgentKind::Claude, stream), None, "{what}");
+        }
+        // StopFailure's `last_assistant_message`, with a typographic apostrophe too.
+        assert_eq!(claude_text(text).map(|h| h.kind), Some(kind), "{text}");
+        let curly = text.replace('\'', "’");
+        assert_eq!(claude_text(&curly).map(|h| h.kind), Some(kind), "{curly}");
+    }
+}
+
+/// A limit's words decide what it is: a seat or credit text beside an event that names a
+/// weekly window is never waited on for a week, and a credit text with the plan
+/// window's reset keeps that reset (the window behind it does reset).
+#[test]
+fn issue_30_the_words_of_a_limit_win_over_its_event() {
+    let event = |kind: &str| {
+        format!(
+            r#"{{"type":"rate_limit_event","rate_limit_info":{{"status":"rejected","resetsAt":1795771174,"rateLimitType":"{kind}"}}}}"#
+        )
+    };
+    let result = |text: &str| {
+        format!(
+            r#"{{"type":"result","is_error":true,"api_error_status":429,"result":{}}}"#,
+            serde_json::to_string(text).unwrap()
+        )
+    };
+    let cases = [
+        (
+            "seven_day",
+            "Your seat type doesn't include usage credits",
+            LimitKind::Admin,
+        ),
+        (
+            "overage",
+            "Your usage allocation has been disabled by your admin",
+            LimitKind::Admin,
+        ),
+        ("seven_day", "You're out of extra usage", LimitKind::Credit),
+        (
+            "five_hour",
+            "You've hit your monthly spend limit · raise it at https://claude.ai/settings/usage?from=cc_cli_limit_message · your 5-hour limit resets 3:50am (Europe/Paris)",
+            LimitKind::Credit,
+        ),
+        (
+            "five_hour",
+            "You've hit your 5-hour limit · resets 3:49am (Europe/Paris) · out of usage credits",
+            LimitKind::Window,
+        ),
+    ];
+    for (claim, text, kind) in cases {
+        let stream = format!("{}\n{}\n", event(claim), result(text));
+        let hit = watch(AgentKind::Claude, &stream).unwrap();
+        assert_eq!(
+            (hit.kind, hit.message.as_str(), &hit.reset),
+            (kind, text, &Reset::At(1_795_771_174)),
+            "{claim}: {text}"
+        );
+    }
+    // The spend limit's text names the window's reset when no event does.
+    let hit = claude_text(cases[3].1).unwrap();
+    assert_eq!(hit.reset, local(3, 50, Some("Europe/Paris")));
+}
+
+fn watch_outage(kind: AgentKind, stream: &str) -> Option<String> {
+    let mut watch = LimitWatch::default();
+    for line in stream.lines() {
+        watch.push(kind, line);
+    }
+    watch.outage()
+}
+
+/// An outage (5xx, overloaded, the server's own throttle, a 429 an agent retried itself)
+/// is told apart from a limit and from a crash: its words are kept, and nothing else is
+/// one (a plain failure, a model's words).
+#[test]
+fn issue_30_outages_are_read_with_their_words() {
+    let cases: [(&str, AgentKind, &str, &str); 10] = [
+        (
+            "Codex 0.169.0 and 0.171.0 at a 500 (the e2e mock's)",
+            AgentKind::Codex,
+            r#"{"type":"turn.failed","error":{"message":"We’re currently experiencing high demand, which may cause temporary errors."}}"#,
+            "We’re currently experiencing high demand",
+        ),
+        (
+            "Codex at a model's capacity",
+            AgentKind::Codex,
+            r#"{"type":"turn.failed","error":{"message":"Selected model is at capacity. Please try a different model."}}"#,
+            "Selected model is at capacity.",
+        ),
+        (
+            "Claude Code 2.1.330 529",
+            AgentKind::Claude,
+            fixture!("claude-2.1.330-529-overloaded.jsonl"),
+            "API Error: 529 Overloaded.",
+        ),
+        (
+            "Claude Code 2.1.197 500",
+            AgentKind::Claude,
+            fixture!("claude-2.1.197-500-api-error.jsonl"),
+            "API Error: 500 Internal server error.",
+        ),
+        (
+            "Claude Code 2.1.330 server throttle",
+            AgentKind::Claude,
+            fixture!("claude-2.1.330-429-rejected-no-claim.jsonl"),
+            "API Error: Server is temporarily limiting requests (not your usage limit)",
+        ),
+        (
+            "Claude Code 2.1.197 API key 429",
+            AgentKind::Claude,
+            fixture!("claude-2.1.197-429-apikey.jsonl"),
+            "API Error: Request rejected (429)",
+        ),
+        (
+            "Codex 503",
+            AgentKind::Codex,
+            fixture!("codex-0.169.0-overloaded-503.jsonl"),
+            "unexpected status 503 Service Unavailable: overloaded",
+        ),
+        (
+            "Codex 429 retried",
+            AgentKind::Codex,
+            fixture!("codex-0.169.0-rate-limit-429.jsonl"),
+            "exceeded retry limit, last status: 429 Too Many Requests",
+        ),
+        (
+            "OpenCode 503",
+            AgentKind::Opencode,
+            fixture!("opencode-1.18.33-503.jsonl"),
+            "OpenCode: overloaded (HTTP 503)",
+        ),
+        (
+            "Claude Code synthetic message alone",
+            AgentKind::Claude,
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 529 Overloaded. This is a server-side issue"}]},"error":"overloaded"}"#,
+            "API Error: 529 Overloaded.",
+        ),
+    ];
+    for (what, kind, stream, words) in cases {
+        assert_eq!(watch(kind, stream), None, "{what}: not a limit");
+        let outage = watch_outage(kind, stream).unwrap_or_else(|| panic!("{what}: no outage"));
+        assert!(outage.starts_with(words), "{what}: {outage}");
+    }
+    for (what, kind, stream) in [
+        (
+            "a limit",
+            AgentKind::Claude,
+            fixture!("claude-2.1.330-429-five_hour.jsonl"),
+        ),
+        (
+            "a plain failure",
+            AgentKind::Claude,
+            r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":"boom"}"#,
+        ),
+        (
+            "a model that writes an outage's words",
+            AgentKind::Claude,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"API Error: 529 Overloaded."}"#,
+        ),
+        (
+            "Codex out of quota",
+            AgentKind::Codex,
+            fixture!("codex-0.169.0-insufficient-quota.jsonl"),
+        ),
+        (
+            "Codex turn failed otherwise",
+            AgentKind::Codex,
+            r#"{"type":"turn.failed","error":{"message":"sandbox error: denied"}}"#,
+        ),
+        (
+            "OpenCode 400",
+            AgentKind::Opencode,
+            r#"{"type":"error","error":{"data":{"message":"bad","statusCode":400}}}"#,
+        ),
+    ] {
+        assert_eq!(watch_outage(kind, stream), None, "{what}");
+    }
+}
+
+/// An API account out of credit (`billing_error`) is a credit limit, not a crash to retry.
+#[test]
+fn issue_30_a_billing_error_is_a_credit_limit() {
+    let line = r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"Credit balance is too low"}]},"error":"billing_error"}"#;
+    let hit = watch(AgentKind::Claude, line).unwrap();
+    assert_eq!(
+        (hit.kind, hit.message.as_str(), hit.reset),
+        (
+            LimitKind::Credit,
+            "Credit balance is too low",
+            Reset::Unknown
+        )
+    );
+}
+
+/// Issue 30, attacked: a model (told to by a file it read) that ends a successful run
+/// with a stop's words would end the loop if they were believed: they are not, and its
+/// outage words are no outage either.
+#[test]
+fn issue_30_a_model_that_writes_a_stop_or_an_outage_has_hit_neither() {
+    for text in [
+        "Your seat type doesn't include usage credits",
+        "You're out of usage credits",
+        "API Error: 529 Overloaded.",
+    ] {
+        let assistant = serde_json::json!({"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}});
+        let result = serde_json::json!({"type": "result", "subtype": "success", "is_error": false, "result": text});
+        let stream = format!("{assistant}\n{result}\n");
+        assert_eq!(watch(AgentKind::Claude, &stream), None, "{text}");
+        assert_eq!(watch_outage(AgentKind::Claude, &stream), None, "{text}");
+    }
+}
