@@ -162,19 +162,35 @@ fn issue_32_a_worker_killed_mid_landing_its_story_lands_once_from_its_work_in_pr
     assert_eq!(work.lines().count(), 2, "w1's iteration, then w2's: {work}");
 }
 
-/// Issue 32: the remote goes away (its daemon stopped: connections refused) for longer
+/// Issue 32: the remote goes away (its daemons stopped: connections refused) for longer
 /// than a lease while three stories run on two workers; the loops go on and complete,
 /// the landings wait, and when the remote is back every story lands once, by the worker
-/// that claimed it (nobody took a claim over while nobody could see anything).
+/// that claimed it. The second worker reaches the remote through a daemon of its own,
+/// which comes back three seconds before the first worker's: in those seconds it sees
+/// the first worker's claims unchanged since before the outage, and takes none over (it
+/// saw nothing while away, so its clock for them starts again).
 #[test]
 fn issue_32_the_remote_unreachable_for_a_while_work_goes_on_landings_wait_nothing_lost() {
     let mut world = World::new(&[("prd.json", &prd(3, |_| vec![]))], false);
-    let start = world.start(&["prd.json", "--name", "away", "--lease", "3s"]);
+    // A longer lease here: after the outage every worker must see the others renew
+    // within one, on a machine the other tests load too.
+    let start = world.start(&["prd.json", "--name", "away", "--lease", "5s"]);
     assert_eq!(start.code, Some(0), "{start}");
     for story in ["US-001", "US-002", "US-003"] {
         world.control(&format!("hold-{story}"));
     }
-    let mut workers = [world.worker("w1", &["-j", "2"]), world.worker("w2", &[])];
+    let mut second_way = world.remote.another_way();
+    let mut first = world.worker("w1", &["-j", "2"]);
+    wait_for(LIMIT, "w1 to hold two stories", || {
+        world
+            .ctl_lines("log")
+            .iter()
+            .filter(|l| l.starts_with("holding"))
+            .count()
+            == 2
+    });
+    // w2 has a free slot all along: a stale claim would be one it could take.
+    let mut second = world.worker_via("w2", &["-j", "2"], &[], &second_way.url());
     wait_for(LIMIT, "three stories to run", || {
         world
             .ctl_lines("log")
@@ -183,8 +199,10 @@ fn issue_32_the_remote_unreachable_for_a_while_work_goes_on_landings_wait_nothin
             .count()
             == 3
     });
-    let claimed: Vec<Vec<String>> = workers.iter().map(|w| stories_of(w, "claimed")).collect();
+    let claimed_by_first = stories_of(&first, "claimed");
+    assert_eq!(claimed_by_first.len(), 2);
     world.remote.stop();
+    second_way.stop();
     for story in ["US-001", "US-002", "US-003"] {
         world.uncontrol(&format!("hold-{story}"));
     }
@@ -192,34 +210,31 @@ fn issue_32_the_remote_unreachable_for_a_while_work_goes_on_landings_wait_nothin
         LIMIT,
         "every worker to find the remote away and wait to land",
         || {
-            workers.iter().all(|w| {
+            [&first, &second].iter().all(|w| {
                 let out = w.output();
                 out.contains("\"offline\"") && out.contains("landing waits for the remote")
             })
         },
     );
-    // The outage itself: longer than a lease and its margin (3.6 s).
-    std::thread::sleep(Duration::from_secs(6));
+    // The outage itself: longer than a lease and its margin (6 s), so an observer that
+    // kept counting while it could not see would take w1's live claims over at once.
+    std::thread::sleep(Duration::from_secs(8));
     assert!(world.landings().is_empty());
+    second_way.serve();
+    std::thread::sleep(Duration::from_secs(3));
     world.remote.serve();
-    for worker in &mut workers {
+    for worker in [&mut first, &mut second] {
         assert_eq!(worker.wait(LIMIT), Some(0), "{}", worker.output());
     }
     let status = world.status();
-    for (worker, stories) in workers.iter().zip(&claimed) {
-        for story in stories {
-            assert_eq!(
-                row(&status, story)["worker"],
-                worker.name.as_str(),
-                "{status:#}"
-            );
-        }
-        assert!(
-            !worker.output().contains("taken over"),
-            "{}",
-            worker.output()
-        );
+    for story in &claimed_by_first {
+        assert_eq!(row(&status, story)["worker"], "w1", "{status:#}");
     }
+    assert!(
+        !second.output().contains("taken over"),
+        "{}",
+        second.output()
+    );
     assert_eq!(world.landings().len(), 3);
     assert!(
         world.refs().iter().all(|(r, _)| !r.contains("/salvage/")),

@@ -157,6 +157,19 @@ impl Served {
         self.daemon = Some(child);
     }
 
+    /// Another daemon serving the same repository on a port of its own: a second way to
+    /// the same remote, which can be away while the first answers.
+    pub fn another_way(&self) -> Served {
+        let mut other = Served {
+            bare: self.bare.clone(),
+            port: free_port(),
+            daemon: None,
+            file: false,
+        };
+        other.serve();
+        other
+    }
+
     /// Stops the daemon: the remote is unreachable (connections are refused).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.daemon.take() {
@@ -360,13 +373,15 @@ impl World {
 
     /// A fresh clone and HOME for worker `name`.
     pub fn clone_for(&self, name: &str) -> (PathBuf, PathBuf) {
+        self.clone_via(name, &self.remote.url())
+    }
+
+    /// A fresh clone of the remote at `url` and a HOME for worker `name`.
+    pub fn clone_via(&self, name: &str, url: &str) -> (PathBuf, PathBuf) {
         let clone = self.base.join(format!("clone-{name}"));
         let home = self.base.join(format!("home-{name}"));
         if !clone.exists() {
-            git(
-                &self.base,
-                &["clone", "-q", &self.remote.url(), clone.to_str().unwrap()],
-            );
+            git(&self.base, &["clone", "-q", url, clone.to_str().unwrap()]);
             git(&clone, &["config", "user.name", name]);
             git(&clone, &["config", "user.email", "w@example.com"]);
             git(&clone, &["config", "commit.gpgsign", "false"]);
@@ -382,7 +397,18 @@ impl World {
     }
 
     pub fn worker_with(&self, name: &str, args: &[&str], vars: &[(&str, &str)]) -> Worker {
-        let (clone, home) = self.clone_for(name);
+        self.worker_via(name, args, vars, &self.remote.url())
+    }
+
+    /// [`World::worker_with`], its clone made from (and pushing to) `url`.
+    pub fn worker_via(
+        &self,
+        name: &str,
+        args: &[&str],
+        vars: &[(&str, &str)],
+        url: &str,
+    ) -> Worker {
+        let (clone, home) = self.clone_via(name, url);
         let mut all = vec![
             "team",
             "work",

@@ -130,10 +130,14 @@ impl TeamGit {
             search: &self.search,
             when,
         };
-        let launch = repo_git.launch("git").map_err(|err| match err.downcast::<Refused>() {
-            Ok(refused) => NetError::Refused(refusal("fetch or push for the team", &refused, None)),
-            Err(err) => Unreachable(format!("{err:#}")),
-        })?;
+        let launch = repo_git
+            .launch("git")
+            .map_err(|err| match err.downcast::<Refused>() {
+                Ok(refused) => {
+                    NetError::Refused(refusal("fetch or push for the team", &refused, None))
+                }
+                Err(err) => Unreachable(format!("{err:#}")),
+            })?;
         // pagent's own settings over the hardening: the same, and the team's.
         let mut launch = launch
             .env(env::GIT_CONFIG_PARAMETERS, &self.parameters)

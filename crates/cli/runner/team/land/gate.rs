@@ -66,12 +66,12 @@ fn run_checks(
 ) -> Gate {
     for check in checks {
         let ran = Launch::shell(check, tree, search).run(
-                RunLimits {
-                    timeout: CHECK_TIMEOUT,
-                    keep: KEEP,
-                },
-                keep_going,
-            );
+            RunLimits {
+                timeout: CHECK_TIMEOUT,
+                keep: KEEP,
+            },
+            keep_going,
+        );
         match ran {
             Ran::Exited { code: Some(0), .. } => {}
             Ran::Exited { output, code } => {
