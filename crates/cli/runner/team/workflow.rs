@@ -15,6 +15,11 @@ use std::fmt::Write as _;
 
 use super::records::TeamPlan;
 
+/// The actions, pinned by commit as the release workflow pins them (the comment names
+/// the release).
+const CHECKOUT: &str = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1";
+const SETUP_NODE: &str = "actions/setup-node@820762786026740c76f36085b0efc47a31fe5020 # v7.0.0";
+
 /// What the workflow is made of.
 #[derive(Debug, Clone)]
 pub struct WorkflowSettings {
@@ -83,8 +88,14 @@ pub fn workflow(plan: &TeamPlan, settings: &WorkflowSettings) -> anyhow::Result<
     y.push_str("    strategy:\n      fail-fast: false\n      matrix:\n");
     let _ = writeln!(y, "        worker: [{}]", workers.join(", "));
     y.push_str("    steps:\n");
-    y.push_str("      - uses: actions/checkout@v4\n        with:\n          fetch-depth: 0\n          persist-credentials: false\n");
-    y.push_str("      - uses: actions/setup-node@v4\n        with:\n          node-version: 22\n");
+    let _ = writeln!(
+        y,
+        "      - uses: {CHECKOUT}\n        with:\n          fetch-depth: 0\n          persist-credentials: false"
+    );
+    let _ = writeln!(
+        y,
+        "      - uses: {SETUP_NODE}\n        with:\n          node-version: 22"
+    );
     y.push_str("      - name: Install pagent and the agent\n");
     let _ = writeln!(
         y,
@@ -144,5 +155,96 @@ fn quote(text: &str) -> String {
         text.to_owned()
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::team::records::{AgentSettings, VERSION};
+
+    /// The example in the docs: a team of the PRD pipeline's stories, gated by its tests.
+    fn example_plan() -> TeamPlan {
+        TeamPlan {
+            version: VERSION,
+            team: "night".into(),
+            branch: "main".into(),
+            created_at: pagent_engine::Timestamp(0),
+            created_by: "laptop".into(),
+            lease_secs: 300,
+            plan_file: None,
+            stories: Vec::new(),
+            agent: AgentSettings {
+                kind: "claude".into(),
+                command: None,
+                args: Vec::new(),
+                permission_mode: "acceptEdits".into(),
+                iteration_timeout_secs: 1800,
+                idle_timeout_secs: 600,
+                retries: 3,
+                retry_delay_secs: 5,
+                outage_wait_secs: 3600,
+                limit_wait_secs: 1800,
+                limit_margin_secs: 60,
+                no_limit_wait: false,
+            },
+            max_iterations: 25,
+            budget: pagent_engine::Budget::default(),
+            checks: vec!["cargo test --locked".into()],
+        }
+    }
+
+    fn example() -> String {
+        workflow(
+            &example_plan(),
+            &WorkflowSettings {
+                workers: 16,
+                jobs: 1,
+                timeout_minutes: 350,
+                pagent_version: "0.1.0".into(),
+                spend_limit: Some("20".into()),
+            },
+        )
+        .unwrap()
+    }
+
+    /// Issue 32: the workflow as a user reads it; it is also `docs/team-workflow.yml`,
+    /// which `scripts/check-workflow.sh` holds to actionlint (`PAGENT_BLESS_DOCS=1`
+    /// rewrites it).
+    #[test]
+    #[allow(clippy::disallowed_methods)]
+    fn issue_32_the_generated_workflow_reads_whole_and_is_the_docs_example() {
+        let text = example();
+        insta::assert_snapshot!(text);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/team-workflow.yml");
+        if std::env::var_os("PAGENT_BLESS_DOCS").is_some() {
+            std::fs::write(&path, &text).unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap_or_default(),
+            text,
+            "PAGENT_BLESS_DOCS=1 rewrites {}",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn a_command_that_spans_lines_is_refused() {
+        let mut plan = example_plan();
+        plan.checks = vec!["cargo test\nrm -rf ~".into()];
+        let settings = WorkflowSettings {
+            workers: 1,
+            jobs: 1,
+            timeout_minutes: 60,
+            pagent_version: "0.1.0".into(),
+            spend_limit: None,
+        };
+        assert!(workflow(&plan, &settings).is_err());
+        plan.checks = vec!["it's `quoted` $HOME".into()];
+        assert!(
+            workflow(&plan, &settings)
+                .unwrap()
+                .contains(r"--check 'it'\''s `quoted` $HOME'")
+        );
     }
 }
