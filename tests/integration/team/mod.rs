@@ -17,6 +17,7 @@
 mod faults;
 mod hostile;
 mod many;
+mod words;
 mod workflow;
 
 use std::fs;
@@ -53,6 +54,7 @@ mkdir -p work
 echo "run $$" >> "work/$name.txt"
 runs=$(wc -l < "work/$name.txt")
 if [ -f "$ctl/two-runs-$name" ] && [ "$runs" -lt 2 ]; then echo 'not yet'; exit 0; fi
+if [ -f "$ctl/never-$name" ]; then echo 'I cannot do this one.'; exit 0; fi
 echo "holding $name" >> "$ctl/log"
 while [ -f "$ctl/hold-$name" ]; do sleep 0.05; done
 case "$name" in
@@ -344,6 +346,7 @@ impl World {
         .env("HOME", home)
         .env("PAGENT_CONFIG_DIR", home.join(".config/pagent"))
         .env("NO_COLOR", "1")
+        .env("HOSTNAME", "testhost")
     }
 
     /// `pagent team start ARGS` in the seed clone (its HOME: `home-seed`).

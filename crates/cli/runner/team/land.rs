@@ -305,7 +305,7 @@ fn push(
 ) -> Option<Landing> {
     let name = story.name.as_str();
     let refs = &shared.remote.refs;
-    let turn = shared.remote.turn();
+    let mut turn = shared.remote.turn();
     let holding = shared.holding(name)?;
     if holding.lost {
         return None;

@@ -149,8 +149,10 @@ impl Turn<'_> {
         Ok(view)
     }
 
-    /// A push, in this turn.
-    pub fn push(&self, updates: &[Update], atomic: bool) -> Result<Vec<Pushed>, NetError> {
+    /// A push, in this turn. The view fetched before it is no longer the remote's (this
+    /// push changed it), so no other thread reuses it.
+    pub fn push(&mut self, updates: &[Update], atomic: bool) -> Result<Vec<Pushed>, NetError> {
+        self.cache.last = None;
         self.remote.git.push(updates, atomic)
     }
 }

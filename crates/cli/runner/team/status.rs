@@ -208,23 +208,24 @@ fn story_row(view: &View, name: &str) -> StoryRow {
 
 /// The report in words.
 pub fn print(report: &Report, now: Timestamp, out: &mut dyn Write) -> std::io::Result<()> {
-    let count = |state: &str| report.stories.iter().filter(|s| s.state == state).count();
-    let working = report
-        .stories
-        .iter()
-        .filter(|s| {
-            matches!(
-                s.state.as_str(),
-                "working" | "landing" | "resolving" | "paused"
-            )
-        })
-        .count();
+    let count = |states: &[&str]| {
+        report
+            .stories
+            .iter()
+            .filter(|s| states.contains(&s.state.as_str()))
+            .count()
+    };
+    let settled = count(&["landed", "gave_up", "blocked"]) == report.stories.len();
+    let control = if settled && report.control == "running" {
+        "done"
+    } else {
+        report.control.as_str()
+    };
     writeln!(
         out,
-        "team {} on {}: {} (stories land on {}; lease {})",
+        "team {} on {}: {control} (stories land on {}; lease {})",
         report.team,
         report.remote,
-        report.control,
         report.branch,
         format_duration(report.lease_secs)
     )?;
@@ -233,13 +234,26 @@ pub fn print(report: &Report, now: Timestamp, out: &mut dyn Write) -> std::io::R
     {
         writeln!(out, "  {} by {} at {at}", report.control, report.control_by)?;
     }
+    let parts = [
+        (count(&["landed"]), "landed"),
+        (
+            count(&["working", "landing", "resolving", "paused", "unknown"]),
+            "in work",
+        ),
+        (count(&["waiting", "ready", "released"]), "waiting or ready"),
+        (count(&["gave_up"]), "gave up"),
+        (count(&["blocked"]), "can never start"),
+    ];
+    let said: Vec<String> = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
     writeln!(
         out,
-        "{}: {} landed, {working} in work, {} waiting or ready, {} gave up",
+        "{}: {}",
         stories(report.stories.len()),
-        count("landed"),
-        count("waiting") + count("ready") + count("released") + count("blocked"),
-        count("gave_up"),
+        said.join(", ")
     )?;
     let width = report
         .stories
@@ -319,15 +333,15 @@ fn story_words(row: &StoryRow, now: Timestamp) -> String {
             let since = row.since.map(|t| format!(" since {t}")).unwrap_or_default();
             let renewed = row
                 .renewed_at
-                .map(|t| format!(", renewed {} by its clock", ago(now, t)))
+                .map(|t| format!(", renewed {} (its clock)", ago(now, t)))
                 .unwrap_or_default();
             let taken = if row.taken_over { ", taken over" } else { "" };
             let iterations = row
                 .iterations
-                .map(|n| format!(", {}", pagent_engine::count(u64::from(n), "iteration")))
+                .map(|n| format!(", {} done", pagent_engine::count(u64::from(n), "iteration")))
                 .unwrap_or_default();
             format!(
-                "{} by {}{since}{renewed}{iterations}{taken}",
+                "{}: {}{since}{renewed}{iterations}{taken}",
                 state.replace('_', " "),
                 who()
             )
@@ -352,7 +366,7 @@ fn worker_words(row: &WorkerRow, now: Timestamp) -> String {
         .map(|c| format!(", {}", pagent_engine::usage::format_cost(c)))
         .unwrap_or_default();
     format!(
-        "{} on {}: {}, {holds}, {} landed, {} tokens{cost}, last heard {} by its clock",
+        "{} on {}: {}, {holds}, {} landed, {} tokens{cost}, last heard {} (its clock)",
         names::shown(&row.worker),
         row.host,
         row.state,

@@ -55,7 +55,7 @@ enum Free {
 /// push that gets no answer (the remote is away: the next look tries again).
 pub fn claim_next(
     shared: &Shared,
-    turn: &Turn<'_>,
+    turn: &mut Turn<'_>,
     view: &View,
     observer: &Observer,
     free: usize,

@@ -70,13 +70,13 @@ impl Worker<'_> {
             let due = self.renewal_due();
             if due {
                 let record = self.record();
-                renew(&shared, &turn, &view, &record, Which::Due);
+                renew(&shared, &mut turn, &view, &record, Which::Due);
                 self.record_pushed = Some(Instant::now());
             }
             if self.may_claim() {
                 let free = self.running.jobs as usize - self.threads.len();
                 let skip = self.skip.clone();
-                let claiming = claim_next(&shared, &turn, &view, &self.observer, free, &|s| {
+                let claiming = claim_next(&shared, &mut turn, &view, &self.observer, free, &|s| {
                     skip.contains(s)
                 });
                 drop(turn);
@@ -299,7 +299,7 @@ impl Worker<'_> {
                 return;
             }
             let record = self.record();
-            renew(&shared, &turn, &view, &record, Which::Release);
+            renew(&shared, &mut turn, &view, &record, Which::Release);
             let left = shared.holdings().values().any(|h| !h.lost && !h.settled);
             self.last_view = Some(view);
             if !left {

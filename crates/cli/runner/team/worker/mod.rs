@@ -68,7 +68,7 @@ struct Worker<'o> {
     landed: u32,
     gave_up: u32,
     failed: Option<String>,
-    /// Stories this worker lost or could not run: not claimed again by it.
+    /// Stories this worker could not run: not claimed again by it.
     skip: BTreeSet<String>,
     last_view: Option<View>,
     next_look: Instant,
@@ -218,10 +218,9 @@ impl Worker<'_> {
                 self.gave_up += 1;
                 format!("gave up: {reason}")
             }
-            Outcome::Lost => {
-                self.skip.insert(story.to_owned());
-                "another worker holds it now".to_owned()
-            }
+            // Its thread said where its work went; another worker has the story now (and
+            // this one may take it again, should that one stop).
+            Outcome::Lost => return,
             Outcome::Stopped => "stopped; its claim is released with its work".to_owned(),
             Outcome::Cancelled => "stopped: the team was cancelled".to_owned(),
             Outcome::Failed(why) => {

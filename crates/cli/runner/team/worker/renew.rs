@@ -27,7 +27,13 @@ pub enum Which {
 
 /// Renews (or releases) this worker's claims and pushes its record, in `turn`, right after
 /// the fetch that gave `view` (and `reconcile`).
-pub fn renew(shared: &Shared, turn: &Turn<'_>, view: &View, record: &WorkerRecord, which: Which) {
+pub fn renew(
+    shared: &Shared,
+    turn: &mut Turn<'_>,
+    view: &View,
+    record: &WorkerRecord,
+    which: Which,
+) {
     let Ok(repo) = shared.remote.repo() else {
         return;
     };

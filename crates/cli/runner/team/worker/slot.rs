@@ -328,7 +328,8 @@ fn give_up(shared: &Shared, name: &str, reason: &str) -> Outcome {
             return Outcome::Cancelled;
         }
         let Some(holding) = shared.holding(name).filter(|h| !h.lost) else {
-            return Outcome::Lost;
+            drop(turn);
+            return lost(shared, name);
         };
         if holding.settled {
             return Outcome::GaveUp(reason);
@@ -388,19 +389,23 @@ fn give_up(shared: &Shared, name: &str, reason: &str) -> Outcome {
 /// The claim is another worker's now: this worker's work on the story that went further
 /// than its start is pushed to `salvage/STORY/WORKER` (unless the team was cancelled).
 fn lost(shared: &Shared, name: &str) -> Outcome {
+    let plain = "another worker holds it now".to_owned();
     let Ok(repo) = shared.remote.repo() else {
+        shared.say(name, "lost", plain);
         return Outcome::Lost;
     };
     let start = shared.holding(name).map(|h| h.start);
     let Some(tip) = ref_target(&repo, &format!("refs/heads/pagent/{name}")) else {
+        shared.say(name, "lost", plain);
         return Outcome::Lost;
     };
     if Some(tip) == start || shared.control() == Control::Cancelled {
+        shared.say(name, "lost", plain);
         return Outcome::Lost;
     }
     let refs = &shared.remote.refs;
     let dst = refs.salvage(name, &shared.worker);
-    let turn = shared.remote.turn();
+    let mut turn = shared.remote.turn();
     let expect = refs
         .seen(&dst)
         .and_then(|local| ref_target(&repo, &local))
