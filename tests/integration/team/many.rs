@@ -37,11 +37,14 @@ fn files(dir: &Path) -> BTreeMap<String, u64> {
 /// nothing is written outside the workers' clones and HOMEs.
 #[test]
 fn issue_32_eight_workers_land_a_24_story_plan_each_story_exactly_once() {
-    let plan = prd(24, |i| match i {
-        24 => vec![20, 21, 22, 23],
-        i if i > 4 => vec![i - 4],
+    // Three waves of eight: each story of the second and third waits for one of the
+    // wave before it, and the last for four.
+    let depends = |i: usize| match i {
+        24 => vec![16, 20, 21, 22, 23],
+        i if i > 8 => vec![i - 8],
         _ => vec![],
-    });
+    };
+    let plan = prd(24, depends);
     let world = World::new(
         &[("prd.json", &plan), ("README.md", "a team's project\n")],
         false,
@@ -112,13 +115,9 @@ fn issue_32_eight_workers_land_a_24_story_plan_each_story_exactly_once() {
         .count();
     assert_eq!(done, 24, "{plan:#}");
     // A story that waits for another started only after it landed: its branch holds it.
-    for i in 5..=24usize {
+    for i in 9..=24usize {
         let story = format!("US-{i:03}");
-        let waited: Vec<usize> = if i == 24 {
-            vec![20, 21, 22, 23]
-        } else {
-            vec![i - 4]
-        };
+        let waited = depends(i);
         let commit = row(&status, &story)["commit"].as_str().unwrap().to_owned();
         for dep in waited {
             let dep_commit = row(&status, &format!("US-{dep:03}"))["commit"]

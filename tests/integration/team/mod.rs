@@ -21,7 +21,6 @@ mod words;
 mod workflow;
 
 use std::fs;
-use std::io::Write;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -536,11 +535,4 @@ pub fn row<'a>(status: &'a Value, story: &str) -> &'a Value {
         .iter()
         .find(|s| s["name"] == story)
         .unwrap_or_else(|| panic!("no {story} in {status}"))
-}
-
-/// Writes `text` to `path` (creating folders).
-pub fn write(path: &Path, text: &str) {
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut file = fs::File::create(path).unwrap();
-    file.write_all(text.as_bytes()).unwrap();
 }

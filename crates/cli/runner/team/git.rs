@@ -328,8 +328,7 @@ fn failure(what: &str, timed_out: bool, stderr: &str) -> String {
     let said = stderr
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
-        .next_back()
+        .rfind(|l| !l.is_empty() && !l.starts_with("hint:"))
         .unwrap_or("no word from git");
     format!("{what} failed: {}", super::records::one_line(said))
 }

@@ -72,6 +72,8 @@ pub enum Landing {
 #[derive(Debug, Default)]
 pub struct Rounds {
     pub rejected: u32,
+    /// When the current attempt (its fetch) began: how long one takes sets the backoff.
+    pub attempt: Option<Instant>,
     pub gate_failures: u32,
     pub resolutions: u32,
 }
@@ -86,6 +88,7 @@ pub fn land(shared: &Shared, story: &TeamStory, rounds: &mut Rounds) -> Landing 
         }
         shared.set_phase(name, Phase::Landing);
         let asked = Instant::now();
+        rounds.attempt = Some(asked);
         let view = {
             let mut turn = shared.remote.turn();
             match turn.sync_since(asked) {
@@ -375,9 +378,8 @@ fn push(
         Ok(_) => {
             rounds.rejected += 1;
             drop(turn);
-            // Someone landed first (or the team's state moved): a short, varied pause
-            // keeps the workers that lost the same race from meeting again at once.
-            std::thread::sleep(jitter(rounds.rejected));
+            let took = rounds.attempt.map_or(Duration::ZERO, |a| a.elapsed());
+            std::thread::sleep(backoff(took, rounds.rejected));
             None
         }
         Err(err) => {
@@ -391,11 +393,16 @@ fn push(
     }
 }
 
-/// A few to a few hundred milliseconds, varied by the worker and the round.
-fn jitter(round: u32) -> Duration {
-    let bytes: [u8; 2] = crate::store::door::random_bytes().unwrap_or([round as u8, 7]);
-    let spread = u64::from(u16::from_le_bytes(bytes)) % (50 * u64::from(round.min(8)) + 1);
-    Duration::from_millis(10 + spread)
+/// How long to stand back after the `round`th rejected landing whose attempt took
+/// `took`: someone landed first, and the workers that lost the same race would meet
+/// again at once. A random share of up to `took` times 1, 2, 4, then 8 (exponential
+/// backoff with full jitter, in units of one attempt), so that under contention the
+/// attempts spread out and each has a window of its own.
+fn backoff(took: Duration, round: u32) -> Duration {
+    let bytes: [u8; 4] = crate::store::door::random_bytes().unwrap_or([7, 3, 1, round as u8]);
+    let share = f64::from(u32::from_le_bytes(bytes)) / f64::from(u32::MAX);
+    let unit = took.clamp(Duration::from_millis(50), Duration::from_secs(60));
+    unit.mul_f64(share * f64::from(1u32 << round.saturating_sub(1).min(3)))
 }
 
 /// Sets up the resolution of a conflict between the story and the shared branch.

@@ -114,7 +114,6 @@ impl TeamRefs {
     /// namespace: the plan, the state, every claim and the shared branch; and every
     /// worker's record and salvage (`worker: None`, for status) or only this worker's
     /// record (a worker needs no other's, and fetching them on every look costs).
-
     pub fn refspecs(&self, branch: Option<&str>, worker: Option<&str>) -> Vec<String> {
         let (remote, seen) = (self.remote_prefix(), self.seen_prefix());
         let mut specs = match worker {

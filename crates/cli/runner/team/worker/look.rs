@@ -251,7 +251,7 @@ impl Worker<'_> {
         }
         self.last_view
             .as_ref()
-            .is_some_and(|view| team_is_done(view))
+            .is_some_and(team_is_done)
     }
 
     /// Releases what is still held (unless the team was cancelled), pushes the last
