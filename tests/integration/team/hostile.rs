@@ -199,3 +199,72 @@ fn issue_32_a_hostile_claim_on_the_remote_is_never_believed_and_is_taken_over() 
     );
     assert_eq!(world.landings().len(), 2);
 }
+
+/// A claim as a worker on another machine writes it, its wall-clock times `at` (seconds
+/// since the epoch by that machine's clock), renewal `seq`.
+fn skewed_claim(story: &str, at: u64, seq: u64) -> Vec<u8> {
+    let rfc3339 = |secs: u64| {
+        let out = Command::new("date")
+            .args(["-u", &format!("-d@{secs}"), "+%Y-%m-%dT%H:%M:%SZ"])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    serde_json::to_vec(&json!({
+        "version": 1, "story": story, "worker": "skewed", "host": "far-away",
+        "holding": format!("skew{story}"), "seq": seq, "since": rfc3339(at - seq),
+        "renewed_at": rfc3339(at),
+        "lease_secs": 3, "phase": "working", "iterations": 0
+    }))
+    .unwrap()
+}
+
+/// Issue 32: two machines whose clocks are a year off ours (one behind, one ahead) hold
+/// one story each and keep renewing. A worker here never takes either over while they
+/// renew (though by its own clock one claim is a year stale and the other not yet
+/// made), and takes both over a lease after the renewals stop: clock skew never lets
+/// two workers hold one story, and never keeps a dead one's story from the team.
+#[test]
+fn issue_32_clock_skew_between_machines_never_lets_two_workers_hold_one_story() {
+    let world = World::new(&[("prd.json", &prd(2, |_| vec![]))], false);
+    let start = world.start(&["prd.json", "--name", "skew", "--lease", "3s"]);
+    assert_eq!(start.code, Some(0), "{start}");
+    let year = 365 * 24 * 3600;
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let renew = |seq: u64| {
+        for (story, at) in [("US-001", now() - year), ("US-002", now() + year)] {
+            let refname = format!("refs/pagent/teams/skew/claims/{story}");
+            plant(&world, &refname, "claim.json", &skewed_claim(story, at, seq));
+        }
+    };
+    renew(1);
+    let mut worker = world.worker("w1", &["-j", "2"]);
+    // Three leases of renewals every 0.8 s, as a live holder renews every lease / 3.
+    let renewing = std::time::Instant::now();
+    let mut seq = 1;
+    while renewing.elapsed() < Duration::from_secs(9) {
+        std::thread::sleep(Duration::from_millis(800));
+        seq += 1;
+        renew(seq);
+        assert!(
+            world.landings().is_empty(),
+            "a story landed while its skewed holder renewed:\n{}",
+            worker.output()
+        );
+    }
+    let output = worker.output();
+    assert!(!output.contains("taken over"), "{output}");
+    let status = world.status();
+    for story in ["US-001", "US-002"] {
+        assert_eq!(row(&status, story)["state"], "working", "{status:#}");
+    }
+    // The holders are gone now: the worker takes both over and lands them.
+    assert_eq!(worker.wait(LIMIT), Some(0), "{}", worker.output());
+    assert_eq!(world.landings().len(), 2, "{}", worker.output());
+    assert_eq!(worker.output().matches("taken over from skewed").count(), 2);
+}
