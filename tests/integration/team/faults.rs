@@ -411,3 +411,47 @@ fn issue_32_a_commit_a_person_pushed_to_the_shared_branch_is_kept_and_never_forc
         );
     }
 }
+
+/// Issue 32: a worker cut off from the remote for longer than its lease loses its story
+/// to a worker that can still reach it; the cut-off worker finishes the story's work
+/// offline, and when it is back, it never lands it (its claim's lease rejects it) and
+/// pushes that work to `salvage/STORY/WORKER` instead, so nothing it did is lost. The
+/// story lands once, by the worker that took it over.
+#[test]
+fn issue_32_a_worker_cut_off_past_its_lease_loses_the_story_and_its_work_is_kept_in_salvage() {
+    let mut world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let start = world.start(&["prd.json", "--name", "cut", "--lease", "3s"]);
+    assert_eq!(start.code, Some(0), "{start}");
+    world.control("hold-US-001");
+    let second_way = world.remote.another_way();
+    let mut first = world.worker("w1", &[]);
+    wait_for(LIMIT, "w1 to hold US-001", || {
+        world.ctl_lines("log").iter().any(|l| l == "holding US-001")
+    });
+    let mut second = world.worker_via("w2", &[], &[], &second_way.url());
+    // w1's way to the remote goes; w2's stays. w1's loop completes offline.
+    world.remote.stop();
+    world.uncontrol("hold-US-001");
+    wait_for(LIMIT, "w2 to land US-001", || world.landings().len() == 1);
+    world.remote.serve();
+    for worker in [&mut first, &mut second] {
+        assert_eq!(worker.wait(LIMIT), Some(0), "{}", worker.output());
+    }
+    assert!(
+        second.output().contains("taken over from w1"),
+        "{}",
+        second.output()
+    );
+    let salvage = "refs/pagent/teams/cut/salvage/US-001/w1";
+    assert!(
+        first
+            .output()
+            .contains(&format!("this worker's work is kept at {salvage}")),
+        "{}",
+        first.output()
+    );
+    let kept = world.remote_git(&["show", &format!("{salvage}:work/US-001.txt")]);
+    assert!(kept.starts_with("run "), "w1's run is kept: {kept}");
+    assert_eq!(world.landings().len(), 1, "it landed once");
+    assert_eq!(row(&world.status(), "US-001")["worker"], "w2");
+}

@@ -239,7 +239,12 @@ fn issue_32_clock_skew_between_machines_never_lets_two_workers_hold_one_story() 
     let renew = |seq: u64| {
         for (story, at) in [("US-001", now() - year), ("US-002", now() + year)] {
             let refname = format!("refs/pagent/teams/skew/claims/{story}");
-            plant(&world, &refname, "claim.json", &skewed_claim(story, at, seq));
+            plant(
+                &world,
+                &refname,
+                "claim.json",
+                &skewed_claim(story, at, seq),
+            );
         }
     };
     renew(1);

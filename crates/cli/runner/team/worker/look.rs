@@ -249,9 +249,7 @@ impl Worker<'_> {
             self.why_stopped = Some("its spending limit was reached".into());
             return true;
         }
-        self.last_view
-            .as_ref()
-            .is_some_and(team_is_done)
+        self.last_view.as_ref().is_some_and(team_is_done)
     }
 
     /// Releases what is still held (unless the team was cancelled), pushes the last
