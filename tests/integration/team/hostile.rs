@@ -273,3 +273,63 @@ fn issue_32_clock_skew_between_machines_never_lets_two_workers_hold_one_story() 
     assert_eq!(world.landings().len(), 2, "{}", worker.output());
     assert_eq!(worker.output().matches("taken over from skewed").count(), 2);
 }
+
+/// Issue 32: another machine's claim whose work in progress is a history of its own (it
+/// shares nothing with the shared branch) and holds a file the plan never asked for. A
+/// worker taking the story over never builds on it: the story lands once, the shared
+/// branch keeps its whole history (nothing rewritten, nothing of the stranger's merged
+/// in), in bounded time.
+#[test]
+fn issue_32_a_claims_work_from_an_unrelated_history_is_never_merged_into_the_shared_branch() {
+    let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let start = world.start(&["prd.json", "--name", "stranger", "--lease", "3s"]);
+    assert_eq!(start.code, Some(0), "{start}");
+    let seed = world.remote_git(&["rev-parse", "main"]).trim().to_owned();
+    let blob = plumb(
+        &world,
+        &["hash-object", "-w", "--stdin"],
+        b"not from this team\n",
+    );
+    let tree = plumb(
+        &world,
+        &["mktree"],
+        format!("100644 blob {blob}\tstranger.txt\n").as_bytes(),
+    );
+    let work = plumb(
+        &world,
+        &["commit-tree", &tree, "-m", "a stranger's root"],
+        b"",
+    );
+    let claim = skewed_claim("US-001", 1_800_000_000, 1);
+    let blob = plumb(&world, &["hash-object", "-w", "--stdin"], &claim);
+    let tree = plumb(
+        &world,
+        &["mktree"],
+        format!("100644 blob {blob}\tclaim.json\n").as_bytes(),
+    );
+    let commit = plumb(
+        &world,
+        &["commit-tree", &tree, "-p", &work, "-m", "claim"],
+        b"",
+    );
+    plumb(
+        &world,
+        &[
+            "update-ref",
+            "refs/pagent/teams/stranger/claims/US-001",
+            &commit,
+        ],
+        b"",
+    );
+    let mut worker = world.worker("w1", &[]);
+    assert_eq!(worker.wait(LIMIT), Some(0), "{}", worker.output());
+    assert_eq!(world.landings().len(), 1, "{}", worker.output());
+    let ancestor = Command::new("git")
+        .args(["merge-base", "--is-ancestor", &seed, "main"])
+        .current_dir(&world.remote.bare)
+        .status()
+        .unwrap();
+    assert!(ancestor.success(), "main's history was rewritten");
+    let files = world.remote_git(&["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!files.contains("stranger.txt"), "{files}");
+}

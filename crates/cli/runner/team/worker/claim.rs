@@ -85,7 +85,10 @@ pub fn claim_next(
         };
         let (expect, start, from) = match free_kind {
             Free::Fresh => (Expect::Absent, base, None),
-            Free::Stale { oid, work, from } => (Expect::Is(oid), work.unwrap_or(base), Some(from)),
+            Free::Stale { oid, work, from } => {
+                let work = work.filter(|&w| shares_history(&repo, w, base));
+                (Expect::Is(oid), work.unwrap_or(base), Some(from))
+            }
         };
         let nonce = crate::store::door::random_bytes::<8>()
             .map(|b| pagent_engine::seal::hex(&b))
@@ -166,6 +169,13 @@ fn dependencies_landed(repo: &git2::Repository, view: &View, story: &TeamStory, 
             .and_then(|l| Oid::from_str(&l.commit).ok())
             .is_some_and(|commit| holds(repo, base, commit))
     })
+}
+
+/// Whether a claim's work in progress `work` shares history with the shared branch's
+/// `tip`: another machine's claim may carry anything as its work, and a history of its
+/// own (nothing of the team's in it) is never built on, so never merged into the branch.
+fn shares_history(repo: &git2::Repository, work: Oid, tip: Oid) -> bool {
+    repo.merge_base(work, tip).is_ok()
 }
 
 /// Whether `name` may be claimed now, and how.
