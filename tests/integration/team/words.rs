@@ -182,3 +182,69 @@ fn issue_32_pause_and_resume_reach_every_worker_at_its_next_step() {
         pause.stdout, again.stdout, resume.stdout, cancel.stdout, cancel_again.stdout
     )));
 }
+
+/// The stories and what each waits for, as `pagent parallel --dry-run` lists them:
+/// `(name, the one it runs after)`.
+fn dry_run_stories(text: &str) -> Vec<(String, Option<String>)> {
+    let line =
+        regex::Regex::new(r"^  (\S+)  \(branch [^,]+, up to \d+ iterations(?:, after ([^)]+))?\)")
+            .unwrap();
+    text.lines()
+        .filter_map(|l| line.captures(l))
+        .map(|c| (c[1].to_owned(), c.get(2).map(|m| m.as_str().to_owned())))
+        .collect()
+}
+
+/// Issue 32: a team starts from every plan format `pagent parallel` reads (Ralph's
+/// prd.json, Chief, spec-kit, Kiro, ralphex, a JSON list of tasks, a tasks file), with
+/// the same stories in the same order and the same dependencies as `parallel` reads
+/// from it: `team status` lists them, each waiting for what it waits for there.
+#[test]
+fn issue_32_a_team_starts_from_every_plan_format_pagent_reads() {
+    let tasks_json =
+        r#"[{"name": "first", "task": "Write a.txt"}, {"name": "second", "task": "Write b.txt"}]"#;
+    let plans = [
+        ("prd.json", crate::stories::PRD_JSON),
+        ("chief-prd.md", crate::stories::CHIEF),
+        ("speckit-tasks.md", crate::stories::SPECKIT),
+        ("kiro-tasks.md", crate::stories::KIRO),
+        ("ralphex-plan.md", crate::stories::RALPHEX),
+        ("tasks.json", tasks_json),
+        ("tasks.txt", "one: Write one.txt\ntwo: Write two.txt\n"),
+    ];
+    let world = World::new(&plans, false);
+    let home = world.base.join("home-seed");
+    for (i, (file, _)) in plans.iter().enumerate() {
+        let team = format!("format{i}");
+        let dry = world
+            .pagent(
+                &world.seed,
+                &home,
+                &["parallel", file, "--dry-run", "--trust"],
+            )
+            .run();
+        assert_eq!(dry.code, Some(0), "{dry}");
+        let expected = dry_run_stories(&dry.stdout);
+        assert!(!expected.is_empty(), "{file}: {dry}");
+        let start = world.start(&[file, "--name", &team]);
+        assert_eq!(start.code, Some(0), "{file}: {start}");
+        let status = world.team(&["status", "--json", "--team", &team]);
+        assert_eq!(status.code, Some(0), "{status}");
+        let status: Value = serde_json::from_str(&status.stdout).unwrap();
+        let got: Vec<(String, Option<String>)> = status["stories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let waits = s["waits_for"].as_array().map(|w| {
+                    w.iter()
+                        .map(|d| d.as_str().unwrap())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                });
+                (s["name"].as_str().unwrap().to_owned(), waits)
+            })
+            .collect();
+        assert_eq!(got, expected, "{file}: {status:#}");
+    }
+}
