@@ -152,3 +152,47 @@ fn issue_32_eight_workers_land_a_24_story_plan_each_story_exactly_once() {
         }
     }
 }
+
+/// Issue 32: on a lease of a minute (a worker's look is due every 15 s), a worker with a
+/// free slot still sees the team move within seconds: here the team's end. w1 holds the
+/// only story while w2 waits with nothing to claim; once the story lands, w2 is done
+/// within a few seconds, not a whole tick later (a story whose dependency landed, or a
+/// released one, is claimed as soon).
+#[test]
+fn issue_32_an_idle_worker_sees_the_team_move_within_seconds_on_a_long_lease() {
+    let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let start = world.start(&["prd.json", "--name", "idle", "--lease", "1m"]);
+    assert_eq!(start.code, Some(0), "{start}");
+    world.control("hold-US-001");
+    let mut first = world.worker("w1", &[]);
+    wait_for(Duration::from_secs(120), "w1 to hold US-001", || {
+        world.ctl_lines("log").iter().any(|l| l == "holding US-001")
+    });
+    let mut second = world.worker("w2", &[]);
+    wait_for(Duration::from_secs(120), "w2 to join", || {
+        second.output().contains("\"joined\"")
+    });
+    world.uncontrol("hold-US-001");
+    wait_for(Duration::from_secs(120), "US-001 to land", || {
+        world.landings().len() == 1
+    });
+    let landed = Instant::now();
+    assert_eq!(
+        first.wait(Duration::from_secs(120)),
+        Some(0),
+        "{}",
+        first.output()
+    );
+    assert_eq!(
+        second.wait(Duration::from_secs(120)),
+        Some(0),
+        "{}",
+        second.output()
+    );
+    let waited = landed.elapsed();
+    assert!(
+        waited < Duration::from_secs(8),
+        "w2 saw the team's end {waited:?} after the landing:\n{}",
+        second.output()
+    );
+}

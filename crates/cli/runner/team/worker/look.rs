@@ -13,6 +13,9 @@ use crate::cli::exit::ExitStatus;
 use crate::io::now;
 use crate::runner::loop_event::UsageFigures;
 
+/// How soon a worker with a free slot looks at the remote again.
+const IDLE_LOOK: Duration = Duration::from_secs(2);
+
 /// How long the worker keeps trying to release its claims when it ends.
 const RELEASE_PATIENCE: Duration = Duration::from_secs(20);
 
@@ -89,7 +92,11 @@ impl Worker<'_> {
             }
         }
         self.last_view = Some(view);
-        self.next_look = Instant::now() + tick;
+        // A worker with a free slot looks again soon: a story whose dependency just
+        // landed, a dead worker's story, or the team's end shows within IDLE_LOOK, not a
+        // whole tick (15 s on a 5-minute lease) later.
+        let idle = self.may_claim() && self.threads.len() < self.running.jobs as usize;
+        self.next_look = Instant::now() + if idle { tick.min(IDLE_LOOK) } else { tick };
     }
 
     fn went_offline(&mut self, why: &str) {
