@@ -4,7 +4,8 @@
 # against `pagent parallel -j WORKERS --merge` on the same plan on one machine (then one
 # push), over a bare remote served by `git daemon` on 127.0.0.1 (issue 32's scale
 # figures). Prints one line: workers, stories, parallel's wall time, the team's, their
-# ratio, pushes rejected per landing, landings per minute.
+# ratio, pushes rejected per landing, landings per minute. AGENT_SECONDS=S (exported)
+# makes the fake agent take S seconds per story (default 0: the coordination alone).
 set -euo pipefail
 
 workers=${1:?workers}
@@ -25,10 +26,12 @@ export HOME=$base/home
 
 cat > "$base/agent.sh" <<'EOF'
 cat > /dev/null
+sleep "${AGENT_SECONDS:-0}"
 mkdir -p work
 echo "done" > "work/$(basename "$PWD").txt"
 echo '<promise>DONE</promise>'
 EOF
+sed -i "s/\${AGENT_SECONDS:-0}/${AGENT_SECONDS:-0}/" "$base/agent.sh"
 
 stories=""
 for i in $(seq 1 "$n"); do
