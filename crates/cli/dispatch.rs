@@ -18,7 +18,7 @@ use crate::cli::ui;
 use crate::cmd::{
     cancel, dashboard, hook_compact, hook_expansion, hook_post_tool_use, hook_session_end,
     hook_stop, hook_stop_failure, hook_user_prompt, install, log, loop_cmd, parallel, pause,
-    prompt, ralph, resume, run, status, trust,
+    prompt, ralph, resume, run, status, team, trust,
 };
 use crate::io::Io;
 use crate::session::{Hook, hook_stands_aside};
@@ -139,6 +139,7 @@ fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
             let result = parallel::run(&cli.global, env, &args, io);
             from_slash(args.stdin_args, result, io)
         }
+        Command::Team(args) => team::run(&cli.global, env, args, io),
         Command::Dashboard(args) => dashboard::run(env, &args, io),
         Command::Trust(args) => trust::run(&cli.global, env, &args, io),
         Command::Install(args) => install::install(env, &args, io),

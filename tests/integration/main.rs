@@ -68,6 +68,7 @@ mod status;
 mod stories;
 mod story_prompts;
 mod streams;
+mod team;
 mod terminal_stdin;
 mod texts;
 mod trial_cli;

@@ -70,6 +70,9 @@ pub enum Command {
     Loop(Box<LoopArgs>),
     /// Run several ralph loops at once, each in its own git worktree and branch.
     Parallel(ParallelArgs),
+    /// A team of loops across machines: one plan shared through the repository's git
+    /// remote, workers anywhere claiming its stories and landing them on one branch
+    Team(crate::cli::team_args::TeamArgs),
     /// Trust the project's files that make pagent run commands (workflows with commands,
     /// .claude/pagent/config.json, node_modules/typescript, Cargo.toml, the agents' project
     /// configuration): their exact content, until they change

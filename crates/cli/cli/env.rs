@@ -45,6 +45,16 @@ pub struct StandIn {
     pub cwd: PathBuf,
 }
 
+/// Whether a test may rewrite the docs file it holds to the code (`PAGENT_BLESS_DOCS=1`).
+#[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the one place the environment is read"
+)]
+pub fn bless_docs() -> bool {
+    std::env::var_os("PAGENT_BLESS_DOCS").is_some()
+}
+
 /// [`StandIn`], read before anything else on the hooks' hot path: one lookup of an unset
 /// variable in the common case.
 #[allow(
@@ -132,6 +142,14 @@ pub const GIT_REPOSITORY_VARIABLES: &[&str] = &[
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_NAMESPACE",
 ];
+/// A token for the team's remote (what a GitHub Actions job gives pagent): handed to the
+/// team's own `git fetch` and `git push` as an HTTP header, and removed from every other
+/// child's environment. A secret.
+pub const PAGENT_GIT_TOKEN: &str = "PAGENT_GIT_TOKEN";
+/// The machine's name, for a team's status (`HOSTNAME` when exported, `COMPUTERNAME` on
+/// Windows; else the kernel's).
+pub const HOSTNAME: &str = "HOSTNAME";
+pub const COMPUTERNAME: &str = "COMPUTERNAME";
 /// A graphical session to open the dashboard in (X11 or Wayland).
 pub const DISPLAY: &str = "DISPLAY";
 pub const WAYLAND_DISPLAY: &str = "WAYLAND_DISPLAY";
@@ -184,6 +202,9 @@ pub const READ: &[&str] = &[
     TZDIR,
     AI_AGENT,
     CLAUDE_CODE_STOP_HOOK_BLOCK_CAP,
+    PAGENT_GIT_TOKEN,
+    HOSTNAME,
+    COMPUTERNAME,
     // Read by the staged binary before anything else ([`staged_hook_stand_in`]), not by `Env`.
     PAGENT_BIN,
     PAGENT_LAUNCHER_SEEN,
@@ -212,6 +233,10 @@ pub struct Env {
     pub dashboard_token: Option<String>,
     /// `GIT_CONFIG_PARAMETERS`, as inherited.
     pub git_config_parameters: Option<OsString>,
+    /// `PAGENT_GIT_TOKEN`: a token for a team's remote.
+    pub git_token: Option<String>,
+    /// `HOSTNAME` or `COMPUTERNAME`, when set.
+    pub host_name: Option<String>,
     /// Whether a graphical session is there to open a browser in (`DISPLAY` or
     /// `WAYLAND_DISPLAY` set; always on macOS).
     pub has_display: bool,
@@ -274,6 +299,8 @@ impl Env {
             reviewer_bin: non_empty(PAGENT_REVIEWER_BIN).map(PathBuf::from),
             dashboard_token: string(PAGENT_DASHBOARD_TOKEN),
             git_config_parameters: non_empty(GIT_CONFIG_PARAMETERS),
+            git_token: string(PAGENT_GIT_TOKEN),
+            host_name: string(HOSTNAME).or_else(|| string(COMPUTERNAME)),
             has_display: cfg!(target_os = "macos")
                 || non_empty(DISPLAY).is_some()
                 || non_empty(WAYLAND_DISPLAY).is_some(),
@@ -394,7 +421,7 @@ mod tests {
 
     #[test]
     fn every_secret_pagent_reads_is_kept_from_its_children() {
-        let secrets = [PAGENT_DASHBOARD_TOKEN];
+        let secrets = [PAGENT_DASHBOARD_TOKEN, PAGENT_GIT_TOKEN];
         assert_eq!(pagent_door::process::SECRET_VARIABLES, secrets);
     }
 

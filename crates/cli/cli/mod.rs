@@ -12,5 +12,6 @@ pub mod loop_args;
 pub mod screen;
 pub mod stdin_args;
 pub mod task;
+pub mod team_args;
 pub mod terminal;
 pub mod ui;

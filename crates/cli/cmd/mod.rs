@@ -21,4 +21,5 @@ pub mod ralph;
 pub mod resume;
 pub mod run;
 pub mod status;
+pub mod team;
 pub mod trust;

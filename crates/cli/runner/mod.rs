@@ -44,6 +44,7 @@ mod retry;
 mod run;
 pub mod status_line;
 mod stories;
+pub mod team;
 mod usage;
 mod watch;
 pub mod worktree;

@@ -43,6 +43,10 @@ pub struct Task {
     /// the JSON list).
     #[serde(skip)]
     pub after: Vec<String>,
+    /// The story's id in its plan (`US-001`), for a task read from a plan (not a field
+    /// of the JSON list).
+    #[serde(skip)]
+    pub story: Option<String>,
 }
 
 impl Task {
@@ -54,6 +58,7 @@ impl Task {
             max_iterations: None,
             check: None,
             after: Vec::new(),
+            story: None,
         }
     }
 }
@@ -195,6 +200,7 @@ fn plan_tasks(
                 .iter()
                 .filter_map(|dep| names.get(dep.as_str()).cloned())
                 .collect(),
+            story: Some(story.id.clone()),
             ..Task::new(&names[story.id.as_str()], &story.render_task(&plan, &rel))
         })
         .collect())

@@ -17,6 +17,7 @@
 
 pub mod findings;
 pub mod merge;
+pub mod team;
 pub mod templates;
 
 use crate::render::{REASON_CAP, cap_head};

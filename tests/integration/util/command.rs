@@ -35,7 +35,7 @@ fn cleared(key: &str) -> bool {
 }
 
 impl TestCommand {
-    pub(super) fn new(args: &[&str], cwd: &Path, env: String, whole_binary: bool) -> Self {
+    pub(crate) fn new(args: &[&str], cwd: &Path, env: String, whole_binary: bool) -> Self {
         let owns_processes = args.iter().any(|a| *a == "loop" || *a == "parallel");
         TestCommand {
             args: args.iter().map(OsString::from).collect(),

@@ -22,7 +22,7 @@ use crate::setup::tasks::Task;
 use crate::store::project::Project;
 use pagent_door::process::{Input, Launch, Program, Running, SearchPath, Streams};
 
-pub(super) enum Msg {
+pub(in crate::runner) enum Msg {
     Line(usize, String),
     Stderr(usize, String),
     /// The child closed its stdout: it is ending.
@@ -31,7 +31,7 @@ pub(super) enum Msg {
 
 /// How a child takes up its task's worktree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
+pub(in crate::runner) enum Mode {
     /// A new ralph loop for the task (`force`: replacing one that is active there).
     Start { force: bool },
     /// The loop active in the worktree continues: an interrupted task, or a conflict
@@ -41,7 +41,7 @@ pub(super) enum Mode {
 
 /// What every child loop of one `pagent parallel` is started with: this binary, the
 /// cleaned PATH, the project and the parallel plan.
-pub(super) struct Launcher<'a> {
+pub(in crate::runner) struct Launcher<'a> {
     pub exe: &'a Path,
     pub search: &'a SearchPath,
     pub project: &'a Project,
@@ -50,7 +50,7 @@ pub(super) struct Launcher<'a> {
 
 impl Launcher<'_> {
     /// Starts the loop for `task` (row `i`), its output forwarded to `tx`.
-    pub(super) fn spawn(
+    pub(in crate::runner) fn spawn(
         &self,
         task: &Task,
         mode: Mode,

@@ -170,6 +170,7 @@ mod tests {
                 max_iterations: None,
                 check: None,
                 after: Vec::new(),
+                story: None,
             },
             state,
             stage_iteration: "ralph 2/25".into(),

@@ -17,7 +17,7 @@
 //! in `summary`, and the merge queue in `merge`.
 
 mod after;
-mod child;
+pub(in crate::runner) mod child;
 mod holdings;
 mod live;
 pub mod merge;

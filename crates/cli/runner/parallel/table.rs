@@ -194,6 +194,7 @@ mod tests {
                 max_iterations: None,
                 check: None,
                 after: Vec::new(),
+                story: None,
             },
             state: RowState::Running,
             stage_iteration: String::new(),

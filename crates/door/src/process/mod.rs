@@ -23,9 +23,10 @@
 //!   root (`cargo check`, `tsc`, `go vet`, a command the user configured or trusted) runs
 //!   there, and only what the user trusted runs project code.
 //! - **No secret of pagent's reaches a child** ([`SECRET_VARIABLES`]): the user's
-//!   dashboard token is removed from every child's environment, whoever the child is (an
-//!   agent, a check, a reviewer, the notifier, git, gh, a browser opener), and whatever
-//!   the caller set.
+//!   dashboard token and a team's token for its remote are removed from every child's
+//!   environment, whoever the child is (an agent, a check, a reviewer, the notifier,
+//!   git, gh, a browser opener), and whatever the caller set; a team's own git gets the
+//!   token only as the header the team's git module sets for it.
 //! - **Every child is owned**: in its own process group (a job object on Windows), with a
 //!   time limit, its output capped while it is read, and the whole group killed when it
 //!   ends or is stopped.
@@ -59,7 +60,7 @@ pub use spawn::{Running, Streams};
 
 /// The variables holding a secret of pagent's, removed from every child's environment
 /// (`cli/env.rs` names them; its test keeps its list and this one the same).
-pub const SECRET_VARIABLES: &[&str] = &["PAGENT_DASHBOARD_TOKEN"];
+pub const SECRET_VARIABLES: &[&str] = &["PAGENT_DASHBOARD_TOKEN", "PAGENT_GIT_TOKEN"];
 
 /// Where isolated checkers run: a folder no project can write into.
 pub const NEUTRAL_DIR: &str = sys::NEUTRAL_DIR;

@@ -19,3 +19,5 @@ pub const VERIFIER: &str = include_str!("../../builtin/prompts/verifier.md");
 pub const STORIES: &str = include_str!("../../builtin/prompts/stories.md");
 /// `pagent parallel --merge`'s resolution loop, filled by [`super::merge::prompt`].
 pub const MERGE: &str = include_str!("../../builtin/prompts/merge.md");
+/// A team's landing whose checks fail on the merged work, filled by [`super::team::gate`].
+pub const TEAM_GATE: &str = include_str!("../../builtin/prompts/team-gate.md");

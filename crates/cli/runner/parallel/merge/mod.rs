@@ -21,7 +21,7 @@
 //! Nothing is pushed.
 
 mod land;
-mod resolve;
+pub(in crate::runner) mod resolve;
 mod words;
 
 use std::io::Write;

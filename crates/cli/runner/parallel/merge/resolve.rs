@@ -57,6 +57,51 @@ pub(super) fn set_up(
     target: &str,
     keeping: Oid,
 ) -> anyhow::Result<Vec<String>> {
+    let check = task.check.as_deref().or(q.args.check.as_deref());
+    let settings = Resolution {
+        env: q.env,
+        checks: check.into_iter().collect(),
+        trust: q.args.trust,
+        max_iterations: q.args.max_iterations,
+        budget: q.args.budget,
+        task: &task.task,
+        start_git: q.start_git,
+    };
+    // Merged from the branch itself, so the commit message the agent keeps reads
+    // "Merge branch 'main'".
+    start(
+        &settings,
+        tree,
+        &format!("refs/heads/{target}"),
+        target,
+        keeping,
+    )
+}
+
+/// What a resolution loop is set up with: the tasks' settings, the commands that must
+/// pass besides the merge (`pagent parallel --check`, a team's checks), and the task's
+/// text for the prompt.
+#[derive(Debug, Clone)]
+pub(in crate::runner) struct Resolution<'a> {
+    pub env: &'a crate::cli::env::Env,
+    pub checks: Vec<&'a str>,
+    pub trust: bool,
+    pub max_iterations: u32,
+    pub budget: pagent_engine::Budget,
+    pub task: &'a str,
+    /// The repository's git settings when the run began (before any agent of it ran).
+    pub start_git: Option<&'a crate::runner::repo_git::Settings>,
+}
+
+/// [`set_up`] for any ref to merge (`target_ref`, its name for the words `target`): a
+/// local branch, or a team's shared branch as last fetched. The conflicted paths.
+pub(in crate::runner) fn start(
+    settings: &Resolution<'_>,
+    tree: &Worktree,
+    target_ref: &str,
+    target: &str,
+    keeping: Oid,
+) -> anyhow::Result<Vec<String>> {
     let mut repo = crate::store::git::discover(&tree.path)
         .with_context(|| format!("{} is not a git worktree", tree.path.display()))?;
     let mut under_way = None;
@@ -67,13 +112,10 @@ pub(super) fn set_up(
             false
         });
     }
-    // Merged from the branch itself, so the commit message the agent keeps reads
-    // "Merge branch 'main'".
-    let target_ref = repo
-        .find_branch(target, git2::BranchType::Local)
-        .with_context(|| format!("the branch {target} does not exist"))?
-        .into_reference();
-    let theirs = repo.reference_to_annotated_commit(&target_ref)?;
+    let reference = repo
+        .find_reference(target_ref)
+        .with_context(|| format!("the branch {target} does not exist"))?;
+    let theirs = repo.reference_to_annotated_commit(&reference)?;
     let target_tip = under_way.unwrap_or(theirs.id());
     match repo.state() {
         RepositoryState::Merge => {}
@@ -104,15 +146,15 @@ pub(super) fn set_up(
         name: target.to_owned(),
     };
     let project = Project::at(&tree.path)?;
-    let mut state = resolution_state(q, &project, task, &tree.branch, &spec, &conflicted)?;
+    let mut state = resolution_state(settings, &project, &tree.branch, &spec, &conflicted)?;
     // The git settings the task's loop started with (else this run's start): the
     // resolution's agent runs after the task's, and a signed merge is compared with them.
-    state.git_config = plan::own_state(&project, q.env)
+    state.git_config = plan::own_state(&project, settings.env)
         .and_then(|s| s.git_config)
-        .or_else(|| q.start_git.cloned());
+        .or_else(|| settings.start_git.cloned());
     setup::install_state(
         &project,
-        &crate::store::user::UserDir::of(q.env),
+        &crate::store::user::UserDir::of(settings.env),
         &state,
         true,
         Action::Run,
@@ -138,16 +180,14 @@ pub(super) fn previous_spec(state: &State) -> Option<MergeSpec> {
 }
 
 fn resolution_state(
-    q: &Queue<'_>,
+    settings: &Resolution<'_>,
     project: &Project,
-    task: &Task,
     branch: &str,
     spec: &MergeSpec,
     conflicted: &[String],
 ) -> anyhow::Result<State> {
-    let check = task.check.as_deref().or(q.args.check.as_deref());
     let mut exit_when = vec![spec.to_json()];
-    if let Some(check) = check {
+    for check in &settings.checks {
         exit_when.push(json!({"custom": check, "timeout": CHECK_TIMEOUT_SECS}));
     }
     let workflow = Workflow::from_json(
@@ -158,26 +198,27 @@ fn resolution_state(
     let mut notes = Notes::default();
     let backpressure = setup::consented_config(
         project,
-        &crate::store::user::UserDir::of(q.env),
+        &crate::store::user::UserDir::of(settings.env),
         None,
-        q.args.trust,
+        settings.trust,
         &mut notes,
     )?;
     let options = SetupOptions {
-        max_iterations: Some(RESOLVE_ITERATIONS.min(q.args.max_iterations)),
+        max_iterations: Some(RESOLVE_ITERATIONS.min(settings.max_iterations)),
         no_progress_limit: Some(3),
         driver: Driver::Loop,
         backpressure,
-        budget: q.args.budget,
+        budget: settings.budget,
         ..SetupOptions::default()
     };
+    let check = (!settings.checks.is_empty()).then(|| settings.checks.join("` and `"));
     let prompt = pagent_engine::prompt::merge::prompt(&MergeFill {
         branch,
         target: &spec.name,
         target_commit: &spec.merged,
         conflicted,
-        check,
-        task: &task.task,
+        check: check.as_deref(),
+        task: settings.task,
     });
     let mut state = State::new_pipeline(&workflow, vec![prompt], options, None, now());
     // Progress as every loop measures it (the tree and any plan), from the start.

@@ -199,6 +199,7 @@ mod tests {
             max_iterations: None,
             check: None,
             after: Vec::new(),
+            story: None,
         };
         let lines = [
             HEADING.to_owned(),
