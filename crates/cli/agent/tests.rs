@@ -26,6 +26,7 @@ fn run(line: &str, limits: Limits) -> (AgentRun, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let spec = AgentSpec::Command {
         line: line.to_owned(),
+        contain: None,
     };
     fs::create_dir_all(dir.path().join("logs")).unwrap();
     let prompt_file = dir.path().join("logs/iter-1.prompt.md");
@@ -127,6 +128,7 @@ fn a_missing_program_does_not_start() {
         program: pagent_door::process::Program::at("/nonexistent/claude".into()),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
+        contain: None,
     };
     let run = run_agent(
         &spec,
@@ -241,6 +243,7 @@ fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
         program: pagent_door::process::Program::at(fake),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
+        contain: None,
     };
     // Over the 128 KiB a single argument may have.
     let prompt = "p".repeat(300 * 1024);
@@ -282,6 +285,7 @@ fn the_agent_gets_its_folder_as_pwd() {
         program: pagent_door::process::Program::at(fake),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
+        contain: None,
     };
     let run = run_agent(
         &spec,

@@ -32,6 +32,7 @@ mod prepare;
 pub mod progress;
 pub mod repo_git;
 mod retry;
+mod sandbox;
 pub mod status_line;
 mod stories;
 mod usage;
@@ -97,6 +98,12 @@ pub fn drive(
     }
     prepare::refuse_nothing_to_resume(&project, &args)?;
     let agent = agent_spec(&args.agent, env, &search)?;
+    let git_dir = base_root.join(".git");
+    let writable: &[&std::path::Path] = match &tree {
+        Some(_) => &[&project.root, &git_dir],
+        None => &[&project.root],
+    };
+    let agent = sandbox::contain(agent, &args.agent, env, writable, &search)?;
     let user_dir = &UserDir::of(env);
     // The agent reads the project's own configuration: what can run commands needs trust
     // before the first worker starts, like a workflow's commands.
@@ -138,6 +145,12 @@ pub fn drive(
         &project.root.display().to_string(),
         resumed,
     );
+    if let Some(walls) = agent.containment() {
+        progress.note(&format!(
+            "pagent loop: {}",
+            crate::cli::sandbox::started(walls.has_network())
+        ));
+    }
     // Which account pays, said before anything is spent.
     if let AgentSpec::Known { kind, .. } = &agent {
         progress.note(&format!(

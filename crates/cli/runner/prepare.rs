@@ -33,7 +33,7 @@ pub(super) fn agent_spec(
     search: &SearchPath,
 ) -> anyhow::Result<AgentSpec> {
     if let Some(line) = &args.command {
-        return Ok(AgentSpec::Command { line: line.clone() });
+        return Ok(AgentSpec::Command { line: line.clone(), contain: None });
     }
     let (kind, name) = (args.agent, args.agent.name());
     let program = match &args.agent_bin {
@@ -47,6 +47,7 @@ pub(super) fn agent_spec(
         program,
         permission_mode: args.permission_mode.clone(),
         extra_args: args.agent_args.clone(),
+        contain: None,
     })
 }
 

@@ -1,0 +1,47 @@
+//! What pagent says about `--sandbox`: why a loop refuses to start uncontained, and the
+//! line a contained loop starts with. Never silently unsandboxed: each refusal is one
+//! sentence naming what to install or what to do instead (docs/security.md says the rest).
+
+use pagent_door::process::ContainError;
+use pagent_protocol::stream::AgentKind;
+
+/// Why `--sandbox` cannot contain this loop's agent here.
+pub fn refusal(err: &ContainError) -> String {
+    match err {
+        ContainError::Missing => "--sandbox runs the agent inside bubblewrap, which is not \
+             installed: install it (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf \
+             install bubblewrap), or run without --sandbox"
+            .to_owned(),
+        ContainError::Platform => "--sandbox runs the agent inside bubblewrap, which only Linux \
+             has: on this system, run without --sandbox"
+            .to_owned(),
+        ContainError::Broken { program, why } => format!(
+            "--sandbox cannot start bubblewrap ({}) here: {why}; allow unprivileged user \
+             namespaces (sysctl kernel.unprivileged_userns_clone=1), or run without --sandbox",
+            program.display()
+        ),
+    }
+}
+
+/// Why `--sandbox` refuses an agent CLI it does not contain yet.
+pub fn uncontained_agent(kind: AgentKind) -> String {
+    format!(
+        "--sandbox does not contain {} yet (it contains --command agents and OpenCode): use \
+         one of those, or run without --sandbox",
+        kind.name()
+    )
+}
+
+/// The line a contained loop starts with; `network` when the agent keeps it (an agent
+/// CLI that talks to its API).
+pub fn started(network: bool) -> String {
+    let net = if network {
+        "its network is not limited (it talks to its API)"
+    } else {
+        "it has no network"
+    };
+    format!(
+        "the agent runs contained (bubblewrap): it writes only in the project and a private \
+         /tmp, its HOME is empty, {net}, and it sees no other process"
+    )
+}

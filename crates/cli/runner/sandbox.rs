@@ -1,0 +1,67 @@
+//! `--sandbox`: the walls a loop's agent runs inside, chosen once before the first
+//! iteration from the loop's folders and the user's (the door's [`Containment`] builds
+//! them and starts the agent inside). A loop asked to be contained that cannot be refuses
+//! to start: it never runs its agent uncontained instead.
+
+use std::path::Path;
+
+use anyhow::anyhow;
+use pagent_door::process::{Containment, SearchPath};
+use pagent_protocol::stream::AgentKind;
+
+use crate::agent::{AgentSpec, Options};
+use crate::cli::env::Env;
+use crate::cli::sandbox as texts;
+use crate::store::user::UserDir;
+
+/// `agent`, contained when the options ask for it: writable only in `writable` (the
+/// project, and the repository's git folder a worktree commits into).
+pub(super) fn contain(
+    agent: AgentSpec,
+    options: &Options,
+    env: &Env,
+    writable: &[&Path],
+    search: &SearchPath,
+) -> anyhow::Result<AgentSpec> {
+    if !options.sandbox {
+        return Ok(agent);
+    }
+    let opencode = match &agent {
+        AgentSpec::Known { kind, .. } if *kind != AgentKind::Opencode => {
+            return Err(anyhow!(texts::uncontained_agent(*kind)));
+        }
+        AgentSpec::Known { .. } => true,
+        AgentSpec::Command { .. } => false,
+    };
+    let mut walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
+    let home = env.install.home.as_deref();
+    let user_dir = UserDir::of(env);
+    for dir in [home, user_dir.path(), env.install.claude_config_dir.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        walls = walls.hide(dir);
+    }
+    if let Some(home) = home {
+        walls = walls.read_only(&home.join(".gitconfig"));
+        if opencode {
+            walls = opencode_folders(walls, home);
+        }
+    }
+    for dir in writable {
+        walls = walls.writable(dir);
+    }
+    walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
+    Ok(agent.contained(walls))
+}
+
+/// What OpenCode needs of HOME: its configuration (read-only) and its data, state and
+/// cache folders (where it keeps its sessions and logs), and the network for its API.
+fn opencode_folders(walls: Containment, home: &Path) -> Containment {
+    walls
+        .read_only(&home.join(".config/opencode"))
+        .writable(&home.join(".local/share/opencode"))
+        .writable(&home.join(".local/state/opencode"))
+        .writable(&home.join(".cache/opencode"))
+        .network(true)
+}

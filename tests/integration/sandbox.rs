@@ -1,0 +1,134 @@
+//! Issue 35: `--sandbox`, a loop's agent kept to its project. A `--command` agent that
+//! attacks the user's machine (HOME's dotfiles and keys, a server on loopback, another
+//! project, pagent's process and the user's others) is refused each time, while its real
+//! work in the project (files, the project's test script, a `git commit`) succeeds and
+//! the loop completes; without bubblewrap, the loop refuses to start.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pagent_door::process::{Input, Launch, Program, SearchPath, Streams};
+
+use crate::util::*;
+
+/// A process of the user's that the agent tries to kill (a `sleep`).
+fn victim() -> pagent_door::process::Running {
+    let search = SearchPath::new(std::env::var_os("PATH").as_deref(), &[]);
+    let sleep = Program::named("sleep", &search).unwrap();
+    Launch::new(sleep, Path::new("/"), &search)
+        .arg("300")
+        .spawn(Streams {
+            stdin: Input::Null,
+            output: false,
+        })
+        .unwrap()
+}
+
+/// A folder outside the project and outside /tmp (whose writes would land in the
+/// sandbox's private /tmp): another project of the user's.
+fn other_project() -> PathBuf {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(base).unwrap();
+    let dir = tempfile::tempdir_in(base).unwrap().keep();
+    dir.canonicalize().unwrap()
+}
+
+/// The attacking agent: on its first run, each attack and its real work, every outcome
+/// said on stdout (its final message); on its second, the promise.
+fn attacker(env: &TestEnv, port: u16, victim: u32, outside: &Path) -> String {
+    env.write(
+        "test.sh",
+        "echo scratch > \"$TMPDIR/scratch\" && grep -q work work.txt && echo TESTS PASS\n",
+    );
+    env.write(
+        "agent.sh",
+        &format!(
+            "exec 2>&1\n\
+             n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs\n\
+             if [ $n -ge 2 ]; then printf 'Done.\\n<promise>DONE</promise>\\n'; exit 0; fi\n\
+             echo pwned >> \"$HOME/.bashrc\" && echo WROTE bashrc || echo REFUSED bashrc\n\
+             cat \"$HOME/.ssh/id_ed25519\" && echo READ key || echo REFUSED key\n\
+             python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 3)' \
+               && echo REACHED loopback || echo REFUSED loopback\n\
+             echo pwned > '{outside}/pwned' && echo WROTE outside || echo REFUSED outside\n\
+             kill -9 {victim} && echo KILLED victim || echo REFUSED victim\n\
+             for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = pagent ] \
+               && [ \"$(readlink $p/cwd)\" = \"$PWD\" ] && kill -9 ${{p#/proc/}} && killed=1; done\n\
+             [ -n \"$killed\" ] && echo KILLED pagent || echo REFUSED pagent\n\
+             echo work > work.txt && sh test.sh\n\
+             git add work.txt && git -c user.name=A -c user.email=a@example.com commit -qm work \
+               && echo COMMITTED\n",
+            outside = outside.display()
+        ),
+    );
+    "sh agent.sh".to_owned()
+}
+
+#[test]
+fn issue_35_a_contained_command_agent_is_refused_each_attack_while_its_work_succeeds() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    std::fs::write(env.home.join(".ssh/id_ed25519"), "PRIVATE-KEY-35\n").unwrap();
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    server.set_nonblocking(true).unwrap();
+    let port = server.local_addr().unwrap().port();
+    let mut user_process = victim();
+    let outside = other_project();
+    let agent = attacker(&env, port, user_process.id(), &outside);
+    let out = env
+        .bin(&["loop", "--sandbox", "--command", &agent, "ralph", "Work"])
+        .success();
+    assert!(out.stdout.contains("the agent runs contained"), "{out}");
+    let log = std::fs::read_dir(env.path(".claude/pagent/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-ralph-001.log"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap();
+    for refused in ["bashrc", "key", "loopback", "outside", "victim", "pagent"] {
+        assert!(log.contains(&format!("REFUSED {refused}")), "{refused}:\n{log}");
+    }
+    assert!(!log.contains("PRIVATE-KEY-35"), "{log}");
+    assert!(!env.home.join(".bashrc").exists());
+    assert!(!outside.join("pwned").exists());
+    assert!(server.accept().is_err(), "the agent reached the loopback server");
+    assert_eq!(user_process.try_wait(), None, "the user's process was killed");
+    user_process.stop(Duration::from_secs(1));
+    // Its real work: a file, the project's tests, a commit; and the loop completed.
+    assert!(log.contains("TESTS PASS") && log.contains("COMMITTED"), "{log}");
+    assert_eq!(env.read("work.txt"), "work\n");
+    let repo = git2::Repository::open(&env.root).unwrap();
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    assert_eq!(head.message(), Some("work\n"));
+    assert_eq!(env.state()["status"], "complete");
+    assert_eq!(env.state()["iterations"], serde_json::json!([2]));
+}
+
+#[test]
+fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
+    let env = TestEnv::new();
+    // A PATH with a shell and git but no bwrap.
+    let bin = env.path("../bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["sh", "git"] {
+        let search = SearchPath::new(std::env::var_os("PATH").as_deref(), &[]);
+        let real = Program::named(tool, &search).unwrap();
+        std::os::unix::fs::symlink(real.path(), bin.join(tool)).unwrap();
+    }
+    let out = env
+        .bin(&["loop", "--sandbox", "--command", "sh agent.sh", "ralph", "Work"])
+        .env("PATH", &bin)
+        .failure();
+    insta::assert_snapshot!("issue_35_without_bubblewrap", out.stderr);
+    assert!(!env.exists(".claude/pagent/state.json"), "{}", env.dump());
+}
+
+#[test]
+fn issue_35_sandbox_refuses_an_agent_cli_it_does_not_contain() {
+    let env = TestEnv::new();
+    let out = env
+        .bin(&["loop", "--sandbox", "--agent", "codex", "--agent-bin", "/bin/true", "ralph", "Work"])
+        .failure();
+    insta::assert_snapshot!("issue_35_sandbox_refuses_codex", out.stderr);
+}
