@@ -132,3 +132,41 @@ fn issue_35_sandbox_refuses_an_agent_cli_it_does_not_contain() {
         .failure();
     insta::assert_snapshot!("issue_35_sandbox_refuses_codex", out.stderr);
 }
+
+#[test]
+fn issue_35_status_and_the_overview_say_a_loop_is_contained() {
+    let env = TestEnv::new();
+    env.write(
+        "agent.sh",
+        "cat > /dev/null\nwhile [ ! -f go ]; do sleep 0.05; done\necho '<promise>DONE</promise>'\n",
+    );
+    let mut child = env
+        .bin(&["loop", "--json", "--sandbox", "--command", "sh agent.sh", "ralph", "Task"])
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    for line in lines.by_ref() {
+        let event: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["event"] == "iteration_started" {
+            break;
+        }
+    }
+    let human = env.cmd(&["status"]).success().stdout;
+    let json = env.status();
+    let all = env.cmd(&["status", "--all"]).success().stdout;
+    let rows: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--all", "--json"]).success().stdout).unwrap();
+    env.write("go", "");
+    lines.for_each(drop);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let mut filters = crate::util::snapshot::filters();
+    filters.push((r"waiting \d+s", "waiting [T]"));
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!("issue_35_status_contained", format!("{human}---\n{all}"));
+    });
+    assert_eq!(json["contained"], true, "{json}");
+    assert_eq!(rows[0]["contained"], true, "{rows}");
+    assert_eq!(env.state()["contained"], true);
+}

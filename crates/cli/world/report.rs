@@ -70,6 +70,8 @@ pub struct Report {
     /// after Ctrl-C or a crash: `pagent loop` resumes it); `None` for other loops, or
     /// when it cannot be told.
     runner_running: Option<bool>,
+    /// `pagent loop --sandbox`: the loop's agent runs contained (docs/security.md).
+    contained: bool,
     /// The project, for the hint that resumes an interrupted loop.
     #[serde(skip)]
     root: String,
@@ -238,6 +240,7 @@ pub fn build(project: &Project, user_dir: &UserDir, state: &State, sealed: bool)
             text: f.describe(end),
         }),
         runner_running,
+        contained: state.contained,
         root: project.root.display().to_string(),
     }
 }
