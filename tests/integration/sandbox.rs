@@ -87,16 +87,29 @@ fn issue_35_a_contained_command_agent_is_refused_each_attack_while_its_work_succ
         .map(|p| std::fs::read_to_string(p).unwrap())
         .unwrap();
     for refused in ["bashrc", "key", "loopback", "outside", "victim", "pagent"] {
-        assert!(log.contains(&format!("REFUSED {refused}")), "{refused}:\n{log}");
+        assert!(
+            log.contains(&format!("REFUSED {refused}")),
+            "{refused}:\n{log}"
+        );
     }
     assert!(!log.contains("PRIVATE-KEY-35"), "{log}");
     assert!(!env.home.join(".bashrc").exists());
     assert!(!outside.join("pwned").exists());
-    assert!(server.accept().is_err(), "the agent reached the loopback server");
-    assert_eq!(user_process.try_wait(), None, "the user's process was killed");
+    assert!(
+        server.accept().is_err(),
+        "the agent reached the loopback server"
+    );
+    assert_eq!(
+        user_process.try_wait(),
+        None,
+        "the user's process was killed"
+    );
     user_process.stop(Duration::from_secs(1));
     // Its real work: a file, the project's tests, a commit; and the loop completed.
-    assert!(log.contains("TESTS PASS") && log.contains("COMMITTED"), "{log}");
+    assert!(
+        log.contains("TESTS PASS") && log.contains("COMMITTED"),
+        "{log}"
+    );
     assert_eq!(env.read("work.txt"), "work\n");
     let repo = git2::Repository::open(&env.root).unwrap();
     let head = repo.head().unwrap().peel_to_commit().unwrap();
@@ -117,20 +130,49 @@ fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
         std::os::unix::fs::symlink(real.path(), bin.join(tool)).unwrap();
     }
     let out = env
-        .bin(&["loop", "--sandbox", "--command", "sh agent.sh", "ralph", "Work"])
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Work",
+        ])
         .env("PATH", &bin)
         .failure();
     insta::assert_snapshot!("issue_35_without_bubblewrap", out.stderr);
-    assert!(!env.exists(".claude/pagent/state.json"), "{}", env.dump());
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
 }
 
 #[test]
 fn issue_35_sandbox_refuses_an_agent_cli_it_does_not_contain() {
     let env = TestEnv::new();
-    let out = env
-        .bin(&["loop", "--sandbox", "--agent", "codex", "--agent-bin", "/bin/true", "ralph", "Work"])
-        .failure();
-    insta::assert_snapshot!("issue_35_sandbox_refuses_codex", out.stderr);
+    let mut said = String::new();
+    for agent in ["claude", "codex", "opencode"] {
+        let out = env
+            .bin(&[
+                "loop",
+                "--sandbox",
+                "--agent",
+                agent,
+                "--agent-bin",
+                "/bin/true",
+                "ralph",
+                "Work",
+            ])
+            .failure();
+        said.push_str(&out.stderr);
+    }
+    insta::assert_snapshot!("issue_35_sandbox_refuses_agent_clis", said);
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
 }
 
 #[test]
@@ -141,7 +183,15 @@ fn issue_35_status_and_the_overview_say_a_loop_is_contained() {
         "cat > /dev/null\nwhile [ ! -f go ]; do sleep 0.05; done\necho '<promise>DONE</promise>'\n",
     );
     let mut child = env
-        .bin(&["loop", "--json", "--sandbox", "--command", "sh agent.sh", "ralph", "Task"])
+        .bin(&[
+            "loop",
+            "--json",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Task",
+        ])
         .command()
         .stdout(std::process::Stdio::piped())
         .spawn()

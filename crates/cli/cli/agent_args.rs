@@ -89,9 +89,9 @@ pub struct AgentArgs {
     /// waiting for it to reset
     #[arg(global = true, help_heading = "Agent options", long)]
     pub no_limit_wait: bool,
-    /// Run the agent contained (bubblewrap, Linux): it writes only in the project and a
-    /// private /tmp, sees an empty HOME, has no network (OpenCode keeps its own) and no
-    /// other process; refuses to start where that cannot be done (docs/security.md)
+    /// Run a --command agent contained (bubblewrap, Linux): it writes only in the project
+    /// and a private /tmp, sees an empty HOME, has no network and no other process;
+    /// refuses to start where that cannot be done (docs/security.md)
     #[arg(global = true, help_heading = "Agent options", long)]
     pub sandbox: bool,
 }

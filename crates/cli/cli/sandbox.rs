@@ -26,22 +26,14 @@ pub fn refusal(err: &ContainError) -> String {
 /// Why `--sandbox` refuses an agent CLI it does not contain yet.
 pub fn uncontained_agent(kind: AgentKind) -> String {
     format!(
-        "--sandbox does not contain {} yet (it contains --command agents and OpenCode): use \
-         one of those, or run without --sandbox",
+        "--sandbox does not contain {} yet (it contains --command agents): use --command, or \
+         run without --sandbox",
         kind.name()
     )
 }
 
-/// The line a contained loop starts with; `network` when the agent keeps it (an agent
-/// CLI that talks to its API).
-pub fn started(network: bool) -> String {
-    let net = if network {
-        "its network is not limited (it talks to its API)"
-    } else {
-        "it has no network"
-    };
-    format!(
-        "the agent runs contained (bubblewrap): it writes only in the project and a private \
-         /tmp, its HOME is empty, {net}, and it sees no other process"
-    )
+/// The line a contained loop starts with.
+pub fn started() -> &'static str {
+    "the agent runs contained (bubblewrap): it writes only in the project and a private /tmp, \
+     its HOME is empty, it has no network, and it sees no other process"
 }

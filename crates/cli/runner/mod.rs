@@ -145,11 +145,8 @@ pub fn drive(
         &project.root.display().to_string(),
         resumed,
     );
-    if let Some(walls) = agent.containment() {
-        progress.note(&format!(
-            "pagent loop: {}",
-            crate::cli::sandbox::started(walls.has_network())
-        ));
+    if agent.containment().is_some() {
+        progress.note(&format!("pagent loop: {}", crate::cli::sandbox::started()));
     }
     // Which account pays, said before anything is spent.
     if let AgentSpec::Known { kind, .. } = &agent {

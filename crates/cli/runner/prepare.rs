@@ -33,7 +33,10 @@ pub(super) fn agent_spec(
     search: &SearchPath,
 ) -> anyhow::Result<AgentSpec> {
     if let Some(line) = &args.command {
-        return Ok(AgentSpec::Command { line: line.clone(), contain: None });
+        return Ok(AgentSpec::Command {
+            line: line.clone(),
+            contain: None,
+        });
     }
     let (kind, name) = (args.agent, args.agent.name());
     let program = match &args.agent_bin {

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use anyhow::anyhow;
 use pagent_door::process::{Containment, SearchPath};
-use pagent_protocol::stream::AgentKind;
 
 use crate::agent::{AgentSpec, Options};
 use crate::cli::env::Env;
@@ -26,42 +25,32 @@ pub(super) fn contain(
     if !options.sandbox {
         return Ok(agent);
     }
-    let opencode = match &agent {
-        AgentSpec::Known { kind, .. } if *kind != AgentKind::Opencode => {
-            return Err(anyhow!(texts::uncontained_agent(*kind)));
-        }
-        AgentSpec::Known { .. } => true,
-        AgentSpec::Command { .. } => false,
-    };
+    // An agent CLI needs its API (the network) and writes its own configuration in HOME,
+    // which the user's next uncontained run of it would read: not contained yet.
+    if let AgentSpec::Known { kind, .. } = &agent {
+        return Err(anyhow!(texts::uncontained_agent(*kind)));
+    }
     let mut walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
     let home = env.install.home.as_deref();
     let user_dir = UserDir::of(env);
-    for dir in [home, user_dir.path(), env.install.claude_config_dir.as_deref()]
-        .into_iter()
-        .flatten()
+    for dir in [
+        home,
+        user_dir.path(),
+        env.install.claude_config_dir.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
     {
         walls = walls.hide(dir);
     }
     if let Some(home) = home {
         walls = walls.read_only(&home.join(".gitconfig"));
-        if opencode {
-            walls = opencode_folders(walls, home);
-        }
     }
     for dir in writable {
         walls = walls.writable(dir);
     }
-    walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
-    Ok(agent.contained(walls))
-}
-
-/// What OpenCode needs of HOME: its configuration (read-only) and its data, state and
-/// cache folders (where it keeps its sessions and logs), and the network for its API.
-fn opencode_folders(walls: Containment, home: &Path) -> Containment {
     walls
-        .read_only(&home.join(".config/opencode"))
-        .writable(&home.join(".local/share/opencode"))
-        .writable(&home.join(".local/state/opencode"))
-        .writable(&home.join(".cache/opencode"))
-        .network(true)
+        .check(search)
+        .map_err(|e| anyhow!(texts::refusal(&e)))?;
+    Ok(agent.contained(walls))
 }

@@ -17,8 +17,8 @@
 //! - each [`Containment::writable`] folder bound back writable: the project (or its
 //!   worktree, and the repository's git folder a worktree commits into); a hidden
 //!   folder inside one (pagent's config folder inside the project) is hidden after it;
-//! - no network at all unless [`Containment::network`] (`--unshare-net`: only a loopback
-//!   of its own, so no server of the user's on 127.0.0.1 either);
+//! - no network at all (`--unshare-net`: only a loopback of its own, so no server of the
+//!   user's on 127.0.0.1 either);
 //! - its own process namespace, IPC and session (`--unshare-pid --unshare-ipc
 //!   --new-session`): pagent and the user's other processes are not there to signal or
 //!   trace, and it cannot push keys into pagent's terminal (`TIOCSTI`);
@@ -56,12 +56,11 @@ pub struct Containment {
     hidden: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     writable: Vec<PathBuf>,
-    network: bool,
 }
 
 impl Containment {
     /// Containment by the `bwrap` found on `path`, with no walls opened yet: nothing
-    /// hidden, nothing writable, no network.
+    /// hidden, nothing writable.
     pub fn find(path: &SearchPath) -> Result<Containment, ContainError> {
         if !cfg!(target_os = "linux") {
             return Err(ContainError::Platform);
@@ -77,7 +76,6 @@ impl Containment {
             hidden: Vec::new(),
             read_only: Vec::new(),
             writable: Vec::new(),
-            network: false,
         }
     }
 
@@ -97,16 +95,6 @@ impl Containment {
     pub fn writable(mut self, dir: &Path) -> Containment {
         self.writable.push(dir.to_path_buf());
         self
-    }
-
-    /// Whether the child reaches the network (an agent CLI that talks to its API).
-    pub fn network(mut self, on: bool) -> Containment {
-        self.network = on;
-        self
-    }
-
-    pub fn has_network(&self) -> bool {
-        self.network
     }
 
     /// Starts an empty sandbox with these walls once (`true` inside it), so a bwrap that
@@ -170,11 +158,9 @@ impl Containment {
         for dir in outer.iter().chain(&inner) {
             out.extend(["--remount-ro".into(), dir.into()]);
         }
-        if !self.network {
-            out.push("--unshare-net".into());
-        }
         out.extend(
             [
+                "--unshare-net",
                 "--unshare-pid",
                 "--unshare-ipc",
                 "--new-session",
@@ -255,16 +241,9 @@ mod tests {
         at(&["--unshare-pid", "--unshare-ipc", "--new-session"]);
         at(&["--cap-drop", "ALL"]);
         assert!(!args.iter().any(|a| a.contains("no/such")), "{args:?}");
-        assert_eq!(args[args.len() - 6..], [
-            "--chdir",
-            &*project_s,
-            "--",
-            "/bin/sh",
-            "-c",
-            "x"
-        ]);
-        let open = Containment::with(Program::at("/usr/bin/bwrap".into())).network(true);
-        let args = open.wrap(Path::new("/bin/true"), &[], Path::new("/"));
-        assert!(!args.iter().any(|a| a == "--unshare-net"), "{args:?}");
+        assert_eq!(
+            args[args.len() - 6..],
+            ["--chdir", &*project_s, "--", "/bin/sh", "-c", "x"]
+        );
     }
 }
