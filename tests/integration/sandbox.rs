@@ -27,11 +27,12 @@ fn victim() -> pagent_door::process::Running {
 
 /// A folder outside the project and outside /tmp (whose writes would land in the
 /// sandbox's private /tmp): another project of the user's.
-fn other_project() -> PathBuf {
+fn other_project() -> (tempfile::TempDir, PathBuf) {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(base).unwrap();
-    let dir = tempfile::tempdir_in(base).unwrap().keep();
-    dir.canonicalize().unwrap()
+    let dir = tempfile::tempdir_in(base).unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path)
 }
 
 /// The attacking agent: on its first run, each attack and its real work, every outcome
@@ -74,7 +75,7 @@ fn issue_35_a_contained_command_agent_is_refused_each_attack_while_its_work_succ
     server.set_nonblocking(true).unwrap();
     let port = server.local_addr().unwrap().port();
     let mut user_process = victim();
-    let outside = other_project();
+    let (_kept, outside) = other_project();
     let agent = attacker(&env, port, user_process.id(), &outside);
     let out = env
         .bin(&["loop", "--sandbox", "--command", &agent, "ralph", "Work"])
@@ -219,4 +220,63 @@ fn issue_35_status_and_the_overview_say_a_loop_is_contained() {
     assert_eq!(json["contained"], true, "{json}");
     assert_eq!(rows[0]["contained"], true, "{rows}");
     assert_eq!(env.state()["contained"], true);
+}
+
+#[test]
+fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
+    let env = TestEnv::new();
+    for args in [
+        ["symbolic-ref", "HEAD", "refs/heads/main"].as_slice(),
+        &["config", "user.name", "Tess"],
+        &["config", "user.email", "tess@example.com"],
+        &["config", "commit.gpgsign", "false"],
+    ] {
+        crate::git::git(&env.root, args);
+    }
+    env.write("shared.txt", "one\n");
+    crate::git::git(&env.root, &["add", "shared.txt"]);
+    crate::git::git(&env.root, &["commit", "-q", "-m", "init"]);
+    env.write("tasks.txt", "beta: do beta\n");
+    std::fs::write(
+        env.home.join(".netrc"),
+        "machine example.com password hunter2\n",
+    )
+    .unwrap();
+    // Outside HOME and /tmp, which the sandbox hides: a program of the user's.
+    let (_kept, programs) = other_project();
+    let agent = programs.join("agent.sh");
+    std::fs::write(
+        &agent,
+        "cat > /dev/null\necho beta > beta.txt\nls -A \"$HOME\" > home.txt\n\
+         git add beta.txt && git commit -qm 'beta by the agent'\necho '<promise>DONE</promise>'\n",
+    )
+    .unwrap();
+    let line = format!("sh {}", agent.display());
+    let out = env
+        .bin(&[
+            "parallel",
+            "tasks.txt",
+            "--command",
+            &line,
+            "--sandbox",
+            "--json",
+        ])
+        .success();
+    let tree = env.root.join(".pagent/worktrees/beta");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("home.txt")).unwrap(),
+        "",
+        "{out}"
+    );
+    let repo = git2::Repository::open(&env.root).unwrap();
+    let tip = repo
+        .revparse_single("pagent/beta")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let agents = tip.parent(0).unwrap();
+    assert_eq!(agents.message(), Some("beta by the agent\n"), "{out}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--all", "--json"]).success().stdout).unwrap();
+    assert_eq!(rows[0]["contained"], true, "{rows}");
 }
