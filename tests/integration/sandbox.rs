@@ -280,3 +280,27 @@ fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
         serde_json::from_str(&env.cmd(&["status", "--all", "--json"]).success().stdout).unwrap();
     assert_eq!(rows[0]["contained"], true, "{rows}");
 }
+
+#[test]
+fn issue_35_a_project_that_is_home_itself_is_refused_rather_than_exposed() {
+    let env = TestEnv::new();
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Work",
+        ])
+        .env("HOME", &env.root)
+        .failure();
+    insta::with_settings!({filters => crate::util::snapshot::filters()}, {
+        insta::assert_snapshot!("issue_35_project_is_home", out.stderr);
+    });
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}

@@ -2,6 +2,8 @@
 //! line a contained loop starts with. Never silently unsandboxed: each refusal is one
 //! sentence naming what to install or what to do instead (docs/security.md says the rest).
 
+use std::path::Path;
+
 use pagent_door::process::ContainError;
 use pagent_protocol::stream::AgentKind;
 
@@ -29,6 +31,17 @@ pub fn uncontained_agent(kind: AgentKind) -> String {
         "--sandbox does not contain {} yet (it contains --command agents): use --command, or \
          run without --sandbox",
         kind.name()
+    )
+}
+
+/// Why `--sandbox` refuses a project that is (or holds) a folder it hides: HOME itself.
+pub fn holds_hidden(project: &Path, hidden: &Path) -> String {
+    format!(
+        "--sandbox hides HOME and pagent's config folder from the agent, and the project {} \
+         is {} or holds it: run the loop in a project folder of its own (one inside HOME is \
+         fine)",
+        project.display(),
+        hidden.display()
     )
 }
 

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::anyhow;
+use pagent_door::files;
 use pagent_door::process::{Containment, SearchPath};
 
 use crate::agent::{AgentSpec, Options};
@@ -41,6 +42,11 @@ pub(super) fn contain(
     .into_iter()
     .flatten()
     {
+        // A project that holds a folder the walls hide (HOME itself) would bring it back
+        // writable, or be hidden with it.
+        if let Some(project) = writable.iter().find(|w| holds(w, dir)) {
+            return Err(anyhow!(texts::holds_hidden(project, dir)));
+        }
         walls = walls.hide(dir);
     }
     if let Some(home) = home {
@@ -53,4 +59,12 @@ pub(super) fn contain(
         .check(search)
         .map_err(|e| anyhow!(texts::refusal(&e)))?;
     Ok(agent.contained(walls))
+}
+
+/// Whether the folder `outer` is `inner` or holds it, by their real paths.
+fn holds(outer: &Path, inner: &Path) -> bool {
+    match (files::canonical(outer), files::canonical(inner)) {
+        (Ok(outer), Ok(inner)) => inner.starts_with(outer),
+        _ => inner.starts_with(outer),
+    }
 }
