@@ -59,7 +59,8 @@ fn a_command_gets_the_prompt_and_its_stdout_is_the_final_message() {
     );
     assert_eq!(
         run.failure(&AgentSpec::Command {
-            line: String::new()
+            line: String::new(),
+            contain: None,
         }),
         None
     );
@@ -80,7 +81,8 @@ fn a_crash_is_a_failure_to_retry() {
     assert_eq!(run.end, End::Exited(Some(3)));
     assert_eq!(
         run.failure(&AgentSpec::Command {
-            line: String::new()
+            line: String::new(),
+            contain: None,
         })
         .unwrap(),
         "the agent exited with code 3"
