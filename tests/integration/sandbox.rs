@@ -35,6 +35,18 @@ fn other_project() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// A folder for `PATH` with a shell and git but no bwrap.
+fn path_without_bwrap(env: &TestEnv) -> PathBuf {
+    let bin = env.path("../bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["sh", "git"] {
+        let search = SearchPath::new(std::env::var_os("PATH").as_deref(), &[]);
+        let real = Program::named(tool, &search).unwrap();
+        std::os::unix::fs::symlink(real.path(), bin.join(tool)).unwrap();
+    }
+    bin
+}
+
 /// The attacking agent: on its first run, each attack and its real work, every outcome
 /// said on stdout (its final message); on its second, the promise.
 fn attacker(env: &TestEnv, port: u16, victim: u32, outside: &Path) -> String {
@@ -122,14 +134,7 @@ fn issue_35_a_contained_command_agent_is_refused_each_attack_while_its_work_succ
 #[test]
 fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
     let env = TestEnv::new();
-    // A PATH with a shell and git but no bwrap.
-    let bin = env.path("../bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    for tool in ["sh", "git"] {
-        let search = SearchPath::new(std::env::var_os("PATH").as_deref(), &[]);
-        let real = Program::named(tool, &search).unwrap();
-        std::os::unix::fs::symlink(real.path(), bin.join(tool)).unwrap();
-    }
+    let bin = path_without_bwrap(&env);
     let out = env
         .bin(&[
             "loop",
@@ -303,4 +308,23 @@ fn issue_35_a_project_that_is_home_itself_is_refused_rather_than_exposed() {
         "{}",
         env.dump()
     );
+}
+
+#[test]
+fn issue_35_parallel_without_bubblewrap_refuses_before_any_worktree() {
+    let env = TestEnv::new();
+    env.write("tasks.txt", "beta: do beta\n");
+    let bin = path_without_bwrap(&env);
+    let out = env
+        .bin(&[
+            "parallel",
+            "tasks.txt",
+            "--command",
+            "sh agent.sh",
+            "--sandbox",
+        ])
+        .env("PATH", &bin)
+        .failure();
+    insta::assert_snapshot!("issue_35_parallel_without_bubblewrap", out.stderr);
+    assert!(!env.exists(".pagent/worktrees"), "{}", env.dump());
 }

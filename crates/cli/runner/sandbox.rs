@@ -61,6 +61,19 @@ pub(super) fn contain(
     Ok(agent.contained(walls))
 }
 
+/// `pagent parallel --sandbox`: refused before any worktree is made where no task's loop
+/// could contain its agent (each loop checks again, with its own folders).
+pub(super) fn refuse_early(options: &Options, search: &SearchPath) -> anyhow::Result<()> {
+    if !options.sandbox {
+        return Ok(());
+    }
+    if options.command.is_none() {
+        return Err(anyhow!(texts::uncontained_agent(options.agent)));
+    }
+    let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
+    walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
+}
+
 /// Whether the folder `outer` is `inner` or holds it, by their real paths.
 fn holds(outer: &Path, inner: &Path) -> bool {
     match (files::canonical(outer), files::canonical(inner)) {

@@ -60,6 +60,8 @@ pub fn run_tasks(
     exe: &Path,
     io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
+    let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
+    super::sandbox::refuse_early(&args.agent, &search)?;
     let style = Style::for_stdout(env.no_color, io.stdout_is_terminal);
     let live = !args.json && io.stdout_is_terminal && !args.merge_only;
     let out = &mut *io.stdout;
@@ -78,7 +80,6 @@ pub fn run_tasks(
         }
     }
     let (tx, rx) = mpsc::channel();
-    let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
     // Before any task's agent runs: what a signed merge's git is compared with.
     let start_git = repo_git::record(&project.root, env, &search);
     let mut children: Vec<(usize, Running)> = Vec::new();
