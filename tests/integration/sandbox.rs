@@ -4,15 +4,20 @@
 //! work in the project (files, the project's test script, a `git commit`) succeeds and
 //! the loop completes; without bubblewrap, the loop refuses to start.
 
+#[cfg(target_os = "linux")]
 use std::net::TcpListener;
+#[cfg(target_os = "linux")]
 use std::path::{Path, PathBuf};
+#[cfg(target_os = "linux")]
 use std::time::Duration;
 
+#[cfg(target_os = "linux")]
 use pagent_door::process::{Input, Launch, Program, SearchPath, Streams};
 
 use crate::util::*;
 
 /// A process of the user's that the agent tries to kill (a `sleep`).
+#[cfg(target_os = "linux")]
 fn victim() -> pagent_door::process::Running {
     let search = SearchPath::new(std::env::var_os("PATH").as_deref(), &[]);
     let sleep = Program::named("sleep", &search).unwrap();
@@ -27,6 +32,7 @@ fn victim() -> pagent_door::process::Running {
 
 /// A folder outside the project and outside /tmp (whose writes would land in the
 /// sandbox's private /tmp): another project of the user's.
+#[cfg(target_os = "linux")]
 fn other_project() -> (tempfile::TempDir, PathBuf) {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(base).unwrap();
@@ -36,6 +42,7 @@ fn other_project() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// A folder for `PATH` with a shell and git but no bwrap.
+#[cfg(target_os = "linux")]
 fn path_without_bwrap(env: &TestEnv) -> PathBuf {
     let bin = env.path("../bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -49,6 +56,7 @@ fn path_without_bwrap(env: &TestEnv) -> PathBuf {
 
 /// The attacking agent: on its first run, each attack and its real work, every outcome
 /// said on stdout (its final message); on its second, the promise.
+#[cfg(target_os = "linux")]
 fn attacker(env: &TestEnv, port: u16, victim: u32, outside: &Path) -> String {
     env.write(
         "test.sh",
@@ -79,6 +87,7 @@ fn attacker(env: &TestEnv, port: u16, victim: u32, outside: &Path) -> String {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn issue_35_a_contained_command_agent_is_refused_each_attack_while_its_work_succeeds() {
     let env = TestEnv::new();
     std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
@@ -132,6 +141,7 @@ fn issue_35_a_contained_command_agent_is_refused_each_attack_while_its_work_succ
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
     let env = TestEnv::new();
     let bin = path_without_bwrap(&env);
@@ -182,6 +192,7 @@ fn issue_35_sandbox_refuses_an_agent_cli_it_does_not_contain() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn issue_35_status_and_the_overview_say_a_loop_is_contained() {
     let env = TestEnv::new();
     env.write(
@@ -228,6 +239,7 @@ fn issue_35_status_and_the_overview_say_a_loop_is_contained() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
     let env = TestEnv::new();
     for args in [
@@ -287,6 +299,7 @@ fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn issue_35_a_project_that_is_home_itself_is_refused_rather_than_exposed() {
     let env = TestEnv::new();
     let out = env
@@ -311,6 +324,7 @@ fn issue_35_a_project_that_is_home_itself_is_refused_rather_than_exposed() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn issue_35_parallel_without_bubblewrap_refuses_before_any_worktree() {
     let env = TestEnv::new();
     env.write("tasks.txt", "beta: do beta\n");
@@ -327,4 +341,30 @@ fn issue_35_parallel_without_bubblewrap_refuses_before_any_worktree() {
         .failure();
     insta::assert_snapshot!("issue_35_parallel_without_bubblewrap", out.stderr);
     assert!(!env.exists(".pagent/worktrees"), "{}", env.dump());
+}
+
+#[test]
+#[cfg(not(target_os = "linux"))]
+fn issue_35_off_linux_sandbox_refuses_naming_the_platform() {
+    let env = TestEnv::new();
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Work",
+        ])
+        .failure();
+    assert_eq!(
+        out.stderr,
+        "pagent: error: --sandbox runs the agent inside bubblewrap, which only Linux has: on \
+         this system, run without --sandbox\n"
+    );
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
 }

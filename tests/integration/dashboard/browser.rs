@@ -614,6 +614,7 @@ fn item_3_the_page_says_why_a_loop_paused_and_what_to_type() {
 
 /// Issue 35: a loop whose agent ran contained (`--sandbox`) says so on its card.
 #[test]
+#[cfg(target_os = "linux")]
 fn issue_35_the_dashboard_row_says_a_loop_is_contained() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
