@@ -368,3 +368,45 @@ fn issue_35_off_linux_sandbox_refuses_naming_the_platform() {
         env.dump()
     );
 }
+
+/// Processes on this machine whose command line holds `word`.
+#[cfg(target_os = "linux")]
+fn processes_with(word: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(word))
+        .collect()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_the_iteration_timeout_stops_a_contained_agent_and_all_it_started() {
+    let env = TestEnv::new();
+    // A duration no other process on the machine sleeps for.
+    let word = format!("{}.35", 100_000 + std::process::id());
+    env.write(
+        "agent.sh",
+        &format!("cat > /dev/null\nsleep {word} &\nsetsid sleep {word} &\nsleep {word}\n"),
+    );
+    env.bin(&[
+        "loop",
+        "--sandbox",
+        "--command",
+        "sh agent.sh",
+        "--iteration-timeout",
+        "2s",
+        "--retries",
+        "0",
+        "ralph",
+        "--max-iterations",
+        "1",
+        "Work",
+    ])
+    .run();
+    wait_for(Duration::from_secs(10), "the agent's sleeps end", || {
+        processes_with(&word).is_empty()
+    });
+}
