@@ -6,8 +6,9 @@
 #                                      interactive end-to-end suite) and, on Linux,
 #                                      hyperfine and GNU time (the benchmarks), Chromium
 #                                      and chromedriver (the dashboard's browser tests),
-#                                      node and npm, setsid, and ruby (the check of
-#                                      the release's Homebrew formula)
+#                                      node and npm, setsid, ruby (the check of
+#                                      the release's Homebrew formula), and bubblewrap
+#                                      and socat (--sandbox's tests)
 #   scripts/install-tools.sh --cross   also, on x86-64 Linux, what builds and checks the
 #                                      other platforms here (scripts/cross.sh):
 #       Debian's qemu-user and qemu-user-binfmt (qemu-aarch64 registered with
@@ -56,6 +57,10 @@ case $(uname -s) in
         command -v node >/dev/null || missing+=(nodejs npm) # tsc checks and the agent CLIs
         command -v setsid >/dev/null || missing+=(util-linux) # a check whose child leaves its group
         command -v ruby >/dev/null || missing+=(ruby) # the Homebrew formula's check (scripts/check-formula.rb)
+        # --sandbox (tests/integration/sandbox.rs): bubblewrap contains a loop's agent;
+        # socat is what Claude Code's own sandbox needs beside it on Linux.
+        command -v bwrap >/dev/null || missing+=(bubblewrap)
+        command -v socat >/dev/null || missing+=(socat)
         if $cross && [ "$host" = x86_64-unknown-linux-gnu ]; then
             command -v qemu-aarch64 >/dev/null || missing+=(qemu-user)
             [ -e /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || missing+=(qemu-user-binfmt)

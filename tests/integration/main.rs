@@ -61,6 +61,7 @@ mod ralph;
 mod release;
 mod review;
 mod safety;
+mod sandbox;
 mod secrets;
 mod session_words;
 mod soak;

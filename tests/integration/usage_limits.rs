@@ -123,7 +123,7 @@ macro_rules! snapshot_of_a_wait {
     ($text:expr) => {
         insta::with_settings!({filters => vec![
             (r"/tmp/[^ ]*/project", "[PROJECT]"),
-            (r"until \d\d:\d\d", "until [CLOCK]"),
+            (r"until (?:[A-Z][a-z]{2} \d{1,2} )?\d\d:\d\d", "until [CLOCK]"),
             (r"at \d\d?:\d\d [AP]M", "at [CLOCK]"),
             (r"\b\d+m\d\ds\b", "[DURATION]"),
             (r"\b\d+s\b", "[DURATION]"),

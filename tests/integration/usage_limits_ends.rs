@@ -128,7 +128,10 @@ fn issue_21_ctrl_c_during_the_wait_ends_it_within_a_second_and_the_next_loop_wai
             r"iteration · \d+s(, \d+s waited for usage limits| worked, \d+s waited for usage limits)?\n",
             "iteration · [TIME]\n",
         ),
-        (r"\(until \d\d:\d\d\)", "(until [CLOCK])"),
+        (
+            r"\(until (?:[A-Z][a-z]{2} \d{1,2} )?\d\d:\d\d\)",
+            "(until [CLOCK])",
+        ),
         (r"\b\d+h\d\dm\b", "[DURATION]"),
         (r"\b\d+m\d\ds\b", "[DURATION]"),
         (r"\b\d+s\b", "[DURATION]"),

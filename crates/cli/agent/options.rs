@@ -25,4 +25,6 @@ pub struct Options {
     pub limit_wait: Duration,
     pub limit_margin: Duration,
     pub no_limit_wait: bool,
+    /// Run the agent contained (`--sandbox`).
+    pub sandbox: bool,
 }

@@ -244,6 +244,7 @@ fn spec_of(
     let Some(kind) = agent_of(reviewer) else {
         return Ok(AgentSpec::Command {
             line: reviewer.name().to_owned(),
+            contain: None,
         });
     };
     let name = kind.name();
@@ -265,6 +266,7 @@ fn spec_of(
         program,
         permission_mode: "default".to_owned(),
         extra_args: reviewer_args(kind, request, root),
+        contain: None,
     })
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use pagent_protocol::stream::AgentKind;
 
-use pagent_door::process::{Launch, Program, SearchPath};
+use pagent_door::process::{Containment, Launch, Program, SearchPath};
 
 /// Which agent CLI to run, and how.
 #[derive(Debug, Clone)]
@@ -15,17 +15,23 @@ pub enum AgentSpec {
         program: Program,
         permission_mode: String,
         extra_args: Vec<String>,
+        /// The walls it runs inside (`--sandbox`), or none.
+        contain: Option<Containment>,
     },
     /// Any command line, run by `sh -c`: the prompt on stdin and in `$PAGENT_PROMPT_FILE`
     /// (`{prompt_file}` in the line is replaced by that path, quoted).
-    Command { line: String },
+    Command {
+        line: String,
+        /// The walls it runs inside (`--sandbox`), or none.
+        contain: Option<Containment>,
+    },
 }
 
 impl AgentSpec {
     pub fn label(&self) -> String {
         match self {
             AgentSpec::Known { kind, .. } => kind.name().to_owned(),
-            AgentSpec::Command { line } => format!("`{line}`"),
+            AgentSpec::Command { line, .. } => format!("`{line}`"),
         }
     }
 
@@ -36,19 +42,29 @@ impl AgentSpec {
         }
     }
 
-    /// The launch in `cwd`, and whether the prompt goes on stdin.
+    /// The launch in `cwd`, and whether the prompt goes on stdin: inside its walls when
+    /// it is contained.
     pub(super) fn build(
         &self,
         prompt_file: &Path,
         cwd: &Path,
         search: &SearchPath,
     ) -> (Launch, bool) {
+        let (launch, on_stdin) = self.launch(prompt_file, cwd, search);
+        match self.containment() {
+            Some(walls) => (launch.contained(walls.clone()), on_stdin),
+            None => (launch, on_stdin),
+        }
+    }
+
+    fn launch(&self, prompt_file: &Path, cwd: &Path, search: &SearchPath) -> (Launch, bool) {
         match self {
             AgentSpec::Known {
                 kind: AgentKind::Claude,
                 program,
                 permission_mode,
                 extra_args,
+                ..
             } => {
                 let c = Launch::new(program.clone(), cwd, search)
                     .args([
@@ -87,11 +103,30 @@ impl AgentSpec {
                     .args(extra_args);
                 (c, true)
             }
-            AgentSpec::Command { line } => {
+            AgentSpec::Command { line, .. } => {
                 let quoted = format!("'{}'", prompt_file.to_string_lossy().replace('\'', r"'\''"));
                 let c = Launch::shell(&line.replace("{prompt_file}", &quoted), cwd, search);
                 (c, true)
             }
         }
+    }
+
+    /// The walls the agent runs inside, if it is contained (`--sandbox`).
+    pub fn containment(&self) -> Option<&Containment> {
+        match self {
+            AgentSpec::Known { contain, .. } | AgentSpec::Command { contain, .. } => {
+                contain.as_ref()
+            }
+        }
+    }
+
+    /// This agent, run inside `walls`.
+    pub fn contained(mut self, walls: Containment) -> AgentSpec {
+        match &mut self {
+            AgentSpec::Known { contain, .. } | AgentSpec::Command { contain, .. } => {
+                *contain = Some(walls);
+            }
+        }
+        self
     }
 }

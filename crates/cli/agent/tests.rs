@@ -29,6 +29,7 @@ fn run(line: &str, limits: Limits) -> (AgentRun, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let spec = AgentSpec::Command {
         line: line.to_owned(),
+        contain: None,
     };
     fs::create_dir_all(dir.path().join("logs")).unwrap();
     let prompt_file = dir.path().join("logs/iter-1.prompt.md");
@@ -62,7 +63,8 @@ fn a_command_gets_the_prompt_and_its_stdout_is_the_final_message() {
     );
     assert_eq!(
         run.failure(&AgentSpec::Command {
-            line: String::new()
+            line: String::new(),
+            contain: None,
         }),
         None
     );
@@ -83,7 +85,8 @@ fn a_crash_is_a_failure_to_retry() {
     assert_eq!(run.end, End::Exited(Some(3)));
     assert_eq!(
         run.failure(&AgentSpec::Command {
-            line: String::new()
+            line: String::new(),
+            contain: None,
         })
         .unwrap(),
         "the agent exited with code 3"
@@ -131,6 +134,7 @@ fn a_missing_program_does_not_start() {
         program: pagent_door::process::Program::at("/nonexistent/claude".into()),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
+        contain: None,
     };
     let run = Invocation {
         spec: &spec,
@@ -246,6 +250,7 @@ fn opencode_gets_its_prompt_on_stdin_whatever_its_size() {
         program: pagent_door::process::Program::at(fake),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
+        contain: None,
     };
     // Over the 128 KiB a single argument may have.
     let prompt = "p".repeat(300 * 1024);
@@ -288,6 +293,7 @@ fn the_agent_gets_its_folder_as_pwd() {
         program: pagent_door::process::Program::at(fake),
         permission_mode: "acceptEdits".into(),
         extra_args: vec![],
+        contain: None,
     };
     let run = Invocation {
         spec: &spec,

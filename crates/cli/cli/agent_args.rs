@@ -89,6 +89,11 @@ pub struct AgentArgs {
     /// waiting for it to reset
     #[arg(global = true, help_heading = "Agent options", long)]
     pub no_limit_wait: bool,
+    /// Run a --command agent contained (bubblewrap, Linux): it writes only in the project
+    /// and a private /tmp, sees an empty HOME, has no network and no other process;
+    /// refuses to start where that cannot be done (docs/security.md)
+    #[arg(global = true, help_heading = "Agent options", long)]
+    pub sandbox: bool,
 }
 
 /// `90`, `90s`, `45m`, `2h`, `1h30m`: the budgets' reading of a duration, as a `Duration`.

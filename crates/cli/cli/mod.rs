@@ -9,6 +9,7 @@ pub mod costs;
 pub mod env;
 pub mod exit;
 pub mod loop_args;
+pub mod sandbox;
 pub mod screen;
 pub mod stdin_args;
 pub mod task;

@@ -42,6 +42,7 @@ pub mod progress;
 pub mod repo_git;
 mod retry;
 mod run;
+mod sandbox;
 pub mod status_line;
 mod stories;
 pub mod team;

@@ -33,7 +33,10 @@ pub(super) fn agent_spec(
     search: &SearchPath,
 ) -> anyhow::Result<AgentSpec> {
     if let Some(line) = &args.command {
-        return Ok(AgentSpec::Command { line: line.clone() });
+        return Ok(AgentSpec::Command {
+            line: line.clone(),
+            contain: None,
+        });
     }
     let (kind, name) = (args.agent, args.agent.name());
     let program = match &args.agent_bin {
@@ -47,6 +50,7 @@ pub(super) fn agent_spec(
         program,
         permission_mode: args.permission_mode.clone(),
         extra_args: args.agent_args.clone(),
+        contain: None,
     })
 }
 
@@ -73,7 +77,8 @@ pub(super) fn prepare_state(
         None => match store::read_state(project)? {
             Some(state) if state.is_active() => {
                 let runner = runner_lock(project, STATUS_PROBE)?;
-                let (state, resumed) = resume(project, env, search, state, progress)?;
+                let contained = args.agent.sandbox;
+                let (state, resumed) = resume(project, env, search, (state, contained), progress)?;
                 return Ok((state, resumed, runner));
             }
             _ => match stories_spec(project, env, args, search, progress)? {
@@ -89,6 +94,7 @@ pub(super) fn prepare_state(
     // Before any agent of this loop runs: what its git processes are compared with.
     let mut state = state;
     state.git_config = repo_git::record(&project.root, env, search);
+    state.contained = args.agent.sandbox;
     // Without --force, set-up refuses while a loop is active; with it, the runner driving
     // the old loop notices the new one within a moment and lets go of the runner lock.
     let installed = setup::install_state(
@@ -145,12 +151,13 @@ fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<files::Lock>
 
 /// Takes over the active loop (from a crash, Ctrl-C, or the Stop hook). A loop that has
 /// no record of the repository's git configuration (one the Stop hook drove, or set up
-/// by an older pagent) records it now.
+/// by an older pagent) records it now; whether its agent runs contained is this runner's
+/// (`--sandbox` or not), said again.
 fn resume(
     project: &Project,
     env: &Env,
     search: &SearchPath,
-    state: State,
+    (state, contained): (State, bool),
     progress: &mut Progress,
 ) -> anyhow::Result<(State, bool)> {
     let user_dir = &UserDir::of(env);
@@ -163,12 +170,13 @@ fn resume(
         Some(_) => None,
         None => repo_git::record(&project.root, env, search),
     };
-    if state.driver == Driver::Loop && recorded.is_none() {
+    if state.driver == Driver::Loop && recorded.is_none() && state.contained == contained {
         return Ok((state, true));
     }
     let mut next = state.clone();
     next.driver = Driver::Loop;
     next.git_config = recorded.or(next.git_config);
+    next.contained = contained;
     let outcome = pagent_engine::Outcome {
         decision: pagent_engine::Decision::Allow,
         write: Some(next),

@@ -88,9 +88,16 @@ impl<'a, 'p> Runner<'a, 'p> {
         progress: &'a mut Progress<'p>,
         stdin: (&mut dyn std::io::Read, bool),
     ) -> anyhow::Result<(Runner<'a, 'p>, State)> {
-        let (tree, project, search) = open_project(project_flag, env, &args)?;
+        let (tree, project, search, base_root) = open_project(project_flag, env, &args)?;
         prepare::refuse_nothing_to_resume(&project, &args)?;
         let agent = agent_spec(&args.agent, env, &search)?;
+        // A worktree's commits are written in the repository's own git folder.
+        let git_dir = base_root.join(".git");
+        let writable: &[&std::path::Path] = match &tree {
+            Some(_) => &[&project.root, &git_dir],
+            None => &[&project.root],
+        };
+        let agent = super::sandbox::contain(agent, &args.agent, env, writable, &search)?;
         let user_dir = UserDir::of(env);
         trust_agent_config(&project, &user_dir, &agent, &args, progress)?;
         // The seal's secret exists before anything is set up or taken over; the writes
@@ -109,6 +116,9 @@ impl<'a, 'p> Runner<'a, 'p> {
         });
         let root = project.root.display().to_string();
         progress.started(&state, &agent.label(), &root, resumed);
+        if agent.containment().is_some() {
+            progress.note(&format!("pagent loop: {}", crate::cli::sandbox::started()));
+        }
         // Which account pays, said before anything is spent.
         if let AgentSpec::Known { kind, .. } = &agent {
             progress.note(&format!(
@@ -390,7 +400,7 @@ fn open_project(
     project_flag: Option<&std::path::Path>,
     env: &Env,
     args: &LoopPlan,
-) -> anyhow::Result<(Option<Worktree>, Project, SearchPath)> {
+) -> anyhow::Result<(Option<Worktree>, Project, SearchPath, std::path::PathBuf)> {
     let base = Project::resolve(project_flag, env, None)?;
     let base_root = base.root.clone();
     let tree = args
@@ -410,7 +420,7 @@ fn open_project(
     {
         worktree::run_setup(&project.root, setup_line, &search)?;
     }
-    Ok((tree, project, search))
+    Ok((tree, project, search, base_root))
 }
 
 /// The agent reads the project's own configuration: what can run commands needs trust

@@ -32,6 +32,7 @@ pub fn agent_options(args: &AgentArgs) -> Options {
         limit_wait: args.limit_wait,
         limit_margin: args.limit_margin,
         no_limit_wait: args.no_limit_wait,
+        sandbox: args.sandbox,
     }
 }
 
@@ -259,6 +260,9 @@ pub fn agent_cli(args: &Options) -> Vec<String> {
     if args.no_limit_wait {
         out.push("--no-limit-wait".to_owned());
     }
+    if args.sandbox {
+        out.push("--sandbox".to_owned());
+    }
     out
 }
 
@@ -344,6 +348,7 @@ mod tests {
             limit_wait: Duration::from_secs(600),
             limit_margin: Duration::from_secs(5),
             no_limit_wait: true,
+            sandbox: true,
         };
         let cli = agent_cli(&args).join(" ");
         assert!(
@@ -357,7 +362,7 @@ mod tests {
             "{cli}"
         );
         assert!(
-            cli.ends_with("--limit-wait 600s --limit-margin 5s --no-limit-wait"),
+            cli.ends_with("--limit-wait 600s --limit-margin 5s --no-limit-wait --sandbox"),
             "{cli}"
         );
     }

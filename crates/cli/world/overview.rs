@@ -98,6 +98,8 @@ pub struct Figures {
     pub last_feedback: Option<String>,
     pub review: Option<ReviewRow>,
     pub paused_because: Option<String>,
+    /// `pagent loop --sandbox`: the loop's agent runs contained.
+    pub contained: bool,
     /// What to type to go on with a paused loop, and to end it, as its driver takes it.
     pub go_on: Option<String>,
     pub started_at: Timestamp,
@@ -286,6 +288,7 @@ pub fn figures(state: &State, now: Timestamp) -> Figures {
             at: r.at,
         }),
         paused_because: state.paused.as_ref().map(|p| cap(&p.why, TEXT_CAP)),
+        contained: state.contained,
         go_on: None,
         started_at: state.started_at,
         updated_at: state.updated_at,

@@ -73,6 +73,8 @@ pub struct Report {
     /// What the project's logs take on disk, once measured ([`Report::measure_logs`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     logs: Option<LogsReport>,
+    /// `pagent loop --sandbox`: the loop's agent runs contained (docs/security.md).
+    contained: bool,
     /// The project, for the hint that resumes an interrupted loop.
     #[serde(skip)]
     root: String,
@@ -259,6 +261,7 @@ pub fn build(project: &Project, user_dir: &UserDir, state: &State, sealed: bool)
         }),
         runner_running,
         logs: None,
+        contained: state.contained,
         root: project.root.display().to_string(),
     }
 }

@@ -179,6 +179,10 @@ pub struct State {
     /// still this one: an agent can write `.git/config`, and git runs commands from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_config: Option<BTreeMap<String, String>>,
+    /// `pagent loop --sandbox`: the loop's agent runs contained (bubblewrap; see
+    /// docs/security.md), said by `pagent status` and the dashboard.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub contained: bool,
     /// HMAC of everything else with the user's secret (see `seal.rs`).
     pub seal: Option<String>,
 }
@@ -334,6 +338,7 @@ impl State {
             slash_handoff: None,
             session_notice: None,
             git_config: None,
+            contained: false,
             seal: None,
         }
     }

@@ -611,3 +611,31 @@ fn item_3_the_page_says_why_a_loop_paused_and_what_to_type() {
             && t.contains("then /pagent:resume, goes on with it (nothing drives it until then)")
     });
 }
+
+/// Issue 35: a loop whose agent ran contained (`--sandbox`) says so on its card.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_the_dashboard_row_says_a_loop_is_contained() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    env.write(
+        "agent.sh",
+        "cat > /dev/null\necho '<promise>DONE</promise>'\n",
+    );
+    env.bin(&[
+        "loop",
+        "--sandbox",
+        "--command",
+        "sh agent.sh",
+        "ralph",
+        "Work",
+    ])
+    .success();
+    let id = id_of(&env, "project");
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    browser.goto(&dash.url);
+    browser.wait_text(&field(&id, "kind"), Duration::from_secs(10), |t| {
+        t == "ralph loop · pagent loop, contained"
+    });
+}

@@ -118,7 +118,8 @@ function update(card, row) {
     return;
   }
   const shape = g.kind === "ralph" ? "ralph loop" : `pipeline ${g.workflow}`;
-  setText(f.kind, `${shape} · ${ORIGIN[row.origin] || row.origin}`);
+  const contained = g.contained ? ", contained" : "";
+  setText(f.kind, `${shape} · ${ORIGIN[row.origin] || row.origin}${contained}`);
   setText(f.title, g.title);
   setText(f.stage, `${g.stage_number} of ${g.stages} · ${g.stage}`);
   f.stageBar.style.width = `${Math.min(100, (100 * g.stage_number) / Math.max(1, g.stages))}%`;

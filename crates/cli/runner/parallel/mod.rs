@@ -60,6 +60,9 @@ pub fn run_tasks(
     exe: &Path,
     io: &mut Io,
 ) -> anyhow::Result<ExitStatus> {
+    let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
+    // Before any worktree is made: where no loop could contain its agent, none starts.
+    super::sandbox::refuse_early(&args.agent, &search)?;
     let steps = plan::plan(project, env, &tasks, args.force);
     let (rows, queue) = first_rows(tasks, &steps, args.merge_only);
     let mut board = Board {
@@ -74,7 +77,6 @@ pub fn run_tasks(
         queue,
         drawn: 0,
     };
-    let search = SearchPath::new(env.path.as_deref(), &[&project.root]);
     // Before any task's agent runs: what a signed merge's git is compared with.
     let start_git = repo_git::record(&project.root, env, &search);
     let launcher = Launcher {

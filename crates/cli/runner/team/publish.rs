@@ -240,5 +240,8 @@ pub fn agent_options(settings: &AgentSettings, agent_bin: Option<PathBuf>) -> Op
         limit_wait: Duration::from_secs(settings.limit_wait_secs),
         limit_margin: Duration::from_secs(settings.limit_margin_secs),
         no_limit_wait: settings.no_limit_wait,
+        // A team's plan says nothing of containment yet: its workers' agents run as
+        // `pagent loop`'s do without --sandbox (docs/team.md, Limits).
+        sandbox: false,
     }
 }

@@ -61,9 +61,10 @@ fn print_row(row: &LoopRow, style: Style, out: &mut dyn Write) -> std::io::Resul
     };
     writeln!(
         out,
-        " {label}{name} · {} · {}",
+        " {label}{name} · {} · {}{}",
         shape(figures),
-        origin(row.origin)
+        origin(row.origin),
+        if figures.contained { ", contained" } else { "" }
     )?;
     if !figures.title.is_empty() {
         writeln!(out, "{INDENT}{}", printable(&figures.title, false))?;

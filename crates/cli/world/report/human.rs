@@ -169,7 +169,12 @@ fn print_active(report: &Report, style: Style, out: &mut dyn Write) -> std::io::
         (Driver::Loop, _) if report.interrupted() => {
             "not running: its `pagent loop` was interrupted, or crashed".to_owned()
         }
-        (Driver::Loop, _) => "driven by `pagent loop` (fresh agent processes)".to_owned(),
+        (Driver::Loop, _) if report.contained => {
+            "driven by `pagent loop` (fresh agent processes, contained by --sandbox)".to_owned()
+        }
+        (Driver::Loop, _) => {
+            "driven by `pagent loop` (fresh agent processes, not contained)".to_owned()
+        }
         (Driver::Hook, Some(session)) => {
             format!("session: {}", printable(session, false))
         }

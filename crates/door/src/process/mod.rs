@@ -34,12 +34,17 @@
 //!   left the group (`setsid`) and holds the pipe costs a short drain, and what the check
 //!   printed until then still reaches the feedback.
 //!
+//! - **A contained child stays in its project** ([`Launch::contained`]): a loop's agent
+//!   under `--sandbox` starts inside bubblewrap, its walls a value of the launch
+//!   ([`Containment`]) rather than arguments each caller adds.
+//!
 //! The rooms: [`path`] (the search path), [`isolate`] (what each checker needs to be
-//! kept from the project's files), [`run`] (a child run to its end: checks and
+//! kept from the project's files), [`contain`] (the sandbox's walls), [`run`] (a child run to its end: checks and
 //! short commands), [`spawn`] (children that outlive the call: agents, `pagent
 //! parallel`'s loops, the notifier) and [`sys`] (the system calls: groups, signals,
 //! `poll` on Unix; job objects, console control events and peeked pipes on Windows).
 
+mod contain;
 mod isolate;
 mod path;
 mod run;
@@ -53,6 +58,7 @@ use std::process::{Command, Stdio};
 
 use crate::files;
 
+pub use contain::{ContainError, Containment};
 pub use isolate::node_guard;
 pub use path::SearchPath;
 pub use run::{Ran, RunLimits};
@@ -206,6 +212,8 @@ pub struct Launch {
     path: OsString,
     isolated: bool,
     own_group: bool,
+    /// Started inside these walls ([`contain`]), or as it is.
+    contained: Option<Containment>,
 }
 
 impl Launch {
@@ -220,6 +228,7 @@ impl Launch {
             path: path.to_env(),
             isolated: false,
             own_group: true,
+            contained: None,
         }
     }
 
@@ -306,8 +315,19 @@ impl Launch {
         if self.isolated {
             isolate::isolation(self.program.name(), &mut args, &mut set);
         }
-        let mut command = Command::new(self.program.path());
-        command.args(&args).current_dir(&self.cwd);
+        let mut command = match &self.contained {
+            Some(walls) => {
+                let mut command = Command::new(walls.program().path());
+                command.args(walls.wrap(self.program.path(), &args, &self.cwd));
+                command
+            }
+            None => {
+                let mut command = Command::new(self.program.path());
+                command.args(&args);
+                command
+            }
+        };
+        command.current_dir(&self.cwd);
         for key in &self.remove {
             command.env_remove(key);
         }

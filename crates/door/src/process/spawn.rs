@@ -28,6 +28,11 @@ pub struct Running {
 }
 
 impl Running {
+    /// Its process id (the group's, when it has its own).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn take_stdin(&mut self) -> Option<ChildStdin> {
         self.child.stdin.take()
     }

@@ -1,0 +1,249 @@
+//! A child kept to its project: started inside bubblewrap (`bwrap`, Linux only), as a
+//! value of the launch ([`Launch::contained`]) rather than argument lists assembled by
+//! each caller, so that every contained child gets the same walls.
+//!
+//! The walls, in the order bwrap builds them (a later mount covers an earlier one):
+//!
+//! - the whole filesystem read-only (`--ro-bind / /`), a fresh `/dev` and a `/proc` of
+//!   the child's own process namespace;
+//! - an empty private `/tmp` (a tmpfs, `TMPDIR=/tmp`), and `/run/user` emptied (the
+//!   user's agent sockets: ssh-agent, D-Bus, keyrings);
+//! - each [`Containment::hide`] folder replaced by an empty read-only tmpfs (HOME, and
+//!   pagent's config folder wherever it is), so `~/.ssh`, `~/.aws`, `~/.config/gh`,
+//!   `~/.netrc`, the other projects in HOME and pagent's own state are not there to read;
+//!   a write into HOME fails (`Read-only file system`) rather than vanishing silently;
+//! - each [`Containment::read_only`] file put back, read-only (`~/.gitconfig`, so a
+//!   commit keeps the user's name);
+//! - each [`Containment::writable`] folder bound back writable: the project (or its
+//!   worktree, and the repository's git folder a worktree commits into); a hidden
+//!   folder inside one (pagent's config folder inside the project) is hidden after it;
+//! - no network at all (`--unshare-net`: only a loopback of its own, so no server of the
+//!   user's on 127.0.0.1 either);
+//! - its own process namespace, IPC and session (`--unshare-pid --unshare-ipc
+//!   --new-session`): pagent and the user's other processes are not there to signal or
+//!   trace, and it cannot push keys into pagent's terminal (`TIOCSTI`);
+//! - every capability dropped (`--cap-drop ALL`), which matters when pagent runs as root:
+//!   otherwise root inside could remount the read-only filesystem;
+//! - `--die-with-parent`: it ends when pagent does.
+//!
+//! What it is not: a virtual machine. The child shares the kernel, sees the machine's
+//! other files read-only (as the user could read them), and uses the CPU, memory and
+//! disk it likes within the project.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::{Launch, Program, SearchPath};
+
+/// Why a child cannot be contained here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContainError {
+    /// Not Linux: bubblewrap is a Linux program.
+    #[error("this platform has no sandbox pagent can start agents in (bubblewrap is Linux only)")]
+    Platform,
+    /// No `bwrap` on the (cleaned) `PATH`.
+    #[error("bubblewrap (bwrap) is not installed")]
+    Missing,
+    /// `bwrap` is there but could not start a sandbox (user namespaces turned off, say).
+    #[error("bubblewrap ({program}) cannot start a sandbox here: {why}")]
+    Broken { program: PathBuf, why: String },
+}
+
+/// The walls of a contained child (see the module's essay).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Containment {
+    bwrap: Program,
+    hidden: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    writable: Vec<PathBuf>,
+}
+
+impl Containment {
+    /// Containment by the `bwrap` found on `path`, with no walls opened yet: nothing
+    /// hidden, nothing writable.
+    pub fn find(path: &SearchPath) -> Result<Containment, ContainError> {
+        if !cfg!(target_os = "linux") {
+            return Err(ContainError::Platform);
+        }
+        let bwrap = Program::named("bwrap", path).map_err(|_| ContainError::Missing)?;
+        Ok(Containment::with(bwrap))
+    }
+
+    /// Containment by this `bwrap` program.
+    pub fn with(bwrap: Program) -> Containment {
+        Containment {
+            bwrap,
+            hidden: Vec::new(),
+            read_only: Vec::new(),
+            writable: Vec::new(),
+        }
+    }
+
+    /// Replaces the folder `dir` by an empty read-only one (if it exists).
+    pub fn hide(mut self, dir: &Path) -> Containment {
+        self.hidden.push(dir.to_path_buf());
+        self
+    }
+
+    /// Puts back the file or folder `path` (if it exists), read-only.
+    pub fn read_only(mut self, path: &Path) -> Containment {
+        self.read_only.push(path.to_path_buf());
+        self
+    }
+
+    /// Lets the child write in `dir` (if it exists).
+    pub fn writable(mut self, dir: &Path) -> Containment {
+        self.writable.push(dir.to_path_buf());
+        self
+    }
+
+    /// Starts an empty sandbox with these walls once (`true` inside it), so a bwrap that
+    /// cannot work here (user namespaces off) is said before anything else runs.
+    pub fn check(&self, path: &SearchPath) -> Result<(), ContainError> {
+        let broken = |why: String| ContainError::Broken {
+            program: self.bwrap.path().to_path_buf(),
+            why,
+        };
+        let truth = Program::named("true", path).map_err(|e| broken(e.to_string()))?;
+        let ran = Launch::new(truth, Path::new(super::NEUTRAL_DIR), path)
+            .contained(self.clone())
+            .output(std::time::Duration::from_secs(30), 4096)
+            .map_err(|e| broken(e.to_string()))?;
+        if ran.success() {
+            Ok(())
+        } else {
+            let said = ran.stderr.trim();
+            Err(broken(if said.is_empty() {
+                format!("exit {:?}", ran.code)
+            } else {
+                said.to_owned()
+            }))
+        }
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.bwrap
+    }
+
+    /// bwrap's arguments that start `program` with `args` in `cwd` inside the walls.
+    pub(super) fn wrap(&self, program: &Path, args: &[OsString], cwd: &Path) -> Vec<OsString> {
+        let mut out: Vec<OsString> = Vec::new();
+        let mut push = |items: &[&std::ffi::OsStr]| out.extend(items.iter().map(|s| s.into()));
+        push(&["--ro-bind".as_ref(), "/".as_ref(), "/".as_ref()]);
+        push(&["--dev".as_ref(), "/dev".as_ref()]);
+        push(&["--proc".as_ref(), "/proc".as_ref()]);
+        push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
+        if Path::new("/run/user").is_dir() {
+            push(&["--tmpfs".as_ref(), "/run/user".as_ref()]);
+        }
+        let writable: Vec<PathBuf> = existing(&self.writable);
+        // A hidden folder inside a writable one is hidden after that one is bound back.
+        let (inner, outer): (Vec<PathBuf>, Vec<PathBuf>) = existing(&self.hidden)
+            .into_iter()
+            .partition(|h| writable.iter().any(|w| h.starts_with(w) && h != w));
+        // Each hidden folder is an empty tmpfs, made read-only last: the files and
+        // folders put back inside it need their mount points made first.
+        for dir in &outer {
+            out.extend(["--tmpfs".into(), dir.into()]);
+        }
+        for path in existing(&self.read_only) {
+            out.extend(["--ro-bind".into(), path.clone().into(), path.into()]);
+        }
+        for dir in &writable {
+            out.extend(["--bind".into(), dir.into(), dir.into()]);
+        }
+        for dir in &inner {
+            out.extend(["--tmpfs".into(), dir.into()]);
+        }
+        for dir in outer.iter().chain(&inner) {
+            out.extend(["--remount-ro".into(), dir.into()]);
+        }
+        out.extend(
+            [
+                "--unshare-net",
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--new-session",
+                "--die-with-parent",
+                "--cap-drop",
+                "ALL",
+                "--setenv",
+                "TMPDIR",
+                "/tmp",
+            ]
+            .map(OsString::from),
+        );
+        out.extend(["--chdir".into(), cwd.into(), "--".into(), program.into()]);
+        out.extend(args.iter().cloned());
+        out
+    }
+}
+
+/// The paths of `paths` that exist, as real paths (bwrap mounts onto the real path; a
+/// symlinked HOME would otherwise be hidden at its link and still read at its target).
+fn existing(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect()
+}
+
+impl Launch {
+    /// Runs the child inside `containment`'s walls (see [`contain`](self)).
+    pub fn contained(mut self, containment: Containment) -> Launch {
+        self.contained = Some(containment);
+        self
+    }
+
+    pub fn is_contained(&self) -> bool {
+        self.contained.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walls_hide_home_then_bind_the_project_back_and_cut_the_network() {
+        let home = tempfile::tempdir().unwrap();
+        let project = home.path().join("work/p");
+        let state = project.join(".secret-state");
+        std::fs::create_dir_all(&state).unwrap();
+        let home_real = std::fs::canonicalize(home.path()).unwrap();
+        let project_real = home_real.join("work/p");
+        let c = Containment::with(Program::at("/usr/bin/bwrap".into()))
+            .hide(home.path())
+            .hide(&state)
+            .hide(Path::new("/no/such/folder"))
+            .writable(&project);
+        let args: Vec<String> = c
+            .wrap(Path::new("/bin/sh"), &["-c".into(), "x".into()], &project)
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = |needle: &[&str]| {
+            args.windows(needle.len())
+                .position(|w| w == needle)
+                .unwrap_or_else(|| panic!("{needle:?} not in {args:?}"))
+        };
+        let home_s = home_real.to_string_lossy();
+        let project_s = project_real.to_string_lossy();
+        let state_s = project_real.join(".secret-state");
+        let state_s = state_s.to_string_lossy();
+        let hidden = at(&["--tmpfs", &home_s]);
+        let bound = at(&["--bind", &project_s, &project_s]);
+        let inner = at(&["--tmpfs", &state_s]);
+        let sealed = at(&["--remount-ro", &home_s, "--remount-ro", &state_s]);
+        assert!(at(&["--ro-bind", "/", "/"]) < hidden && hidden < bound);
+        assert!(bound < inner && inner < sealed);
+        at(&["--unshare-net"]);
+        at(&["--unshare-pid", "--unshare-ipc", "--new-session"]);
+        at(&["--cap-drop", "ALL"]);
+        assert!(!args.iter().any(|a| a.contains("no/such")), "{args:?}");
+        assert_eq!(
+            args[args.len() - 6..],
+            ["--chdir", &*project_s, "--", "/bin/sh", "-c", "x"]
+        );
+    }
+}

@@ -1,0 +1,415 @@
+//! Issue 35: `--sandbox`, a loop's agent kept to its project. A `--command` agent that
+//! attacks the user's machine (HOME's dotfiles and keys, a server on loopback, another
+//! project, pagent's process and the user's others) is refused each time, while its real
+//! work in the project (files, the project's test script, a `git commit`) succeeds and
+//! the loop completes; without bubblewrap, the loop refuses to start.
+
+#[cfg(target_os = "linux")]
+use std::net::TcpListener;
+#[cfg(target_os = "linux")]
+use std::path::{Path, PathBuf};
+#[cfg(target_os = "linux")]
+use std::time::Duration;
+
+#[cfg(target_os = "linux")]
+use pagent_door::process::{Input, Launch, Program, SearchPath, Streams};
+
+use crate::util::*;
+
+/// A process of the user's that the agent tries to kill (a `sleep`).
+#[cfg(target_os = "linux")]
+fn victim() -> pagent_door::process::Running {
+    let search = SearchPath::new(std::env::var_os("PATH").as_deref(), &[]);
+    let sleep = Program::named("sleep", &search).unwrap();
+    Launch::new(sleep, Path::new("/"), &search)
+        .arg("300")
+        .spawn(Streams {
+            stdin: Input::Null,
+            output: false,
+        })
+        .unwrap()
+}
+
+/// A folder outside the project and outside /tmp (whose writes would land in the
+/// sandbox's private /tmp): another project of the user's.
+#[cfg(target_os = "linux")]
+fn other_project() -> (tempfile::TempDir, PathBuf) {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(base).unwrap();
+    let dir = tempfile::tempdir_in(base).unwrap();
+    let path = dir.path().canonicalize().unwrap();
+    (dir, path)
+}
+
+/// A folder for `PATH` with a shell and git but no bwrap.
+#[cfg(target_os = "linux")]
+fn path_without_bwrap(env: &TestEnv) -> PathBuf {
+    let bin = env.path("../bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["sh", "git"] {
+        let search = SearchPath::new(std::env::var_os("PATH").as_deref(), &[]);
+        let real = Program::named(tool, &search).unwrap();
+        std::os::unix::fs::symlink(real.path(), bin.join(tool)).unwrap();
+    }
+    bin
+}
+
+/// The attacking agent: on its first run, each attack and its real work, every outcome
+/// said on stdout (its final message); on its second, the promise.
+#[cfg(target_os = "linux")]
+fn attacker(env: &TestEnv, port: u16, victim: u32, outside: &Path) -> String {
+    env.write(
+        "test.sh",
+        "echo scratch > \"$TMPDIR/scratch\" && grep -q work work.txt && echo TESTS PASS\n",
+    );
+    env.write(
+        "agent.sh",
+        &format!(
+            "exec 2>&1\n\
+             n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs\n\
+             if [ $n -ge 2 ]; then printf 'Done.\\n<promise>DONE</promise>\\n'; exit 0; fi\n\
+             echo pwned >> \"$HOME/.bashrc\" && echo WROTE bashrc || echo REFUSED bashrc\n\
+             cat \"$HOME/.ssh/id_ed25519\" && echo READ key || echo REFUSED key\n\
+             python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 3)' \
+               && echo REACHED loopback || echo REFUSED loopback\n\
+             echo pwned > '{outside}/pwned' && echo WROTE outside || echo REFUSED outside\n\
+             kill -9 {victim} && echo KILLED victim || echo REFUSED victim\n\
+             for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = pagent ] \
+               && [ \"$(readlink $p/cwd)\" = \"$PWD\" ] && kill -9 ${{p#/proc/}} && killed=1; done\n\
+             [ -n \"$killed\" ] && echo KILLED pagent || echo REFUSED pagent\n\
+             echo work > work.txt && sh test.sh\n\
+             git add work.txt && git -c user.name=A -c user.email=a@example.com commit -qm work \
+               && echo COMMITTED\n",
+            outside = outside.display()
+        ),
+    );
+    "sh agent.sh".to_owned()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_command_agent_is_refused_each_attack_while_its_work_succeeds() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    std::fs::write(env.home.join(".ssh/id_ed25519"), "PRIVATE-KEY-35\n").unwrap();
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    server.set_nonblocking(true).unwrap();
+    let port = server.local_addr().unwrap().port();
+    let mut user_process = victim();
+    let (_kept, outside) = other_project();
+    let agent = attacker(&env, port, user_process.id(), &outside);
+    let out = env
+        .bin(&["loop", "--sandbox", "--command", &agent, "ralph", "Work"])
+        .success();
+    assert!(out.stdout.contains("the agent runs contained"), "{out}");
+    let log = std::fs::read_dir(env.path(".claude/pagent/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-ralph-001.log"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap();
+    for refused in ["bashrc", "key", "loopback", "outside", "victim", "pagent"] {
+        assert!(
+            log.contains(&format!("REFUSED {refused}")),
+            "{refused}:\n{log}"
+        );
+    }
+    assert!(!log.contains("PRIVATE-KEY-35"), "{log}");
+    assert!(!env.home.join(".bashrc").exists());
+    assert!(!outside.join("pwned").exists());
+    assert!(
+        server.accept().is_err(),
+        "the agent reached the loopback server"
+    );
+    assert_eq!(
+        user_process.try_wait(),
+        None,
+        "the user's process was killed"
+    );
+    user_process.stop(Duration::from_secs(1));
+    // Its real work: a file, the project's tests, a commit; and the loop completed.
+    assert!(
+        log.contains("TESTS PASS") && log.contains("COMMITTED"),
+        "{log}"
+    );
+    assert_eq!(env.read("work.txt"), "work\n");
+    let repo = git2::Repository::open(&env.root).unwrap();
+    let head = repo.head().unwrap().peel_to_commit().unwrap();
+    assert_eq!(head.message(), Some("work\n"));
+    assert_eq!(env.state()["status"], "complete");
+    assert_eq!(env.state()["iterations"], serde_json::json!([2]));
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
+    let env = TestEnv::new();
+    let bin = path_without_bwrap(&env);
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Work",
+        ])
+        .env("PATH", &bin)
+        .failure();
+    insta::assert_snapshot!("issue_35_without_bubblewrap", out.stderr);
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+#[test]
+fn issue_35_sandbox_refuses_an_agent_cli_it_does_not_contain() {
+    let env = TestEnv::new();
+    let mut said = String::new();
+    for agent in ["claude", "codex", "opencode"] {
+        let out = env
+            .bin(&[
+                "loop",
+                "--sandbox",
+                "--agent",
+                agent,
+                "--agent-bin",
+                "/bin/true",
+                "ralph",
+                "Work",
+            ])
+            .failure();
+        said.push_str(&out.stderr);
+    }
+    insta::assert_snapshot!("issue_35_sandbox_refuses_agent_clis", said);
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_status_and_the_overview_say_a_loop_is_contained() {
+    let env = TestEnv::new();
+    env.write(
+        "agent.sh",
+        "cat > /dev/null\nwhile [ ! -f go ]; do sleep 0.05; done\necho '<promise>DONE</promise>'\n",
+    );
+    let mut child = env
+        .bin(&[
+            "loop",
+            "--json",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Task",
+        ])
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    for line in lines.by_ref() {
+        let event: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["event"] == "iteration_started" {
+            break;
+        }
+    }
+    let human = env.cmd(&["status"]).success().stdout;
+    let json = env.status();
+    let all = env.cmd(&["status", "--all"]).success().stdout;
+    let rows: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--all", "--json"]).success().stdout).unwrap();
+    env.write("go", "");
+    lines.for_each(drop);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let mut filters = crate::util::snapshot::filters();
+    filters.push((r"waiting \d+s", "waiting [T]"));
+    // Whether a run's log exists yet when status looks is a race: the logs line has its
+    // own snapshots (status::status_shows_what_a_loops_logs_take_and_their_cap).
+    filters.push((r"(?m)^logs: .*$", "logs: [LOGS]"));
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!("issue_35_status_contained", format!("{human}---\n{all}"));
+    });
+    assert_eq!(json["contained"], true, "{json}");
+    assert_eq!(rows[0]["contained"], true, "{rows}");
+    assert_eq!(env.state()["contained"], true);
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
+    let env = TestEnv::new();
+    for args in [
+        ["symbolic-ref", "HEAD", "refs/heads/main"].as_slice(),
+        &["config", "user.name", "Tess"],
+        &["config", "user.email", "tess@example.com"],
+        &["config", "commit.gpgsign", "false"],
+    ] {
+        crate::git::git(&env.root, args);
+    }
+    env.write("shared.txt", "one\n");
+    crate::git::git(&env.root, &["add", "shared.txt"]);
+    crate::git::git(&env.root, &["commit", "-q", "-m", "init"]);
+    env.write("tasks.txt", "beta: do beta\n");
+    std::fs::write(
+        env.home.join(".netrc"),
+        "machine example.com password hunter2\n",
+    )
+    .unwrap();
+    // Outside HOME and /tmp, which the sandbox hides: a program of the user's.
+    let (_kept, programs) = other_project();
+    let agent = programs.join("agent.sh");
+    std::fs::write(
+        &agent,
+        "cat > /dev/null\necho beta > beta.txt\nls -A \"$HOME\" > home.txt\n\
+         git add beta.txt && git commit -qm 'beta by the agent'\necho '<promise>DONE</promise>'\n",
+    )
+    .unwrap();
+    let line = format!("sh {}", agent.display());
+    let out = env
+        .bin(&[
+            "parallel",
+            "tasks.txt",
+            "--command",
+            &line,
+            "--sandbox",
+            "--json",
+        ])
+        .success();
+    let tree = env.root.join(".pagent/worktrees/beta");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("home.txt")).unwrap(),
+        "",
+        "{out}"
+    );
+    let repo = git2::Repository::open(&env.root).unwrap();
+    let tip = repo
+        .revparse_single("pagent/beta")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let agents = tip.parent(0).unwrap();
+    assert_eq!(agents.message(), Some("beta by the agent\n"), "{out}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--all", "--json"]).success().stdout).unwrap();
+    assert_eq!(rows[0]["contained"], true, "{rows}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_project_that_is_home_itself_is_refused_rather_than_exposed() {
+    let env = TestEnv::new();
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Work",
+        ])
+        .env("HOME", &env.root)
+        .failure();
+    insta::with_settings!({filters => crate::util::snapshot::filters()}, {
+        insta::assert_snapshot!("issue_35_project_is_home", out.stderr);
+    });
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_parallel_without_bubblewrap_refuses_before_any_worktree() {
+    let env = TestEnv::new();
+    env.write("tasks.txt", "beta: do beta\n");
+    let bin = path_without_bwrap(&env);
+    let out = env
+        .bin(&[
+            "parallel",
+            "tasks.txt",
+            "--command",
+            "sh agent.sh",
+            "--sandbox",
+        ])
+        .env("PATH", &bin)
+        .failure();
+    insta::assert_snapshot!("issue_35_parallel_without_bubblewrap", out.stderr);
+    assert!(!env.exists(".pagent/worktrees"), "{}", env.dump());
+}
+
+#[test]
+#[cfg(not(target_os = "linux"))]
+fn issue_35_off_linux_sandbox_refuses_naming_the_platform() {
+    let env = TestEnv::new();
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "ralph",
+            "Work",
+        ])
+        .failure();
+    assert_eq!(
+        out.stderr,
+        "pagent: error: --sandbox runs the agent inside bubblewrap, which only Linux has: on \
+         this system, run without --sandbox\n"
+    );
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+/// Processes on this machine whose command line holds `word`.
+#[cfg(target_os = "linux")]
+fn processes_with(word: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(word))
+        .collect()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_the_iteration_timeout_stops_a_contained_agent_and_all_it_started() {
+    let env = TestEnv::new();
+    // A duration no other process on the machine sleeps for.
+    let word = format!("{}.35", 100_000 + std::process::id());
+    env.write(
+        "agent.sh",
+        &format!("cat > /dev/null\nsleep {word} &\nsetsid sleep {word} &\nsleep {word}\n"),
+    );
+    env.bin(&[
+        "loop",
+        "--sandbox",
+        "--command",
+        "sh agent.sh",
+        "--iteration-timeout",
+        "2s",
+        "--retries",
+        "0",
+        "ralph",
+        "--max-iterations",
+        "1",
+        "Work",
+    ])
+    .run();
+    wait_for(Duration::from_secs(10), "the agent's sleeps end", || {
+        processes_with(&word).is_empty()
+    });
+}
