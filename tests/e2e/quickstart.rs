@@ -144,17 +144,28 @@ fn issue_34_the_quick_start_runs_from_a_fresh_clone() {
     assert_eq!(run.code, Some(0));
     assert_eq!(e2e.mock.requests().len(), 2);
     assert_eq!(e2e.status()["status"], "complete");
-    assert_installed_from(&e2e.home, &clone);
+    assert_installed_from(&e2e.home, &clone, &installed.join("bin/pagent"));
 }
 
-/// The plugin the session used is the staged copy of the clone's plugin files.
-fn assert_installed_from(home: &Path, clone: &Path) {
+/// The plugin the session used is the staged copy of the clone's plugin files, with the
+/// installed binary as the program its hooks start (`scripts/pagent`: no launcher).
+fn assert_installed_from(home: &Path, clone: &Path, binary: &Path) {
     let staged = home.join(".local/share/pagent/marketplace");
-    for rel in ["hooks/hooks.json", "commands/ralph.md", "scripts/pagent"] {
+    for rel in ["hooks/hooks.json", "commands/ralph.md"] {
         assert_eq!(
             fs::read(staged.join(rel)).unwrap(),
             fs::read(clone.join(rel)).unwrap(),
             "{rel}"
         );
     }
+    // Compared by digest: a mismatch of two binaries must not print them whole.
+    let digest = |path: &Path| {
+        use sha2::Digest;
+        pagent_engine::seal::hex(&sha2::Sha256::digest(fs::read(path).unwrap()))
+    };
+    assert_eq!(
+        digest(&staged.join("scripts/pagent")),
+        digest(binary),
+        "scripts/pagent is the installed binary"
+    );
 }

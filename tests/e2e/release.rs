@@ -549,20 +549,23 @@ fn issue_34_a_real_publish_sends_each_registry_once_in_order() {
             }
         })
         .collect();
+    // The crates in the order each one's dependencies are there before it.
     assert_eq!(
-        &sent[..4],
+        &sent[..6],
         [
             format!("release v{version}"),
+            "crate pagent-door".to_owned(),
             "crate pagent-engine".to_owned(),
             "crate pagent-protocol".to_owned(),
+            "crate pagent-stories".to_owned(),
             "crate pagent".to_owned()
         ],
         "{calls}"
     );
-    assert_eq!(sent.len(), 4 + 6, "{calls}");
-    assert_eq!(sent[9], format!("npm pagent-{version}.tgz"), "{calls}");
+    assert_eq!(sent.len(), 6 + 6, "{calls}");
+    assert_eq!(sent[11], format!("npm pagent-{version}.tgz"), "{calls}");
     assert!(
-        sent[4..9]
+        sent[6..11]
             .iter()
             .all(|s| s.starts_with("npm pagent-") && *s != format!("npm pagent-{version}.tgz")),
         "{calls}"
