@@ -8,6 +8,14 @@
 //! the 2,000 are run by `scripts/bench.sh --full`, as two loops of 1,000 in a
 //! row, the most one stage allows, and BENCHMARKS.md has the figures).
 
+#![cfg_attr(
+    not(target_os = "linux"),
+    allow(
+        dead_code,
+        reason = "the soak reads /proc: its helpers serve the Linux test alone"
+    )
+)]
+
 use std::io::Read;
 use std::path::Path;
 use std::process::Stdio;
