@@ -34,7 +34,14 @@ fn victim() -> pagent_door::process::Running {
 /// sandbox's private /tmp): another project of the user's.
 #[cfg(target_os = "linux")]
 fn other_project() -> (tempfile::TempDir, PathBuf) {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    // cargo's scratch folder, unless the checkout itself is under /tmp (a clone made
+    // there to try CI): then /var/tmp, which the sandbox leaves as it is.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let base = if target.starts_with("/tmp") {
+        Path::new("/var/tmp")
+    } else {
+        target
+    };
     std::fs::create_dir_all(base).unwrap();
     let dir = tempfile::tempdir_in(base).unwrap();
     let path = dir.path().canonicalize().unwrap();
