@@ -61,6 +61,15 @@ console.log(out.join("\n"));
 say "in this order: $(awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }' <<<"$order")"
 
 if $dry_run; then
+    # cargo unpacks the crates of its dry run's local registry under CARGO_HOME, and when
+    # that registry's folder is the one of an earlier run (this checkout's target/), it
+    # builds against what it unpacked then, not against this run's packages: those stale
+    # copies (local registries' folders start with `-`) go first.
+    while read -r name version; do
+        for stale in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$name-$version"; do
+            if [ -d "$stale" ]; then rm -rf -- "$stale"; fi
+        done
+    done <<<"$order"
     packages=()
     while read -r name _; do packages+=(-p "$name"); done <<<"$order"
     cargo publish --dry-run --allow-dirty --locked "${packages[@]}"
