@@ -61,12 +61,16 @@ console.log(out.join("\n"));
 say "in this order: $(awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }' <<<"$order")"
 
 if $dry_run; then
-    # cargo unpacks the crates of its dry run's local registry under CARGO_HOME, and when
-    # that registry's folder is the one of an earlier run (this checkout's target/), it
-    # builds against what it unpacked then, not against this run's packages: those stale
-    # copies (local registries' folders start with `-`) go first.
+    # cargo unpacks the crates of its dry run's local registry under CARGO_HOME, and builds
+    # them in this checkout's target/; a crate from a registry never changes, so when the
+    # registry's folder is the one of an earlier run, cargo takes what it unpacked and
+    # built then, not this run's packages. Those stale copies (local registries' folders
+    # start with `-`) and builds go first: a crate changed since then must be built anew.
+    target_dir=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps |
+        node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')}
     while read -r name version; do
-        for stale in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$name-$version"; do
+        for stale in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$name-$version" \
+            "$target_dir"/debug/.fingerprint/"$name"-*; do
             if [ -d "$stale" ]; then rm -rf -- "$stale"; fi
         done
     done <<<"$order"
