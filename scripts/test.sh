@@ -126,10 +126,10 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_ARM64:-1}" != 0 ]; then
     # another test thread is busy in the emulator now and then leaves the child asleep on
     # a futex before it execs, for ever (a CI run hung so in a pipeline test on
     # 2026-11-24, after four clean runs). With one test thread that race has no partner.
-    # Left out under the emulator: the 300-iteration soak, whose bounds on pagent's time
-    # per iteration are the host's to measure (under qemu its first and last hundred
-    # differ by the emulator's own noise: it failed so on 2026-11-27); its disk and
-    # memory logic is the door's, which the rest of this run covers on arm64.
+    # Left out under the emulator: the 300-iteration soak, whose bounds (pagent's time
+    # per iteration, its resident memory) are the host's to measure, not qemu's: it
+    # failed under qemu on 2026-11-27. Its disk cap is pagent's own logic over the door,
+    # which the rest of this run covers on arm64.
     PAGENT_TEST_BIN="$arm64_bin" PAGENT_TEST_FOREIGN_BIN="$PWD/target/debug/pagent" \
         PAGENT_TEST_EMULATOR_KB=65536 RUST_TEST_THREADS=1 \
         timed "Linux arm64 under qemu: unit and integration tests" \
