@@ -34,7 +34,9 @@ esac
 
 # The publishable workspace members, each after the members it depends on (normal and
 # build dependencies; dev-dependencies are left out of a published crate).
-order="$(cargo metadata --format-version 1 --no-deps --locked | node -e '
+metadata="$(cargo metadata --format-version 1 --no-deps --locked)" ||
+    fail "cannot read the workspace's crates from cargo metadata"
+order="$(node -e '
 const meta = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const members = new Set(meta.workspace_members);
 const pkgs = meta.packages.filter((p) => members.has(p.id));
@@ -56,7 +58,7 @@ function visit(p, path) {
 }
 pkgs.sort((a, b) => a.name.localeCompare(b.name)).forEach((p) => visit(p, []));
 console.log(out.join("\n"));
-')" || fail "cannot read the workspace's crates from cargo metadata"
+' <<<"$metadata")" || fail "cannot read the workspace's crates from cargo metadata"
 [ -n "$order" ] || fail "the workspace has no crate to publish"
 say "in this order: $(awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }' <<<"$order")"
 
@@ -66,8 +68,8 @@ if $dry_run; then
     # registry's folder is the one of an earlier run, cargo takes what it unpacked and
     # built then, not this run's packages. Those stale copies (local registries' folders
     # start with `-`) and builds go first: a crate changed since then must be built anew.
-    target_dir=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps |
-        node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')}
+    target_dir=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).target_directory)' \
+        <<<"$metadata")
     while read -r name version; do
         for stale in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$name-$version" \
             "$target_dir"/debug/.fingerprint/"$name"-*; do
