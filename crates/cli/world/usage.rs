@@ -124,7 +124,7 @@ pub fn read_caught_up(
         return read_transcript_usage(path, cursor, since);
     };
     let deadline = Instant::now() + wait;
-    let mut len = file_len(path)?;
+    let mut len = created_by(path, deadline)?;
     let mut read = read_transcript_usage(path, cursor, since)?;
     loop {
         let caught_up = read
@@ -145,6 +145,17 @@ pub fn read_caught_up(
             read = read_transcript_usage(path, cursor, since)?;
         }
     }
+}
+
+/// The length of the transcript at `path`, once it exists: Claude Code creates the file
+/// at its first write, which 2.1.197 made after the first Stop hook of `claude -p` had
+/// started (that Stop, and the next, read nothing: the count of continuations came one
+/// Stop late; `tests/e2e/scenarios/cap.rs` caught it on CI). Waited for until `deadline`.
+fn created_by(path: &Path, deadline: Instant) -> io::Result<u64> {
+    while pagent_door::files::surely_absent(path) && Instant::now() < deadline {
+        std::thread::sleep(CATCH_UP_POLL);
+    }
+    file_len(path)
 }
 
 fn file_len(path: &Path) -> io::Result<u64> {

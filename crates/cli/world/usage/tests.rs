@@ -268,6 +268,48 @@ fn item_3_a_stop_waits_for_the_turn_it_ends_before_saying_no_tool_ran() {
         assert_eq!(read.tool_called, Some(true), "{fixture_path}");
     }
 }
+
+/// 2.1.197 created the transcript of `claude -p` after its first Stop hook had started
+/// (CI, 2026-11-27): that Stop, and the next, read nothing and counted afresh, so the
+/// pause for Claude Code's cap came one Stop late. A transcript not yet there is waited
+/// for like one that has not caught up; one never created is, after the wait, unknown.
+#[test]
+fn item_3_a_stop_waits_for_a_transcript_not_yet_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let line = r#"{"type":"assistant","isSidechain":false,"message":{"id":"m0","role":"assistant","content":[{"type":"text","text":"Thinking."}],"usage":{"input_tokens":1}}}"#;
+    let writer = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            std::fs::write(&path, format!("{line}\n")).unwrap();
+        })
+    };
+    let read = read_caught_up(
+        &path,
+        None,
+        Timestamp(0),
+        Some("Thinking."),
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    writer.join().unwrap();
+    assert_eq!(read.tool_called, Some(false));
+    assert_eq!(read.last_text.as_deref(), Some("Thinking."));
+    let started = Instant::now();
+    let never = dir.path().join("never.jsonl");
+    let read = read_caught_up(
+        &never,
+        None,
+        Timestamp(0),
+        Some("x"),
+        Duration::from_millis(100),
+    );
+    assert!(read.is_err());
+    assert!(started.elapsed() >= Duration::from_millis(100));
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
 /// A reader that counts the bytes it hands out.
 struct Counted<'a> {
     inner: Cursor<&'a [u8]>,
