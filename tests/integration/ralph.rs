@@ -317,3 +317,28 @@ fn a_loop_pagent_loop_drives_is_replaced_only_with_force() {
         .success();
     assert_eq!(env.state()["stages"][0]["prompt"], "Mine");
 }
+
+/// A Stop waits up to a second for a transcript Claude Code has not created yet (2.1.197's
+/// `claude -p` creates it after the first Stop hook starts); one that never comes
+/// (`claude --no-session-persistence` keeps none) costs that wait once per loop, not at
+/// every Stop.
+#[test]
+fn a_transcript_that_never_comes_is_waited_for_once_per_loop() {
+    let env = TestEnv::new();
+    env.cmd(&["ralph", "--no-progress-limit", "0", "Fix it"])
+        .success();
+    let transcript = env.home.join("never.jsonl");
+    let input = json!({"session_id": SESSION, "transcript_path": transcript, "cwd": env.root,
+        "hook_event_name": "Stop", "stop_hook_active": true, "last_assistant_message": "Not yet."});
+    let started = std::time::Instant::now();
+    env.stop(&input).blocked();
+    let first = started.elapsed();
+    assert!(first >= std::time::Duration::from_millis(900), "{first:?}");
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        env.stop(&input).blocked();
+        let later = started.elapsed();
+        assert!(later < std::time::Duration::from_millis(900), "{later:?}");
+    }
+    assert!(!transcript.exists());
+}

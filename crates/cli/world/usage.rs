@@ -80,8 +80,22 @@ pub fn meter_stop(
         return unread();
     };
     let cursor = state.usage.transcript.as_ref();
-    let Ok(read) = read_caught_up(path, cursor, state.started_at, last_message, CATCH_UP) else {
-        return unread();
+    let read = match read_caught_up(path, cursor, state.started_at, last_message, CATCH_UP) {
+        Ok(read) => read,
+        // A transcript still not there after the wait (a session that keeps none): later
+        // Stops read it from its start if it comes, and do not wait for it again.
+        Err(_) if cursor.is_none() && pagent_door::files::surely_absent(path) => {
+            let mut metered = unread();
+            metered.state.usage.transcript = Some(TranscriptCursor {
+                path: path.display().to_string(),
+                offset: 0,
+                skipping: false,
+                message_id: None,
+                message_tokens: Default::default(),
+            });
+            return metered;
+        }
+        Err(_) => return unread(),
     };
     let (reports, cursor) = (read.reports, read.cursor);
     let mut metered = state.clone();
@@ -124,7 +138,13 @@ pub fn read_caught_up(
         return read_transcript_usage(path, cursor, since);
     };
     let deadline = Instant::now() + wait;
-    let mut len = created_by(path, deadline)?;
+    // Only a loop's first read waits for the file to be created: once a Stop waited in
+    // vain ([`meter_stop`] then keeps a cursor at its start), the next ones do not.
+    let mut len = if cursor.is_none() {
+        created_by(path, deadline)?
+    } else {
+        file_len(path)?
+    };
     let mut read = read_transcript_usage(path, cursor, since)?;
     loop {
         let caught_up = read
@@ -151,6 +171,8 @@ pub fn read_caught_up(
 /// at its first write, which 2.1.197 made after the first Stop hook of `claude -p` had
 /// started (that Stop, and the next, read nothing: the count of continuations came one
 /// Stop late; `tests/e2e/scenarios/cap.rs` caught it on CI). Waited for until `deadline`.
+/// A file that never comes (`claude --no-session-persistence` keeps none) costs one wait
+/// per loop, not one per Stop ([`meter_stop`]).
 fn created_by(path: &Path, deadline: Instant) -> io::Result<u64> {
     while pagent_door::files::surely_absent(path) && Instant::now() < deadline {
         std::thread::sleep(CATCH_UP_POLL);
