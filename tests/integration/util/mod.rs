@@ -144,9 +144,18 @@ impl TestEnv {
         })
     }
 
-    /// `pagent hook stop` as Claude Code runs it, with `input` on stdin.
+    /// `pagent hook stop` as Claude Code runs it, with `input` on stdin. The transcript
+    /// [`TestEnv::stop_input`] names is sent only once the test wrote it, as Claude Code
+    /// names a transcript it keeps: a first Stop waits up to a second for one not yet
+    /// created (2.1.197's `claude -p`, proven in tests/e2e), which tests that never write
+    /// one need not pay.
     pub fn stop(&self, input: &Value) -> Run {
-        self.stop_raw(serde_json::to_vec(input).unwrap())
+        let mut input = input.clone();
+        let default = self.home.join("transcript.jsonl");
+        if input["transcript_path"].as_str() == default.to_str() && !default.exists() {
+            input.as_object_mut().unwrap().remove("transcript_path");
+        }
+        self.stop_raw(serde_json::to_vec(&input).unwrap())
     }
 
     pub fn stop_raw(&self, stdin: Vec<u8>) -> Run {
