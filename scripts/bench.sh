@@ -103,8 +103,8 @@ have_time=false
 # its runs.
 case $mode in
     quick)
-        sizes=(32K 256K) nostate=(3 0) loop=(3 0) long=(3 0) long_line=1M
-        json_size=16K post=(3 0) iterations=3 loops=(3 0) files=300 modified=5 big=(3 0)
+        sizes=(32K 48M) nostate=(30 3) loop=(20 2) long=(3 0) long_line=1M
+        json_size=16K post=(3 0) iterations=3 loops=(3 0) files=300 modified=5 big=(10 1)
         ;;
     default | full)
         sizes=(1M 100M) nostate=(500 50) loop=(200 20) long=(20 2) long_line=8M
@@ -227,10 +227,14 @@ restore="cp $(q "$saved") $(q "$state") && rm -rf $(q "$cfg/projects")"
 
 mkdir -p "$tmp/transcripts" # outside the project, as Claude Code keeps them
 declare -A transcript
+# The message the Stop ends on: the last line of every transcript (a turn after the loop
+# began), as Claude Code writes it before it runs the Stop hook.
+last_message="Iteration 9: still failing, not done."
 for size in "${sizes[@]}"; do
     transcript[$size]=$tmp/transcripts/$size.jsonl
     note "generating a $size transcript"
-    python3 "$gen" "${transcript[$size]}" "$size" --session "$session" --cwd "$proj"
+    python3 "$gen" "${transcript[$size]}" "$size" --session "$session" --cwd "$proj" \
+        --loop-turn "$last_message"
 done
 long_transcript=$tmp/transcripts/long-line.jsonl
 note "generating a ${sizes[0]} transcript whose last tool result line is $long_line"
@@ -266,15 +270,20 @@ cp "$bin" "$tmp/plugin-data/bin/pagent"
 # What Claude Code runs for a hook in exec form (`"command"` and `"args"`): the program with
 # its arguments, no shell, ${CLAUDE_PLUGIN_ROOT} substituted in each (the research notes,
 # docs/claude-code.md), with CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA in the environment.
-hook_command() { # HOOK: hooks.json's exec form for that hook, as shell words
+hook_command() { # HOOK [ROOT]: hooks.json's exec form for that hook, as shell words
     python3 -c 'import json, shlex, sys
 hooks = json.load(open(sys.argv[1]))["hooks"]
 event = {"stop": "Stop", "post-tool-use": "PostToolUse"}[sys.argv[2]]
 hook = hooks[event][0]["hooks"][0]
 words = [hook["command"]] + hook.get("args", [])
 print(" ".join(shlex.quote(w.replace("${CLAUDE_PLUGIN_ROOT}", sys.argv[3])) for w in words))' \
-        "$root/hooks/hooks.json" "$1" "$tmp/plugin"
+        "$root/hooks/hooks.json" "$1" "${2:-$tmp/plugin}"
 }
+# `pagent install` (and the npm package's postinstall-free route) stage the binary itself
+# as the plugin's scripts/pagent (issue 33): the exec form then starts pagent, no shell.
+staged=$tmp/staged
+mkdir -p "$staged/scripts"
+cp "$bin" "$staged/scripts/pagent"
 # The shell form hooks.json had before issue 20, run by Claude Code as `/bin/sh -c LINE`.
 shell_form() { # HOOK
     printf '%s' "p=\"\$CLAUDE_PLUGIN_DATA/bin/pagent\"; if [ -z \"\${PAGENT_BIN:-}\" ] && [ -n \"\${CLAUDE_PLUGIN_DATA:-}\" ] && [ ! -e \"\${CLAUDE_PLUGIN_ROOT}/target\" ] && [ -f \"\$p\" ] && [ -x \"\$p\" ]; then exec \"\$p\" hook $1; fi; exec \"\${CLAUDE_PLUGIN_ROOT}/scripts/pagent\" hook $1"
@@ -330,7 +339,9 @@ CLAUDE_CODE_SESSION_ID=$session PAGENT_CONFIG_DIR=$cfg \
     "$bin" --project "$big_repo" ralph --force --max-iterations 1000 "Fix the bug" >/dev/null ||
     die "pagent ralph could not start a loop in $big_repo"
 cp "$big_state" "$tmp/saved-ralph.json"
-hook_input "$tmp/stop-big.json" "$big_repo" "$tmp/none.jsonl" "Still working on it."
+python3 "$gen" "$tmp/transcripts/big.jsonl" 16K --session "$session" --cwd "$big_repo" \
+    --loop-turn "Still working on it."
+hook_input "$tmp/stop-big.json" "$big_repo" "$tmp/transcripts/big.jsonl" "Still working on it."
 git -C "$big_repo" status --porcelain >/dev/null # as a user's repository would be: git has looked
 
 # Let the kernel write the new files back now: left dirty, they are flushed during the
@@ -368,7 +379,7 @@ out=$(run_hook "$plain" "$tmp/stop-plain.json") || die "no-state hook failed"
 
 for size in "${sizes[@]}"; do
     t=${transcript[$size]}
-    hook_input "$tmp/stop-$size-msg.json" "$proj" "$t" "Iteration 9: still failing, not done."
+    hook_input "$tmp/stop-$size-msg.json" "$proj" "$t" "$last_message"
     hook_input "$tmp/stop-$size-nomsg.json" "$proj" "$t"
     for kind in msg nomsg; do
         restore_state "$saved" "$state"
@@ -463,6 +474,12 @@ fi
 # commands' medians divided by STEPS.
 rows=()
 row() { rows+=("$1|$2|$3|$4"); }
+# A row of the issue-33 table, with its goal: LABEL JSON SUBJECT BASELINE GOAL QUICK. GOAL is
+# the ratio the default and --full runs must stay under (a miss is marked in the table);
+# QUICK is the generous bound --quick holds on a noisy CI machine with 5 runs, where a
+# miss fails the script: it catches a change that makes a hook several times slower (the
+# larger transcript, 48 MB, is past where a loop's first Stop used to read 32 MiB).
+goal() { if (($# > 4)); then rows+=("$1|$2|$3|$4|$5|$6"); else row "$@"; fi; }
 
 bench() { # NAME RUNS WARMUP PROJECT INPUT PREPARE(may be empty) [-N]: the Stop hook
     local name=$1 n=$2 w=$3 project=$4 input=$5 prepare=$6 noshell=${7:-}
@@ -550,17 +567,35 @@ timed() { # NAME RUNS WARMUP INPUT(may be empty) PREPARE(may be empty) NAME CMD 
 bench no-state "${nostate[@]}" "$plain" "$tmp/stop-plain.json" ""
 row "no state file" "$out_dir/no-state.json" "pagent hook stop" /bin/true
 bench no-state-noshell "${nostate[@]}" "$plain" "$tmp/stop-plain.json" "" -N
-row "no state file (\`-N\`, stdin /dev/null)" "$out_dir/no-state-noshell.json" "pagent hook stop" /bin/true
+goal "no state file (\`-N\`, stdin /dev/null)" "$out_dir/no-state-noshell.json" "pagent hook stop" /bin/true 1.2 3
 [[ -z $floor ]] || row "for scale: empty Rust \`fn main() {}\` (\`-N\`)" \
     "$out_dir/no-state-noshell.json" "Rust fn main() {}" /bin/true
 for size in "${sizes[@]}"; do
+    # The largest transcript's rows are goals: a loop's first Stop (each run starts from the
+    # state as set up) reads only what the loop added, whatever came before it.
+    bounds=()
+    [[ $size != "${sizes[-1]}" ]] || bounds=(4 15)
     bench "loop-$size-msg" "${loop[@]}" "$proj" "$tmp/stop-$size-msg.json" "$restore"
-    row "loop blocks, $size transcript, \`last_assistant_message\` given" \
-        "$out_dir/loop-$size-msg.json" "pagent hook stop" /bin/true
+    goal "loop blocks, $size transcript, a loop's first Stop, \`last_assistant_message\` given" \
+        "$out_dir/loop-$size-msg.json" "pagent hook stop" /bin/true "${bounds[@]}"
     bench "loop-$size-transcript" "${loop[@]}" "$proj" "$tmp/stop-$size-nomsg.json" "$restore"
-    row "loop blocks, $size transcript, read from the transcript" \
-        "$out_dir/loop-$size-transcript.json" "pagent hook stop" /bin/true
+    goal "loop blocks, $size transcript, a loop's first Stop, read from the transcript" \
+        "$out_dir/loop-$size-transcript.json" "pagent hook stop" /bin/true "${bounds[@]}"
 done
+# A later Stop: the state as an earlier Stop left it (its cursor at the end of what the
+# transcript held then), and one new turn since, which ends on the hook's message.
+later_transcript=$tmp/transcripts/later.jsonl
+head -n -1 "${transcript[${sizes[-1]}]}" >"$later_transcript"
+hook_input "$tmp/stop-later.json" "$proj" "$later_transcript" "$last_message"
+restore_state "$saved" "$state"
+run_hook "$proj" "$tmp/stop-later.json" >/dev/null || die "the earlier Stop failed"
+cp "$state" "$tmp/saved-later.json"
+tail -n 1 "${transcript[${sizes[-1]}]}" >>"$later_transcript"
+later="cp $(q "$tmp/saved-later.json") $(q "$state") && rm -rf $(q "$cfg/projects")"
+bench "loop-later" "${loop[@]}" "$proj" "$tmp/stop-later.json" "$later"
+goal "loop blocks, ${sizes[-1]} transcript, a later Stop, \`last_assistant_message\` given" \
+    "$out_dir/loop-later.json" "pagent hook stop" /bin/true 4 15
+restore_state "$saved" "$state"
 bench long-line "${long[@]}" "$proj" "$tmp/stop-long.json" "$restore"
 row "loop blocks, ${sizes[0]} transcript, last tool result line $long_line, read from the transcript" \
     "$out_dir/long-line.json" "pagent hook stop" /bin/true
@@ -605,6 +640,7 @@ launcher_case() { # NAME HOOK PROJECT CONFIG INPUT PREPARE RUNS WARMUP
         CLAUDE_PROJECT_DIR=$3 PAGENT_CONFIG_DIR=$4 \
         timed "$1" "$7" "$8" "$5" "$6" \
         "hooks.json, $2" "$(hook_command "$2")" \
+        "hooks.json staged, $2" "$(hook_command "$2" "$staged")" \
         "shell form, $2" "sh -c $(q "$(shell_form "$2")")" \
         "sh -c binary, $2" "sh -c $(q "$(q "$bin") hook $2")" \
         "binary, $2" "$(q "$bin") hook $2" \
@@ -615,6 +651,12 @@ launcher_rows() { # LABEL NAME HOOK
     row "$1: hooks.json's exec form, against the shell form it replaced" "$json" "hooks.json, $3" "shell form, $3"
     row "$1: hooks.json's exec form, against \`sh -c\` of the bare binary" "$json" "hooks.json, $3" "sh -c binary, $3"
     row "$1: hooks.json's exec form, against the binary alone" "$json" "hooks.json, $3" "binary, $3"
+    # A goal with no loop (the hooks' common case: the issue's row); in a blocking loop the
+    # state's write on the disk dominates both, and the row is for reading.
+    local bounds=(1.1 2)
+    [[ $2 != *loop* ]] || bounds=()
+    goal "$1: hooks.json's exec form of a staged binary (\`pagent install\`, npm), against the binary alone" \
+        "$json" "hooks.json staged, $3" "binary, $3" "${bounds[@]}"
     row "$1: the binary alone, against \`/bin/true\`" "$json" "binary, $3" /bin/true
     row "$1: hooks.json's exec form, against \`/bin/true\`" "$json" "hooks.json, $3" /bin/true
 }
@@ -623,8 +665,8 @@ launcher_rows "Stop, no state file" launcher-stop-no-state stop
 blocks=$(count_events "$proj" block)
 launcher_case launcher-stop-loop stop "$proj" "$cfg" "$tmp/stop-${sizes[1]}-msg.json" "$restore" "${loop[@]}"
 launcher_rows "Stop, loop blocks, ${sizes[1]} transcript, message given" launcher-stop-loop stop
-(($(count_events "$proj" block) - blocks == 4 * timed_runs)) ||
-    die "launcher-stop-loop: $((4 * timed_runs)) hook runs but $(($(count_events "$proj" block) - blocks)) block events"
+(($(count_events "$proj" block) - blocks == 5 * timed_runs)) ||
+    die "launcher-stop-loop: $((5 * timed_runs)) hook runs but $(($(count_events "$proj" block) - blocks)) block events"
 restore_state "$saved" "$state"
 launcher_case launcher-post-no-state post-tool-use "$plain" "$empty_cfg" "$tmp/post-plain.json" "" "${nostate[@]}"
 launcher_rows "PostToolUse, no state file" launcher-post-no-state post-tool-use
@@ -670,8 +712,8 @@ row "the same, against \`git status --porcelain\` of that repository" \
     "$out_dir/big-pipeline.json" "pagent hook stop" "git status --porcelain"
 row "ralph loop blocks (no-progress fingerprint); $what" \
     "$out_dir/big-ralph.json" "pagent hook stop" /bin/true
-row "the same, against \`git status --porcelain\` of that repository" \
-    "$out_dir/big-ralph.json" "pagent hook stop" "git status --porcelain"
+goal "the same, against \`git status --porcelain\` of that repository" \
+    "$out_dir/big-ralph.json" "pagent hook stop" "git status --porcelain" 1.2 3
 row "for scale: \`git status --porcelain\`; $what" \
     "$out_dir/big-ralph.json" "git status --porcelain" /bin/true
 
@@ -737,20 +779,34 @@ fi
     echo
     how=$([[ $have_input == true ]] && echo "hyperfine -N --input FILE" ||
         echo "sh -c 'CMD < FILE' with sh's start-up subtracted (hyperfine before 1.17 has no --input)")
-    python3 - "$how" "${rows[@]}" <<'EOF'
+    python3 - "$how" "$mode" "$out_dir/missed" "${rows[@]}" <<'EOF'
 import json, os, sys
+mode, missed_path = sys.argv[2], sys.argv[3]
+missed = []
+# Through sh (hyperfine before 1.17), /bin/true's median is what is left after hyperfine
+# subtracts sh's start-up: next to nothing, and noise. A goal's ratio then takes /bin/true
+# as timed without a shell in this run (no-state-noshell.json) where that is larger.
+floor = 0.0
+noshell = os.path.join(os.path.dirname(missed_path), "no-state-noshell.json")
+if "sh -c" in sys.argv[1] and os.path.exists(noshell):
+    floor = {r["command"]: r for r in json.load(open(noshell))["results"]}["/bin/true"]["median"]
 print("Hook input on stdin: %s." % sys.argv[1])
 print("Medians; ratio and difference against the baseline measured in the same hyperfine run.")
 if "sh -c" in sys.argv[1]:
     print("Through sh, the ratio leans on hyperfine's estimate of sh's start-up (noisy);")
     print("the difference does not.")
 print()
-print("| case | median | baseline | baseline median | ratio | difference | runs |")
-print("|---|---:|---:|---:|---:|---:|---:|")
-for row in sys.argv[2:]:
-    label, path, subject, baseline = row.split("|")
+print("Goal: the issue's bound on the ratio (--quick: the generous bound CI holds).")
+print()
+print("| case | median | baseline | baseline median | ratio | difference | runs | goal |")
+print("|---|---:|---:|---:|---:|---:|---:|---|")
+for row in sys.argv[4:]:
+    label, path, subject, baseline, *bounds = row.split("|")
+    bound = None
+    if bounds:
+        bound = float(bounds[1] if mode == "quick" else bounds[0])
     if not os.path.exists(path):
-        print("| %s | checked, not timed | `%s` | - | - | - | - |" % (label, baseline))
+        print("| %s | checked, not timed | `%s` | - | - | - | - | - |" % (label, baseline))
         continue
     results = {r["command"]: r for r in json.load(open(path))["results"]}
     base = results[baseline]["median"]
@@ -764,8 +820,19 @@ for row in sys.argv[2:]:
     # A median at or below zero means the shell start-up correction swallowed it:
     # the machine was too noisy during the calibration.
     ratio = "%.2fx" % (median / base) if base > 0 else "n/a (noise)"
-    print("| %s | %.2f ms | `%s` | %.2f ms | %s | %+.2f ms | %d |" % (
-        label, median * 1e3, baseline, base * 1e3, ratio, (median - base) * 1e3, runs))
+    verdict = "-"
+    if bound is not None:
+        if baseline == "/bin/true" and base < floor:
+            base = floor
+            ratio = "%.2fx (/bin/true without sh)" % (median / base)
+        held = base > 0 and median / base <= bound
+        verdict = "≤ %gx: %s" % (bound, "holds" if held else "**missed**")
+        if not held:
+            missed.append("%s: %s, goal ≤ %gx" % (label, ratio, bound))
+    print("| %s | %.2f ms | `%s` | %.2f ms | %s | %+.2f ms | %d | %s |" % (
+        label, median * 1e3, baseline, base * 1e3, ratio, (median - base) * 1e3, runs, verdict))
+with open(missed_path, "w") as f:
+    f.write("".join(m + "\n" for m in missed))
 EOF
     if ((${#rss_rows[@]})); then
         echo
@@ -788,6 +855,18 @@ if ((${#rss_rows[@]})); then
     fi
 fi
 [[ $have_hyperfine == false ]] || note "hyperfine exports in $out_dir"
+# The goals (issue 33): --quick fails on a miss of its generous bounds; the default and
+# --full runs say which goals they missed (a loaded machine misses them honestly).
+if [[ -s $out_dir/missed ]]; then
+    note "goals missed:"
+    sed 's/^/  /' "$out_dir/missed" >&2
+    [[ $mode != quick ]] || die "a goal row is past its bound (see the table above)"
+fi
+if [[ $have_time == true ]]; then
+    fingerprint_kib=$(printf '%s\n' "${rss_rows[@]}" | awk -F'|' '/^Stop, ralph loop \(fingerprint\)/ { print $2 }')
+    ((fingerprint_kib <= 64 * 1024)) ||
+        die "goal missed: the Stop with the fingerprint took $fingerprint_kib KiB, over 64 MiB"
+fi
 
 # --- case 11: a night's disk --------------------------------------------------------------
 if [[ $mode != quick ]]; then

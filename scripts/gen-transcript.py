@@ -14,12 +14,19 @@ With --tail-line SIZE, the last message follows an Edit of a large file, whose r
 line (holding the whole original file, as Claude Code writes it) is about SIZE long: a
 reader going backwards must read that whole line to see that it ends the last message.
 
-Usage: gen-transcript.py OUT SIZE [--tail-line SIZE] [--session ID] [--cwd DIR] [--seed N]
+With --loop-turn TEXT, one more turn follows, stamped with the time of the run: the turn a
+loop started before the run (a Ralph loop set up just before) is stopping on, whose last
+message is TEXT (the hook input's `last_assistant_message`, which a Stop waits for). All
+the lines before it are stamped in the past: the session's history before the loop.
+
+Usage: gen-transcript.py OUT SIZE [--tail-line SIZE] [--loop-turn TEXT] [--session ID]
+       [--cwd DIR] [--seed N]
 Sizes are byte counts with an optional K, M or G suffix (powers of 1024).
 The output is deterministic for a given seed.
 """
 
 import argparse
+import datetime
 import json
 import random
 import sys
@@ -79,6 +86,7 @@ class Transcript:
         self.parent = None
         self.prompt_id = self.uuid()
         self.clock = 0
+        self.now = False
         self.written = 0
         self.pool = [code_line(rng) for _ in range(4096)]
 
@@ -86,6 +94,8 @@ class Transcript:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
     def stamp(self):
+        if self.now:
+            return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         self.clock += self.rng.randint(5, 4000)
         secs, ms = divmod(self.clock, 1000)
         mins, secs = divmod(secs, 60)
@@ -322,6 +332,7 @@ def main():
     parser.add_argument("--cwd", default="/home/user/project")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tail-line", default="0")
+    parser.add_argument("--loop-turn")
     args = parser.parse_args()
     size = parse_size(args.size)
     with open(args.out, "wb", buffering=1 << 20) as out:
@@ -336,6 +347,9 @@ def main():
             t.edit_large_file(tail)
         t.final_text("Iteration %d: the %s is fixed but two tests still fail; I will look "
                      "at them next." % (iteration, t.rng.choice(WORDS)))
+        if args.loop_turn is not None:
+            t.now = True
+            t.final_text(args.loop_turn)
     return 0
 
 

@@ -10,6 +10,15 @@
 # (now and peak) and its CPU time over each window as a share of one core, idle first
 # (no page open, 20 s), and the median and slowest answer of each kind of request.
 #
+# Then the hooks beside it (issue 33: the dashboard costs the hooks nothing): 80 more loops
+# (100 in all), and the Stop hook of an active loop (it blocks and writes the state the
+# page reads) and of a project without a loop, in hyperfine runs with no dashboard
+# running and with the dashboard serving two pages that poll as the
+# real page does (every loop's list and a pipeline's own page, once a second), alternating
+# twice so that the machine's drift falls on both. The figure is the hook's median open
+# over its median closed: at most 1.1 (--quick: 1.5 over 2 x 20 runs); a miss fails the
+# script.
+#
 # Usage: scripts/bench/dashboard.sh [--quick]   (--quick: 5 s windows, for CI)
 # Environment: PAGENT_BIN=path measures that binary instead of building one. Needs
 # python3. Linux only (/proc).
@@ -118,3 +127,97 @@ for name, length, share, times in rows:
 print()
 print(f"Memory: {rss:.1f} MiB resident at the end, {hwm:.1f} MiB at most; {threads} threads.")
 EOF
+
+# --- the hooks, with the dashboard closed and open (issue 33) -----------------------------
+command -v hyperfine >/dev/null || { echo "dashboard.sh: hyperfine is needed for the hooks' part" >&2; exit 1; }
+runs=200 bound=1.1
+[[ ${1:-} == --quick ]] && runs=20 bound=1.5
+for i in $(seq 21 100); do
+    p=$tmp/projects/app-$i
+    mkdir -p "$p"
+    git -C "$p" init -q
+    CLAUDE_CODE_SESSION_ID=$session "$bin" --project "$p" ralph --no-progress-limit 0 \
+        --max-iterations 1000 "Task $i: make the tests in module $i pass" >/dev/null
+    stop_input "$p" "Not yet." | CLAUDE_PROJECT_DIR=$p "$bin" hook stop >/dev/null
+done
+listed=$("$bin" status --all --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+[[ $listed == 100 ]] || { echo "dashboard.sh: $listed loops listed, not 100" >&2; exit 1; }
+active=$tmp/projects/app-100 plain=$tmp/projects/plain
+mkdir -p "$plain" && git -C "$plain" init -q
+stop_input "$active" "Not yet." >"$tmp/stop-active.json"
+stop_input "$plain" "Done." >"$tmp/stop-plain.json"
+hooks() { # NAME: one hyperfine run of both hooks, /bin/true for scale (sh's start-up subtracted)
+    hyperfine --runs "$runs" --warmup 3 --style none --export-json "$tmp/$1.json" \
+        -n "Stop, active loop" "CLAUDE_PROJECT_DIR=$active $bin hook stop < $tmp/stop-active.json" \
+        -n "Stop, no loop" "CLAUDE_PROJECT_DIR=$plain $bin hook stop < $tmp/stop-plain.json" \
+        -n "/bin/true" "/bin/true < $tmp/stop-active.json" >/dev/null
+}
+close_dashboard() {
+    [[ -z $poller ]] || kill "$poller" 2>/dev/null || true
+    [[ -z $dash ]] || { kill "$dash" 2>/dev/null; wait "$dash" 2>/dev/null || true; }
+    poller= dash=
+}
+open_dashboard() { # the dashboard, and two pages polling as the real page does
+    rm -f "$tmp/polling"
+    "$bin" dashboard --no-open >"$tmp/dash.out" 2>&1 &
+    dash=$!
+    for _ in $(seq 100); do grep -q token= "$tmp/dash.out" 2>/dev/null && break; sleep 0.1; done
+    url=$(head -n 1 "$tmp/dash.out" | sed 's/^pagent dashboard: //')
+    python3 -c '
+import json, sys, time, urllib.request
+base, token = sys.argv[1].split("/?token=")
+def get(path):
+    request = urllib.request.Request(base + path, headers={"X-Pagent-Token": token})
+    return json.loads(urllib.request.urlopen(request).read())
+loops = get("/api/loops")["loops"]
+assert len(loops) == 100, len(loops)
+pipeline = next(l for l in loops if l["kind"] == "pipeline")
+open(sys.argv[2], "w").close()
+while True:  # every loop listed, and a pipeline page
+    get("/api/loops")
+    get("/api/loops/" + pipeline["id"])
+    time.sleep(1)
+' "$url" "$tmp/polling" &
+    poller=$!
+    for _ in $(seq 100); do [[ -e $tmp/polling ]] && break; sleep 0.1; done
+    [[ -e $tmp/polling ]] && kill -0 "$poller" ||
+        { echo "dashboard.sh: the page could not read the dashboard" >&2; exit 1; }
+}
+poller=
+trap 'close_dashboard; rm -rf "$tmp"' EXIT
+# Closed and open alternate twice, so that a drift of the machine falls on both.
+for round in 1 2; do
+    close_dashboard
+    hooks "closed-$round"
+    open_dashboard
+    hooks "open-$round"
+done
+close_dashboard
+python3 -c '
+import json, statistics, sys
+bound = float(sys.argv[1])
+runs = {}
+for state in ("closed", "open"):
+    for round in ("1", "2"):
+        for r in json.load(open("%s/%s-%s.json" % (sys.argv[2], state, round)))["results"]:
+            runs.setdefault((state, r["command"]), []).extend(r["times"])
+print()
+print("| Stop hook, 100 loops listed | dashboard closed | dashboard open, two pages polling | open / closed |")
+print("| --- | ---: | ---: | ---: |")
+missed = []
+for name in ("Stop, active loop", "Stop, no loop", "/bin/true"):
+    c = statistics.median(runs[("closed", name)])
+    o = statistics.median(runs[("open", name)])
+    if name == "/bin/true":
+        print("| for scale: /bin/true (sh start-up subtracted) | %.2f ms | %.2f ms | - |" % (c * 1e3, o * 1e3))
+        continue
+    figure = o / c
+    print("| %s | %.2f ms | %.2f ms | %.2fx (goal: at most %gx) |" % (name, c * 1e3, o * 1e3, figure, bound))
+    if figure > bound:
+        missed.append("%s: %.2fx" % (name, figure))
+print()
+print("Medians of %d runs each (two rounds, closed and open alternating), hyperfine through sh" % len(runs[("closed", "/bin/true")]))
+print("with its start-up subtracted (hyperfine before 1.17 cannot feed stdin without it).")
+if missed:
+    sys.exit("dashboard.sh: the dashboard slows the hooks: " + ", ".join(missed))
+' "$bound" "$tmp"
