@@ -126,15 +126,25 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_ARM64:-1}" != 0 ]; then
     # another test thread is busy in the emulator now and then leaves the child asleep on
     # a futex before it execs, for ever (a CI run hung so in a pipeline test on
     # 2026-11-24, after four clean runs). With one test thread that race has no partner.
-    # Left out under the emulator: the 300-iteration soak, whose bounds (pagent's time
-    # per iteration, its resident memory) are the host's to measure, not qemu's: it
-    # failed under qemu on 2026-11-27. Its disk cap is pagent's own logic over the door,
-    # which the rest of this run covers on arm64.
+    # Under the emulator: every crate's unit tests (the door's system calls above all), and
+    # the integration tests that meet the system through the binary: files and folders,
+    # processes and signals, locks and crashes, the terminal, the dashboard's server, git
+    # and worktrees, the install and the launcher. The rest of the suite (texts, plans,
+    # budgets, the engine's decisions through the CLI) is pagent's own logic over those
+    # doors, the same on every CPU: it ran whole under qemu until 2026-11-27 (15 min of a
+    # 40-min CI), and runs whole on each native runner of the release workflow (its arm64
+    # Linux runner included). The soak is not among them: its bounds (time per iteration,
+    # resident memory) are the host's to measure, not qemu's.
+    PAGENT_TEST_EMULATOR_KB=65536 RUST_TEST_THREADS=1 \
+        timed "Linux arm64 under qemu: every crate's unit tests" \
+        cargo test --workspace --locked --target aarch64-unknown-linux-gnu --lib "$@"
     PAGENT_TEST_BIN="$arm64_bin" PAGENT_TEST_FOREIGN_BIN="$PWD/target/debug/pagent" \
         PAGENT_TEST_EMULATOR_KB=65536 RUST_TEST_THREADS=1 \
-        timed "Linux arm64 under qemu: unit and integration tests" \
-        cargo test --workspace --locked --target aarch64-unknown-linux-gnu "$@" -- \
-        --skip soak::
+        timed "Linux arm64 under qemu: the integration tests that meet the system" \
+        cargo test --locked --target aarch64-unknown-linux-gnu --test integration "$@" -- \
+        safety:: hostile_repo:: hostile_specials:: hostile_processes:: crashes:: platform:: \
+        install:: launcher:: loop_runner:: checkers:: sandbox:: worktrees:: terminal_stdin:: \
+        never_hostage:: escapes:: ralph:: hook_input:: faults:: dashboard::
 fi
 
 if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; then
