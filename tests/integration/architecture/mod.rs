@@ -13,10 +13,12 @@
 //! ```text
 //! entry      main.rs, lib.rs, dispatch.rs    wiring: may name anything
 //! cmd        one thin file per subcommand     (none names another)
+//! hooks      the hooks' use cases over the typed protocol, their frame and words (a
+//!            Stop answers a queued /pagent-status as the slash commands do)
 //! use cases  runner, slash, dashboard, install
 //! setup      turning a plan into a new loop   (the runner starts loops too)
 //! session    applying an outcome: lock, re-read, compare-and-swap, log, the loop-end
-//!            notice; the hooks' frame
+//!            notice
 //! world      the engine's World over the disk: probes, checks, fingerprint, transcript
 //! agent      one agent process (a loop's worker, a reviewer): the hook's world and the
 //!            runner both start them

@@ -1,4 +1,4 @@
-//! `pagent hook compact`: PreCompact, and SessionStart after a compaction. Re-prompts of
+//! The compaction hooks' use case (`pagent hook compact`: PreCompact, and SessionStart after a compaction). Re-prompts of
 //! a stage are quiet (header, what is missing, where the full prompt is) because the model
 //! read the stage prompt when the stage began; once the conversation is compacted that
 //! text may be gone, so the next re-prompt carries it in full again.
@@ -9,27 +9,11 @@
 use pagent_engine::{Whose, whose_loop};
 use pagent_protocol::HookOutput;
 
-use crate::cli::args::Global;
-use crate::cli::env::Env;
-use crate::cli::exit::ExitStatus;
+use super::frame::HookCall;
 use crate::cli::ui;
-use crate::io::Io;
-use crate::session::hook::{HookCall, run_hook};
-use crate::session::{self, Hook};
+use crate::session;
 
-pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let failed = "the compaction hook failed";
-    run_hook(
-        Hook::Compact,
-        global.project.as_deref(),
-        env,
-        io,
-        failed,
-        mark,
-    )
-}
-
-fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
+pub fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     // SessionStart fires for startup, resume and clear too: only a compaction matters.
     if call.input.is_session_start_not_after_compaction() {
         return Ok(HookOutput::default());

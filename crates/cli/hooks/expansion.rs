@@ -1,4 +1,4 @@
-//! `pagent hook user-prompt-expansion`: pagent answers its own slash commands on screen
+//! The UserPromptExpansion hook's use case (`pagent hook user-prompt-expansion`): pagent answers its own slash commands on screen
 //! (see `slash/mod.rs`), before Claude Code expands them.
 //!
 //! hooks.json's matcher calls this only for pagent's command names; any other command, a
@@ -10,30 +10,14 @@
 use pagent_engine::pause::session_back;
 use pagent_protocol::{Decision, HookOutput};
 
-use crate::cli::args::Global;
-use crate::cli::env::Env;
-use crate::cli::exit::ExitStatus;
+use super::frame::HookCall;
 use crate::cli::ui;
-use crate::io::{Io, now};
+use crate::io::now;
 use crate::session;
-use crate::session::Hook;
-use crate::session::hook::{HookCall, run_hook};
 use crate::slash::Command;
 use crate::slash::answer::{Answer, Asked, answer};
 
-pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let failed = "the UserPromptExpansion hook failed; the command runs as usual";
-    run_hook(
-        Hook::Expansion,
-        global.project.as_deref(),
-        env,
-        io,
-        failed,
-        output,
-    )
-}
-
-fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
+pub fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let input = &call.input;
     let Some(name) = input.command_name.as_deref() else {
         return Ok(HookOutput::default());

@@ -11,13 +11,14 @@
 use std::io::Write;
 use std::path::Path;
 
-use pagent_protocol::{HookInput, HookOutput};
+use pagent_protocol::{HookEvent, HookInput, HookOutput};
 
-use super::{Hook, hook_stands_aside};
+use super::words;
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::ui;
 use crate::io::{Io, read_hook_input};
+use crate::store;
 use crate::store::project::{Project, root_from_flag_or_env};
 use crate::store::user::UserDir;
 
@@ -36,18 +37,17 @@ impl HookCall<'_> {
     }
 }
 
-/// Runs `hook`'s `body` inside the frame; `failed` is the sentence an error is reported
-/// under ("the Stop hook failed, so Claude may stop").
+/// Runs the `body` of the hook for `event` inside the frame; an error is reported under
+/// the hook's sentence ([`words::failed`]: "the Stop hook failed, so Claude may stop").
 pub fn run_hook(
-    hook: Hook,
+    event: HookEvent,
     flag: Option<&Path>,
     env: &Env,
     io: &mut Io,
-    failed: &str,
     body: impl FnOnce(&mut HookCall) -> anyhow::Result<HookOutput>,
 ) -> ExitStatus {
     let root = root_from_flag_or_env(flag, env);
-    if hook_stands_aside(hook, env.driver, root.as_deref(), &UserDir::of(env)) {
+    if hook_stands_aside(event, env.driver, root.as_deref(), &UserDir::of(env)) {
         return ExitStatus::Success;
     }
     let result = read_hook_input(io.stdin).and_then(|input| {
@@ -71,8 +71,44 @@ pub fn run_hook(
             ExitStatus::Success
         }
         Err(err) => {
-            ui::report(io.stderr, &err.context(failed.to_owned()));
+            ui::report(io.stderr, &err.context(words::failed(event)));
             ExitStatus::Failure
         }
     }
+}
+
+/// The hooks' short-cut, decided before a hook reads its input, and in one place for the
+/// binary's fast path (`dispatch::hook_fast_path`) and every hook's own run:
+/// - inside an agent `pagent loop` started (`driver`), the Stop, prompt and compaction
+///   hooks stand aside: the runner drives that loop from outside (edits are still
+///   checked, by the loop's own settings);
+/// - a named project (`root`) surely without a state file has no loop to act on (a
+///   state the system cannot answer for, as one pending deletion on Windows, is there); for
+///   PostToolUse, only if the user's own config (in `config_dir`) does not ask for checks
+///   everywhere;
+/// - UserPromptExpansion never stands aside: it answers pagent's own commands, loop or no
+///   loop.
+pub fn hook_stands_aside(
+    event: HookEvent,
+    driver: Option<pagent_engine::Driver>,
+    root: Option<&Path>,
+    user_dir: &UserDir,
+) -> bool {
+    if event == HookEvent::UserPromptExpansion {
+        return false;
+    }
+    let edit = event == HookEvent::PostToolUse;
+    if !edit && driver == Some(pagent_engine::Driver::Loop) {
+        return true;
+    }
+    let Some(root) = root else {
+        return false;
+    };
+    if !pagent_door::files::surely_absent(&root.join(store::project::STATE_FILE)) {
+        return false;
+    }
+    !edit
+        || !store::config::user_config_path(user_dir)
+            .as_deref()
+            .is_some_and(pagent_door::files::exists_no_follow)
 }
