@@ -6,7 +6,7 @@
 //! Like the other hooks: no state file, no work; never blocks, never exits 2; writes only
 //! the user's own loop of this session, compare-and-swap.
 
-use pagent_engine::{Whose, whose_loop};
+use pagent_engine::{Belongs, belongs};
 use pagent_protocol::HookOutput;
 
 use super::frame::HookCall;
@@ -19,13 +19,13 @@ pub fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         return Ok(HookOutput::default());
     }
     let project = call.project()?;
-    let session = (call.input.session_id.clone()).or_else(|| call.env.session_id.clone());
+    let session = call.session();
     session::change_own_loop(
         &project,
         call.env,
         |state| {
             // Only the session's own loop: `pagent loop` sends every agent the full prompt.
-            let mine = whose_loop(state, session.as_deref()) == Whose::This;
+            let mine = belongs(state, session.as_deref()) == Belongs::Owner;
             (mine && (!state.full_prompt_due || state.continuations > 0)).then(|| {
                 let mut next = state.clone();
                 next.full_prompt_due = true;

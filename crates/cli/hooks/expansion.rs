@@ -29,7 +29,7 @@ pub fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     // A session quit before and resumed since (`claude --resume`) is back: 2.1.197 runs
     // this hook before UserPromptSubmit, which would say so too late for the answer.
     // A failure here changes no answer: the command's own hooks say the rest.
-    let session = input.session_id.clone();
+    let session = call.session();
     let back = session::change_own_loop(
         &project,
         call.env,
@@ -41,7 +41,7 @@ pub fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     }
     // The loop belongs to the session that typed the command, in the folder it works in.
     let mut env = call.env.clone();
-    if let Some(session) = &input.session_id {
+    if let Some(session) = &session {
         env.session_id = Some(session.clone());
     }
     if let Some(cwd) = &input.cwd {
@@ -52,7 +52,7 @@ pub fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         name,
         args: input.command_args.as_deref().unwrap_or(""),
         prompt: input.prompt.as_deref().unwrap_or(""),
-        session: input.session_id.as_deref(),
+        session: session.as_deref(),
         transcript: input.transcript_path.as_deref(),
     };
     Ok(match answer(&project, &env, &asked) {

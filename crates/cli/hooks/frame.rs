@@ -28,6 +28,7 @@ pub struct HookCall<'a> {
     pub env: &'a Env,
     pub stderr: &'a mut dyn Write,
     flag: Option<&'a Path>,
+    event: HookEvent,
 }
 
 impl HookCall<'_> {
@@ -35,6 +36,33 @@ impl HookCall<'_> {
     pub fn project(&self) -> anyhow::Result<Project> {
         Project::resolve(self.flag, self.env, self.input.cwd.as_deref())
     }
+
+    /// The session this call speaks for ([`hook_session`]); whose the loop is to it, the
+    /// engine's one rule says (`pagent_engine::belongs`).
+    pub fn session(&self) -> Option<String> {
+        hook_session(self.event, &self.input, self.env.session_id.as_deref())
+    }
+}
+
+/// The session a hook call speaks for, by one rule for every hook: the `session_id` of
+/// Claude Code's input, which it always sends. Only the UserPromptSubmit and compaction
+/// hooks, which act for the loop's owner alone and never claim a loop, fall back on the
+/// session Claude Code's environment names (`CLAUDE_CODE_SESSION_ID`, `env_session`);
+/// every other hook takes the input's alone: a Stop whose input names no session never
+/// claims or continues a loop, whatever the environment says.
+pub fn hook_session(
+    event: HookEvent,
+    input: &HookInput,
+    env_session: Option<&str>,
+) -> Option<String> {
+    let env_too = matches!(
+        event,
+        HookEvent::UserPromptSubmit | HookEvent::PreCompact | HookEvent::SessionStart
+    );
+    input
+        .session_id
+        .clone()
+        .or_else(|| env_session.filter(|_| env_too).map(str::to_owned))
 }
 
 /// Runs the `body` of the hook for `event` inside the frame; an error is reported under
@@ -56,6 +84,7 @@ pub fn run_hook(
             env,
             stderr: &mut *io.stderr,
             flag,
+            event,
         })
     });
     match result {
@@ -111,4 +140,36 @@ pub fn hook_stands_aside(
         || !store::config::user_config_path(user_dir)
             .as_deref()
             .is_some_and(pagent_door::files::exists_no_follow)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_31_one_rule_says_which_session_a_hook_call_speaks_for() {
+        let named = HookInput::from_json(br#"{"session_id": "s-input"}"#).unwrap();
+        let nameless = HookInput::from_json(b"{}").unwrap();
+        for event in HookEvent::ALL {
+            // The input's session always wins, and with no environment there is no other.
+            assert_eq!(
+                hook_session(event, &named, Some("s-env")).as_deref(),
+                Some("s-input")
+            );
+            assert_eq!(hook_session(event, &nameless, None), None);
+            // The environment's only for the hooks that act for the owner alone.
+            let from_env = hook_session(event, &nameless, Some("s-env"));
+            let expected = match event {
+                HookEvent::UserPromptSubmit | HookEvent::PreCompact | HookEvent::SessionStart => {
+                    Some("s-env")
+                }
+                HookEvent::Stop
+                | HookEvent::StopFailure
+                | HookEvent::PostToolUse
+                | HookEvent::UserPromptExpansion
+                | HookEvent::SessionEnd => None,
+            };
+            assert_eq!(from_env.as_deref(), expected, "{}", event.name());
+        }
+    }
 }

@@ -60,7 +60,8 @@ fn check_edit(call: &mut HookCall) -> anyhow::Result<Said> {
         return Ok(Said::default());
     };
     let project = call.project()?;
-    let session = input.session_id.as_deref();
+    let session = call.session();
+    let session = session.as_deref();
     let user_dir = &UserDir::of(env);
     let user = user_checks(user_dir, call.stderr);
     let state = store::read_state(&project).ok().flatten();
@@ -151,7 +152,8 @@ fn record(
     checked: &[Checked],
     results: &[(String, CheckResult)],
 ) -> anyhow::Result<()> {
-    let session = call.input.session_id.as_deref();
+    let session = call.session();
+    let session = session.as_deref();
     let now = now();
     for check in checked {
         let entry = LogEntry {

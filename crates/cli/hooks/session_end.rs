@@ -31,7 +31,7 @@ use crate::store::eventlog::Event;
 pub fn mark_ended(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let project = call.project()?;
     // Only the hook input names the session that ended.
-    let session = call.input.session_id.clone();
+    let session = call.session();
     let reason = call.input.reason.clone();
     let now = now();
     let written = session::change_own_loop(

@@ -61,6 +61,7 @@ pub fn decide(call: &mut HookCall, started: Instant) -> anyhow::Result<HookOutpu
     Stop {
         project: &project,
         input: &call.input,
+        session: call.session(),
         env: call.env,
         user_dir: UserDir::of(call.env),
         started,
@@ -73,6 +74,8 @@ pub fn decide(call: &mut HookCall, started: Instant) -> anyhow::Result<HookOutpu
 struct Stop<'a> {
     project: &'a Project,
     input: &'a HookInput,
+    /// The stopping session ([`HookCall::session`]).
+    session: Option<String>,
     env: &'a Env,
     user_dir: UserDir,
     started: Instant,
@@ -92,7 +95,7 @@ impl Stop<'_> {
         };
         // Only the hook input names the stopping session (Claude Code always sends it): an
         // input without one never claims or continues a loop, whatever the environment says.
-        let session = self.input.session_id.clone();
+        let session = self.session.clone();
         if let Some(told) = self.tell(&state, session.as_deref())? {
             return Ok(told);
         }

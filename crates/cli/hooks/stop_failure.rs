@@ -50,7 +50,7 @@ pub fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let limit = said
         .and_then(claude_text)
         .map(|hit| zone::limit_seen(&hit, &zones, now));
-    let session = input.session_id.clone();
+    let session = call.session();
     let event = StopFailureEvent {
         session_id: session.as_deref(),
         seal_valid: store::ownership(&project, user_dir, &state) == Ownership::Own,

@@ -50,7 +50,7 @@ fn starts_a_loop(prompt: &str) -> bool {
 fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
     let (input, env) = (&call.input, call.env);
     let project = call.project()?;
-    let session = input.session_id.clone().or_else(|| env.session_id.clone());
+    let session = call.session();
     let prompt = input.prompt.clone().unwrap_or_default();
     let now = now();
     let notice = match store::read_state(&project) {
