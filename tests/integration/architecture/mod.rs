@@ -31,7 +31,8 @@
 //! the other parsers) are read by `cmd/`, `setup/` and `slash/` only, which turn them
 //! into plan values for the rooms below; its output and environment (`ui`, `terminal`,
 //! `screen`, `exit`, `costs`, and `io`'s streams and clock) reach down to `world` at most;
-//! the captured environment (`cli::env`, a value) down to the store. The store (and the
+//! the captured environment (`cli::env`, a value) and an error with its hints
+//! (`cli::hint`, a value) down to the store. The store (and the
 //! door crate under it) neither print, read the clock, nor know clap. The edge itself
 //! names only itself (and the crates below the binary).
 //!

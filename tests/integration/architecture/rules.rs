@@ -33,6 +33,7 @@ pub const ROOMS: &[(&str, Room)] = &[
     ("cli::clap_error", Room::Args),
     ("cli::task", Room::Args),
     ("cli::env", Room::Value),
+    ("cli::hint", Room::Value),
 ];
 
 const STORE: u8 = 8;
