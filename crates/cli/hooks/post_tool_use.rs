@@ -105,7 +105,7 @@ fn user_checks(user_dir: &UserDir, stderr: &mut dyn std::io::Write) -> Backpress
     match config::user_config_path(user_dir).map(|p| config::read_config(&p)) {
         Some(Ok(file)) => file.and_then(|f| f.backpressure).unwrap_or_default(),
         Some(Err(err)) => {
-            ui::warn(stderr, &format!("{err:#}; using the default checks"));
+            ui::warn(stderr, &words::default_checks(&err));
             BackpressureConfig::default()
         }
         None => BackpressureConfig::default(),

@@ -56,6 +56,11 @@ pub fn untrusted_check(shown: &str, program: &Path) -> String {
     )
 }
 
+/// PostToolUse's warning when the user's own config cannot be read.
+pub fn default_checks(err: &anyhow::Error) -> String {
+    format!("{err:#}; using the default checks")
+}
+
 /// The event log's line when SessionEnd pauses the loop (`reason` as Claude Code gave it).
 pub fn session_ended(reason: Option<&str>) -> String {
     format!(

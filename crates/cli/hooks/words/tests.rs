@@ -33,6 +33,13 @@ fn cannot_remember_a_notice() {
 }
 
 #[test]
+fn post_tool_use_default_checks() {
+    let err = anyhow::anyhow!("expected `,` or `}}` at line 3 column 5")
+        .context("/home/me/.config/pagent/config.json is not valid JSON");
+    insta::assert_snapshot!(default_checks(&err));
+}
+
+#[test]
 fn post_tool_use_untrusted_check() {
     insta::assert_snapshot!(untrusted_check(
         "src/main.rs",
