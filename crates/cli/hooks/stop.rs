@@ -93,8 +93,9 @@ impl Stop<'_> {
         let Some(Read { state, bytes }) = self.read()? else {
             return Ok(HookOutput::default());
         };
-        // Only the hook input names the stopping session (Claude Code always sends it): an
-        // input without one never claims or continues a loop, whatever the environment says.
+        // Only the hook input names the stopping session (Claude Code always sends it;
+        // `hook_session`): an input without one never claims or continues a loop, whatever
+        // the environment says.
         let session = self.session.clone();
         if let Some(told) = self.tell(&state, session.as_deref())? {
             return Ok(told);
