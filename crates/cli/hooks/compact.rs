@@ -1,7 +1,8 @@
-//! The compaction hooks' use case (`pagent hook compact`: PreCompact, and SessionStart after a compaction). Re-prompts of
-//! a stage are quiet (header, what is missing, where the full prompt is) because the model
-//! read the stage prompt when the stage began; once the conversation is compacted that
-//! text may be gone, so the next re-prompt carries it in full again.
+//! The compaction hooks' use case (`pagent hook compact`: PreCompact, and SessionStart
+//! after a compaction). Re-prompts of a stage are quiet (header, what is missing, where the
+//! full prompt is) because the model read the stage prompt when the stage began; once the
+//! conversation is compacted that text may be gone, so the next re-prompt carries it in
+//! full again.
 //!
 //! Like the other hooks: no state file, no work; never blocks, never exits 2; writes only
 //! the user's own loop of this session, compare-and-swap.
@@ -13,6 +14,7 @@ use super::frame::HookCall;
 use crate::cli::ui;
 use crate::session;
 
+/// The compaction hooks' body: the owner's next re-prompt carries the full stage prompt.
 pub fn mark(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     // SessionStart fires for startup, resume and clear too: only a compaction matters.
     if call.input.is_session_start_not_after_compaction() {

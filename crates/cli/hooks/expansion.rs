@@ -1,5 +1,6 @@
-//! The UserPromptExpansion hook's use case (`pagent hook user-prompt-expansion`): pagent answers its own slash commands on screen
-//! (see `slash/mod.rs`), before Claude Code expands them.
+//! The UserPromptExpansion hook's use case (`pagent hook user-prompt-expansion`): pagent
+//! answers its own slash commands on screen (see `slash/mod.rs`), before Claude Code
+//! expands them.
 //!
 //! hooks.json's matcher calls this only for pagent's command names; any other command, a
 //! missing name or an unreadable input prints nothing, which lets the command expand as
@@ -17,6 +18,7 @@ use crate::session;
 use crate::slash::Command;
 use crate::slash::answer::{Answer, Asked, answer};
 
+/// The UserPromptExpansion hook's body: pagent's answer to one of its own commands.
 pub fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let input = &call.input;
     let Some(name) = input.command_name.as_deref() else {

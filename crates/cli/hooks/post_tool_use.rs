@@ -1,5 +1,6 @@
-//! The PostToolUse hook's use case (`pagent hook post-tool-use`): backpressure. After an edit tool writes a file, check it
-//! and hand problems straight back to the model as `additionalContext`.
+//! The PostToolUse hook's use case (`pagent hook post-tool-use`): backpressure. After an
+//! edit tool writes a file, check it and hand problems straight back to the model as
+//! `additionalContext`.
 //!
 //! This hook runs after every tool call of every session, so the common case must cost
 //! no more than starting a process: with no state file (and no user config that turns

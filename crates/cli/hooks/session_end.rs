@@ -1,8 +1,8 @@
-//! The SessionEnd hook's use case (`pagent hook session-end`). When the Claude Code session that
-//! drives a loop ends (quit with /exit, Ctrl-D or Ctrl-C, its terminal closed, or /clear),
-//! nothing will stop in it again, so nothing drives the loop: it waits, paused, and
-//! `pagent status`, the dashboard and the session itself (if resumed) say so and what to
-//! type (`claude --resume ID`, then `/pagent:resume`).
+//! The SessionEnd hook's use case (`pagent hook session-end`). When the Claude Code session
+//! that drives a loop ends (quit with /exit, Ctrl-D or Ctrl-C, its terminal closed, or
+//! /clear), nothing will stop in it again, so nothing drives the loop: it waits, paused,
+//! and `pagent status`, the dashboard and the session itself (if resumed) say so and what
+//! to type (`claude --resume ID`, then `/pagent:resume`).
 //!
 //! Why this hook and not the liveness of Claude Code's process: both pinned clients run
 //! SessionEnd (2.1.197 and 2.1.332, `tests/e2e/interactive/session.rs`) for /exit, Ctrl-D

@@ -1,5 +1,6 @@
-//! The StopFailure hook's use case (`pagent hook stop-failure`): Claude Code's StopFailure hook, run instead of Stop when a
-//! turn ends on an API error (registered for `rate_limit` only, in `hooks/hooks.json`).
+//! The StopFailure hook's use case (`pagent hook stop-failure`): Claude Code's StopFailure
+//! hook, run instead of Stop when a turn ends on an API error (registered for `rate_limit`
+//! only, in `hooks/hooks.json`).
 //!
 //! A usage limit of the session's own loop marks the loop waiting
 //! (`pagent_engine::limit::decide_stop_failure`): no iteration is counted, the
@@ -31,6 +32,7 @@ use crate::store::user::UserDir;
 use crate::store::{self, Ownership};
 use crate::world::zone::{self, Zones};
 
+/// The StopFailure hook's body: a usage limit of the owner's loop makes it wait.
 pub fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let (input, env) = (&call.input, call.env);
     let project = call.project()?;

@@ -1,9 +1,10 @@
-//! The UserPromptSubmit hook's use case (`pagent hook user-prompt-submit`): the user always wins. A message typed in the loop's
-//! own session pauses the loop (see `pagent_engine::pause`); the next stop is allowed
-//! with one line saying so, and `/pagent:resume` goes on. pagent's own commands and the
-//! prompts Claude Code writes itself (a background task's notification, the note that a
-//! usage limit reset) leave the loop alone: the UserPromptExpansion hook answers pagent's
-//! commands, and Claude Code's own prompts carry the loop's work on.
+//! The UserPromptSubmit hook's use case (`pagent hook user-prompt-submit`): the user always
+//! wins. A message typed in the loop's own session pauses the loop (see
+//! `pagent_engine::pause`); the next stop is allowed with one line saying so, and
+//! `/pagent:resume` goes on. pagent's own commands and the prompts Claude Code writes
+//! itself (a background task's notification, the note that a usage limit reset) leave the
+//! loop alone: the UserPromptExpansion hook answers pagent's commands, and Claude Code's
+//! own prompts carry the loop's work on.
 //!
 //! It is also where the session hears of what the user did to its loop from a terminal
 //! (`pagent cancel`), if no Stop told it first: one `systemMessage`, shown above the
