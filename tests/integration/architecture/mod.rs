@@ -218,3 +218,38 @@ fn issue_22_a_folder_outside_the_stack_fails_until_it_has_a_tier() {
         ]
     );
 }
+
+#[test]
+fn issue_31_the_hooks_room_sits_between_cmd_and_the_other_use_cases() {
+    let arrows = |rel: &str, src: &str| -> Vec<String> {
+        check_source(Path::new(rel), src)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    // The hooks may name the use cases below them (a Stop answers /pagent-status)...
+    assert!(arrows("hooks/stop.rs", "fn f() { crate::slash::answer::x(); }\n").is_empty());
+    assert!(arrows("cmd/hook.rs", "fn f() { crate::hooks::stop::decide(); }\n").is_empty());
+    // ...but nothing below names them, and they name no command.
+    assert_eq!(
+        arrows(
+            "slash/answer.rs",
+            "fn f() {\n    crate::hooks::words::x();\n}\n"
+        ),
+        ["slash/answer.rs:2: slash -> hooks (a room names only the rooms below it)"]
+    );
+    assert_eq!(
+        arrows(
+            "session/mod.rs",
+            "fn f() {\n    crate::hooks::frame::x();\n}\n"
+        ),
+        ["session/mod.rs:2: session -> hooks (a room names only the rooms below it)"]
+    );
+    assert_eq!(
+        arrows(
+            "hooks/stop.rs",
+            "fn f() {\n    crate::cmd::status::run();\n}\n"
+        ),
+        ["hooks/stop.rs:2: hooks -> cmd::status (a room names only the rooms below it)"]
+    );
+}
