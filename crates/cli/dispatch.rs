@@ -2,7 +2,7 @@
 //!
 //! `run` owns the error policy. Usage errors print clap's message and exit 1 (never 2);
 //! help and version exit 0; a subcommand's error is reported once, at the top. The hooks
-//! have their own, stricter policy (fail open) in `cmd/hook_*.rs`. The hooks' fast path
+//! have their own, stricter policy (fail open) in `hooks/frame.rs`. The hooks' fast path
 //! ([`hook_fast_path`]) is here too: `main` asks it before anything is parsed.
 
 use clap::Parser;
@@ -16,12 +16,12 @@ use crate::cli::exit::ExitStatus;
 use crate::cli::terminal::Edge;
 use crate::cli::ui;
 use crate::cmd::{
-    cancel, dashboard, hook_compact, hook_expansion, hook_post_tool_use, hook_session_end,
-    hook_stop, hook_stop_failure, hook_user_prompt, install, log, loop_cmd, parallel, pause,
-    prompt, ralph, resume, run, status, team, trust,
+    cancel, dashboard, hook, install, log, loop_cmd, parallel, pause, prompt, ralph, resume, run,
+    status, team, trust,
 };
+use crate::hooks::frame::hook_stands_aside;
 use crate::io::Io;
-use crate::session::{Hook, hook_stands_aside};
+use pagent_protocol::HookEvent;
 
 /// Runs one pagent command: `args` as the process got them (the program name first),
 /// `env` as [`Env::capture`] read it, the streams in `io`. Tests call this in-process.
@@ -98,22 +98,8 @@ fn parse(
 /// Runs the parsed command with the streams behind the edge.
 fn dispatch(cli: Cli, env: &Env, io: &mut Io) -> ExitStatus {
     let result = match cli.command {
-        Command::Hook(HookCommand::Stop) => return hook_stop::run(&cli.global, env, io),
-        Command::Hook(HookCommand::StopFailure) => {
-            return hook_stop_failure::run(&cli.global, env, io);
-        }
-        Command::Hook(HookCommand::PostToolUse) => {
-            return hook_post_tool_use::run(&cli.global, env, io);
-        }
-        Command::Hook(HookCommand::UserPromptSubmit) => {
-            return hook_user_prompt::run(&cli.global, env, io);
-        }
-        Command::Hook(HookCommand::UserPromptExpansion) => {
-            return hook_expansion::run(&cli.global, env, io);
-        }
-        Command::Hook(HookCommand::Compact) => return hook_compact::run(&cli.global, env, io),
-        Command::Hook(HookCommand::SessionEnd) => {
-            return hook_session_end::run(&cli.global, env, io);
+        Command::Hook(HookCommand::Event(event)) => {
+            return hook::run(event, &cli.global, env, io);
         }
         Command::Hook(HookCommand::Notify(args)) => {
             return crate::cmd::hook_notify::run(&args, env, io.stderr);
@@ -209,21 +195,10 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
     let (Some(hook), Some(event), None) = (args.next(), args.next(), args.next()) else {
         return None;
     };
-    if hook != "hook" {
-        return None;
-    }
-    let hook = match event.to_str() {
-        Some("stop") => Hook::Stop,
-        Some("stop-failure") => Hook::StopFailure,
-        Some("user-prompt-submit") => Hook::UserPrompt,
-        Some("compact") => Hook::Compact,
-        Some("session-end") => Hook::SessionEnd,
-        Some("post-tool-use") => Hook::PostToolUse,
-        _ => return None,
-    };
+    let hook = fast_path_event(&hook, &event)?;
     let root = Env::capture_project_dir();
     // The config folder matters only to PostToolUse without a state file.
-    let config_dir = (hook == Hook::PostToolUse)
+    let config_dir = (hook == HookEvent::PostToolUse)
         .then(Env::capture_config_dir)
         .flatten();
     hook_stands_aside(
@@ -233,4 +208,52 @@ pub fn hook_fast_path() -> Option<ExitStatus> {
         &crate::store::user::UserDir::at(config_dir.as_deref()),
     )
     .then_some(ExitStatus::Success)
+}
+
+/// The hook event of `pagent hook <subcommand>` as the fast path reads it: from the same
+/// table as clap's hook commands ([`HookEvent::from_subcommand`]), never a list of its own.
+fn fast_path_event(hook: &std::ffi::OsStr, subcommand: &std::ffi::OsStr) -> Option<HookEvent> {
+    if hook != "hook" {
+        return None;
+    }
+    HookEvent::from_subcommand(subcommand.to_str()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[test]
+    fn issue_31_every_hook_event_has_a_subcommand_and_a_fast_path_entry_from_one_table() {
+        for event in HookEvent::ALL {
+            let sub = event.subcommand();
+            // clap's hook command for it parses back to the event it is named for...
+            let cli = Cli::try_parse_from(["pagent", "hook", sub]).unwrap();
+            let Command::Hook(HookCommand::Event(parsed)) = cli.command else {
+                panic!("pagent hook {sub} is not a hook event: {:?}", cli.command);
+            };
+            assert_eq!(parsed.subcommand(), sub);
+            // ...and so does the fast path, before clap.
+            let fast = fast_path_event(OsStr::new("hook"), OsStr::new(sub));
+            assert_eq!(fast, Some(parsed), "{sub}");
+        }
+        // And clap has no hook command the table lacks, but the notifier helper.
+        let cli = Cli::command();
+        let hook = cli.find_subcommand("hook").unwrap();
+        let others: Vec<&str> = hook
+            .get_subcommands()
+            .map(clap::Command::get_name)
+            .filter(|name| HookEvent::from_subcommand(name).is_none())
+            .collect();
+        assert_eq!(others, ["notify"]);
+        assert_eq!(
+            fast_path_event(OsStr::new("hook"), OsStr::new("notify")),
+            None
+        );
+        assert_eq!(fast_path_event(OsStr::new("run"), OsStr::new("stop")), None);
+    }
 }

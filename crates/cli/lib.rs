@@ -15,6 +15,7 @@ mod cli;
 mod cmd;
 mod dashboard;
 mod dispatch;
+mod hooks;
 mod install;
 mod io;
 

@@ -8,15 +8,11 @@
 //! and writes and logs nothing: the winner already did. A failure to log never changes a
 //! decision: the log is for people, the state file is the truth.
 //!
-//! [`hook_stands_aside`] is the other thing every hook shares: the short-cut taken before
-//! a hook reads its input. The user's levers (cancel, pause, resume), applied the same
+//! The user's levers (cancel, pause, resume), applied the same
 //! way for the commands and the dashboard, are in [`control`].
 
 pub mod control;
-pub mod hook;
 pub mod notify;
-
-use std::path::Path;
 
 use pagent_engine::{Outcome, State};
 
@@ -170,52 +166,4 @@ pub fn log(project: &Project, event: &Event, warn: &mut dyn Warn) -> bool {
             false
         }
     }
-}
-
-/// Which hook asks [`hook_stands_aside`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hook {
-    Stop,
-    StopFailure,
-    UserPrompt,
-    Compact,
-    SessionEnd,
-    PostToolUse,
-    /// UserPromptExpansion: pagent's own commands, answered with or without a loop.
-    Expansion,
-}
-
-/// The hooks' short-cut, decided before a hook reads its input, and in one place for the
-/// binary's fast path (`dispatch::hook_fast_path`) and every hook's own run:
-/// - inside an agent `pagent loop` started (`driver`), the Stop, prompt and compaction
-///   hooks stand aside: the runner drives that loop from outside (edits are still
-///   checked, by the loop's own settings);
-/// - a named project (`root`) surely without a state file has no loop to act on (a
-///   state the system cannot answer for, as one pending deletion on Windows, is there); for
-///   PostToolUse, only if the user's own config (in `config_dir`) does not ask for checks
-///   everywhere;
-/// - UserPromptExpansion never stands aside: it answers pagent's own commands, loop or no
-///   loop.
-pub fn hook_stands_aside(
-    hook: Hook,
-    driver: Option<pagent_engine::Driver>,
-    root: Option<&Path>,
-    user_dir: &UserDir,
-) -> bool {
-    if hook == Hook::Expansion {
-        return false;
-    }
-    if hook != Hook::PostToolUse && driver == Some(pagent_engine::Driver::Loop) {
-        return true;
-    }
-    let Some(root) = root else {
-        return false;
-    };
-    if !pagent_door::files::surely_absent(&root.join(store::project::STATE_FILE)) {
-        return false;
-    }
-    hook != Hook::PostToolUse
-        || !store::config::user_config_path(user_dir)
-            .as_deref()
-            .is_some_and(pagent_door::files::exists_no_follow)
 }

@@ -72,3 +72,31 @@ fn the_plugin_payloads_without_a_promise_keep_blocking() {
         );
     }
 }
+
+/// The plugin registers pagent for exactly the events of the protocol's table, each with
+/// the subcommand the table names (so clap, the fast path and `hooks/hooks.json` read
+/// one list).
+#[test]
+fn issue_31_hooks_json_registers_every_event_of_the_table_with_its_subcommand() {
+    use pagent_protocol::HookEvent;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/hooks.json");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let hooks = json["hooks"].as_object().unwrap();
+    let mut registered: Vec<&str> = hooks.keys().map(String::as_str).collect();
+    registered.sort_unstable();
+    let mut table: Vec<&str> = HookEvent::ALL.iter().map(|e| e.name()).collect();
+    table.sort_unstable();
+    assert_eq!(registered, table);
+    for event in HookEvent::ALL {
+        for group in hooks[event.name()].as_array().unwrap() {
+            for hook in group["hooks"].as_array().unwrap() {
+                assert_eq!(
+                    hook["args"],
+                    serde_json::json!(["hook", event.subcommand()]),
+                    "{}",
+                    event.name()
+                );
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@ pub use crate::cli::agent_args::AgentArgs;
 use crate::cli::agent_args::agent_parser;
 pub use crate::cli::budget_args::BudgetArgs;
 pub use crate::cli::loop_args::{LoopArgs, LoopStart, PlanArgs};
+use pagent_protocol::HookEvent;
 use pagent_protocol::stream::AgentKind;
 
 /// What `pagent --version` prints after the name: the version and the Rust target the
@@ -356,27 +357,91 @@ pub struct ParallelArgs {
     pub stdin_args: bool,
 }
 
-#[derive(Debug, Subcommand)]
+/// `pagent hook`'s subcommands: one per hook event, built from the protocol's table
+/// ([`HookEvent::subcommands`], below), so no second list of the events exists; and the
+/// hidden notifier helper.
+#[derive(Debug)]
 pub enum HookCommand {
-    /// The Stop hook: reads Claude Code's hook JSON on stdin, prints a decision.
-    Stop,
-    /// The StopFailure hook: a turn that ended on a usage limit makes the loop wait.
-    StopFailure,
-    /// The PostToolUse hook: checks the file an edit tool just wrote, feeds problems back.
-    PostToolUse,
-    /// The UserPromptSubmit hook: a message typed in the loop's session pauses the loop.
-    UserPromptSubmit,
-    /// The UserPromptExpansion hook: pagent answers its own slash commands on screen.
-    UserPromptExpansion,
-    /// The PreCompact and SessionStart (compact) hooks: the next re-prompt carries the
-    /// full stage prompt again.
-    Compact,
-    /// The SessionEnd hook: the loop of a session that was quit waits, paused, and says so.
-    SessionEnd,
+    /// The hook Claude Code runs for this event (the compaction hook: PreCompact).
+    Event(HookEvent),
+    /// The detached helper that runs a loop-end notifier.
+    Notify(NotifyHelperArgs),
+}
+
+/// The one `pagent hook` subcommand that is no hook event.
+#[derive(Debug, Subcommand)]
+enum Helper {
     /// The detached helper that runs a loop-end notifier with a timeout (started by
     /// pagent itself).
     #[command(hide = true)]
     Notify(NotifyHelperArgs),
+}
+
+/// What `pagent hook --help` says of the subcommand of `event`.
+fn hook_about(event: HookEvent) -> &'static str {
+    match event {
+        HookEvent::Stop => {
+            "The Stop hook: reads Claude Code's hook JSON on stdin, prints a decision"
+        }
+        HookEvent::StopFailure => {
+            "The StopFailure hook: a turn that ended on a usage limit makes the loop wait"
+        }
+        HookEvent::PostToolUse => {
+            "The PostToolUse hook: checks the file an edit tool just wrote, feeds problems back"
+        }
+        HookEvent::UserPromptSubmit => {
+            "The UserPromptSubmit hook: a message typed in the loop's session pauses the loop"
+        }
+        HookEvent::UserPromptExpansion => {
+            "The UserPromptExpansion hook: pagent answers its own slash commands on screen"
+        }
+        HookEvent::PreCompact | HookEvent::SessionStart => {
+            "The PreCompact and SessionStart (compact) hooks: the next re-prompt carries the \
+             full stage prompt again"
+        }
+        HookEvent::SessionEnd => {
+            "The SessionEnd hook: the loop of a session that was quit waits, paused, and says so"
+        }
+    }
+}
+
+impl clap::FromArgMatches for HookCommand {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut matches.clone())
+    }
+
+    fn from_arg_matches_mut(matches: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        if let Some(event) = matches
+            .subcommand_name()
+            .and_then(HookEvent::from_subcommand)
+        {
+            return Ok(HookCommand::Event(event));
+        }
+        let Helper::Notify(args) = Helper::from_arg_matches_mut(matches)?;
+        Ok(HookCommand::Notify(args))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for HookCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        let cmd = HookEvent::subcommands().fold(cmd, |cmd, event| {
+            cmd.subcommand(clap::Command::new(event.subcommand()).about(hook_about(event)))
+        });
+        Helper::augment_subcommands(cmd)
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        HookEvent::from_subcommand(name).is_some() || Helper::has_subcommand(name)
+    }
 }
 
 #[derive(Debug, Args, Clone)]

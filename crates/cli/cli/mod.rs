@@ -8,6 +8,7 @@ pub mod clap_error;
 pub mod costs;
 pub mod env;
 pub mod exit;
+pub mod hint;
 pub mod loop_args;
 pub mod sandbox;
 pub mod screen;

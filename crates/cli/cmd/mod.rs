@@ -3,14 +3,8 @@
 
 pub mod cancel;
 pub mod dashboard;
-pub mod hook_compact;
-pub mod hook_expansion;
+pub mod hook;
 pub mod hook_notify;
-pub mod hook_post_tool_use;
-pub mod hook_session_end;
-pub mod hook_stop;
-pub mod hook_stop_failure;
-pub mod hook_user_prompt;
 pub mod install;
 pub mod log;
 pub mod loop_cmd;

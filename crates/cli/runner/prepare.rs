@@ -12,6 +12,7 @@ use super::repo_git;
 use super::stories::stories_spec;
 use crate::agent::{AgentSpec, Options};
 use crate::cli::env::Env;
+use crate::cli::hint::Hinted;
 use crate::cli::ui;
 use crate::io::now;
 use crate::runner::progress::Progress;
@@ -141,9 +142,12 @@ fn runner_lock(project: &Project, wait: Duration) -> anyhow::Result<files::Lock>
         .dir()
         .lock(Path::new(RUNNER_LOCK), wait)
         .map_err(|err| match err {
-            files::DoorError::Busy(..) => anyhow::anyhow!(
-                "another `pagent loop` is driving this loop in {}; stop it first (Ctrl-C, or `pagent cancel`)",
-                project.root.display()
+            files::DoorError::Busy(..) => anyhow::Error::new(
+                Hinted::new(format!(
+                    "another `pagent loop` is driving this loop in {}",
+                    project.root.display()
+                ))
+                .hint("stop it first (Ctrl-C, or `pagent cancel`)"),
             ),
             other => anyhow::Error::new(other).context("cannot take the runner lock"),
         })
@@ -187,6 +191,9 @@ fn resume(
         ui::warn(progress.stderr(), m)
     })? {
         Some(written) => Ok((written, true)),
-        None => bail!("the loop's state changed while taking it over; run `pagent loop` again"),
+        None => bail!(
+            Hinted::new("the loop's state changed while taking it over")
+                .hint("run `pagent loop` again")
+        ),
     }
 }

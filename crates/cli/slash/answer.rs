@@ -13,6 +13,7 @@ use super::start::{self, Origin};
 use super::{Command, parallel_slash, ralph_slash, run_slash};
 use crate::cli::args::ParallelArgs;
 use crate::cli::env::Env;
+use crate::cli::hint::Hinted;
 use crate::cli::stdin_args::{self, Parsed};
 use crate::cli::ui::Style;
 use crate::session::control::{self, Resumed};
@@ -58,10 +59,12 @@ pub fn answer(project: &Project, env: &Env, asked: &Asked<'_>) -> Answer {
             Ok(Answer::Show(help(asked.command, &name)))
         }
         Command::Status | Command::Cancel | Command::Resume if !asked.args.trim().is_empty() => {
-            Err(anyhow::anyhow!(
-                "{name} takes no arguments (you gave: {}); `{name} --help` says what it does",
+            Err(Hinted::new(format!(
+                "{name} takes no arguments (you gave: {})",
                 asked.args.trim()
             ))
+            .hint(format!("`{name} --help` says what it does"))
+            .into())
         }
         Command::Status => Ok(status(project, env, asked)),
         Command::Cancel => control::cancel(project, env, by(asked.session), &mut |_: &str| {})

@@ -22,7 +22,7 @@
 //! The `!` lines keep working without the hook (an older hooks.json, a hook that failed):
 //! they set the loop up themselves and ask the model to pass the start line on.
 //!
-//! This module decides and words; `cmd/hook_expansion.rs` reads the hook's input and
+//! This module decides and words; `hooks/expansion.rs` reads the hook's input and
 //! prints the answer, and `cmd/ralph.rs`, `cmd/run.rs` print the same set-up for a shell.
 
 pub mod answer;

@@ -14,6 +14,7 @@ use std::time::Duration;
 use anyhow::Context;
 use pagent_engine::{State, seal};
 
+use crate::cli::hint::Hinted;
 use crate::store::project::{LOCK_FILE, Project, STATE_FILE};
 use crate::store::user::UserDir;
 
@@ -84,8 +85,9 @@ pub fn read_state(project: &Project) -> anyhow::Result<Option<State>> {
 }
 
 pub fn parse_state(bytes: &[u8]) -> anyhow::Result<State> {
-    State::from_json(bytes)
-        .with_context(|| format!("{STATE_FILE} is corrupt; run `pagent cancel` to set it aside"))
+    State::from_json(bytes).with_context(|| {
+        Hinted::new(format!("{STATE_FILE} is corrupt")).hint("run `pagent cancel` to set it aside")
+    })
 }
 
 /// Whose state this is, as far as pagent will act on it.
@@ -206,5 +208,22 @@ pub fn write_prompt_file(project: &Project, state: &State, warn: &mut dyn Warn) 
             "cannot write {}: {err}",
             pagent_engine::PROMPT_FILE
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_31_a_corrupt_state_says_what_to_do_next_as_a_hint() {
+        let err = parse_state(b"{").unwrap_err();
+        let hinted = err.downcast_ref::<Hinted>().unwrap();
+        assert_eq!(hinted.hints(), ["run `pagent cancel` to set it aside"]);
+        // Worded as it always was.
+        assert_eq!(
+            err.to_string(),
+            format!("{STATE_FILE} is corrupt; run `pagent cancel` to set it aside")
+        );
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::cli::hint::Hinted;
 use crate::store::user::UserDir;
 use pagent_door::files;
 
@@ -45,10 +46,11 @@ pub fn read_or_create_secret(user_dir: &UserDir) -> anyhow::Result<Vec<u8>> {
     files::create_new_private(&file, pagent_engine::seal::hex(&random).as_bytes())
         .with_context(|| format!("cannot create {}", file.display()))?;
     read_secret(user_dir).with_context(|| {
-        format!(
-            "{} exists but is not a valid pagent secret; delete it and run again",
+        Hinted::new(format!(
+            "{} exists but is not a valid pagent secret",
             file.display()
-        )
+        ))
+        .hint("delete it and run again")
     })
 }
 

@@ -16,7 +16,7 @@
 //! The same read collects what the user typed while the model worked and Claude Code
 //! still holds in its queue (`queue-operation` lines): the Stop hook answers pagent's own
 //! status and cancel among them at once, instead of after the whole loop (see
-//! `cmd/hook_stop.rs`). Each Stop reads only new lines, so each such line is seen once.
+//! `hooks/stop.rs`). Each Stop reads only new lines, so each such line is seen once.
 //! It also tells whether the model called a tool since the last Stop (an assistant
 //! `tool_use` line), which Claude Code's cap on a turn's continuations counts by
 //! (`pagent_engine::block_cap`): the hook reads these lines anyway, so knowing costs a

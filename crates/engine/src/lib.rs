@@ -50,8 +50,9 @@ pub use backpressure::FailedCheck;
 pub use budget::Budget;
 pub use condition::{Check, CheckShape, Condition, ConditionError, Evaluation, Finding};
 pub use decide::{
-    CheckPlan, Decision, EditEvent, LogEntry, Outcome, Step, StopEvent, Whose, decide_iteration,
-    decide_post_tool_use, decide_stop, record_check, record_check_log, whose_loop,
+    Belongs, CheckPlan, Decision, EditEvent, LogEntry, Outcome, Step, StopEvent, Whose, belongs,
+    decide_iteration, decide_post_tool_use, decide_stop, record_check, record_check_log,
+    whose_loop,
 };
 pub use path::{RelPath, RelPathError};
 pub use pause::Pause;

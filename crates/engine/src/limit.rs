@@ -27,7 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::decide::{Decision, LogEntry, Outcome, Whose, whose_loop};
+use crate::decide::{Belongs, Decision, LogEntry, Outcome, belongs};
 use crate::{Action, State, Status, Timestamp, format_duration};
 
 /// How long after the announced reset the loop goes on: a limit is lifted on the
@@ -327,10 +327,9 @@ pub fn decide_stop_failure(event: &StopFailureEvent<'_>, state: &State) -> Outco
     let ours = state.is_active()
         && event.seal_valid
         && state.paused.is_none()
-        && event.session_id.is_some()
         && matches!(
-            whose_loop(state, event.session_id),
-            Whose::This | Whose::Unclaimed
+            belongs(state, event.session_id),
+            Belongs::Owner | Belongs::Unclaimed
         );
     if !ours || event.error != "rate_limit" || event.outage || state.limit_wait.is_some() {
         return Outcome::silent();

@@ -63,7 +63,7 @@ pub fn at_stop(notice: &str) -> String {
 /// owns the loop and a notice waits; `None` otherwise.
 pub fn take(state: &State, session: Option<&str>, now: Timestamp) -> Option<(String, State)> {
     let notice = state.session_notice.as_ref()?;
-    if session.is_none() || whose_loop(state, session) != Whose::This {
+    if crate::belongs(state, session) != crate::Belongs::Owner {
         return None;
     }
     let mut next = state.clone();

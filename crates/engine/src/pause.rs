@@ -110,7 +110,7 @@ pub fn decide_prompt(
 ) -> Option<State> {
     if !state.is_active()
         || state.paused.is_some()
-        || crate::whose_loop(state, session) != crate::Whose::This
+        || crate::belongs(state, session) != crate::Belongs::Owner
     {
         return None;
     }
@@ -208,7 +208,7 @@ pub fn session_ended(
 ) -> Option<State> {
     if !state.is_active()
         || session_gone(state)
-        || crate::whose_loop(state, session) != crate::Whose::This
+        || crate::belongs(state, session) != crate::Belongs::Owner
     {
         return None;
     }
@@ -236,7 +236,7 @@ pub fn session_ended(
 /// The state when the loop's own session, quit before, calls a hook again (it was
 /// resumed with `claude --resume`): still paused, no longer waiting for that session.
 pub fn session_back(state: &State, session: Option<&str>, now: Timestamp) -> Option<State> {
-    if !session_gone(state) || crate::whose_loop(state, session) != crate::Whose::This {
+    if !session_gone(state) || crate::belongs(state, session) != crate::Belongs::Owner {
         return None;
     }
     let mut next = state.clone();

@@ -1,6 +1,9 @@
 //! The hook events pagent is registered for, by the names Claude Code gives them in
 //! `hook_event_name` (input) and `hookSpecificOutput.hookEventName` (output): one table,
-//! read both ways, so no hook compares or writes the names as bare strings.
+//! read both ways, so no hook compares or writes the names as bare strings. The same
+//! table names the `pagent hook` subcommand each event runs ([`HookEvent::subcommand`]):
+//! clap's hook commands and the binary's fast path are both built from it, so no other
+//! list of the events exists.
 
 use crate::HookInput;
 
@@ -45,6 +48,34 @@ impl HookEvent {
     pub fn from_name(name: &str) -> Option<HookEvent> {
         HookEvent::ALL.into_iter().find(|e| e.name() == name)
     }
+
+    /// The `pagent hook` subcommand that runs for the event (as `hooks/hooks.json` calls
+    /// it): PreCompact and SessionStart share one, the compaction hook.
+    pub fn subcommand(self) -> &'static str {
+        match self {
+            HookEvent::Stop => "stop",
+            HookEvent::StopFailure => "stop-failure",
+            HookEvent::PostToolUse => "post-tool-use",
+            HookEvent::UserPromptSubmit => "user-prompt-submit",
+            HookEvent::UserPromptExpansion => "user-prompt-expansion",
+            HookEvent::PreCompact | HookEvent::SessionStart => "compact",
+            HookEvent::SessionEnd => "session-end",
+        }
+    }
+
+    /// The event a `pagent hook` subcommand is named for: the first in [`HookEvent::ALL`]
+    /// that runs it (the compaction hook's is PreCompact).
+    pub fn from_subcommand(name: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.subcommand() == name)
+    }
+
+    /// One event per `pagent hook` subcommand, in the table's order: the events the
+    /// subcommands are named for.
+    pub fn subcommands() -> impl Iterator<Item = HookEvent> {
+        HookEvent::ALL
+            .into_iter()
+            .filter(|e| HookEvent::from_subcommand(e.subcommand()) == Some(*e))
+    }
 }
 
 impl HookInput {
@@ -72,6 +103,31 @@ mod tests {
             assert_eq!(HookEvent::from_name(event.name()), Some(event));
         }
         assert_eq!(HookEvent::from_name("stop"), None);
+    }
+
+    #[test]
+    fn issue_31_every_event_has_one_subcommand_and_each_subcommand_one_event() {
+        for event in HookEvent::ALL {
+            let named = HookEvent::from_subcommand(event.subcommand()).unwrap();
+            assert_eq!(named.subcommand(), event.subcommand());
+        }
+        let subcommands: Vec<&str> = HookEvent::subcommands()
+            .map(HookEvent::subcommand)
+            .collect();
+        assert_eq!(
+            subcommands,
+            [
+                "stop",
+                "stop-failure",
+                "post-tool-use",
+                "user-prompt-submit",
+                "user-prompt-expansion",
+                "compact",
+                "session-end"
+            ]
+        );
+        assert_eq!(HookEvent::from_subcommand("Stop"), None);
+        assert_eq!(HookEvent::from_subcommand("notify"), None);
     }
 
     #[test]

@@ -13,10 +13,12 @@
 //! ```text
 //! entry      main.rs, lib.rs, dispatch.rs    wiring: may name anything
 //! cmd        one thin file per subcommand     (none names another)
+//! hooks      the hooks' use cases over the typed protocol, their frame and words (a
+//!            Stop answers a queued /pagent-status as the slash commands do)
 //! use cases  runner, slash, dashboard, install
 //! setup      turning a plan into a new loop   (the runner starts loops too)
 //! session    applying an outcome: lock, re-read, compare-and-swap, log, the loop-end
-//!            notice; the hooks' frame
+//!            notice
 //! world      the engine's World over the disk: probes, checks, fingerprint, transcript
 //! agent      one agent process (a loop's worker, a reviewer): the hook's world and the
 //!            runner both start them
@@ -29,7 +31,8 @@
 //! the other parsers) are read by `cmd/`, `setup/` and `slash/` only, which turn them
 //! into plan values for the rooms below; its output and environment (`ui`, `terminal`,
 //! `screen`, `exit`, `costs`, and `io`'s streams and clock) reach down to `world` at most;
-//! the captured environment (`cli::env`, a value) down to the store. The store (and the
+//! the captured environment (`cli::env`, a value) and an error with its hints
+//! (`cli::hint`, a value) down to the store. The store (and the
 //! door crate under it) neither print, read the clock, nor know clap. The edge itself
 //! names only itself (and the crates below the binary).
 //!
@@ -213,5 +216,40 @@ fn issue_22_a_folder_outside_the_stack_fails_until_it_has_a_tier() {
         [
             "helpers/mod.rs:1: helpers -> ? (a room that is not in the stack: give it a tier in rules.rs)"
         ]
+    );
+}
+
+#[test]
+fn issue_31_the_hooks_room_sits_between_cmd_and_the_other_use_cases() {
+    let arrows = |rel: &str, src: &str| -> Vec<String> {
+        check_source(Path::new(rel), src)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    // The hooks may name the use cases below them (a Stop answers /pagent-status)...
+    assert!(arrows("hooks/stop.rs", "fn f() { crate::slash::answer::x(); }\n").is_empty());
+    assert!(arrows("cmd/hook.rs", "fn f() { crate::hooks::stop::decide(); }\n").is_empty());
+    // ...but nothing below names them, and they name no command.
+    assert_eq!(
+        arrows(
+            "slash/answer.rs",
+            "fn f() {\n    crate::hooks::words::x();\n}\n"
+        ),
+        ["slash/answer.rs:2: slash -> hooks (a room names only the rooms below it)"]
+    );
+    assert_eq!(
+        arrows(
+            "session/mod.rs",
+            "fn f() {\n    crate::hooks::frame::x();\n}\n"
+        ),
+        ["session/mod.rs:2: session -> hooks (a room names only the rooms below it)"]
+    );
+    assert_eq!(
+        arrows(
+            "hooks/stop.rs",
+            "fn f() {\n    crate::cmd::status::run();\n}\n"
+        ),
+        ["hooks/stop.rs:2: hooks -> cmd::status (a room names only the rooms below it)"]
     );
 }

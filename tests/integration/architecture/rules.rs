@@ -13,15 +13,16 @@ pub const ROOMS: &[(&str, Room)] = &[
     ("lib", Room::Tier(0)),
     ("dispatch", Room::Tier(0)),
     ("cmd", Room::Tier(1)),
-    ("runner", Room::Tier(2)),
-    ("slash", Room::Tier(2)),
-    ("dashboard", Room::Tier(2)),
-    ("install", Room::Tier(2)),
-    ("setup", Room::Tier(3)),
-    ("session", Room::Tier(4)),
-    ("world", Room::Tier(5)),
-    ("agent", Room::Tier(6)),
-    ("store", Room::Tier(7)),
+    ("hooks", Room::Tier(2)),
+    ("runner", Room::Tier(3)),
+    ("slash", Room::Tier(3)),
+    ("dashboard", Room::Tier(3)),
+    ("install", Room::Tier(3)),
+    ("setup", Room::Tier(4)),
+    ("session", Room::Tier(5)),
+    ("world", Room::Tier(6)),
+    ("agent", Room::Tier(7)),
+    ("store", Room::Tier(8)),
     ("cli", Room::Edge),
     ("io", Room::Edge),
     ("cli::args", Room::Args),
@@ -32,9 +33,10 @@ pub const ROOMS: &[(&str, Room)] = &[
     ("cli::clap_error", Room::Args),
     ("cli::task", Room::Args),
     ("cli::env", Room::Value),
+    ("cli::hint", Room::Value),
 ];
 
-const STORE: u8 = 7;
+const STORE: u8 = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Room {

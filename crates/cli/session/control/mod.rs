@@ -22,6 +22,7 @@ use pagent_engine::notice::By;
 use pagent_engine::{Action, Decision, LogEntry, Outcome, State, Status, Whose, whose_loop};
 
 use crate::cli::env::Env;
+use crate::cli::hint::Hinted;
 use crate::io::now;
 use crate::store::eventlog::Event;
 use crate::store::project::Project;
@@ -166,7 +167,8 @@ pub fn cancel(
         });
     }
     anyhow::bail!(
-        "the loop state kept changing while pagent tried to cancel it; run `pagent cancel` again"
+        Hinted::new("the loop state kept changing while pagent tried to cancel it")
+            .hint("run `pagent cancel` again")
     )
 }
 
@@ -235,7 +237,10 @@ pub fn pause(
             });
         }
     }
-    anyhow::bail!("the loop state kept changing while pagent tried to pause it; try again")
+    anyhow::bail!(
+        Hinted::new("the loop state kept changing while pagent tried to pause it")
+            .hint("try again")
+    )
 }
 
 /// Continues a paused loop (and starts its no-progress count afresh), asked `by` a
@@ -314,7 +319,10 @@ pub fn resume(
             return Ok(done(written, true));
         }
     }
-    anyhow::bail!("the loop state kept changing while pagent tried to resume it; try again")
+    anyhow::bail!(
+        Hinted::new("the loop state kept changing while pagent tried to resume it")
+            .hint("try again")
+    )
 }
 
 /// The log line of an operation at the loop's current stage and iteration.

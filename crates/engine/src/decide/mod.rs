@@ -13,6 +13,8 @@
 //!
 //! "Is this loop this session's?" has one answer, [`whose_loop`], which every caller (the
 //! hooks, set-up, the runner) asks; what each does with the answer is its own policy.
+//! A hook asks it as [`belongs`], which also tells a hook whose input names no session
+//! apart: every hook decision reads that one answer.
 
 use crate::render::{MESSAGE_CAP, cap_message};
 use crate::{Action, Driver, State};
@@ -108,6 +110,41 @@ pub fn whose_loop<'a>(state: &'a State, session: Option<&str>) -> Whose<'a> {
         None => Whose::Unclaimed,
         Some(owner) if session == Some(owner) => Whose::This,
         Some(owner) => Whose::Other(owner),
+    }
+}
+
+/// Which session a hook belongs to, as the hooks see a loop: [`belongs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Belongs<'a> {
+    /// Driven by `pagent loop`: no session's (the hooks of its agents stand aside).
+    Runner,
+    /// The hook's session owns the loop.
+    Owner,
+    /// Another session owns the loop.
+    OtherSession(&'a str),
+    /// No session owns the loop yet, and the hook names one: the first Stop that does
+    /// claims it.
+    Unclaimed,
+    /// The hook names no session (a client that sent no `session_id`): it owns no loop
+    /// and claims none. `owner` is the loop's session, if one claimed it.
+    NoSessionId { owner: Option<&'a str> },
+}
+
+/// The one rule for which session a hook belongs to (owner, another session, unclaimed,
+/// no session id; or a runner's loop): [`whose_loop`] as a hook sees it, with a hook that
+/// names no session told apart. What each hook does with the answer is its policy: a Stop
+/// of the owner or of an unclaimed loop continues it (claiming it); the prompt, the
+/// compaction, SessionEnd and a session's notice act for the owner only; a StopFailure
+/// for the owner or an unclaimed loop; an edit is checked for the owner, an unclaimed
+/// loop (named or not) and a runner's loop.
+pub fn belongs<'a>(state: &'a State, session: Option<&str>) -> Belongs<'a> {
+    match (whose_loop(state, session), session) {
+        (Whose::Runner, _) => Belongs::Runner,
+        (Whose::This, _) => Belongs::Owner,
+        (Whose::Other(owner), Some(_)) => Belongs::OtherSession(owner),
+        (Whose::Unclaimed, Some(_)) => Belongs::Unclaimed,
+        (Whose::Other(owner), None) => Belongs::NoSessionId { owner: Some(owner) },
+        (Whose::Unclaimed, None) => Belongs::NoSessionId { owner: None },
     }
 }
 

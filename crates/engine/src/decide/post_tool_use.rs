@@ -11,7 +11,7 @@
 //! runner applies its own decisions compare-and-swap, and a write from its agent's hook in
 //! between would read to it as a lost race.
 
-use super::{Whose, whose_loop};
+use super::{Belongs, belongs};
 use crate::backpressure::{BackpressureConfig, CHECK_OUTPUT_CAP, CheckResult};
 use crate::render::cap_message;
 use crate::{FailedCheck, State};
@@ -44,8 +44,11 @@ pub fn decide_post_tool_use(
         state.is_active()
             && event.seal_valid
             && matches!(
-                whose_loop(state, event.session_id),
-                Whose::Runner | Whose::This | Whose::Unclaimed
+                belongs(state, event.session_id),
+                Belongs::Runner
+                    | Belongs::Owner
+                    | Belongs::Unclaimed
+                    | Belongs::NoSessionId { owner: None }
             )
     });
     match own {
@@ -83,7 +86,10 @@ pub fn record_check(
     file: &str,
     results: &[(String, CheckResult)],
 ) -> Option<State> {
-    if !matches!(whose_loop(state, session), Whose::This | Whose::Unclaimed) {
+    if !matches!(
+        belongs(state, session),
+        Belongs::Owner | Belongs::Unclaimed | Belongs::NoSessionId { owner: None }
+    ) {
         return None;
     }
     let failed: Vec<(&str, &str)> = results

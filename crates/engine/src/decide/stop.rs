@@ -7,7 +7,7 @@
 //! iteration policy run, and a continuation Claude Code would drop (its cap on
 //! continuations in a row, `block_cap.rs`) pauses the loop instead.
 
-use super::{Decision, LogEntry, Outcome, Whose, bounded, iteration, whose_loop};
+use super::{Belongs, Decision, LogEntry, Outcome, belongs, bounded, iteration};
 use crate::block_cap::{BlockCap, TurnSoFar, keep_within};
 use crate::{Action, State, Timestamp, World};
 
@@ -51,19 +51,19 @@ fn decide_stop_unbounded(event: &StopEvent<'_>, state: &State, world: &mut dyn W
             detail,
         }),
     };
-    let session = match (whose_loop(state, event.session_id), event.session_id) {
-        (Whose::Runner, _) => return Outcome::silent(),
-        (Whose::Other(owner), _) => {
+    let session = match (belongs(state, event.session_id), event.session_id) {
+        (Belongs::Runner, _) => return Outcome::silent(),
+        (Belongs::OtherSession(owner) | Belongs::NoSessionId { owner: Some(owner) }, _) => {
             let detail = format!(
                 "stop of session {} allowed: the loop belongs to {owner}",
                 event.session_id.unwrap_or("(unknown)")
             );
             return allowed(Action::OtherSession, detail);
         }
-        (Whose::Unclaimed | Whose::This, Some(session)) => session,
+        (Belongs::Unclaimed | Belongs::Owner, Some(session)) => session,
         // Only a named session may claim a loop: a stop that names none (a client that
         // sent `{}`) would otherwise be blocked, and by the next nameless stop again.
-        (Whose::Unclaimed | Whose::This, None) => {
+        (Belongs::NoSessionId { owner: None } | Belongs::Unclaimed | Belongs::Owner, _) => {
             return allowed(
                 Action::OtherSession,
                 "stop without a session id allowed: only a named session can claim the loop"

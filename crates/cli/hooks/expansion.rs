@@ -1,5 +1,6 @@
-//! `pagent hook user-prompt-expansion`: pagent answers its own slash commands on screen
-//! (see `slash/mod.rs`), before Claude Code expands them.
+//! The UserPromptExpansion hook's use case (`pagent hook user-prompt-expansion`): pagent
+//! answers its own slash commands on screen (see `slash/mod.rs`), before Claude Code
+//! expands them.
 //!
 //! hooks.json's matcher calls this only for pagent's command names; any other command, a
 //! missing name or an unreadable input prints nothing, which lets the command expand as
@@ -10,30 +11,15 @@
 use pagent_engine::pause::session_back;
 use pagent_protocol::{Decision, HookOutput};
 
-use crate::cli::args::Global;
-use crate::cli::env::Env;
-use crate::cli::exit::ExitStatus;
+use super::frame::HookCall;
 use crate::cli::ui;
-use crate::io::{Io, now};
+use crate::io::now;
 use crate::session;
-use crate::session::Hook;
-use crate::session::hook::{HookCall, run_hook};
 use crate::slash::Command;
 use crate::slash::answer::{Answer, Asked, answer};
 
-pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let failed = "the UserPromptExpansion hook failed; the command runs as usual";
-    run_hook(
-        Hook::Expansion,
-        global.project.as_deref(),
-        env,
-        io,
-        failed,
-        output,
-    )
-}
-
-fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
+/// The UserPromptExpansion hook's body: pagent's answer to one of its own commands.
+pub fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let input = &call.input;
     let Some(name) = input.command_name.as_deref() else {
         return Ok(HookOutput::default());
@@ -45,7 +31,7 @@ fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     // A session quit before and resumed since (`claude --resume`) is back: 2.1.197 runs
     // this hook before UserPromptSubmit, which would say so too late for the answer.
     // A failure here changes no answer: the command's own hooks say the rest.
-    let session = input.session_id.clone();
+    let session = call.session();
     let back = session::change_own_loop(
         &project,
         call.env,
@@ -57,7 +43,7 @@ fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     }
     // The loop belongs to the session that typed the command, in the folder it works in.
     let mut env = call.env.clone();
-    if let Some(session) = &input.session_id {
+    if let Some(session) = &session {
         env.session_id = Some(session.clone());
     }
     if let Some(cwd) = &input.cwd {
@@ -68,7 +54,7 @@ fn output(call: &mut HookCall) -> anyhow::Result<HookOutput> {
         name,
         args: input.command_args.as_deref().unwrap_or(""),
         prompt: input.prompt.as_deref().unwrap_or(""),
-        session: input.session_id.as_deref(),
+        session: session.as_deref(),
         transcript: input.transcript_path.as_deref(),
     };
     Ok(match answer(&project, &env, &asked) {

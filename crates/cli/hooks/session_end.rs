@@ -1,8 +1,8 @@
-//! `pagent hook session-end`: the SessionEnd hook. When the Claude Code session that
-//! drives a loop ends (quit with /exit, Ctrl-D or Ctrl-C, its terminal closed, or /clear),
-//! nothing will stop in it again, so nothing drives the loop: it waits, paused, and
-//! `pagent status`, the dashboard and the session itself (if resumed) say so and what to
-//! type (`claude --resume ID`, then `/pagent:resume`).
+//! The SessionEnd hook's use case (`pagent hook session-end`). When the Claude Code session
+//! that drives a loop ends (quit with /exit, Ctrl-D or Ctrl-C, its terminal closed, or
+//! /clear), nothing will stop in it again, so nothing drives the loop: it waits, paused,
+//! and `pagent status`, the dashboard and the session itself (if resumed) say so and what
+//! to type (`claude --resume ID`, then `/pagent:resume`).
 //!
 //! Why this hook and not the liveness of Claude Code's process: both pinned clients run
 //! SessionEnd (2.1.197 and 2.1.332, `tests/e2e/interactive/session.rs`) for /exit, Ctrl-D
@@ -20,34 +20,18 @@ use pagent_engine::Action;
 use pagent_engine::pause::session_ended;
 use pagent_protocol::HookOutput;
 
-use crate::cli::args::Global;
-use crate::cli::env::Env;
-use crate::cli::exit::ExitStatus;
+use super::frame::HookCall;
+use super::words;
 use crate::cli::ui;
-use crate::io::{Io, now};
-use crate::session::hook::{HookCall, run_hook};
-use crate::session::{self, Hook};
+use crate::io::now;
+use crate::session;
 use crate::store::eventlog::Event;
 
-pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let failed = "the SessionEnd hook failed; the loop was not marked as left";
-    run_hook(
-        Hook::SessionEnd,
-        global.project.as_deref(),
-        env,
-        io,
-        failed,
-        |call| {
-            mark_ended(call)?;
-            Ok(HookOutput::default())
-        },
-    )
-}
-
-fn mark_ended(call: &mut HookCall) -> anyhow::Result<()> {
+/// The SessionEnd hook's body: the loop of the session that ended waits, paused.
+pub fn mark_ended(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let project = call.project()?;
     // Only the hook input names the session that ended.
-    let session = call.input.session_id.clone();
+    let session = call.session();
     let reason = call.input.reason.clone();
     let now = now();
     let written = session::change_own_loop(
@@ -57,15 +41,12 @@ fn mark_ended(call: &mut HookCall) -> anyhow::Result<()> {
         &mut |m: &str| ui::warn(call.stderr, m),
     )?;
     if let Some(state) = written {
-        let detail = format!(
-            "paused: its Claude Code session ended ({})",
-            reason.as_deref().unwrap_or("no reason given")
-        );
+        let detail = words::session_ended(reason.as_deref());
         session::log(
             &project,
             &Event::at(&state, Action::Pause, detail, now, session.as_deref()),
             &mut |m: &str| ui::warn(call.stderr, m),
         );
     }
-    Ok(())
+    Ok(HookOutput::default())
 }

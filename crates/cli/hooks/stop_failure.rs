@@ -1,5 +1,6 @@
-//! `pagent hook stop-failure`: Claude Code's StopFailure hook, run instead of Stop when a
-//! turn ends on an API error (registered for `rate_limit` only, in `hooks/hooks.json`).
+//! The StopFailure hook's use case (`pagent hook stop-failure`): Claude Code's StopFailure
+//! hook, run instead of Stop when a turn ends on an API error (registered for `rate_limit`
+//! only, in `hooks/hooks.json`).
 //!
 //! A usage limit of the session's own loop marks the loop waiting
 //! (`pagent_engine::limit::decide_stop_failure`): no iteration is counted, the
@@ -22,31 +23,17 @@ use pagent_engine::limit::{StopFailureEvent, decide_stop_failure};
 use pagent_protocol::HookOutput;
 use pagent_protocol::stream::limit::claude_text;
 
-use crate::cli::args::Global;
-use crate::cli::env::Env;
-use crate::cli::exit::ExitStatus;
+use super::frame::HookCall;
 use crate::cli::ui;
-use crate::io::{Io, now};
-use crate::session::hook::{HookCall, run_hook};
-use crate::session::{self, Hook};
+use crate::io::now;
+use crate::session;
 use crate::store::eventlog::Event;
 use crate::store::user::UserDir;
 use crate::store::{self, Ownership};
 use crate::world::zone::{self, Zones};
 
-pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let failed = "the StopFailure hook failed; the loop was not marked waiting";
-    run_hook(
-        Hook::StopFailure,
-        global.project.as_deref(),
-        env,
-        io,
-        failed,
-        decide,
-    )
-}
-
-fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
+/// The StopFailure hook's body: a usage limit of the owner's loop makes it wait.
+pub fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let (input, env) = (&call.input, call.env);
     let project = call.project()?;
     let user_dir = &UserDir::of(env);
@@ -65,7 +52,7 @@ fn decide(call: &mut HookCall) -> anyhow::Result<HookOutput> {
     let limit = said
         .and_then(claude_text)
         .map(|hit| zone::limit_seen(&hit, &zones, now));
-    let session = input.session_id.clone();
+    let session = call.session();
     let event = StopFailureEvent {
         session_id: session.as_deref(),
         seal_valid: store::ownership(&project, user_dir, &state) == Ownership::Own,

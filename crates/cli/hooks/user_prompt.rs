@@ -1,9 +1,10 @@
-//! `pagent hook user-prompt-submit`: the user always wins. A message typed in the loop's
-//! own session pauses the loop (see `pagent_engine::pause`); the next stop is allowed
-//! with one line saying so, and `/pagent:resume` goes on. pagent's own commands and the
-//! prompts Claude Code writes itself (a background task's notification, the note that a
-//! usage limit reset) leave the loop alone: the UserPromptExpansion hook answers pagent's
-//! commands, and Claude Code's own prompts carry the loop's work on.
+//! The UserPromptSubmit hook's use case (`pagent hook user-prompt-submit`): the user always
+//! wins. A message typed in the loop's own session pauses the loop (see
+//! `pagent_engine::pause`); the next stop is allowed with one line saying so, and
+//! `/pagent:resume` goes on. pagent's own commands and the prompts Claude Code writes
+//! itself (a background task's notification, the note that a usage limit reset) leave the
+//! loop alone: the UserPromptExpansion hook answers pagent's commands, and Claude Code's
+//! own prompts carry the loop's work on.
 //!
 //! It is also where the session hears of what the user did to its loop from a terminal
 //! (`pagent cancel`), if no Stop told it first: one `systemMessage`, shown above the
@@ -20,32 +21,21 @@ use pagent_engine::Action;
 use pagent_engine::pause::{decide_prompt, session_back};
 use pagent_protocol::HookOutput;
 
-use crate::cli::args::Global;
-use crate::cli::env::Env;
-use crate::cli::exit::ExitStatus;
+use super::frame::HookCall;
+use super::words;
 use crate::cli::ui;
-use crate::io::{Io, now};
-use crate::session::hook::{HookCall, run_hook};
-use crate::session::{self, Hook};
+use crate::io::now;
+use crate::session;
 use crate::slash::Command;
 use crate::store;
 use crate::store::eventlog::Event;
 
-pub fn run(global: &Global, env: &Env, io: &mut Io) -> ExitStatus {
-    let failed = "the UserPromptSubmit hook failed; the loop was not paused";
-    run_hook(
-        Hook::UserPrompt,
-        global.project.as_deref(),
-        env,
-        io,
-        failed,
-        |call| {
-            Ok(HookOutput {
-                system_message: pause_if_typed(call)?,
-                ..HookOutput::default()
-            })
-        },
-    )
+/// The UserPromptSubmit hook's body: the notice waiting for this session, if any.
+pub fn prompt(call: &mut HookCall) -> anyhow::Result<HookOutput> {
+    Ok(HookOutput {
+        system_message: pause_if_typed(call)?,
+        ..HookOutput::default()
+    })
 }
 
 /// Whether `prompt` is one of pagent's commands that set a loop up.
@@ -61,7 +51,7 @@ fn starts_a_loop(prompt: &str) -> bool {
 fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
     let (input, env) = (&call.input, call.env);
     let project = call.project()?;
-    let session = input.session_id.clone().or_else(|| env.session_id.clone());
+    let session = call.session();
     let prompt = input.prompt.clone().unwrap_or_default();
     let now = now();
     let notice = match store::read_state(&project) {
@@ -88,7 +78,7 @@ fn pause_if_typed(call: &mut HookCall) -> anyhow::Result<Option<String>> {
         &mut |m: &str| ui::warn(call.stderr, m),
     )?;
     if let Some(state) = written.filter(|_| paused_now.get()) {
-        let detail = "paused: the user wrote a message in the loop's session".to_owned();
+        let detail = words::paused_by_prompt();
         session::log(
             &project,
             &Event::at(&state, Action::Pause, detail, now, session.as_deref()),
