@@ -1,9 +1,6 @@
 //! `pagent loop`: the external loop runner (see [`crate::runner`]). This file sets up the
 //! progress display and reports how the loop ended.
 
-// Function length is kept by clippy here (issue 31): at most 80 lines.
-#![warn(clippy::too_many_lines)]
-
 use crate::cli::args::{Global, LoopArgs};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
