@@ -19,6 +19,7 @@ use crate::store::user::UserDir;
 use crate::{store, store::exclude, store::register, store::secret};
 
 pub mod build;
+pub mod child_plan;
 pub mod plan;
 pub mod stories;
 pub mod tasks;

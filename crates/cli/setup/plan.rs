@@ -3,17 +3,21 @@
 //! agent's [`Options`]), so nothing below `cmd/` and `setup/` knows clap (an architecture
 //! test keeps it so). A loop's start (`pagent loop ralph ...`, `pagent loop run ...`)
 //! stays the set-up's own business: the runner holds it as an opaque [`Start`] and hands
-//! it back to [`new_loop_state`]. The way back, a plan written as flags for a `pagent
-//! parallel` child ([`agent_cli`], [`budget_cli`]), is here too, tested to parse back
-//! into the same plan.
+//! it back to [`new_loop_state`]. A `pagent parallel` child's plan comes as data, not
+//! flags ([`LoopPlan::from_child`], `child_plan.rs`). The way back to flags is only for
+//! the command line `pagent parallel --dry-run` shows a person ([`agent_cli`],
+//! [`budget_cli`]), tested to parse back into the same plan.
 
 use std::path::PathBuf;
 
 use pagent_engine::{Action, Budget, Driver, State};
 
 use crate::agent::Options;
-use crate::cli::args::{AgentArgs, BudgetArgs, LoopArgs, LoopStart, ParallelArgs};
+use crate::cli::args::{
+    AgentArgs, BudgetArgs, LoopArgs, LoopStart, ParallelArgs, RalphArgs, ReviewArgs,
+};
 use crate::cli::env::Env;
+use crate::setup::child_plan::ChildPlan;
 use crate::store::project::Project;
 
 /// The agent's options as flags gave them.
@@ -96,6 +100,41 @@ impl LoopPlan {
             push: args.push,
             pr: args.pr,
             start: args.start.map(Start),
+        }
+    }
+
+    /// A `pagent parallel` child's plan, read from the file its parent wrote: the agent,
+    /// the limits and the task all come from it; only where the loop runs (`--worktree`)
+    /// is the command line's.
+    pub fn from_child(plan: ChildPlan, worktree: Option<String>) -> LoopPlan {
+        let start = plan.start.map(|start| {
+            Start(LoopStart::Ralph(RalphArgs {
+                prompt: vec![start.task],
+                max_iterations: Some(start.max_iterations),
+                promise: start.promise,
+                no_progress_limit: None,
+                budget: BudgetArgs::default(),
+                force: start.force,
+                trust: start.trust,
+                stdin_args: false,
+                review: ReviewArgs::default(),
+            }))
+        });
+        LoopPlan {
+            agent: plan.agent,
+            stories: None,
+            issues: None,
+            plan: PlanOptions::default(),
+            comment_progress: false,
+            trust: false,
+            budget: plan.budget,
+            max_iterations: None,
+            worktree,
+            setup: None,
+            checkpoint: plan.checkpoint,
+            push: false,
+            pr: false,
+            start,
         }
     }
 
