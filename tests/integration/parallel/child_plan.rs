@@ -28,6 +28,73 @@ fn recording_claude(p: &Parallel) -> String {
         .to_string()
 }
 
+/// Every option a child could get besides the agent's program: its model, permission
+/// mode, budgets and limits, none of them the default.
+const EVERY_OPTION: &[&str] = &[
+    "--agent-arg=--model",
+    "--agent-arg=opus-test",
+    "--permission-mode",
+    "plan",
+    "--max-duration",
+    "2h",
+    "--max-tokens",
+    "5000000",
+    "--max-cost",
+    "3.5",
+    "--iteration-timeout",
+    "90s",
+    "--idle-timeout",
+    "45s",
+    "--retries",
+    "1",
+    "--retry-delay",
+    "2s",
+    "--limit-wait",
+    "10m",
+    "--limit-margin",
+    "5s",
+    "--outage-wait",
+    "20m",
+    "--no-limit-wait",
+    "--no-checkpoint",
+];
+
+/// The plan file of a task run with [`EVERY_OPTION`] and `claude`.
+fn every_option(claude: &str) -> Value {
+    json!({
+        "version": 1,
+        "agent": {
+            "agent": "claude",
+            "command": null,
+            "agent_bin": claude,
+            "agent_args": ["--model", "opus-test"],
+            "permission_mode": "plan",
+            "iteration_timeout": 90,
+            "idle_timeout": 45,
+            "retries": 1,
+            "retry_delay": 2,
+            "outage_wait": 1200,
+            "limit_wait": 600,
+            "limit_margin": 5,
+            "no_limit_wait": true,
+            "sandbox": false
+        },
+        "budget": {
+            "max_duration_secs": 7200,
+            "max_tokens": 5_000_000,
+            "max_cost_microusd": 3_500_000
+        },
+        "checkpoint": false,
+        "start": {
+            "task": "do alpha",
+            "promise": "SHIPPED",
+            "max_iterations": 7,
+            "trust": false,
+            "force": false
+        }
+    })
+}
+
 #[test]
 fn issue_31_item_2_a_parallel_child_gets_every_option_from_its_plan_file() {
     let p = Parallel::new("");
@@ -36,80 +103,13 @@ fn issue_31_item_2_a_parallel_child_gets_every_option_from_its_plan_file() {
         r#"[{"name": "alpha", "task": "do alpha", "promise": "SHIPPED", "max_iterations": 7}]"#,
     );
     let claude = recording_claude(&p);
-    let out = p
-        .env
-        .cmd(&[
-            "parallel",
-            "tasks.json",
-            "--json",
-            "--agent-bin",
-            &claude,
-            "--agent-arg=--model",
-            "--agent-arg=opus-test",
-            "--permission-mode",
-            "plan",
-            "--max-duration",
-            "2h",
-            "--max-tokens",
-            "5000000",
-            "--max-cost",
-            "3.5",
-            "--iteration-timeout",
-            "90s",
-            "--idle-timeout",
-            "45s",
-            "--retries",
-            "1",
-            "--retry-delay",
-            "2s",
-            "--limit-wait",
-            "10m",
-            "--limit-margin",
-            "5s",
-            "--outage-wait",
-            "20m",
-            "--no-limit-wait",
-            "--no-checkpoint",
-        ])
-        .run();
+    let mut args = vec!["parallel", "tasks.json", "--json", "--agent-bin", &claude];
+    args.extend(EVERY_OPTION);
+    let out = p.env.cmd(&args).run();
     assert_eq!(out.code, Some(0), "{out}");
     let written: Value =
         serde_json::from_str(&p.env.read(".claude/pagent/parallel/alpha.json")).unwrap();
-    assert_eq!(
-        written,
-        json!({
-            "version": 1,
-            "agent": {
-                "agent": "claude",
-                "command": null,
-                "agent_bin": claude,
-                "agent_args": ["--model", "opus-test"],
-                "permission_mode": "plan",
-                "iteration_timeout": 90,
-                "idle_timeout": 45,
-                "retries": 1,
-                "retry_delay": 2,
-                "outage_wait": 1200,
-                "limit_wait": 600,
-                "limit_margin": 5,
-                "no_limit_wait": true,
-                "sandbox": false
-            },
-            "budget": {
-                "max_duration_secs": 7200,
-                "max_tokens": 5_000_000,
-                "max_cost_microusd": 3_500_000
-            },
-            "checkpoint": false,
-            "start": {
-                "task": "do alpha",
-                "promise": "SHIPPED",
-                "max_iterations": 7,
-                "trust": false,
-                "force": false
-            }
-        })
-    );
+    assert_eq!(written, every_option(&claude));
     // The child ran the agent the plan names, with its model and permission mode, and
     // its loop has the plan's limits and promise.
     let argv = fs::read_to_string(p.ctl.join("argv")).unwrap();
