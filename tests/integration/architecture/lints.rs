@@ -83,6 +83,8 @@ const CRATE_ROOTS: &[&str] = &[
     "crates/stories/src/lib.rs",
     "crates/cli/main.rs",
     "tests/support/lib.rs",
+    "tests/integration/main.rs",
+    "tests/e2e/main.rs",
 ];
 const LONG_FOR_NOW: &[&str] = &["hook_post_tool_use", "hook_stop"];
 
