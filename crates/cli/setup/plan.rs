@@ -248,7 +248,7 @@ fn dollars(micros: u64) -> String {
     format!("{whole}.{}", frac.trim_end_matches('0'))
 }
 
-/// The budget flags for a child's loop: each task gets the same limits.
+/// The budget flags of the `pagent parallel` command `--dry-run` prints.
 pub fn budget_cli(budget: &pagent_engine::Budget) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(secs) = budget.max_duration_secs {
@@ -263,7 +263,8 @@ pub fn budget_cli(budget: &pagent_engine::Budget) -> Vec<String> {
     out
 }
 
-/// The loop command line for `args`, so every child runs the same agent the same way.
+/// The agent flags of the `pagent parallel` command `--dry-run` prints, so that running
+/// it runs the same agent the same way.
 pub fn agent_cli(args: &Options) -> Vec<String> {
     let mut out = Vec::new();
     match &args.command {
@@ -326,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_22_a_parallel_childs_flags_parse_back_into_the_same_plan() {
+    fn issue_22_the_printed_flags_parse_back_into_the_same_plan() {
         for flags in [
             vec![],
             vec![
@@ -372,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn the_agent_options_reach_every_child() {
+    fn the_agent_options_reach_the_command_the_dry_run_prints() {
         let args = Options {
             agent: pagent_protocol::stream::AgentKind::Codex,
             command: None,
@@ -407,7 +408,7 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_reaches_every_child_in_a_form_it_parses_back() {
+    fn the_budget_reaches_the_printed_command_in_a_form_it_parses_back() {
         let budget = pagent_engine::Budget {
             max_duration_secs: Some(5_400),
             max_tokens: Some(2_000_000),
