@@ -5,6 +5,7 @@
 //! parsed. Nothing here exits with 2: for Claude Code a hook's exit code 2 means "block".
 
 #![forbid(unsafe_code)]
+#![warn(clippy::too_many_lines)]
 
 use std::io::IsTerminal;
 use std::panic::AssertUnwindSafe;

@@ -140,23 +140,7 @@ fn issue_34_from_a_git_marketplace_the_user_is_told_the_install_command_and_then
     )
     .unwrap();
 
-    // As the docs say, in a terminal: the marketplace, then the plugin from it; since
-    // 2.1.275 both in one command.
-    if crate::harness::claude_at_least("2.1.275") {
-        claude(
-            &e2e,
-            &["plugin", "install", "pagent", "--marketplace", &address],
-        );
-    } else {
-        claude(&e2e, &["plugin", "marketplace", "add", &address]);
-        claude(&e2e, &["plugin", "install", "pagent@pagent"]);
-    }
-    let listed: serde_json::Value =
-        serde_json::from_str(&claude(&e2e, &["plugin", "list", "--json"])).unwrap();
-    assert!(
-        listed.to_string().contains(r#""id":"pagent@pagent""#),
-        "{listed}"
-    );
+    add_the_git_marketplace(&e2e, &address);
     let data_bin = e2e
         .home
         .join(".claude/plugins/data/pagent-pagent/bin/pagent");
@@ -173,33 +157,7 @@ fn issue_34_from_a_git_marketplace_the_user_is_told_the_install_command_and_then
 
     // That command, typed as shown, with the release's packages in the registry.
     let registry = NpmRegistry::serve(&pack(&base));
-    let node_dir = which("npx").parent().unwrap().to_path_buf();
-    let claude_dir = claude_binary().parent().unwrap().to_path_buf();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(&command)
-        .current_dir(&e2e.project)
-        .env("HOME", &e2e.home)
-        .env(
-            "PATH",
-            format!(
-                "{}:{}:/usr/bin:/bin",
-                node_dir.display(),
-                claude_dir.display()
-            ),
-        )
-        .env("npm_config_registry", &registry.url)
-        .env("npm_config_cache", base.join("npm-cache"))
-        .env("npm_config_update_notifier", "false")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("PAGENT_BIN")
-        .env_remove("PAGENT_PLUGIN_SOURCE")
-        .env_remove("PAGENT_MARKETPLACE_DIR")
-        .output()
-        .unwrap();
+    let out = typed_in_a_terminal(&e2e, &command, &base, &registry.url);
     let said = check(&command, &out);
     assert!(
         said.contains(&format!("marketplace pagent: yours, from {address}, kept")),
@@ -237,6 +195,58 @@ fn issue_34_from_a_git_marketplace_the_user_is_told_the_install_command_and_then
         .filter(|p| p["id"].as_str().unwrap().starts_with("pagent@"))
         .collect();
     assert_eq!(pagents.len(), 1, "one pagent plugin: {listed}");
+}
+
+/// As the docs say, in a terminal: the marketplace, then the plugin from it (since
+/// 2.1.275 both in one command); Claude Code then lists the plugin.
+fn add_the_git_marketplace(e2e: &E2e, address: &str) {
+    if crate::harness::claude_at_least("2.1.275") {
+        claude(
+            e2e,
+            &["plugin", "install", "pagent", "--marketplace", address],
+        );
+    } else {
+        claude(e2e, &["plugin", "marketplace", "add", address]);
+        claude(e2e, &["plugin", "install", "pagent@pagent"]);
+    }
+    let listed: serde_json::Value =
+        serde_json::from_str(&claude(e2e, &["plugin", "list", "--json"])).unwrap();
+    assert!(
+        listed.to_string().contains(r#""id":"pagent@pagent""#),
+        "{listed}"
+    );
+}
+
+/// `command` run by a shell in the project, with node and claude on PATH and npm pointed
+/// at `registry`, as a user's terminal would run it.
+fn typed_in_a_terminal(e2e: &E2e, command: &str, base: &Path, registry: &str) -> Output {
+    let node_dir = which("npx").parent().unwrap().to_path_buf();
+    let claude_dir = claude_binary().parent().unwrap().to_path_buf();
+    Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&e2e.project)
+        .env("HOME", &e2e.home)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}:/usr/bin:/bin",
+                node_dir.display(),
+                claude_dir.display()
+            ),
+        )
+        .env("npm_config_registry", registry)
+        .env("npm_config_cache", base.join("npm-cache"))
+        .env("npm_config_update_notifier", "false")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("PAGENT_BIN")
+        .env_remove("PAGENT_PLUGIN_SOURCE")
+        .env_remove("PAGENT_MARKETPLACE_DIR")
+        .output()
+        .unwrap()
 }
 
 /// The absolute path of `program` on this process's PATH.

@@ -135,7 +135,6 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     ]);
     let base = e2e.home.parent().unwrap().to_path_buf();
     let tarballs = pack(&base);
-    let version = env!("CARGO_PKG_VERSION");
     let scripts = &main_manifest(&tarballs[1])["scripts"];
     assert!(scripts.is_null(), "the package has scripts: {scripts}");
 
@@ -146,41 +145,7 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
     let said = npm_install(&base, &prefix, &tarballs, &["--ignore-scripts"]);
     assert_no_install_script_talk(&said);
     let pagent = prefix.join("bin/pagent");
-    let out = Command::new(&pagent).arg("--version").output().unwrap();
-    check("pagent --version", &out);
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        format!("pagent {version} ({})", env!("PAGENT_TARGET"))
-    );
-    let shim = pagent.clone();
-    assert!(
-        fs::read(&shim).unwrap().starts_with(b"#!/usr/bin/env node"),
-        "bin/pagent is the Node launcher"
-    );
-    let input = format!(
-        r#"{{"session_id":"s1","transcript_path":"/nonexistent.jsonl","cwd":"{}","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}}"#,
-        e2e.project.display()
-    );
-    let mut child = Command::new(&shim)
-        .args(["hook", "stop"])
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env("PAGENT_CONFIG_DIR", &e2e.config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    check("the Stop hook through the launcher", &out);
-    assert!(out.stdout.is_empty(), "{out:?}");
-    let out = Command::new(&shim).arg("no-such-command").output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    the_launcher_passes_everything_through(&e2e, &pagent);
 
     // `pagent install` into a HOME where Claude Code has run once.
     let claude_dir = claude_binary().parent().unwrap().to_path_buf();
@@ -189,95 +154,16 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         prefix.join("bin").display(),
         claude_dir.display()
     );
-    let run = |args: &[&str]| {
-        let out = Command::new(&pagent)
-            .args(args)
-            .env("HOME", &e2e.home)
-            .env("PATH", &path)
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("PAGENT_MARKETPLACE_DIR")
-            .env_remove("PAGENT_PLUGIN_SOURCE")
-            .output()
-            .unwrap();
-        check(&format!("pagent {args:?}"), &out);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    // The installed plugins' ids, Claude Code's own (`...@builtin`, listed from 2.1.332)
-    // left out.
-    let plugin_ids = || -> Vec<String> {
-        let out = Command::new(claude_binary())
-            .args(["plugin", "list", "--json"])
-            .env("HOME", &e2e.home)
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .output()
-            .unwrap();
-        check("claude plugin list --json", &out);
-        let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        listed
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|p| p["id"].as_str())
-            .filter(|id| !id.ends_with("@builtin"))
-            .map(str::to_owned)
-            .collect()
-    };
-    assert_eq!(plugin_ids(), Vec::<String>::new());
+    let run = |args: &[&str]| pagent_in(&pagent, &e2e.home, &path, args, false);
+    assert_eq!(plugin_ids(&e2e.home), Vec::<String>::new());
     let before = file_list(&e2e.home);
-
-    let said = run(&["install"]);
-    assert!(said.contains("plugin pagent@pagent: installed"), "{said}");
-    assert_eq!(plugin_ids(), ["pagent@pagent"]);
-    let said = run(&["install"]);
-    for line in [
-        "are up to date",
-        "marketplace pagent: already registered",
-        "plugin pagent@pagent: already installed and up to date",
-        "is up to date",
-    ] {
-        assert!(
-            said.contains(line),
-            "a second install should change nothing: {said}"
-        );
-    }
-
-    let said = run(&["uninstall"]);
-    assert!(said.contains("removed plugin pagent@pagent"), "{said}");
-    assert!(
-        said.contains("removed short command names /pagent-run"),
-        "{said}"
-    );
-    assert_named(&before, &file_list(&e2e.home), &e2e.home, &said);
-
+    install_twice_then_uninstall(&e2e.home, &run, &before);
     // A HOME where Claude Code never ran: its first `claude plugin` command creates
     // Claude Code's own settings, which uninstall leaves and names.
     let fresh = base.join("fresh-home");
     fs::create_dir_all(&fresh).unwrap();
-    let in_fresh = |args: &[&str]| {
-        let out = Command::new(&pagent)
-            .args(args)
-            .env("HOME", &fresh)
-            .env("PATH", &path)
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("XDG_DATA_HOME")
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("PAGENT_CONFIG_DIR")
-            .env_remove("PAGENT_MARKETPLACE_DIR")
-            .env_remove("PAGENT_PLUGIN_SOURCE")
-            .output()
-            .unwrap();
-        check(&format!("pagent {args:?} in a fresh HOME"), &out);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    in_fresh(&["install"]);
-    let said = in_fresh(&["uninstall"]);
+    pagent_in(&pagent, &fresh, &path, &["install"], true);
+    let said = pagent_in(&pagent, &fresh, &path, &["uninstall"], true);
     let after = file_list(&fresh);
     assert_named(&BTreeSet::new(), &after, &fresh, &said);
     assert!(after.contains(".claude.json"), "{after:?}\n{said}");
@@ -310,6 +196,127 @@ fn npm_packages_install_offline_and_pagent_install_sets_up_claude_code() {
         e2e.mock.stop_feedback(1)
     );
     assert_eq!(e2e.status()["status"], "complete");
+}
+
+/// The Node launcher finds the binary in the platform package and passes arguments,
+/// stdin and exit code through.
+fn the_launcher_passes_everything_through(e2e: &E2e, pagent: &Path) {
+    let version = env!("CARGO_PKG_VERSION");
+    let out = Command::new(pagent).arg("--version").output().unwrap();
+    check("pagent --version", &out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("pagent {version} ({})", env!("PAGENT_TARGET"))
+    );
+    let shim = pagent;
+    assert!(
+        fs::read(shim).unwrap().starts_with(b"#!/usr/bin/env node"),
+        "bin/pagent is the Node launcher"
+    );
+    let input = format!(
+        r#"{{"session_id":"s1","transcript_path":"/nonexistent.jsonl","cwd":"{}","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}}"#,
+        e2e.project.display()
+    );
+    let mut child = Command::new(shim)
+        .args(["hook", "stop"])
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env("PAGENT_CONFIG_DIR", &e2e.config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    check("the Stop hook through the launcher", &out);
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let out = Command::new(shim).arg("no-such-command").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
+
+/// `pagent ARGS` as installed, with `home` as HOME and `path` as PATH; in a `fresh` HOME
+/// no config folder is named either. What it printed.
+fn pagent_in(pagent: &Path, home: &Path, path: &str, args: &[&str], fresh: bool) -> String {
+    let mut command = Command::new(pagent);
+    command
+        .args(args)
+        .env("HOME", home)
+        .env("PATH", path)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("PAGENT_MARKETPLACE_DIR")
+        .env_remove("PAGENT_PLUGIN_SOURCE");
+    if fresh {
+        command
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("PAGENT_CONFIG_DIR");
+    }
+    let out = command.output().unwrap();
+    let shown = if fresh { " in a fresh HOME" } else { "" };
+    check(&format!("pagent {args:?}{shown}"), &out);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The installed plugins' ids, Claude Code's own (`...@builtin`, listed from 2.1.332)
+/// left out.
+fn plugin_ids(home: &Path) -> Vec<String> {
+    let out = Command::new(claude_binary())
+        .args(["plugin", "list", "--json"])
+        .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .unwrap();
+    check("claude plugin list --json", &out);
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["id"].as_str())
+        .filter(|id| !id.ends_with("@builtin"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A second install changes nothing; uninstall removes what the first did and names
+/// what it leaves.
+fn install_twice_then_uninstall(
+    home: &Path,
+    run: &dyn Fn(&[&str]) -> String,
+    before: &BTreeSet<String>,
+) {
+    let said = run(&["install"]);
+    assert!(said.contains("plugin pagent@pagent: installed"), "{said}");
+    assert_eq!(plugin_ids(home), ["pagent@pagent"]);
+    let said = run(&["install"]);
+    for line in [
+        "are up to date",
+        "marketplace pagent: already registered",
+        "plugin pagent@pagent: already installed and up to date",
+        "is up to date",
+    ] {
+        assert!(
+            said.contains(line),
+            "a second install should change nothing: {said}"
+        );
+    }
+
+    let said = run(&["uninstall"]);
+    assert!(said.contains("removed plugin pagent@pagent"), "{said}");
+    assert!(
+        said.contains("removed short command names /pagent-run"),
+        "{said}"
+    );
+    assert_named(before, &file_list(home), home, &said);
 }
 
 /// Issue 34: the README's commands for after the first release (its `after-release`

@@ -327,8 +327,45 @@ fn issue_34_publish_dry_run_checks_the_whole_release_and_sends_nothing() {
         assert_eq!(sum, sha256_hex(&assets.join(name)), "{name}");
     }
 
-    // cargo-binstall: Cargo.toml's templates, filled for this platform, name the archive
-    // the formula names, and the binary is at the path they give inside it.
+    binstall_finds_this_platforms_archive(&assets, &sums);
+
+    // An archive changed after the formula was written: its sum is refused.
+    let changed = assets.join(format!("pagent-{version}-aarch64-apple-darwin.tar.gz"));
+    fs::write(&changed, b"changed").unwrap();
+    let out = Command::new("ruby")
+        .arg(repo_root().join("scripts/check-formula.rb"))
+        .arg(assets.join("pagent.rb"))
+        .arg(&assets)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "the sha256 of pagent-{version}-aarch64-apple-darwin.tar.gz"
+        )),
+        "{out:?}"
+    );
+    // A set without one platform's archive is refused before anything else.
+    fs::remove_file(base.join(format!(
+        "npm/archives/pagent-{version}-x86_64-apple-darwin.tar.gz"
+    )))
+    .unwrap();
+    let out = publish_dry_run(base, &registry);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the release's archives are not whole: missing pagent-{version}-x86_64-apple-darwin.tar.gz"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("npm publish"), "{stderr}");
+}
+
+/// cargo-binstall: Cargo.toml's templates, filled for this platform, name the archive
+/// the formula names, and the binary is at the path they give inside it.
+fn binstall_finds_this_platforms_archive(assets: &Path, sums: &str) {
+    let (version, host) = (env!("CARGO_PKG_VERSION"), env!("PAGENT_TARGET"));
     let manifest: toml::Table = fs::read_to_string(repo_root().join("Cargo.toml"))
         .unwrap()
         .parse()
@@ -365,38 +402,6 @@ fn issue_34_publish_dry_run_checks_the_whole_release_and_sends_nothing() {
     let msvc = &binstall["overrides"]["x86_64-pc-windows-msvc"]["pkg-url"];
     let msvc = fill(msvc.as_str().unwrap(), &values);
     assert!(sums.contains(msvc.rsplit('/').next().unwrap()), "{msvc}");
-
-    // An archive changed after the formula was written: its sum is refused.
-    let changed = assets.join(format!("pagent-{version}-aarch64-apple-darwin.tar.gz"));
-    fs::write(&changed, b"changed").unwrap();
-    let out = Command::new("ruby")
-        .arg(repo_root().join("scripts/check-formula.rb"))
-        .arg(assets.join("pagent.rb"))
-        .arg(&assets)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains(&format!(
-            "the sha256 of pagent-{version}-aarch64-apple-darwin.tar.gz"
-        )),
-        "{out:?}"
-    );
-    // A set without one platform's archive is refused before anything else.
-    fs::remove_file(base.join(format!(
-        "npm/archives/pagent-{version}-x86_64-apple-darwin.tar.gz"
-    )))
-    .unwrap();
-    let out = publish_dry_run(base, &registry);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains(&format!(
-            "the release's archives are not whole: missing pagent-{version}-x86_64-apple-darwin.tar.gz"
-        )),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("npm publish"), "{stderr}");
 }
 
 /// Stand-ins for the registries' own clients, each appending what it was asked to
@@ -464,52 +469,11 @@ fn issue_34_a_real_publish_sends_each_registry_once_in_order() {
     let served = base.join("pagent.git");
     crate::marketplace::repository_of_this_tree(&served);
     let clone = base.join("clone");
-    let git = |dir: &Path, args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        check(&format!("git {args:?}"), &out)
-    };
-    git(base, &["clone", "-q", served.to_str().unwrap(), "clone"]);
-    let publish = |repository: &str, state: &Path| {
-        fs::create_dir_all(state).unwrap();
-        let home = base.join("home");
-        fs::create_dir_all(&home).unwrap();
-        fs::write(
-            home.join(".gitconfig"),
-            format!(
-                "[url \"file://{}\"]\n\tinsteadOf = https://github.com/acme/homebrew-pagent.git\n",
-                base.join("tap.git").display()
-            ),
-        )
-        .unwrap();
-        Command::new(clone.join("scripts/publish.sh"))
-            .arg(base.join("npm/dist"))
-            .arg(base.join("npm/archives"))
-            .current_dir(&clone)
-            .env(
-                "PATH",
-                format!("{}:/usr/bin:/bin", base.join("fake").display()),
-            )
-            .env("HOME", &home)
-            .env("CALLS", base.join("calls"))
-            .env("STATE", state)
-            .env("GITHUB_REF_NAME", format!("v{}", env!("CARGO_PKG_VERSION")))
-            .env("GITHUB_SERVER_URL", "https://github.com")
-            .env("GITHUB_REPOSITORY", repository)
-            .env("CARGO_REGISTRY_TOKEN", "a-token")
-            .env("NODE_AUTH_TOKEN", "a-token")
-            .env("HOMEBREW_TAP_TOKEN", "a-token")
-            .env_remove("GIT_CONFIG_GLOBAL")
-            .output()
-            .unwrap()
-    };
+    git_in(base, &["clone", "-q", served.to_str().unwrap(), "clone"]);
+    let publish = |repository: &str, state: &Path| publish_in(base, repository, state);
     fake_clients(&base.join("fake"));
     let state = base.join("state");
-    git(base, &["init", "-q", "--bare", "tap.git"]);
+    git_in(base, &["init", "-q", "--bare", "tap.git"]);
 
     // The placeholder address: refused before anything is sent.
     let out = publish("acme/pagent", &state);
@@ -532,9 +496,73 @@ fn issue_34_a_real_publish_sends_each_registry_once_in_order() {
 
     check("scripts/publish.sh", &publish("acme/pagent", &state));
     let calls = fs::read_to_string(base.join("calls")).unwrap();
-    let version = env!("CARGO_PKG_VERSION");
-    // What was sent, in order, each named by what it sent.
-    let sent: Vec<String> = calls
+    let sent = sent_in_order(&calls);
+    crates_then_packages(&sent, &calls);
+    let tap = git_in(
+        base,
+        &["--git-dir", "tap.git", "show", "HEAD:Formula/pagent.rb"],
+    );
+    assert!(
+        tap.contains("https://github.com/acme/pagent/releases/download/v"),
+        "{tap}"
+    );
+
+    // Again, as after a stop half-way.
+    fs::remove_file(base.join("calls")).unwrap();
+    nothing_is_sent_twice(base, &publish("acme/pagent", &state));
+}
+
+/// `git ARGS` in `dir`, without the user's config: what it printed.
+fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    check(&format!("git {args:?}"), &out)
+}
+
+/// `scripts/publish.sh` of the clone, as the workflow of `repository` runs it on the tag,
+/// with the stand-in clients, remembering what they published in `state`.
+fn publish_in(base: &Path, repository: &str, state: &Path) -> Output {
+    let clone = base.join("clone");
+    fs::create_dir_all(state).unwrap();
+    let home = base.join("home");
+    fs::create_dir_all(&home).unwrap();
+    fs::write(
+        home.join(".gitconfig"),
+        format!(
+            "[url \"file://{}\"]\n\tinsteadOf = https://github.com/acme/homebrew-pagent.git\n",
+            base.join("tap.git").display()
+        ),
+    )
+    .unwrap();
+    Command::new(clone.join("scripts/publish.sh"))
+        .arg(base.join("npm/dist"))
+        .arg(base.join("npm/archives"))
+        .current_dir(&clone)
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", base.join("fake").display()),
+        )
+        .env("HOME", &home)
+        .env("CALLS", base.join("calls"))
+        .env("STATE", state)
+        .env("GITHUB_REF_NAME", format!("v{}", env!("CARGO_PKG_VERSION")))
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env("GITHUB_REPOSITORY", repository)
+        .env("CARGO_REGISTRY_TOKEN", "a-token")
+        .env("NODE_AUTH_TOKEN", "a-token")
+        .env("HOMEBREW_TAP_TOKEN", "a-token")
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .output()
+        .unwrap()
+}
+
+/// What the stand-ins were asked to send, in order, each named by what it sent.
+fn sent_in_order(calls: &str) -> Vec<String> {
+    calls
         .lines()
         .filter_map(|line| {
             let words: Vec<&str> = line.split_whitespace().collect();
@@ -548,12 +576,17 @@ fn issue_34_a_real_publish_sends_each_registry_once_in_order() {
                 _ => None,
             }
         })
-        .collect();
-    // The crates in the order each one's dependencies are there before it.
+        .collect()
+}
+
+/// The release first, the crates in the order each one's dependencies are there before
+/// it, then every platform package before `pagent`.
+fn crates_then_packages(sent: &[String], calls: &str) {
+    let version = env!("CARGO_PKG_VERSION");
     assert_eq!(
         &sent[..6],
         [
-            format!("release v{version}"),
+            format!("release v{}", env!("CARGO_PKG_VERSION")),
             "crate pagent-door".to_owned(),
             "crate pagent-engine".to_owned(),
             "crate pagent-protocol".to_owned(),
@@ -571,18 +604,13 @@ fn issue_34_a_real_publish_sends_each_registry_once_in_order() {
         "{calls}"
     );
     assert!(calls.lines().next().unwrap().starts_with("gh release view"));
-    let tap = git(
-        base,
-        &["--git-dir", "tap.git", "show", "HEAD:Formula/pagent.rb"],
-    );
-    assert!(
-        tap.contains("https://github.com/acme/pagent/releases/download/v"),
-        "{tap}"
-    );
+}
 
-    // Again, as after a stop half-way: nothing is sent twice.
-    fs::remove_file(base.join("calls")).unwrap();
-    let said = check("scripts/publish.sh, again", &publish("acme/pagent", &state));
+/// A second publish (its calls log emptied) sends nothing twice, and the tap keeps one
+/// commit.
+fn nothing_is_sent_twice(base: &Path, again: &Output) {
+    let version = env!("CARGO_PKG_VERSION");
+    let said = check("scripts/publish.sh, again", again);
     let calls = fs::read_to_string(base.join("calls")).unwrap();
     assert!(
         !calls.contains("release create") && !calls.contains("npm publish"),
@@ -597,7 +625,7 @@ fn issue_34_a_real_publish_sends_each_registry_once_in_order() {
         assert!(said.contains(&line), "{line}\n{said}");
     }
     assert_eq!(
-        git(
+        git_in(
             base,
             &["--git-dir", "tap.git", "rev-list", "--count", "HEAD"]
         )

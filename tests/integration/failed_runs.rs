@@ -5,6 +5,7 @@
 //! runner's lines, `--json`, the event log, `pagent status` and the notification. The
 //! dashboard's side is `dashboard/browser.rs`, the session's `usage_limits_session.rs`.
 
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -115,62 +116,69 @@ fn issue_30_each_of_the_12_usage_limit_texts_from_a_fake_agents_stream() {
         ("You're out of extra usage", false),
         ("Your seat type doesn't include extra usage", false),
     ];
-    let mut ends = Vec::new();
-    for (text, resets) in texts {
-        let env = TestEnv::new();
-        let agent = scripted_agent(&env, &[(&claude_limit(text, resets), 1), (CLAUDE_DONE, 0)]);
-        let started = Instant::now();
-        let out = env
-            .cmd(&[
-                "loop",
-                "--agent",
-                "claude",
-                "--agent-bin",
-                &agent,
-                "--limit-margin",
-                "1s",
-                "--retry-delay",
-                "1s",
-                "ralph",
-                "Do it",
-            ])
-            .run();
-        let state = env.state();
-        assert_eq!(
-            state["iterations"],
-            json!([1]),
-            "{text}: not counted\n{out}"
-        );
-        if resets {
-            assert_eq!(out.code, Some(0), "{text}\n{out}");
-            assert_eq!(runs(&env), 2, "{text}");
-            assert_eq!(
-                env.actions(),
-                ["ralph", "limit_wait", "limit_resumed", "complete"],
-                "{text}"
-            );
-            let waited = &env.events()[1];
-            assert_eq!(waited["failure"], "usage_limit", "{waited}");
-            continue;
-        }
-        assert_eq!(out.code, Some(3), "{text}: the loop gave up\n{out}");
-        assert_eq!(runs(&env), 1, "{text}: never run again\n{out}");
-        assert_eq!(env.actions(), ["ralph", "gave_up"], "{text}");
-        assert_eq!(env.events()[1]["failure"], "stop", "{text}");
-        let reason = state["end_reason"].as_str().unwrap();
-        assert!(
-            reason.contains(&format!("{text}: waiting will not end this; ")),
-            "{text}: {reason}"
-        );
-        // At once: no wait, no retry (the retry delay alone would be a second).
-        assert!(started.elapsed() < Duration::from_secs(20), "{text}");
-        assert!(!out.stdout.contains("retry"), "{text}\n{out}");
-        ends.push(out.stdout.lines().last().unwrap().to_owned());
-    }
+    let ends: Vec<String> = texts
+        .into_iter()
+        .filter_map(|(text, resets)| one_limit_text(text, resets))
+        .collect();
     let project = regex_escape_tmp();
     insta::with_settings!({filters => vec![(project.as_str(), "[TMP]"), (r"in \d+s", "in [ELAPSED]")]}, {
         insta::assert_snapshot!(ends.join("\n"));
     });
+}
+
+/// A loop whose agent hits the limit `text` once: a window that `resets` is waited out
+/// and the iteration runs again; any other ends the loop at once, whose last line is
+/// returned.
+fn one_limit_text(text: &str, resets: bool) -> Option<String> {
+    let env = TestEnv::new();
+    let agent = scripted_agent(&env, &[(&claude_limit(text, resets), 1), (CLAUDE_DONE, 0)]);
+    let started = Instant::now();
+    let out = env
+        .cmd(&[
+            "loop",
+            "--agent",
+            "claude",
+            "--agent-bin",
+            &agent,
+            "--limit-margin",
+            "1s",
+            "--retry-delay",
+            "1s",
+            "ralph",
+            "Do it",
+        ])
+        .run();
+    let state = env.state();
+    assert_eq!(
+        state["iterations"],
+        json!([1]),
+        "{text}: not counted\n{out}"
+    );
+    if resets {
+        assert_eq!(out.code, Some(0), "{text}\n{out}");
+        assert_eq!(runs(&env), 2, "{text}");
+        assert_eq!(
+            env.actions(),
+            ["ralph", "limit_wait", "limit_resumed", "complete"],
+            "{text}"
+        );
+        let waited = &env.events()[1];
+        assert_eq!(waited["failure"], "usage_limit", "{waited}");
+        return None;
+    }
+    assert_eq!(out.code, Some(3), "{text}: the loop gave up\n{out}");
+    assert_eq!(runs(&env), 1, "{text}: never run again\n{out}");
+    assert_eq!(env.actions(), ["ralph", "gave_up"], "{text}");
+    assert_eq!(env.events()[1]["failure"], "stop", "{text}");
+    let reason = state["end_reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("{text}: waiting will not end this; ")),
+        "{text}: {reason}"
+    );
+    // At once: no wait, no retry (the retry delay alone would be a second).
+    assert!(started.elapsed() < Duration::from_secs(20), "{text}");
+    assert!(!out.stdout.contains("retry"), "{text}\n{out}");
+    Some(out.stdout.lines().last().unwrap().to_owned())
 }
 
 fn regex_escape_tmp() -> String {
@@ -412,21 +420,7 @@ fn issue_30_an_outage_is_retried_until_outage_wait_and_a_crash_until_retries() {
         ),
     ] {
         let env = TestEnv::new();
-        let notified = env.home.join("notified.txt");
-        let tools = env.fake_tool(
-            "bin",
-            "fake-notify",
-            &format!("printf '%s|%s\\n' \"$1\" \"$2\" >> {}", notified.display()),
-        );
-        std::fs::create_dir_all(&env.config).unwrap();
-        std::fs::write(
-            env.config.join("config.json"),
-            format!(
-                r#"{{"notify": {{"command": ["{}/fake-notify", "{{status}}", "{{message}}"]}}}}"#,
-                tools.display()
-            ),
-        )
-        .unwrap();
+        let notified = fake_notifier(&env);
         let printed = if script.is_empty() {
             "true".to_owned()
         } else {
@@ -449,15 +443,7 @@ fn issue_30_an_outage_is_retried_until_outage_wait_and_a_crash_until_retries() {
             out.stderr.starts_with(&format!("pagent: error: {class}")),
             "{what}: {out}"
         );
-        let actions = env.actions();
-        assert_eq!(actions.last().map(String::as_str), Some("failed"), "{what}");
-        let events = env.events();
-        let last = events.last().unwrap();
-        assert_eq!(last["failure"], what, "{what}: {last}");
-        let state = env.state();
-        assert_eq!(state["status"], "active", "{what}: saved, not ended");
-        assert_eq!(state["last_failure"]["class"], what, "{what}");
-        assert!(state["last_failure"].get("retry_at").is_none(), "{what}");
+        the_state_is_saved(&env, what);
         if what == "outage" {
             assert!(
                 out.stderr.contains("the service still failed after ")
@@ -468,24 +454,62 @@ fn issue_30_an_outage_is_retried_until_outage_wait_and_a_crash_until_retries() {
         } else {
             assert_eq!(runs(&env), 3, "{out}");
         }
-        let status = env.cmd(&["status"]).success();
-        assert!(
-            status
-                .stdout
-                .lines()
-                .any(|l| l.starts_with("last failed run: ") && l.contains(class)),
-            "{what}: {status}"
-        );
-        let text = wait_until(Duration::from_secs(20), "the notification", || {
-            std::fs::read_to_string(&notified)
-                .ok()
-                .filter(|t| t.ends_with('\n'))
-        });
-        assert!(
-            text.starts_with(&format!("failed|ralph stopped in project: {class}")),
-            "{what}: {text}"
-        );
+        status_and_notification_say_it(&env, what, class, &notified);
     }
+}
+
+/// A notifier that appends its status and message to the file returned.
+fn fake_notifier(env: &TestEnv) -> PathBuf {
+    let notified = env.home.join("notified.txt");
+    let tools = env.fake_tool(
+        "bin",
+        "fake-notify",
+        &format!("printf '%s|%s\\n' \"$1\" \"$2\" >> {}", notified.display()),
+    );
+    std::fs::create_dir_all(&env.config).unwrap();
+    std::fs::write(
+        env.config.join("config.json"),
+        format!(
+            r#"{{"notify": {{"command": ["{}/fake-notify", "{{status}}", "{{message}}"]}}}}"#,
+            tools.display()
+        ),
+    )
+    .unwrap();
+    notified
+}
+
+/// The loop stopped with its state saved, the failure's class in the log and the state.
+fn the_state_is_saved(env: &TestEnv, what: &str) {
+    let actions = env.actions();
+    assert_eq!(actions.last().map(String::as_str), Some("failed"), "{what}");
+    let events = env.events();
+    let last = events.last().unwrap();
+    assert_eq!(last["failure"], what, "{what}: {last}");
+    let state = env.state();
+    assert_eq!(state["status"], "active", "{what}: saved, not ended");
+    assert_eq!(state["last_failure"]["class"], what, "{what}");
+    assert!(state["last_failure"].get("retry_at").is_none(), "{what}");
+}
+
+/// `pagent status` and the notification name the failure's class.
+fn status_and_notification_say_it(env: &TestEnv, what: &str, class: &str, notified: &Path) {
+    let status = env.cmd(&["status"]).success();
+    assert!(
+        status
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("last failed run: ") && l.contains(class)),
+        "{what}: {status}"
+    );
+    let text = wait_until(Duration::from_secs(20), "the notification", || {
+        std::fs::read_to_string(notified)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+    });
+    assert!(
+        text.starts_with(&format!("failed|ralph stopped in project: {class}")),
+        "{what}: {text}"
+    );
 }
 
 /// Codex and OpenCode, where they report limits and outages: a quota is a stop, a 503 an

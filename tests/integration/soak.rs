@@ -128,6 +128,36 @@ fn a_nights_loop_keeps_disk_under_the_cap_memory_flat_and_overhead_steady() {
         "the comparison needs 100 iterations at each end and room between"
     );
     let env = TestEnv::new();
+    let (agent, megabyte) = a_megabyte_agent(&env);
+    let command = format!("sh {}", agent.display());
+    let started = Instant::now();
+    let mut samples = Vec::new();
+    let loops = n.div_ceil(MAX_ITERATIONS);
+    for end in (1..=loops).map(|i| (i * MAX_ITERATIONS).min(n)) {
+        std::fs::write(env.home.join("end"), end.to_string()).unwrap();
+        samples.extend(one_loop(&env, &command, started));
+    }
+    let took = started.elapsed();
+    let (runs_bytes, run_files, events) = the_disk_stays_under_the_cap(&env, loops, megabyte);
+    let (early_kb, late_kb) = memory_stays_flat(&samples, n);
+    let (first, last) = medians_between_runs(&env, n);
+    eprintln!(
+        "soak: {n} iterations in {took:?}; pagent between runs: first 100 {:.2} ms, last 100 \
+         {:.2} ms (medians); resident {early_kb} KiB after 100 runs, {late_kb} KiB at the end; \
+         runs folder {runs_bytes} bytes in {run_files} files, events {events} bytes",
+        first as f64 / 1e6,
+        last as f64 / 1e6
+    );
+    // Within noise: half again, plus 2 ms for a loaded machine.
+    assert!(
+        last <= first + first / 2 + 2_000_000,
+        "the last 100 iterations cost {last} ns each between runs, the first 100 {first} ns"
+    );
+}
+
+/// The user's log cap, and an agent that prints a megabyte a run and makes its promise on
+/// the run `$HOME/end` names: its script, and the bytes it prints.
+fn a_megabyte_agent(env: &TestEnv) -> (std::path::PathBuf, u64) {
     std::fs::create_dir_all(&env.config).unwrap();
     std::fs::write(
         env.config.join("config.json"),
@@ -149,22 +179,16 @@ fn a_nights_loop_keeps_disk_under_the_cap_memory_flat_and_overhead_steady() {
          date +%s%N >>\"$HOME/ends\"\n",
     )
     .unwrap();
-    let command = format!("sh {}", agent.display());
-    let started = Instant::now();
-    let mut samples = Vec::new();
-    let loops = n.div_ceil(MAX_ITERATIONS);
-    for end in (1..=loops).map(|i| (i * MAX_ITERATIONS).min(n)) {
-        std::fs::write(env.home.join("end"), end.to_string()).unwrap();
-        samples.extend(one_loop(&env, &command, started));
-    }
-    let took = started.elapsed();
+    (agent, megabyte.len() as u64)
+}
 
-    // Disk: the runs folder under its cap (the last run's log and prompt may come on
-    // top: the cap is applied before each run), the event log at most its two halves.
+/// The runs folder under its cap (the last run's log and prompt may come on top: the cap
+/// is applied before each run), the event log at most its two halves, and both said.
+fn the_disk_stays_under_the_cap(env: &TestEnv, loops: usize, megabyte: u64) -> (u64, usize, u64) {
     let (runs_bytes, run_files) = folder_bytes(&env.path(".claude/pagent/runs"));
     let cap = CAP_MB << 20;
     assert!(
-        runs_bytes <= cap + megabyte.len() as u64 + 64 * 1024,
+        runs_bytes <= cap + megabyte + 64 * 1024,
         "{runs_bytes} bytes in {run_files} run files, over the cap of {cap}"
     );
     let events = std::fs::metadata(env.path(".claude/pagent/events.jsonl"))
@@ -184,9 +208,12 @@ fn a_nights_loop_keeps_disk_under_the_cap_memory_flat_and_overhead_steady() {
         )),
         "{human}"
     );
+    (runs_bytes, run_files, events)
+}
 
-    // Memory: flat once warm. The median of the samples taken in the first runs after the
-    // 100th against the median of the last tenth of the run.
+/// Resident memory, flat once warm: the median of the samples taken in the first runs
+/// after the 100th against the median of the last tenth of the run.
+fn memory_stays_flat(samples: &[(usize, u64)], n: usize) -> (u64, u64) {
     let early: Vec<u64> = samples
         .iter()
         .filter(|(runs, _)| (100..150).contains(runs))
@@ -207,9 +234,12 @@ fn a_nights_loop_keeps_disk_under_the_cap_memory_flat_and_overhead_steady() {
         late_kb <= early_kb + 2048,
         "resident memory grew from {early_kb} KiB to {late_kb} KiB"
     );
+    (early_kb, late_kb)
+}
 
-    // Overhead: pagent's time between one run's end and the next one's start, the first
-    // 100 iterations against the last 100.
+/// pagent's time between one run's end and the next one's start: the medians of the
+/// first 100 iterations and of the last 100.
+fn medians_between_runs(env: &TestEnv, n: usize) -> (u64, u64) {
     let (starts, ends) = (
         stamps(&env.home.join("starts")),
         stamps(&env.home.join("ends")),
@@ -221,18 +251,7 @@ fn a_nights_loop_keeps_disk_under_the_cap_memory_flat_and_overhead_steady() {
         .collect();
     let first = median(gaps[1..101].to_vec());
     let last = median(gaps[gaps.len() - 100..].to_vec());
-    eprintln!(
-        "soak: {n} iterations in {took:?}; pagent between runs: first 100 {:.2} ms, last 100 \
-         {:.2} ms (medians); resident {early_kb} KiB after 100 runs, {late_kb} KiB at the end; \
-         runs folder {runs_bytes} bytes in {run_files} files, events {events} bytes",
-        first as f64 / 1e6,
-        last as f64 / 1e6
-    );
-    // Within noise: half again, plus 2 ms for a loaded machine.
-    assert!(
-        last <= first + first / 2 + 2_000_000,
-        "the last 100 iterations cost {last} ns each between runs, the first 100 {first} ns"
-    );
+    (first, last)
 }
 
 /// Issue 33, the words: a short loop over a 1 MiB cap drops its oldest logs, says so once

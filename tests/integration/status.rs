@@ -111,16 +111,19 @@ fn the_log_has_one_line_per_decision() {
     });
 }
 
+// What a planted state or event log holds: a window title, a clipboard write, hidden
+// text, a bidi override and cursor moves.
+const TITLE: &str = "\x1b]0;pwned\x07";
+const CLIPBOARD: &str = "\x1b]52;c;cm0gLXJmIH4=\x07";
+const HIDDEN: &str = "\x1b[8mhidden\x1b[0m";
+const BIDI: &str = "\u{202e}txt.exe\u{2066}";
+const CURSOR: &str = "\x1b[1A\x1b[2K\u{9b}2J\x7f";
+
 /// A cloned repository can plant the state and the event log. Their text reaches the
 /// terminal escaped: no window title (OSC 0), clipboard write (OSC 52), hidden text,
 /// cursor move or bidi override takes effect, in human output or in `--json`.
 #[test]
 fn status_and_log_print_planted_escape_sequences_escaped() {
-    const TITLE: &str = "\x1b]0;pwned\x07";
-    const CLIPBOARD: &str = "\x1b]52;c;cm0gLXJmIH4=\x07";
-    const HIDDEN: &str = "\x1b[8mhidden\x1b[0m";
-    const BIDI: &str = "\u{202e}txt.exe\u{2066}";
-    const CURSOR: &str = "\x1b[1A\x1b[2K\u{9b}2J\x7f";
     let env = TestEnv::new();
     env.cmd(&["ralph", "Fix it"]).success();
     let mut state = env.state();
@@ -132,43 +135,10 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
     state["stages"][0]["name"] = json!(HIDDEN);
     state["stages"][0]["exit_when"] = json!({"file_exists": format!("a{CURSOR}b"), "min_lines": 0});
     env.set_state(&state);
-    let planted = |event: Value| {
-        let mut log =
-            std::fs::read_to_string(env.path(".claude/pagent/events.jsonl")).unwrap_or_default();
-        log.push_str(&format!("{event}\n"));
-        env.write(".claude/pagent/events.jsonl", &log);
-    };
-    planted(
-        json!({"ts": "2999-01-01T00:00:00Z", "action": "check", "stage": HIDDEN,
-                   "iteration": 1, "detail": format!("{BIDI}: failed {CLIPBOARD}"), "ms": 3}),
-    );
-    planted(
-        json!({"ts": "2999-01-01T00:00:01Z", "action": "cancel", "session_id": BIDI, "stage": HIDDEN,
-                   "detail": format!("{CLIPBOARD}\n{CURSOR}")}),
-    );
-    // Time and action are typed: a line that plants text there is skipped and counted,
-    // never printed (a `ts` of "9..." used to sort after every real time, as a string).
-    planted(json!({"ts": format!("9{TITLE}"), "action": "check", "detail": "planted"}));
-    planted(json!({"ts": "2999-01-01T00:00:02Z", "action": TITLE, "detail": "planted"}));
+    plant_events(&env);
 
-    let raw_controls = |name: &str, out: &str| {
-        let bytes = out.as_bytes();
-        for bad in [
-            &b"\x1b"[..],
-            b"\x07",
-            b"\x7f",
-            "\u{9b}".as_bytes(),
-            "\u{202e}".as_bytes(),
-            "\u{2066}".as_bytes(),
-        ] {
-            assert!(
-                !bytes.windows(bad.len()).any(|w| w == bad),
-                "{name} printed {bad:?} raw:\n{out}"
-            );
-        }
-    };
     let human = env.cmd(&["status"]).success().stdout;
-    raw_controls("status", &human);
+    assert_no_raw_controls("status", &human);
     for shown in [
         r"\x1b]0;pwned\x07",
         r"\x1b]52;c;cm0gLXJmIH4=\x07",
@@ -188,7 +158,7 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
         log.stderr
     );
     let log = log.stdout;
-    raw_controls("log", &log);
+    assert_no_raw_controls("log", &log);
     assert!(
         !log.contains("planted") && !human.contains("planted"),
         "{log}"
@@ -199,13 +169,13 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
     );
 
     let status_json = env.cmd(&["status", "--json"]).success().stdout;
-    raw_controls("status --json", &status_json);
+    assert_no_raw_controls("status --json", &status_json);
     let status: Value = serde_json::from_str(&status_json).unwrap();
     assert_eq!(status["workflow"], TITLE);
     assert_eq!(status["session_id"], BIDI);
     assert_eq!(status["last_feedback"], CURSOR);
     let log_json = env.cmd(&["log", "--json"]).success().stdout;
-    raw_controls("log --json", &log_json);
+    assert_no_raw_controls("log --json", &log_json);
     let last: Value = serde_json::from_str(log_json.lines().last().unwrap()).unwrap();
     assert_eq!(last["action"], "cancel");
     assert_eq!(last["session_id"], BIDI);
@@ -214,11 +184,51 @@ fn status_and_log_print_planted_escape_sequences_escaped() {
     state["end_reason"] = json!(format!("{TITLE}{BIDI}"));
     env.set_state(&state);
     let ended = env.cmd(&["status"]).success().stdout;
-    raw_controls("status of an ended loop", &ended);
+    assert_no_raw_controls("status of an ended loop", &ended);
     assert!(
         ended.contains(r"ended: \x1b]0;pwned\x07\u{202e}txt.exe\u{2066}"),
         "{ended}"
     );
+}
+
+/// Appends planted events to the project's event log: escapes in each text field, and
+/// two lines whose time or action is text.
+fn plant_events(env: &TestEnv) {
+    let planted = |event: Value| {
+        let mut log =
+            std::fs::read_to_string(env.path(".claude/pagent/events.jsonl")).unwrap_or_default();
+        log.push_str(&format!("{event}\n"));
+        env.write(".claude/pagent/events.jsonl", &log);
+    };
+    planted(
+        json!({"ts": "2999-01-01T00:00:00Z", "action": "check", "stage": HIDDEN,
+                   "iteration": 1, "detail": format!("{BIDI}: failed {CLIPBOARD}"), "ms": 3}),
+    );
+    planted(
+        json!({"ts": "2999-01-01T00:00:01Z", "action": "cancel", "session_id": BIDI, "stage": HIDDEN,
+                   "detail": format!("{CLIPBOARD}\n{CURSOR}")}),
+    );
+    // Time and action are typed: a line that plants text there is skipped and counted,
+    // never printed (a `ts` of "9..." used to sort after every real time, as a string).
+    planted(json!({"ts": format!("9{TITLE}"), "action": "check", "detail": "planted"}));
+    planted(json!({"ts": "2999-01-01T00:00:02Z", "action": TITLE, "detail": "planted"}));
+}
+
+fn assert_no_raw_controls(name: &str, out: &str) {
+    let bytes = out.as_bytes();
+    for bad in [
+        &b"\x1b"[..],
+        b"\x07",
+        b"\x7f",
+        "\u{9b}".as_bytes(),
+        "\u{202e}".as_bytes(),
+        "\u{2066}".as_bytes(),
+    ] {
+        assert!(
+            !bytes.windows(bad.len()).any(|w| w == bad),
+            "{name} printed {bad:?} raw:\n{out}"
+        );
+    }
 }
 
 /// Issue 33: `pagent status` shows what a loop's logs take, both folders, and the cap they

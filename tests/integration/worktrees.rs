@@ -1,6 +1,8 @@
 //! `pagent loop --worktree` and `pagent parallel`: each loop in its own git worktree and
 //! branch, checkpointed per iteration, several at a time with one summary.
 
+use std::path::Path;
+
 use serde_json::Value;
 
 use crate::util::*;
@@ -80,7 +82,21 @@ fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
         .run();
     assert_eq!(out.code, Some(3), "one task gave up\n{out}");
     let summary: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
-    let rows: Vec<(String, String, u64)> = summary["tasks"]
+    assert_eq!(
+        outcomes(&summary),
+        [
+            ("alpha".into(), "complete".into(), 1),
+            ("beta".into(), "complete".into(), 1),
+            ("gamma".into(), "gave up".into(), 2)
+        ]
+    );
+    each_branch_holds_its_work(&env.root);
+    every_event_names_its_task(&out);
+}
+
+/// Each task's name, outcome and iterations, from the summary.
+fn outcomes(summary: &Value) -> Vec<(String, String, u64)> {
+    summary["tasks"]
         .as_array()
         .unwrap()
         .iter()
@@ -91,16 +107,13 @@ fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
                 t["iterations"].as_u64().unwrap(),
             )
         })
-        .collect();
-    assert_eq!(
-        rows,
-        [
-            ("alpha".into(), "complete".into(), 1),
-            ("beta".into(), "complete".into(), 1),
-            ("gamma".into(), "gave up".into(), 2)
-        ]
-    );
-    let repo = git2::Repository::open(&env.root).unwrap();
+        .collect()
+}
+
+/// The completed tasks' branches hold their work; the task that gave up kept its work
+/// too, one checkpoint per iteration.
+fn each_branch_holds_its_work(root: &Path) {
+    let repo = git2::Repository::open(root).unwrap();
     for (name, file) in [("alpha", "first-task.txt"), ("beta", "second-task.txt")] {
         let branch = repo
             .find_branch(&format!("pagent/{name}"), git2::BranchType::Local)
@@ -116,7 +129,6 @@ fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
             Some("pagent: ralph, iteration 1 (complete)")
         );
     }
-    // The task that gave up kept its work too: one checkpoint per iteration.
     let gamma = repo
         .find_branch("pagent/gamma", git2::BranchType::Local)
         .unwrap()
@@ -131,7 +143,10 @@ fn parallel_runs_each_task_in_its_own_worktree_and_summarises() {
         gamma.parent(0).unwrap().message(),
         Some("pagent: ralph, iteration 1 (not done)")
     );
-    // Every child event was forwarded with its task's name.
+}
+
+/// Every child event was forwarded with its task's name.
+fn every_event_names_its_task(out: &Run) {
     let events: Vec<Value> = out
         .stdout
         .lines()

@@ -26,6 +26,8 @@
 //! knows pagent only through its files.
 
 #![forbid(unsafe_code)]
+// Function length is kept by clippy (issue 31): at most 80 lines (clippy.toml).
+#![warn(clippy::too_many_lines)]
 // Test support fails loudly: a helper that cannot do its job panics with what it saw,
 // and a measurement says its figures on stderr (shown with a failing test).
 #![allow(

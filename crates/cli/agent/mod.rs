@@ -12,9 +12,6 @@
 //! run from start to end, is [`invocation`]; reading its two streams line by line, memory
 //! bounded, is [`reader`].
 
-// Function length is kept by clippy here (issue 31): at most 80 lines.
-#![warn(clippy::too_many_lines)]
-
 mod invocation;
 mod options;
 mod reader;

@@ -100,6 +100,13 @@ pub struct LoopArgs {
     /// --issues, its body closes the issues done
     #[arg(global = true, help_heading = "Loop options", long)]
     pub pr: bool,
+    /// The plan a `pagent parallel` child is started with, from the project's root
+    /// (internal: its parent writes it, `setup/child_plan.rs`)
+    #[arg(long, hide = true, value_name = "FILE", requires = "child_plan_sha256")]
+    pub child_plan: Option<PathBuf>,
+    /// The SHA-256 of that plan as its parent wrote it (internal)
+    #[arg(long, hide = true, value_name = "HEX", requires = "child_plan")]
+    pub child_plan_sha256: Option<String>,
     /// Start a new loop; without one, the active loop is resumed
     #[command(subcommand)]
     pub start: Option<LoopStart>,

@@ -297,43 +297,109 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
     let stdout: RefCell<&mut dyn Write> = RefCell::new(&mut *io.stdout);
     let say = sayer("uninstall", &stdout);
     let layout = Layout::resolve(&env.install)?;
-    let claude = find_claude(args.claude.as_deref(), env);
-    let mut removed: Vec<String> = Vec::new();
-
-    match &claude {
-        Some(claude) => {
-            for plugin in claude.pagent_plugins()? {
-                if plugin.id == claude::PLUGIN_ID {
-                    claude.plugin_uninstall(false)?;
-                    removed.push(format!("plugin {}", claude::PLUGIN_ID));
-                } else {
-                    say(&format!(
-                        "left plugin {}: pagent install did not install it; `claude plugin uninstall {}` removes it",
-                        plugin.id, plugin.id
-                    ));
-                }
-            }
-            if claude.marketplace()?.is_some() {
-                claude.marketplace_remove()?;
-                removed.push("marketplace pagent".to_owned());
-            }
-        }
-        None => {
-            let known = layout.config_dir.join("plugins/known_marketplaces.json");
-            let listed = files::read_text(&known)?
-                .is_some_and(|t| t.contains(&*layout.staging.to_string_lossy()));
-            anyhow::ensure!(
-                !listed,
-                "claude is not on PATH, and Claude Code still lists the pagent marketplace ({}); run `pagent uninstall --claude PATH`, or `claude plugin uninstall {}` and `claude plugin marketplace remove pagent` first",
-                known.display(),
-                claude::PLUGIN_ID
-            );
+    let mut tally = Tally::default();
+    match find_claude(args.claude.as_deref(), env) {
+        Some(claude) => remove_from_claude(&claude, &mut tally, &say)?,
+        None => refuse_while_listed(&layout)?,
+    }
+    remove_short_names(&layout, &mut tally, &say)?;
+    remove_marked_folders(&layout, &mut tally, &say)?;
+    // Read before a purge removes the register.
+    let in_projects = leftovers::in_projects(&crate::store::user::UserDir::of(env));
+    let emptied = undo_record(&layout, &mut tally)?;
+    if let Some(config) = &env.config_dir {
+        if args.purge {
+            purge_config(config, env, &mut tally)?;
+        } else if let Some(kept) = leftovers::kept_config(config) {
+            tally.left.push(kept);
         }
     }
+    if !emptied.is_empty() {
+        tally.removed.push(format!(
+            "what the install created and is empty again ({})",
+            list(&emptied)
+        ));
+    }
+    tally.tell(&in_projects, &say);
+    if let Ok(exe) = env.pagent_exe() {
+        say(&leftovers::the_binary(&exe));
+    }
+    Ok(ExitStatus::Success)
+}
 
+/// What an uninstall removed and what it left, each a line it says at the end.
+#[derive(Debug, Default)]
+struct Tally {
+    removed: Vec<String>,
+    left: Vec<String>,
+}
+
+impl Tally {
+    /// The removed first, then what is left (with what the projects still hold).
+    fn tell(&self, in_projects: &[String], say: impl Fn(&str)) {
+        if self.removed.is_empty() {
+            say("nothing to remove: pagent is not installed here");
+        }
+        for item in &self.removed {
+            say(&format!("removed {item}"));
+        }
+        for item in self.left.iter().chain(in_projects) {
+            say(item);
+        }
+    }
+}
+
+/// The plugin pagent installed and its marketplace, through Claude Code's own commands; a
+/// pagent plugin the user installed from elsewhere stays, and is named.
+fn remove_from_claude(
+    claude: &Claude,
+    tally: &mut Tally,
+    say: impl Fn(&str),
+) -> anyhow::Result<()> {
+    for plugin in claude.pagent_plugins()? {
+        if plugin.id == claude::PLUGIN_ID {
+            claude.plugin_uninstall(false)?;
+            tally.removed.push(format!("plugin {}", claude::PLUGIN_ID));
+        } else {
+            say(&format!(
+                "left plugin {}: pagent install did not install it; `claude plugin uninstall {}` removes it",
+                plugin.id, plugin.id
+            ));
+        }
+    }
+    if claude.marketplace()?.is_some() {
+        claude.marketplace_remove()?;
+        tally.removed.push("marketplace pagent".to_owned());
+    }
+    Ok(())
+}
+
+/// Without `claude`, the staged files stay while Claude Code still lists them: removing
+/// them would leave it a marketplace pointing at nothing.
+fn refuse_while_listed(layout: &Layout) -> anyhow::Result<()> {
+    let known = layout.config_dir.join("plugins/known_marketplaces.json");
+    let listed =
+        files::read_text(&known)?.is_some_and(|t| t.contains(&*layout.staging.to_string_lossy()));
+    anyhow::ensure!(
+        !listed,
+        "claude is not on PATH, and Claude Code still lists the pagent marketplace ({}); run `pagent uninstall --claude PATH`, or `claude plugin uninstall {}` and `claude plugin marketplace remove pagent` first",
+        known.display(),
+        claude::PLUGIN_ID
+    );
+    Ok(())
+}
+
+/// The short command names pagent wrote; the user's own files of those names stay.
+fn remove_short_names(
+    layout: &Layout,
+    tally: &mut Tally,
+    say: impl Fn(&str),
+) -> anyhow::Result<()> {
     let (names, kept) = short_names::remove_all(&layout.commands_dir)?;
     if !names.is_empty() {
-        removed.push(format!("short command names {}", names.join(" ")));
+        tally
+            .removed
+            .push(format!("short command names {}", names.join(" ")));
     }
     for file in kept {
         say(&format!(
@@ -341,6 +407,16 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
             file.display()
         ));
     }
+    Ok(())
+}
+
+/// The folders the install made, each only when it carries pagent's marker (Claude Code's
+/// copy of the plugin: when it is pagent's).
+fn remove_marked_folders(
+    layout: &Layout,
+    tally: &mut Tally,
+    say: impl Fn(&str),
+) -> anyhow::Result<()> {
     for (what, path) in [
         (
             "the binary copy and the plugin's data folder",
@@ -354,7 +430,7 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
         }
         if owned(path) || (path == &layout.plugin_cache && cache_is_pagents(path)) {
             if files::remove_tree(path)? {
-                removed.push(format!("{what} ({})", path.display()));
+                tally.removed.push(format!("{what} ({})", path.display()));
             }
         } else {
             say(&format!(
@@ -363,75 +439,59 @@ pub fn uninstall(env: &Env, args: &UninstallArgs, io: &mut Io) -> anyhow::Result
             ));
         }
     }
-    // Read before a purge removes the register.
-    let in_projects = leftovers::in_projects(&crate::store::user::UserDir::of(env));
-    let record = Record::read(&layout);
+    Ok(())
+}
+
+/// The first install's record: what it created and is empty again goes (returned), what
+/// is not empty stays, each named with why.
+fn undo_record(layout: &Layout, tally: &mut Tally) -> anyhow::Result<Vec<PathBuf>> {
+    let record = Record::read(layout);
     files::remove_tree(&layout.record_file)?;
     let emptied: Vec<PathBuf> = record.undo();
     let mut still_there = record.left();
     // Contents before their folder.
     still_there.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
-    let mut left: Vec<String> = still_there
-        .iter()
-        .map(|p| format!("left {}: {}", p.display(), leftovers::why_left(&layout, p)))
-        .collect();
-    if let Some(config) = &env.config_dir {
-        if args.purge {
-            let purged = leftovers::purge_config(config, env.install.home.as_deref())?;
-            if purged.folder {
-                removed.push(format!("pagent's config folder ({})", config.display()));
-                if !purged.emptied.is_empty() {
-                    removed.push(format!(
-                        "what pagent created with it and is empty again ({})",
-                        list(&purged.emptied)
-                    ));
-                }
-                if let Some(parent) = config.parent().filter(|p| files::is_empty_dir(p)) {
-                    left.push(format!(
-                        "left {}, now empty: other programs keep their settings there too",
-                        parent.display()
-                    ));
-                }
-            } else if !purged.removed.is_empty() {
-                removed.push(format!(
-                    "pagent's files in its config folder ({})",
-                    list(&purged.removed)
-                ));
-            }
-            if !purged.left.is_empty() {
-                left.push(format!(
-                    "left {} in {}: pagent does not write them there",
-                    list(&purged.left),
-                    config.display()
-                ));
-            }
-        } else if let Some(kept) = leftovers::kept_config(config) {
-            left.push(kept);
+    tally.left.extend(
+        still_there
+            .iter()
+            .map(|p| format!("left {}: {}", p.display(), leftovers::why_left(layout, p))),
+    );
+    Ok(emptied)
+}
+
+/// `--purge`: pagent's config folder, or pagent's files in it when it holds others too.
+fn purge_config(config: &Path, env: &Env, tally: &mut Tally) -> anyhow::Result<()> {
+    let purged = leftovers::purge_config(config, env.install.home.as_deref())?;
+    if purged.folder {
+        tally
+            .removed
+            .push(format!("pagent's config folder ({})", config.display()));
+        if !purged.emptied.is_empty() {
+            tally.removed.push(format!(
+                "what pagent created with it and is empty again ({})",
+                list(&purged.emptied)
+            ));
         }
-    }
-    if !emptied.is_empty() {
-        removed.push(format!(
-            "what the install created and is empty again ({})",
-            emptied
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+        if let Some(parent) = config.parent().filter(|p| files::is_empty_dir(p)) {
+            tally.left.push(format!(
+                "left {}, now empty: other programs keep their settings there too",
+                parent.display()
+            ));
+        }
+    } else if !purged.removed.is_empty() {
+        tally.removed.push(format!(
+            "pagent's files in its config folder ({})",
+            list(&purged.removed)
         ));
     }
-    if removed.is_empty() {
-        say("nothing to remove: pagent is not installed here");
+    if !purged.left.is_empty() {
+        tally.left.push(format!(
+            "left {} in {}: pagent does not write them there",
+            list(&purged.left),
+            config.display()
+        ));
     }
-    for item in &removed {
-        say(&format!("removed {item}"));
-    }
-    for item in left.iter().chain(&in_projects) {
-        say(item);
-    }
-    if let Ok(exe) = env.pagent_exe() {
-        say(&leftovers::the_binary(&exe));
-    }
-    Ok(ExitStatus::Success)
+    Ok(())
 }
 
 fn list(paths: &[PathBuf]) -> String {

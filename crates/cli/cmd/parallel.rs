@@ -1,9 +1,6 @@
 //! `pagent parallel TASKS_FILE -j N`: reads the tasks, prints the plan for `--dry-run`,
 //! and hands the rest to [`crate::runner::parallel`].
 
-// Function length is kept by clippy here (issue 31): at most 80 lines.
-#![warn(clippy::too_many_lines)]
-
 use std::io::Write;
 use std::path::Path;
 

@@ -33,84 +33,116 @@ pub fn run(
         .iter()
         .map(|p| consent::rel_in_project(&project, &cwd, p))
         .collect::<anyhow::Result<_>>()?;
-
     if args.revoke {
-        let targets: Vec<PathBuf> = if named.is_empty() {
-            trust::list(user_dir, Some(&project.root))
-                .into_iter()
-                .map(|(p, _)| p)
-                .collect()
-        } else {
-            named.iter().map(|r| project.root.join(r)).collect()
-        };
-        let mut any = false;
-        for path in targets {
-            if trust::revoke(user_dir, &path)? {
-                writeln!(
-                    io.stdout,
-                    "pagent: no longer trusted: {}",
-                    project.display_path(&path)
-                )?;
-                any = true;
-            }
-        }
-        if !any {
-            writeln!(io.stdout, "pagent: nothing was trusted here.")?;
-        }
-        return Ok(ExitStatus::Success);
-    }
-
-    let sources: Vec<Source> = if named.is_empty() {
-        consent::project_sources(&project)?
+        revoke(&project, user_dir, &named, io)?;
     } else {
-        let mut sources = Vec::new();
-        for rel in &named {
-            match consent::file_source(&project, rel)? {
-                Some(source) => sources.push(source),
-                None => bail!(
-                    "{} does not make pagent run any command (or does not exist): nothing to trust",
-                    rel.display()
-                ),
-            }
+        let sources = sources(&project, &named)?;
+        if args.list {
+            list(&project, user_dir, &sources, io)?;
+        } else {
+            trust_all(&project, user_dir, &sources, io)?;
         }
-        sources
-    };
-
-    if args.list {
-        let recorded = trust::list(user_dir, Some(&project.root));
-        if sources.is_empty() && recorded.is_empty() {
-            writeln!(
-                io.stdout,
-                "pagent: no file in this project makes pagent run commands."
-            )?;
-        }
-        for source in &sources {
-            let verdict = match consent::verdict(&project, user_dir, source) {
-                Verdict::Trusted => "trusted",
-                Verdict::Changed => "CHANGED since trusted",
-                Verdict::Untrusted => "not trusted",
-            };
-            writeln!(
-                io.stdout,
-                "{} ({verdict}):",
-                ui::printable(&source.rel.display().to_string(), false)
-            )?;
-            for command in &source.commands {
-                writeln!(io.stdout, "    {}", ui::printable(command, false))?;
-            }
-        }
-        return Ok(ExitStatus::Success);
     }
+    Ok(ExitStatus::Success)
+}
 
+/// `--revoke`: forget the named files, or every file of the project that was trusted.
+fn revoke(
+    project: &Project,
+    user_dir: &UserDir,
+    named: &[PathBuf],
+    io: &mut Io,
+) -> anyhow::Result<()> {
+    let targets: Vec<PathBuf> = if named.is_empty() {
+        trust::list(user_dir, Some(&project.root))
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    } else {
+        named.iter().map(|r| project.root.join(r)).collect()
+    };
+    let mut any = false;
+    for path in targets {
+        if trust::revoke(user_dir, &path)? {
+            writeln!(
+                io.stdout,
+                "pagent: no longer trusted: {}",
+                project.display_path(&path)
+            )?;
+            any = true;
+        }
+    }
+    if !any {
+        writeln!(io.stdout, "pagent: nothing was trusted here.")?;
+    }
+    Ok(())
+}
+
+/// The files that would make pagent run commands: the named ones (each must), or every
+/// such file of the project.
+fn sources(project: &Project, named: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
+    if named.is_empty() {
+        return consent::project_sources(project);
+    }
+    let mut sources = Vec::new();
+    for rel in named {
+        match consent::file_source(project, rel)? {
+            Some(source) => sources.push(source),
+            None => bail!(
+                "{} does not make pagent run any command (or does not exist): nothing to trust",
+                rel.display()
+            ),
+        }
+    }
+    Ok(sources)
+}
+
+/// `--list`: each file with its verdict and the commands it would run.
+fn list(
+    project: &Project,
+    user_dir: &UserDir,
+    sources: &[Source],
+    io: &mut Io,
+) -> anyhow::Result<()> {
+    let recorded = trust::list(user_dir, Some(&project.root));
+    if sources.is_empty() && recorded.is_empty() {
+        writeln!(
+            io.stdout,
+            "pagent: no file in this project makes pagent run commands."
+        )?;
+    }
+    for source in sources {
+        let verdict = match consent::verdict(project, user_dir, source) {
+            Verdict::Trusted => "trusted",
+            Verdict::Changed => "CHANGED since trusted",
+            Verdict::Untrusted => "not trusted",
+        };
+        writeln!(
+            io.stdout,
+            "{} ({verdict}):",
+            ui::printable(&source.rel.display().to_string(), false)
+        )?;
+        write_commands(source, io)?;
+    }
+    Ok(())
+}
+
+/// Records consent to each file as it is now, naming what it may run.
+fn trust_all(
+    project: &Project,
+    user_dir: &UserDir,
+    sources: &[Source],
+    io: &mut Io,
+) -> anyhow::Result<()> {
     if sources.is_empty() {
         writeln!(
             io.stdout,
             "pagent: no file in this project makes pagent run commands; nothing to trust."
         )?;
-        return Ok(ExitStatus::Success);
+        return Ok(());
     }
     let when = now().to_string();
-    for source in &sources {
+    for source in sources {
         trust::trust(
             user_dir,
             &project.root.join(&source.rel),
@@ -123,13 +155,18 @@ pub fn run(
             "pagent: trusted {}; it may run:",
             ui::printable(&source.rel.display().to_string(), false)
         )?;
-        for command in &source.commands {
-            writeln!(io.stdout, "    {}", ui::printable(command, false))?;
-        }
+        write_commands(source, io)?;
     }
     writeln!(
         io.stdout,
         "A change to any of these files needs `pagent trust` again."
     )?;
-    Ok(ExitStatus::Success)
+    Ok(())
+}
+
+fn write_commands(source: &Source, io: &mut Io) -> anyhow::Result<()> {
+    for command in &source.commands {
+        writeln!(io.stdout, "    {}", ui::printable(command, false))?;
+    }
+    Ok(())
 }

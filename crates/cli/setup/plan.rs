@@ -3,17 +3,21 @@
 //! agent's [`Options`]), so nothing below `cmd/` and `setup/` knows clap (an architecture
 //! test keeps it so). A loop's start (`pagent loop ralph ...`, `pagent loop run ...`)
 //! stays the set-up's own business: the runner holds it as an opaque [`Start`] and hands
-//! it back to [`new_loop_state`]. The way back, a plan written as flags for a `pagent
-//! parallel` child ([`agent_cli`], [`budget_cli`]), is here too, tested to parse back
-//! into the same plan.
+//! it back to [`new_loop_state`]. A `pagent parallel` child's plan comes as data, not
+//! flags ([`LoopPlan::from_child`], `child_plan.rs`). The way back to flags is only for
+//! the command line `pagent parallel --dry-run` shows a person ([`agent_cli`],
+//! [`budget_cli`]), tested to parse back into the same plan.
 
 use std::path::PathBuf;
 
 use pagent_engine::{Action, Budget, Driver, State};
 
 use crate::agent::Options;
-use crate::cli::args::{AgentArgs, BudgetArgs, LoopArgs, LoopStart, ParallelArgs};
+use crate::cli::args::{
+    AgentArgs, BudgetArgs, LoopArgs, LoopStart, ParallelArgs, RalphArgs, ReviewArgs,
+};
 use crate::cli::env::Env;
+use crate::setup::child_plan::ChildPlan;
 use crate::store::project::Project;
 
 /// The agent's options as flags gave them.
@@ -96,6 +100,41 @@ impl LoopPlan {
             push: args.push,
             pr: args.pr,
             start: args.start.map(Start),
+        }
+    }
+
+    /// A `pagent parallel` child's plan, read from the file its parent wrote: the agent,
+    /// the limits and the task all come from it; only where the loop runs (`--worktree`)
+    /// is the command line's.
+    pub fn from_child(plan: ChildPlan, worktree: Option<String>) -> LoopPlan {
+        let start = plan.start.map(|start| {
+            Start(LoopStart::Ralph(RalphArgs {
+                prompt: vec![start.task],
+                max_iterations: Some(start.max_iterations),
+                promise: start.promise,
+                no_progress_limit: None,
+                budget: BudgetArgs::default(),
+                force: start.force,
+                trust: start.trust,
+                stdin_args: false,
+                review: ReviewArgs::default(),
+            }))
+        });
+        LoopPlan {
+            agent: plan.agent,
+            stories: None,
+            issues: None,
+            plan: PlanOptions::default(),
+            comment_progress: false,
+            trust: false,
+            budget: plan.budget,
+            max_iterations: None,
+            worktree,
+            setup: None,
+            checkpoint: plan.checkpoint,
+            push: false,
+            pr: false,
+            start,
         }
     }
 
@@ -209,7 +248,7 @@ fn dollars(micros: u64) -> String {
     format!("{whole}.{}", frac.trim_end_matches('0'))
 }
 
-/// The budget flags for a child's loop: each task gets the same limits.
+/// The budget flags of the `pagent parallel` command `--dry-run` prints.
 pub fn budget_cli(budget: &pagent_engine::Budget) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(secs) = budget.max_duration_secs {
@@ -224,7 +263,8 @@ pub fn budget_cli(budget: &pagent_engine::Budget) -> Vec<String> {
     out
 }
 
-/// The loop command line for `args`, so every child runs the same agent the same way.
+/// The agent flags of the `pagent parallel` command `--dry-run` prints, so that running
+/// it runs the same agent the same way.
 pub fn agent_cli(args: &Options) -> Vec<String> {
     let mut out = Vec::new();
     match &args.command {
@@ -287,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn issue_22_a_parallel_childs_flags_parse_back_into_the_same_plan() {
+    fn issue_22_the_printed_flags_parse_back_into_the_same_plan() {
         for flags in [
             vec![],
             vec![
@@ -333,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn the_agent_options_reach_every_child() {
+    fn the_agent_options_reach_the_command_the_dry_run_prints() {
         let args = Options {
             agent: pagent_protocol::stream::AgentKind::Codex,
             command: None,
@@ -368,7 +408,7 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_reaches_every_child_in_a_form_it_parses_back() {
+    fn the_budget_reaches_the_printed_command_in_a_form_it_parses_back() {
         let budget = pagent_engine::Budget {
             max_duration_secs: Some(5_400),
             max_tokens: Some(2_000_000),

@@ -37,6 +37,8 @@ pub const CONFIG_FILE: &str = ".claude/pagent/config.json";
 pub const PROMPTS_DIR: &str = ".claude/prompts";
 pub const RUNS_DIR: &str = ".claude/pagent/runs";
 pub const RUNNER_LOCK: &str = ".claude/pagent/runner.lock";
+/// The plans `pagent parallel` hands its child loops, one file per task.
+pub const CHILD_PLANS_DIR: &str = ".claude/pagent/parallel";
 /// Where loop worktrees live, relative to the repository's work tree.
 pub const WORKTREES_DIR: &str = ".pagent/worktrees";
 

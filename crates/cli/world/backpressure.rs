@@ -240,27 +240,6 @@ fn plan(
     trusted: TrustFn<'_>,
 ) -> Plan {
     let root = project.root.as_path();
-    let skip = |why: &str| Plan::Skip(CheckResult::Skipped(why.to_owned()), None);
-    let needs_trust = |rel: PathBuf| -> Option<Plan> {
-        match trusted(&rel) {
-            Verdict::Trusted => None,
-            verdict => {
-                let why = if verdict == Verdict::Changed {
-                    "changed since you trusted it"
-                } else {
-                    "not trusted"
-                };
-                Some(Plan::Skip(
-                    CheckResult::Skipped(format!(
-                        "{} is {why}; run `pagent trust {}` to allow it",
-                        rel.display(),
-                        crate::store::consent::shell_word(&rel.display().to_string())
-                    )),
-                    Some(rel),
-                ))
-            }
-        }
-    };
     match spec.requires {
         None => Plan::Run {
             program: None,
@@ -270,7 +249,7 @@ fn plan(
         },
         Some(Requirement::CargoProject) => match find_up(project, rel_dir, "Cargo.toml") {
             Some(found) => {
-                if let Some(refused) = needs_trust(found.join("Cargo.toml")) {
+                if let Some(refused) = untrusted(found.join("Cargo.toml"), trusted) {
                     return refused;
                 }
                 Plan::Run {
@@ -280,7 +259,7 @@ fn plan(
                     needs_root: true,
                 }
             }
-            None => skip("no Cargo.toml above the file"),
+            None => skip_plan("no Cargo.toml above the file"),
         },
         Some(Requirement::GoModule) => match find_up(project, rel_dir, "go.mod") {
             // go reads the module (data); GOTOOLCHAIN=local keeps go.mod from choosing
@@ -291,38 +270,65 @@ fn plan(
                 cwd: root.join(rel_dir),
                 needs_root: true,
             },
-            None => skip("no go.mod above the file"),
+            None => skip_plan("no go.mod above the file"),
         },
-        Some(Requirement::TypescriptProject) => {
-            let Some(config_dir) = find_up(project, rel_dir, "tsconfig.json") else {
-                return skip("no tsconfig.json above the file");
-            };
-            let manifest = format!("{}/package.json", covers::TYPESCRIPT);
-            let Some(base) = find_up(project, &config_dir, &manifest) else {
-                return skip("TypeScript is not installed in the project");
-            };
-            let package = base.join(covers::TYPESCRIPT);
-            if let Some(refused) = needs_trust(package.clone()) {
-                return refused;
-            }
-            let Ok(node) = Program::named("node", search) else {
-                return skip("node is not installed");
-            };
-            let (Some(script), Ok(real)) = (
-                tsc_script(project, &package),
-                project.dir().real_dir(&package),
-            ) else {
-                return skip("the TypeScript package names no tsc script");
-            };
-            Plan::Run {
-                program: Some(node),
-                lead: node_guard(&real, &real.join(script)),
-                cwd: root.join(config_dir),
-                needs_root: true,
-            }
-        }
+        Some(Requirement::TypescriptProject) => plan_tsc(project, rel_dir, search, trusted),
     }
 }
+
+fn skip_plan(why: &str) -> Plan {
+    Plan::Skip(CheckResult::Skipped(why.to_owned()), None)
+}
+
+/// The skip for a project file not (or no longer) trusted, naming the command that trusts
+/// it; `None` when it is trusted.
+fn untrusted(rel: PathBuf, trusted: TrustFn<'_>) -> Option<Plan> {
+    let why = match trusted(&rel) {
+        Verdict::Trusted => return None,
+        Verdict::Changed => "changed since you trusted it",
+        Verdict::Untrusted => "not trusted",
+    };
+    Some(Plan::Skip(
+        CheckResult::Skipped(format!(
+            "{} is {why}; run `pagent trust {}` to allow it",
+            rel.display(),
+            crate::store::consent::shell_word(&rel.display().to_string())
+        )),
+        Some(rel),
+    ))
+}
+
+/// The project's own TypeScript compiler, run by node from the folder of the nearest
+/// `tsconfig.json`, once the TypeScript package is trusted.
+fn plan_tsc(project: &Project, rel_dir: &Path, search: &SearchPath, trusted: TrustFn<'_>) -> Plan {
+    let Some(config_dir) = find_up(project, rel_dir, "tsconfig.json") else {
+        return skip_plan("no tsconfig.json above the file");
+    };
+    let manifest = format!("{}/package.json", covers::TYPESCRIPT);
+    let Some(base) = find_up(project, &config_dir, &manifest) else {
+        return skip_plan("TypeScript is not installed in the project");
+    };
+    let package = base.join(covers::TYPESCRIPT);
+    if let Some(refused) = untrusted(package.clone(), trusted) {
+        return refused;
+    }
+    let Ok(node) = Program::named("node", search) else {
+        return skip_plan("node is not installed");
+    };
+    let (Some(script), Ok(real)) = (
+        tsc_script(project, &package),
+        project.dir().real_dir(&package),
+    ) else {
+        return skip_plan("the TypeScript package names no tsc script");
+    };
+    Plan::Run {
+        program: Some(node),
+        lead: node_guard(&real, &real.join(script)),
+        cwd: project.root.join(config_dir),
+        needs_root: true,
+    }
+}
+
 /// The package's `tsc` script (its `package.json`'s `bin.tsc`, else `bin/tsc`), relative
 /// to the package and inside it, as trust covers only the package.
 fn tsc_script(project: &Project, package: &Path) -> Option<PathBuf> {

@@ -14,6 +14,8 @@
 //! [`decide_post_tool_use`] are the loop policy; [`prompt`] is every text the model reads.
 
 #![forbid(unsafe_code)]
+// Function length is kept by clippy (issue 31): at most 80 lines (clippy.toml).
+#![warn(clippy::too_many_lines)]
 
 mod action;
 pub mod backpressure;

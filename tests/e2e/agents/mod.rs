@@ -10,7 +10,7 @@
 //! was checked with strace.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -97,84 +97,8 @@ impl Agent {
             ("BUN_CONFIG_REGISTRY".to_owned(), registry),
         ];
         match self {
-            Agent::Codex => {
-                let codex_home = home.join(".codex");
-                fs::create_dir_all(&codex_home).unwrap();
-                fs::write(
-                    codex_home.join("config.toml"),
-                    format!(
-                        r#"model = "mock-model"
-model_provider = "mock"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-check_for_update_on_startup = false
-
-[model_providers.mock]
-name = "mock"
-base_url = "{base}"
-env_key = "MOCK_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[features]
-plugins = false
-remote_plugin = false
-plugin_sharing = false
-apps = false
-"#
-                    ),
-                )
-                .unwrap();
-                env.push(("CODEX_HOME".into(), codex_home.display().to_string()));
-            }
-            Agent::Opencode => {
-                for (var, rel) in [
-                    ("XDG_CONFIG_HOME", ".config"),
-                    ("XDG_DATA_HOME", ".local/share"),
-                    ("XDG_CACHE_HOME", ".cache"),
-                    ("XDG_STATE_HOME", ".local/state"),
-                ] {
-                    fs::create_dir_all(home.join(rel)).unwrap();
-                    env.push((var.into(), home.join(rel).display().to_string()));
-                }
-                let config = home.join(".config/opencode/opencode.json");
-                fs::create_dir_all(config.parent().unwrap()).unwrap();
-                fs::write(
-                    config,
-                    json!({
-                        "model": "mock/mock-model",
-                        "small_model": "mock/mock-model",
-                        "autoupdate": false,
-                        "share": "disabled",
-                        "enabled_providers": ["mock"],
-                        "provider": {"mock": {
-                            "npm": "@ai-sdk/openai-compatible",
-                            "name": "Mock",
-                            "options": {"baseURL": base, "apiKey": "sk-test"},
-                            "models": {"mock-model": {"name": "Mock model", "tool_call": true}}
-                        }}
-                    })
-                    .to_string(),
-                )
-                .unwrap();
-                for var in [
-                    "OPENCODE_PURE",
-                    "OPENCODE_DISABLE_MODELS_FETCH",
-                    "OPENCODE_DISABLE_AUTOUPDATE",
-                    "OPENCODE_DISABLE_DEFAULT_PLUGINS",
-                    "OPENCODE_DISABLE_LSP_DOWNLOAD",
-                    "OPENCODE_DISABLE_SHARE",
-                ] {
-                    env.push((var.into(), "1".into()));
-                }
-            }
+            Agent::Codex => env.extend(codex_offline(home, &base)),
+            Agent::Opencode => env.extend(opencode_offline(home, &base)),
         }
         env
     }
@@ -397,4 +321,90 @@ fn opencode_ralph_reaches_the_promise_on_iteration_three() {
 #[ignore = "end-to-end: needs the OpenCode CLI (scripts/test.sh runs it)"]
 fn opencode_pipeline_stage_advances_on_its_file() {
     a_pipeline_stage_advances_on_its_file(Agent::Opencode);
+}
+
+/// Codex's offline config: the mock as its provider, no retries of its own, nothing it
+/// would fetch.
+fn codex_offline(home: &Path, base: &str) -> Vec<(String, String)> {
+    let codex_home = home.join(".codex");
+    fs::create_dir_all(&codex_home).unwrap();
+    fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            r#"model = "mock-model"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "mock"
+base_url = "{base}"
+env_key = "MOCK_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+"#
+        ),
+    )
+    .unwrap();
+    vec![("CODEX_HOME".into(), codex_home.display().to_string())]
+}
+
+/// OpenCode's offline config and folders: the mock as its only provider, nothing it would
+/// fetch or update.
+fn opencode_offline(home: &Path, base: &str) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    for (var, rel) in [
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_STATE_HOME", ".local/state"),
+    ] {
+        fs::create_dir_all(home.join(rel)).unwrap();
+        env.push((var.into(), home.join(rel).display().to_string()));
+    }
+    let config = home.join(".config/opencode/opencode.json");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    fs::write(
+        config,
+        json!({
+            "model": "mock/mock-model",
+            "small_model": "mock/mock-model",
+            "autoupdate": false,
+            "share": "disabled",
+            "enabled_providers": ["mock"],
+            "provider": {"mock": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Mock",
+                "options": {"baseURL": base, "apiKey": "sk-test"},
+                "models": {"mock-model": {"name": "Mock model", "tool_call": true}}
+            }}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    for var in [
+        "OPENCODE_PURE",
+        "OPENCODE_DISABLE_MODELS_FETCH",
+        "OPENCODE_DISABLE_AUTOUPDATE",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD",
+        "OPENCODE_DISABLE_SHARE",
+    ] {
+        env.push((var.into(), "1".into()));
+    }
+    env
 }

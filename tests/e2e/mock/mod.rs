@@ -230,44 +230,12 @@ fn serve(
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut writer = stream;
-    loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line)? == 0 {
-            return Ok(());
-        }
-        let mut content_length = 0usize;
-        let mut chunked = false;
-        loop {
-            let mut header = String::new();
-            reader.read_line(&mut header)?;
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            let lower = header.to_ascii_lowercase();
-            if let Some(value) = lower.strip_prefix("content-length:") {
-                content_length = value.trim().parse().unwrap_or(0);
-            }
-            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
-                chunked = true;
-            }
-        }
-        let body = if chunked {
-            read_chunked(&mut reader)?
-        } else {
-            read_exact(&mut reader, content_length)?
-        };
-        let mut parts = request_line.split_whitespace();
-        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    while let Some((method, path, body)) = read_request(&mut reader)? {
         if path.starts_with("/npm/") {
             // The package registry the agents are pointed at (OpenCode installs packages
             // into its config folder on start): a quick, definite "no".
             let error = json!({"error": "mock: no package registry here"}).to_string();
-            write!(
-                writer,
-                "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{error}",
-                error.len()
-            )?;
+            not_found(&mut writer, &error)?;
             continue;
         }
         if method == "HEAD" || method == "GET" {
@@ -276,17 +244,13 @@ fn serve(
             )?;
             continue;
         }
-        let api = match (method, path.split('?').next().unwrap_or("")) {
+        let api = match (method.as_str(), path.split('?').next().unwrap_or("")) {
             ("POST", "/v1/messages") => Api::Messages,
             ("POST", "/v1/responses") => Api::Responses,
             ("POST", "/v1/chat/completions") => Api::Chat,
             _ => {
                 let error = json!({"type": "error", "error": {"type": "not_found_error", "message": format!("mock: no route {method} {path}")}}).to_string();
-                write!(
-                    writer,
-                    "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{error}",
-                    error.len()
-                )?;
+                not_found(&mut writer, &error)?;
                 continue;
             }
         };
@@ -295,59 +259,114 @@ fn serve(
         // title) are answered, but neither recorded nor taken from the script, so the
         // script stays the model's turns.
         if api != Api::Responses && value["tools"].as_array().is_none_or(Vec::is_empty) {
-            if api == Api::Chat && value["stream"] != true {
-                let body = json!({"id": "chatcmpl-title", "object": "chat.completion", "created": 0, "model": "mock-model",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Mock session"}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).to_string();
-                write!(
-                    writer,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                )?;
-            } else if api == Api::Chat {
-                respond_sse(
-                    &mut writer,
-                    &chat_sse(&Reply::text("Mock session"), usize::MAX),
-                )?;
-            } else {
-                respond_sse(&mut writer, &sse(&Reply::text("Session"), 9999))?;
-            }
-            writer.flush()?;
+            answer_side_request(&mut writer, api, &value)?;
             continue;
         }
         requests.lock().unwrap().push(value.clone());
         let index = next.fetch_add(1, Ordering::SeqCst);
-        let mut reply = script.get(index);
-        while let Some(Reply::After(gate, held)) = reply {
-            gate.wait();
-            reply = Some(held);
-        }
-        match reply {
-            Some(Reply::Error(status)) => {
-                error_response(&mut writer, *status, "mock: scripted error")?
-            }
-            Some(Reply::UsageLimit { reset_in, claim }) => {
-                usage_limit_response(&mut writer, *reset_in, claim)?
-            }
-            Some(Reply::UsageStop { reason }) => usage_stop_response(&mut writer, reason)?,
-            Some(reply) => {
-                respond_sse(
-                    &mut writer,
-                    &match api {
-                        Api::Messages => sse(reply, index),
-                        Api::Responses => responses_sse(reply, index),
-                        Api::Chat => chat_sse(reply, index),
-                    },
-                )?;
-            }
-            None => error_response(
-                &mut writer,
-                500,
-                &format!("mock: the script has only {} replies", script.len()),
-            )?,
-        }
-        writer.flush()?;
+        answer_turn(&mut writer, api, script, index)?;
     }
+    Ok(())
+}
+
+/// The next request on the connection: its method, path and body (chunked or not);
+/// none once the client closed it.
+fn read_request(
+    reader: &mut BufReader<TcpStream>,
+) -> std::io::Result<Option<(String, String, Vec<u8>)>> {
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line)? == 0 {
+        return Ok(None);
+    }
+    let mut content_length = 0usize;
+    let mut chunked = false;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header)?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let lower = header.to_ascii_lowercase();
+        if let Some(value) = lower.strip_prefix("content-length:") {
+            content_length = value.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let body = if chunked {
+        read_chunked(reader)?
+    } else {
+        read_exact(reader, content_length)?
+    };
+    let mut parts = request_line.split_whitespace();
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    Ok(Some((method.to_owned(), path.to_owned(), body)))
+}
+
+fn not_found(writer: &mut TcpStream, error: &str) -> std::io::Result<()> {
+    write!(
+        writer,
+        "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{error}",
+        error.len()
+    )
+}
+
+/// A session title asked for on the side: a fixed answer in the API's own shape.
+fn answer_side_request(writer: &mut TcpStream, api: Api, value: &Value) -> std::io::Result<()> {
+    if api == Api::Chat && value["stream"] != true {
+        let body = json!({"id": "chatcmpl-title", "object": "chat.completion", "created": 0, "model": "mock-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Mock session"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).to_string();
+        write!(
+            writer,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )?;
+    } else if api == Api::Chat {
+        respond_sse(writer, &chat_sse(&Reply::text("Mock session"), usize::MAX))?;
+    } else {
+        respond_sse(writer, &sse(&Reply::text("Session"), 9999))?;
+    }
+    writer.flush()
+}
+
+/// The script's reply number `index` (once its gate opens), in the API's own shape.
+fn answer_turn(
+    writer: &mut TcpStream,
+    api: Api,
+    script: &[Reply],
+    index: usize,
+) -> std::io::Result<()> {
+    let mut reply = script.get(index);
+    while let Some(Reply::After(gate, held)) = reply {
+        gate.wait();
+        reply = Some(held);
+    }
+    match reply {
+        Some(Reply::Error(status)) => error_response(writer, *status, "mock: scripted error")?,
+        Some(Reply::UsageLimit { reset_in, claim }) => {
+            usage_limit_response(writer, *reset_in, claim)?
+        }
+        Some(Reply::UsageStop { reason }) => usage_stop_response(writer, reason)?,
+        Some(reply) => {
+            respond_sse(
+                writer,
+                &match api {
+                    Api::Messages => sse(reply, index),
+                    Api::Responses => responses_sse(reply, index),
+                    Api::Chat => chat_sse(reply, index),
+                },
+            )?;
+        }
+        None => error_response(
+            writer,
+            500,
+            &format!("mock: the script has only {} replies", script.len()),
+        )?,
+    }
+    writer.flush()
 }
 
 /// The three model APIs the mock speaks: Anthropic's Messages (Claude Code), OpenAI's

@@ -19,99 +19,139 @@ pub struct Named {
 /// Blanks comments, string, byte-string, raw-string and char literals with spaces,
 /// keeping newlines.
 pub fn blank_comments_and_literals(src: &str) -> String {
-    let c: Vec<char> = src.chars().collect();
-    let mut out = String::with_capacity(src.len());
-    let blank = |ch: char| if ch == '\n' { '\n' } else { ' ' };
-    let mut i = 0;
-    while i < c.len() {
-        let at = |k: usize| c.get(i + k).copied().unwrap_or('\0');
-        if at(0) == '/' && at(1) == '/' {
-            while i < c.len() && c[i] != '\n' {
-                out.push(' ');
-                i += 1;
-            }
-        } else if at(0) == '/' && at(1) == '*' {
-            let mut depth = 0;
-            while i < c.len() {
-                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    out.push_str("  ");
-                    i += 2;
-                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    out.push_str("  ");
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    out.push(blank(c[i]));
-                    i += 1;
-                }
-            }
-        } else if (at(0) == 'r' || (at(0) == 'b' && at(1) == 'r'))
-            && !ident_char(if i == 0 { ' ' } else { c[i - 1] })
-            && {
-                let s = if at(0) == 'b' { 2 } else { 1 };
-                let mut k = s;
-                while at(k) == '#' {
-                    k += 1;
-                }
-                at(k) == '"'
-            }
-        {
-            let start = if at(0) == 'b' { 2 } else { 1 };
-            let mut hashes = 0;
-            while at(start + hashes) == '#' {
-                hashes += 1;
-            }
-            let open = start + hashes + 1;
-            (0..open).for_each(|_| out.push(' '));
-            i += open;
-            while i < c.len() {
-                if c[i] == '"' && (1..=hashes).all(|h| c.get(i + h) == Some(&'#')) {
-                    (0..=hashes).for_each(|_| out.push(' '));
-                    i += hashes + 1;
-                    break;
-                }
-                out.push(blank(c[i]));
-                i += 1;
-            }
-        } else if at(0) == '"' {
-            out.push(' ');
-            i += 1;
-            while i < c.len() && c[i] != '"' {
-                if c[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if i < c.len() {
-                    out.push(blank(c[i]));
-                    i += 1;
-                }
-            }
-            out.push(' ');
-            i += 1;
-        } else if at(0) == '\'' && (at(2) == '\'' || (at(1) == '\\' && at(1) != '\0')) {
+    let mut b = Blanker {
+        c: src.chars().collect(),
+        i: 0,
+        out: String::with_capacity(src.len()),
+    };
+    while b.i < b.c.len() {
+        if b.at(0) == '/' && b.at(1) == '/' {
+            b.line_comment();
+        } else if b.at(0) == '/' && b.at(1) == '*' {
+            b.block_comment();
+        } else if let Some(hashes) = b.raw_string_opens() {
+            b.raw_string(hashes);
+        } else if b.at(0) == '"' {
+            b.string();
+        } else if b.at(0) == '\'' && (b.at(2) == '\'' || (b.at(1) == '\\' && b.at(1) != '\0')) {
             // A char literal ('x', '\n', '\u{..}'); a lifetime ('a) has no closing quote.
-            out.push(' ');
-            i += 1;
-            while i < c.len() && c[i] != '\'' {
-                if c[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                out.push(' ');
-                i += 1;
-            }
-            out.push(' ');
-            i += 1;
+            b.char_literal();
         } else {
-            out.push(c[i]);
-            i += 1;
+            b.keep();
         }
     }
-    out
+    b.out
+}
+
+/// The source as characters, where the reading is, and what it has written.
+struct Blanker {
+    c: Vec<char>,
+    i: usize,
+    out: String,
+}
+
+impl Blanker {
+    fn at(&self, k: usize) -> char {
+        self.c.get(self.i + k).copied().unwrap_or('\0')
+    }
+
+    fn keep(&mut self) {
+        self.out.push(self.c[self.i]);
+        self.i += 1;
+    }
+
+    /// Writes a space for the character (a newline stays), and moves on.
+    fn blank(&mut self) {
+        self.out
+            .push(if self.c[self.i] == '\n' { '\n' } else { ' ' });
+        self.i += 1;
+    }
+
+    /// Writes `n` spaces over what they stand for.
+    fn spaces(&mut self, n: usize) {
+        (0..n).for_each(|_| self.out.push(' '));
+        self.i += n;
+    }
+
+    fn line_comment(&mut self) {
+        while self.i < self.c.len() && self.c[self.i] != '\n' {
+            self.spaces(1);
+        }
+    }
+
+    /// A block comment, nested ones in it.
+    fn block_comment(&mut self) {
+        let mut depth = 0;
+        while self.i < self.c.len() {
+            if self.at(0) == '/' && self.at(1) == '*' {
+                depth += 1;
+                self.spaces(2);
+            } else if self.at(0) == '*' && self.at(1) == '/' {
+                depth -= 1;
+                self.spaces(2);
+                if depth == 0 {
+                    break;
+                }
+            } else {
+                self.blank();
+            }
+        }
+    }
+
+    /// Whether a raw string (`r"`, `r#"`, `br##"`) opens here, not inside an identifier:
+    /// its number of hashes.
+    fn raw_string_opens(&self) -> Option<usize> {
+        let prefix = match (self.at(0), self.at(1)) {
+            ('r', _) => 1,
+            ('b', 'r') => 2,
+            _ => return None,
+        };
+        if self.i > 0 && ident_char(self.c[self.i - 1]) {
+            return None;
+        }
+        let hashes = (prefix..).take_while(|&k| self.at(k) == '#').count();
+        (self.at(prefix + hashes) == '"').then_some(hashes)
+    }
+
+    fn raw_string(&mut self, hashes: usize) {
+        let prefix = if self.at(0) == 'b' { 2 } else { 1 };
+        self.spaces(prefix + hashes + 1);
+        while self.i < self.c.len() {
+            if self.c[self.i] == '"' && (1..=hashes).all(|h| self.at(h) == '#') {
+                self.spaces(hashes + 1);
+                break;
+            }
+            self.blank();
+        }
+    }
+
+    /// A string or byte string, its escapes too.
+    fn string(&mut self) {
+        self.spaces(1);
+        while self.i < self.c.len() && self.c[self.i] != '"' {
+            if self.c[self.i] == '\\' {
+                self.spaces(1);
+            }
+            if self.i < self.c.len() {
+                self.blank();
+            }
+        }
+        self.out.push(' ');
+        self.i += 1;
+    }
+
+    fn char_literal(&mut self) {
+        self.spaces(1);
+        while self.i < self.c.len() && self.c[self.i] != '\'' {
+            if self.c[self.i] == '\\' {
+                self.spaces(1);
+            }
+            self.out.push(' ');
+            self.i += 1;
+        }
+        self.out.push(' ');
+        self.i += 1;
+    }
 }
 
 fn ident_char(ch: char) -> bool {

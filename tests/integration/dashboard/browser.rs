@@ -111,6 +111,23 @@ fn start_runner(env: &TestEnv, root: &Path) -> Child {
 fn two_projects_on_one_page_and_a_cancel_ends_one_while_the_other_goes_on() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
+    start_a_reviewed_session_loop(&env);
+    // A `pagent loop` in another project, its agent at work.
+    let other = sibling(&env, "parser");
+    let mut runner = start_runner(&env, &other);
+    let (session_loop, runner_loop) = (id_of(&env, "project"), id_of(&env, "parser"));
+    let dash = Dashboard::start(&env, &[]);
+    let browser = Browser::start(WIDE.0, WIDE.1);
+    browser.goto(&dash.url);
+    both_are_listed(&browser, &session_loop, &runner_loop);
+    save(&browser, "dashboard-list.png");
+    the_runners_own_page(&browser, &dash.url, &runner_loop);
+    cancel_the_runners_loop(&browser, &session_loop, &runner_loop);
+    the_state_files_agree(&env, &other, &mut runner);
+    the_other_loop_goes_on(&env, &browser, &dash.url, &session_loop);
+}
+
+fn start_a_reviewed_session_loop(env: &TestEnv) {
     // A loop in a Claude Code session, whose reviewer found two gaps.
     env.write(
         "review.sh",
@@ -134,21 +151,17 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
     env.stop(&env.stop_input("Not yet.")).blocked();
     env.stop(&env.stop_input("Done.\n<promise>DONE</promise>"))
         .blocked();
-    // A `pagent loop` in another project, its agent at work.
-    let other = sibling(&env, "parser");
-    let mut runner = start_runner(&env, &other);
-    let (session_loop, runner_loop) = (id_of(&env, "project"), id_of(&env, "parser"));
-    let dash = Dashboard::start(&env, &[]);
-    let browser = Browser::start(WIDE.0, WIDE.1);
-    browser.goto(&dash.url);
+}
 
+/// The list shows both loops, each with its name, kind, iteration and figures.
+fn both_are_listed(browser: &Browser, session_loop: &str, runner_loop: &str) {
     browser.wait_text(
-        &field(&session_loop, "status"),
+        &field(session_loop, "status"),
         Duration::from_secs(10),
         |t| t == "active",
     );
     browser.wait_text(
-        &field(&runner_loop, "status"),
+        &field(runner_loop, "status"),
         Duration::from_secs(10),
         |t| t == "active",
     );
@@ -160,47 +173,45 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         2
     );
     assert_eq!(
-        browser.text(&field(&session_loop, "name")).unwrap(),
+        browser.text(&field(session_loop, "name")).unwrap(),
         "project"
     );
+    assert_eq!(browser.text(&field(runner_loop, "name")).unwrap(), "parser");
     assert_eq!(
-        browser.text(&field(&runner_loop, "name")).unwrap(),
-        "parser"
-    );
-    assert_eq!(
-        browser.text(&field(&session_loop, "kind")).unwrap(),
+        browser.text(&field(session_loop, "kind")).unwrap(),
         "ralph loop · Claude Code session"
     );
     assert_eq!(
-        browser.text(&field(&runner_loop, "kind")).unwrap(),
+        browser.text(&field(runner_loop, "kind")).unwrap(),
         "ralph loop · pagent loop"
     );
     assert_eq!(
-        browser.text(&field(&session_loop, "iteration")).unwrap(),
+        browser.text(&field(session_loop, "iteration")).unwrap(),
         "3 of 25"
     );
-    let review = browser.text(&field(&session_loop, "review")).unwrap();
+    let review = browser.text(&field(session_loop, "review")).unwrap();
     assert!(
         review.contains("the login test still sleeps 2 s"),
         "{review}"
     );
     assert_eq!(
-        browser.text(&field(&runner_loop, "iteration")).unwrap(),
+        browser.text(&field(runner_loop, "iteration")).unwrap(),
         "3 of 8"
     );
     assert_eq!(
-        browser.text(&field(&runner_loop, "tokens")).unwrap(),
+        browser.text(&field(runner_loop, "tokens")).unwrap(),
         "40.8k"
     );
-    assert_eq!(browser.text(&field(&runner_loop, "cost")).unwrap(), "$0.84");
+    assert_eq!(browser.text(&field(runner_loop, "cost")).unwrap(), "$0.84");
     assert_eq!(
-        browser.text(&field(&runner_loop, "budget")).unwrap(),
+        browser.text(&field(runner_loop, "budget")).unwrap(),
         "$4.16"
     );
-    save(&browser, "dashboard-list.png");
+}
 
+fn the_runners_own_page(browser: &Browser, url: &str, runner_loop: &str) {
     // The runner's loop on its own page: the agent's output, live, and its charts.
-    browser.goto(&format!("{}#/loop/{runner_loop}", dash.url));
+    browser.goto(&format!("{}#/loop/{runner_loop}", url));
     browser.wait_text("[data-field=\"output\"]", Duration::from_secs(10), |t| {
         t.contains("▸ Bash cargo test -p parser") && t.contains("Run 3: the nested-quote case")
     });
@@ -214,34 +225,36 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         ),
         3
     );
-    save(&browser, "dashboard-loop.png");
-    browser.goto(&dash.url);
+    save(browser, "dashboard-loop.png");
+    browser.goto(url);
     browser.wait_text(
-        &field(&runner_loop, "status"),
+        &field(runner_loop, "status"),
         Duration::from_secs(10),
         |t| t == "active",
     );
+}
 
+fn cancel_the_runners_loop(browser: &Browser, session_loop: &str, runner_loop: &str) {
     // Cancel takes a second click.
     let cancel = format!("[data-loop=\"{runner_loop}\"] [data-action=\"cancel\"]");
     browser.click(&cancel);
     assert_eq!(browser.text(&cancel).unwrap(), "Confirm cancel");
     browser.click(&cancel);
-    browser.wait_text(
-        &field(&runner_loop, "status"),
-        Duration::from_secs(5),
-        |t| t == "cancelled",
-    );
-    let result = browser.text(&field(&runner_loop, "result")).unwrap();
+    browser.wait_text(&field(runner_loop, "status"), Duration::from_secs(5), |t| {
+        t == "cancelled"
+    });
+    let result = browser.text(&field(runner_loop, "result")).unwrap();
     assert!(
         result.starts_with("pagent: cancelled the Ralph loop after "),
         "{result}"
     );
     assert_eq!(
-        browser.text(&field(&session_loop, "status")).unwrap(),
+        browser.text(&field(session_loop, "status")).unwrap(),
         "active"
     );
+}
 
+fn the_state_files_agree(env: &TestEnv, other: &Path, runner: &mut Child) {
     // The state files agree, and the runner stopped its agent and itself.
     let state = |root: &Path| -> Value {
         serde_json::from_str(
@@ -249,9 +262,9 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         )
         .unwrap()
     };
-    assert_eq!(state(&other)["status"], "cancelled");
+    assert_eq!(state(other)["status"], "cancelled");
     assert_eq!(
-        state(&other)["end_reason"],
+        state(other)["end_reason"],
         "cancelled by the user (from the dashboard)"
     );
     assert_eq!(state(&env.root)["status"], "active");
@@ -259,22 +272,24 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         runner.try_wait().unwrap().is_some()
     });
     assert_eq!(runner.wait().unwrap().code(), Some(130));
+}
 
+fn the_other_loop_goes_on(env: &TestEnv, browser: &Browser, url: &str, session_loop: &str) {
     // The other loop goes on: its next iteration shows up.
     env.stop(&env.stop_input("Still not.")).blocked();
     browser.wait_text(
-        &field(&session_loop, "iteration"),
+        &field(session_loop, "iteration"),
         Duration::from_secs(2),
         |t| t == "4 of 25",
     );
-    save(&browser, "dashboard-after-cancel.png");
+    save(browser, "dashboard-after-cancel.png");
     browser.resize(NARROW.0, NARROW.1);
     browser.wait_text(
-        &field(&session_loop, "status"),
+        &field(session_loop, "status"),
         Duration::from_secs(5),
         |t| t == "active",
     );
-    save(&browser, "dashboard-narrow.png");
+    save(browser, "dashboard-narrow.png");
     let sideways =
         "return document.documentElement.scrollWidth > document.documentElement.clientWidth";
     assert_eq!(
@@ -282,11 +297,11 @@ echo '{\"met\": false, \"missing\": [\"the login test still sleeps 2 s\", \"no t
         false,
         "the narrow list scrolls sideways"
     );
-    browser.goto(&format!("{}#/loop/{session_loop}", dash.url));
+    browser.goto(&format!("{}#/loop/{session_loop}", url));
     browser.wait_text("[data-field=\"timeline\"]", Duration::from_secs(5), |t| {
         t.contains("review")
     });
-    save(&browser, "dashboard-loop-narrow.png");
+    save(browser, "dashboard-loop-narrow.png");
     assert_eq!(
         browser.eval(sideways, &[]),
         false,
@@ -478,22 +493,7 @@ fn start_failing_runner(
 fn issue_30_a_loop_waiting_for_a_usage_limit_shows_the_wait_on_the_dashboard() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
-    // A session on Claude Code 2.1.197 hits its limit: StopFailure marks the loop waiting.
-    env.cmd(&["ralph", "Fix the flaky login test"])
-        .env("CLAUDE_CODE_SESSION_ID", SESSION)
-        .success();
-    env.stop(&env.stop_input("Not yet.")).blocked();
-    env.cmd(&["hook", "stop-failure"])
-        .env("CLAUDE_PROJECT_DIR", &env.root)
-        .env("AI_AGENT", "claude-code_2-1-197_harness")
-        .stdin(
-            json!({"session_id": SESSION, "cwd": env.root, "hook_event_name": "StopFailure",
-                "transcript_path": env.home.join("t.jsonl"), "error": "rate_limit",
-                "last_assistant_message": "You've hit your session limit"})
-            .to_string(),
-        )
-        .success();
-    assert!(env.state()["limit_wait"].is_object());
+    a_session_waits_for_its_limit(&env);
     // A `pagent loop` whose agent hit its five-hour limit, resetting in an hour.
     let parser = sibling(&env, "parser");
     let limit = r#"echo '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":'$reset',"rateLimitType":"five_hour"}}'
@@ -558,7 +558,31 @@ echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":52
         Duration::from_secs(10),
         |t| t == session_now,
     );
-    for (root, child) in [(&parser, &mut waiting), (&api, &mut retrying)] {
+    cancel_and_wait(&env, [(&parser, &mut waiting), (&api, &mut retrying)]);
+}
+
+/// A session on Claude Code 2.1.197 hits its limit: StopFailure marks the loop waiting.
+fn a_session_waits_for_its_limit(env: &TestEnv) {
+    env.cmd(&["ralph", "Fix the flaky login test"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .success();
+    env.stop(&env.stop_input("Not yet.")).blocked();
+    env.cmd(&["hook", "stop-failure"])
+        .env("CLAUDE_PROJECT_DIR", &env.root)
+        .env("AI_AGENT", "claude-code_2-1-197_harness")
+        .stdin(
+            json!({"session_id": SESSION, "cwd": env.root, "hook_event_name": "StopFailure",
+                "transcript_path": env.home.join("t.jsonl"), "error": "rate_limit",
+                "last_assistant_message": "You've hit your session limit"})
+            .to_string(),
+        )
+        .success();
+    assert!(env.state()["limit_wait"].is_object());
+}
+
+/// Cancels each runner's loop and waits for the runner to exit.
+fn cancel_and_wait<const N: usize>(env: &TestEnv, runners: [(&PathBuf, &mut Child); N]) {
+    for (root, child) in runners {
         env.cmd(&["--project", &root.display().to_string(), "cancel"])
             .success();
         wait_for(Duration::from_secs(20), "the runner exits", || {

@@ -44,22 +44,8 @@ fn issue_21_merge_lands_the_clean_tasks_and_resolves_the_conflict() {
         "the checkout follows main"
     );
     assert_eq!(p.env.read("beta.txt"), "beta\n");
-    let subjects: Vec<String> = {
-        let repo = p.repo();
-        let mut walk = repo.revwalk().unwrap();
-        walk.push(main.id()).unwrap();
-        walk.simplify_first_parent().unwrap();
-        walk.map(|id| {
-            repo.find_commit(id.unwrap())
-                .unwrap()
-                .summary()
-                .unwrap()
-                .to_owned()
-        })
-        .collect()
-    };
     assert_eq!(
-        subjects,
+        first_parent_subjects(&p, main.id()),
         [
             "Merge pagent/gamma: do gamma",
             "Merge pagent/beta: do beta",
@@ -68,22 +54,7 @@ fn issue_21_merge_lands_the_clean_tasks_and_resolves_the_conflict() {
         ]
     );
     insta::assert_snapshot!("merge_commit_message", main.message().unwrap());
-    // The user's checkout is clean and not mid-merge; the merged worktrees are gone.
-    let repo = p.repo();
-    assert_eq!(repo.state(), git2::RepositoryState::Clean);
-    assert!(
-        repo.statuses(None)
-            .unwrap()
-            .iter()
-            .all(|s| s.status().is_ignored() || s.path() == Some("tasks.txt"))
-    );
-    for name in ["alpha", "beta", "gamma"] {
-        assert!(
-            !p.worktree(name).exists(),
-            "{name}'s worktree is still there"
-        );
-    }
-    assert!(repo.worktrees().unwrap().is_empty());
+    the_checkout_is_clean_and_the_worktrees_gone(&p, &["alpha", "beta", "gamma"]);
     // Nothing was pushed.
     let remote = git2::Repository::open_bare(&remote).unwrap();
     assert_eq!(remote.refname_to_id("refs/heads/main").unwrap(), pushed);
@@ -106,6 +77,41 @@ fn issue_21_merge_lands_the_clean_tasks_and_resolves_the_conflict() {
             .contains("alpha  merged by an earlier run (as "),
         "{again}"
     );
+}
+
+/// The subjects of `tip`'s first-parent history, newest first.
+fn first_parent_subjects(p: &Parallel, tip: git2::Oid) -> Vec<String> {
+    let repo = p.repo();
+    let mut walk = repo.revwalk().unwrap();
+    walk.push(tip).unwrap();
+    walk.simplify_first_parent().unwrap();
+    walk.map(|id| {
+        repo.find_commit(id.unwrap())
+            .unwrap()
+            .summary()
+            .unwrap()
+            .to_owned()
+    })
+    .collect()
+}
+
+/// The user's checkout is clean and not mid-merge; the merged worktrees are gone.
+fn the_checkout_is_clean_and_the_worktrees_gone(p: &Parallel, names: &[&str]) {
+    let repo = p.repo();
+    assert_eq!(repo.state(), git2::RepositoryState::Clean);
+    assert!(
+        repo.statuses(None)
+            .unwrap()
+            .iter()
+            .all(|s| s.status().is_ignored() || s.path() == Some("tasks.txt"))
+    );
+    for name in names {
+        assert!(
+            !p.worktree(name).exists(),
+            "{name}'s worktree is still there"
+        );
+    }
+    assert!(repo.worktrees().unwrap().is_empty());
 }
 
 /// `--merge-only` after a plain run, with `--json`: the merge is reported per task.

@@ -8,6 +8,7 @@
 //! project (`slow-NAME` sleeps, `unresolvable` gives up, ...), and every run appends a line
 //! to a log there, so a test can count what ran.
 
+mod child_plan;
 mod merge;
 mod merge_hostile;
 mod runs;

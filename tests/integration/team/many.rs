@@ -78,31 +78,47 @@ fn issue_32_eight_workers_land_a_24_story_plan_each_story_exactly_once() {
     let landed = |s: &str| row(&status, s)["state"] == "landed";
     let names: Vec<String> = (1..=24).map(|i| format!("US-{i:03}")).collect();
     assert!(names.iter().all(|n| landed(n)), "{status:#}");
-    // Exactly once: one landing commit per story on the shared branch's first parents.
+    let landings = each_story_landed_once(&world, &names);
+    every_landing_passed_the_gate(&world, &landings);
+    the_work_and_the_plan_are_home(&world, &names);
+    each_story_landed_over_what_it_waited_for(&world, &status, &depends);
+    nothing_was_written_outside(&world, &workers, outside_before, &seed_before);
+}
+
+/// One landing commit per story on the shared branch's first parents: its commit and
+/// subject.
+fn each_story_landed_once(world: &World, names: &[String]) -> Vec<(String, String)> {
     let landings = world.landings();
     assert_eq!(landings.len(), 24, "{landings:#?}");
-    for name in &names {
+    for name in names {
         let count = landings
             .iter()
             .filter(|(_, s)| s.starts_with(&format!("pagent: land {name}:")))
             .count();
         assert_eq!(count, 1, "{name} landed {count} times: {landings:#?}");
     }
-    // Every landed commit passed the gate, on exactly that commit.
+    landings
+}
+
+/// Every landed commit passed the gate, on exactly that commit.
+fn every_landing_passed_the_gate(world: &World, landings: &[(String, String)]) {
     let passed: Vec<String> = world
         .ctl_lines("gate-log")
         .iter()
         .filter_map(|l| l.strip_prefix("pass "))
         .map(|l| l.split(' ').nth(1).unwrap().to_owned())
         .collect();
-    for (commit, subject) in &landings {
+    for (commit, subject) in landings {
         assert!(
             passed.contains(commit),
             "{subject} ({commit}) landed without passing the gate"
         );
     }
-    // The history holds every story's work, and the plan says all 24 are done.
-    for name in &names {
+}
+
+/// The history holds every story's work, and the plan says all 24 are done.
+fn the_work_and_the_plan_are_home(world: &World, names: &[String]) {
+    for name in names {
         let work = world.file_on_main(&format!("work/{name}.txt"));
         assert!(work.starts_with("run "), "{name}: {work:?}");
     }
@@ -114,13 +130,20 @@ fn issue_32_eight_workers_land_a_24_story_plan_each_story_exactly_once() {
         .filter(|s| s["passes"] == true)
         .count();
     assert_eq!(done, 24, "{plan:#}");
-    // A story that waits for another started only after it landed: its branch holds it.
+}
+
+/// A story that waits for another started only after it landed: its branch holds it.
+fn each_story_landed_over_what_it_waited_for(
+    world: &World,
+    status: &Value,
+    depends: &dyn Fn(usize) -> Vec<usize>,
+) {
     for i in 9..=24usize {
         let story = format!("US-{i:03}");
         let waited = depends(i);
-        let commit = row(&status, &story)["commit"].as_str().unwrap().to_owned();
+        let commit = row(status, &story)["commit"].as_str().unwrap().to_owned();
         for dep in waited {
-            let dep_commit = row(&status, &format!("US-{dep:03}"))["commit"]
+            let dep_commit = row(status, &format!("US-{dep:03}"))["commit"]
                 .as_str()
                 .unwrap()
                 .to_owned();
@@ -133,14 +156,22 @@ fn issue_32_eight_workers_land_a_24_story_plan_each_story_exactly_once() {
             assert!(ok, "{story} landed without US-{dep:03}'s work under it");
         }
     }
-    // Nothing outside the clones and HOMEs: the folder holds what it held plus the
-    // workers' clones, HOMEs and logs; the seed's files are as they were.
+}
+
+/// Nothing outside the clones and HOMEs: the folder holds what it held plus the workers'
+/// clones, HOMEs and logs; the seed's files are as they were.
+fn nothing_was_written_outside(
+    world: &World,
+    workers: &[Worker],
+    outside_before: usize,
+    seed_before: &BTreeMap<String, u64>,
+) {
     assert_eq!(
         fs::read_dir(&world.base).unwrap().count(),
         outside_before + 8 * 3
     );
-    assert_eq!(files(&world.seed), seed_before);
-    for worker in &workers {
+    assert_eq!(&files(&world.seed), seed_before);
+    for worker in workers {
         for entry in fs::read_dir(&worker.home).unwrap().flatten() {
             assert_eq!(
                 entry.file_name(),

@@ -83,47 +83,106 @@ fn issue_32_each_step_of_the_generated_workflow_runs_here_and_lands_the_team() {
     assert_eq!(doc["permissions"]["contents"].as_str(), Some("write"));
     assert_eq!(job["timeout-minutes"].as_i64(), Some(30));
 
-    let runner = world.base.join("runner");
-    let bin = runner.join("bin");
-    fs::create_dir_all(&bin).unwrap();
-    let npm_log = world.ctl.join("npm-args");
-    let npm = format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\n", npm_log.display());
-    fs::write(bin.join("npm"), npm).unwrap();
-    fs::set_permissions(bin.join("npm"), fs::Permissions::from_mode(0o755)).unwrap();
-    std::os::unix::fs::symlink(pagent_bin(), bin.join("pagent")).unwrap();
-    let workspace = runner.join("work");
-    let home = runner.join("home");
-    fs::create_dir_all(&home).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let (server, repository) = world
-        .remote
-        .url()
-        .rsplit_once('/')
-        .map(|(s, r)| (s.to_owned(), r.trim_end_matches(".git").to_owned()))
-        .unwrap();
-    let mut ran = Vec::new();
-    for step in job["steps"].as_vec().unwrap() {
-        if let Some(action) = step["uses"].as_str() {
-            let with = &step["with"];
-            if action.starts_with("actions/checkout@") {
-                assert_eq!(with["persist-credentials"].as_bool(), Some(false));
-                assert_eq!(with["fetch-depth"].as_i64(), Some(0));
-                git(
-                    &runner,
-                    &[
-                        "clone",
-                        "-q",
-                        &world.remote.url(),
-                        workspace.to_str().unwrap(),
-                    ],
-                );
-                ran.push("checkout".to_owned());
-            } else {
-                // The runner image's node: nothing to do here.
-                assert!(action.starts_with("actions/setup-node@"), "{action}");
-            }
-            continue;
+    let runner = Runner::new(&world);
+    let ran: Vec<String> = job["steps"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .filter_map(|step| runner.run(&world, step))
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            "checkout",
+            "Install pagent and the agent",
+            "Commit as the team",
+            "Work on the team's stories"
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(&runner.npm_log)
+            .unwrap()
+            .lines()
+            .collect::<Vec<_>>(),
+        [
+            "install",
+            "--global",
+            &format!("pagent@{}", env!("CARGO_PKG_VERSION")),
+            "@anthropic-ai/claude-code"
+        ]
+    );
+    the_token_reached_only_pagents_git(&world, &runner.workspace);
+}
+
+/// A runner's machine, here: a `bin` with a recording `npm` and pagent, a workspace, a
+/// HOME, and what GitHub tells a job about its repository.
+struct Runner {
+    root: PathBuf,
+    npm_log: PathBuf,
+    workspace: PathBuf,
+    home: PathBuf,
+    path: String,
+    server: String,
+    repository: String,
+}
+
+impl Runner {
+    fn new(world: &World) -> Runner {
+        let root = world.base.join("runner");
+        let bin = root.join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        let npm_log = world.ctl.join("npm-args");
+        let npm = format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\n", npm_log.display());
+        fs::write(bin.join("npm"), npm).unwrap();
+        fs::set_permissions(bin.join("npm"), fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink(pagent_bin(), bin.join("pagent")).unwrap();
+        let home = root.join("home");
+        fs::create_dir_all(&home).unwrap();
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let (server, repository) = world
+            .remote
+            .url()
+            .rsplit_once('/')
+            .map(|(s, r)| (s.to_owned(), r.trim_end_matches(".git").to_owned()))
+            .unwrap();
+        Runner {
+            workspace: root.join("work"),
+            root,
+            npm_log,
+            home,
+            path,
+            server,
+            repository,
         }
+    }
+
+    /// Runs one step of the job; the name it is counted by, none for setup-node (the
+    /// runner image's node: nothing to do here).
+    fn run(&self, world: &World, step: &Yaml) -> Option<String> {
+        let Some(action) = step["uses"].as_str() else {
+            return Some(self.script(step));
+        };
+        let with = &step["with"];
+        if action.starts_with("actions/checkout@") {
+            assert_eq!(with["persist-credentials"].as_bool(), Some(false));
+            assert_eq!(with["fetch-depth"].as_i64(), Some(0));
+            git(
+                &self.root,
+                &[
+                    "clone",
+                    "-q",
+                    &world.remote.url(),
+                    self.workspace.to_str().unwrap(),
+                ],
+            );
+            return Some("checkout".to_owned());
+        }
+        assert!(action.starts_with("actions/setup-node@"), "{action}");
+        None
+    }
+
+    /// A `run` step, with the step's environment over the runner's.
+    fn script(&self, step: &Yaml) -> String {
         let script = step["run"].as_str().unwrap();
         let mut env: HashMap<String, String> = HashMap::new();
         if let Some(vars) = step["env"].as_hash() {
@@ -137,40 +196,24 @@ fn issue_32_each_step_of_the_generated_workflow_runs_here_and_lands_the_team() {
         let mut command = Command::new("bash");
         command
             .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
-            .current_dir(&workspace)
+            .current_dir(&self.workspace)
             .env_clear()
-            .env("PATH", &path)
-            .env("HOME", &home)
-            .env("PAGENT_CONFIG_DIR", home.join(".config/pagent"))
-            .env("GITHUB_SERVER_URL", &server)
-            .env("GITHUB_REPOSITORY", &repository)
+            .env("PATH", &self.path)
+            .env("HOME", &self.home)
+            .env("PAGENT_CONFIG_DIR", self.home.join(".config/pagent"))
+            .env("GITHUB_SERVER_URL", &self.server)
+            .env("GITHUB_REPOSITORY", &self.repository)
             .env("GITHUB_RUN_ID", "42")
             .envs(&env);
         let out = output_within(command, Duration::from_secs(120));
         assert!(out.status.success(), "{script}\n{out:?}");
-        ran.push(step["name"].as_str().unwrap().to_owned());
+        step["name"].as_str().unwrap().to_owned()
     }
-    assert_eq!(
-        ran,
-        [
-            "checkout",
-            "Install pagent and the agent",
-            "Commit as the team",
-            "Work on the team's stories"
-        ]
-    );
-    assert_eq!(
-        fs::read_to_string(&npm_log)
-            .unwrap()
-            .lines()
-            .collect::<Vec<_>>(),
-        [
-            "install",
-            "--global",
-            &format!("pagent@{}", env!("CARGO_PKG_VERSION")),
-            "@anthropic-ai/claude-code"
-        ]
-    );
+}
+
+/// Both stories landed by worker 1; the agent got its API key, and the job's token
+/// reached neither the agent nor the gate, nor stayed in the clone's config.
+fn the_token_reached_only_pagents_git(world: &World, workspace: &Path) {
     let status = world.status();
     for story in ["US-001", "US-002"] {
         assert_eq!(row(&status, story)["state"], "landed", "{status:#}");

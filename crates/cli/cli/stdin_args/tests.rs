@@ -60,7 +60,14 @@ fn ralph_lines_keep_the_task_byte_for_byte() {
             "Release 1.2 --force",
             &["--promise", "SHIPPED", "--max-iterations", "3"],
         ),
-        // Options inside the task are the task's words.
+    ];
+    assert_ralph_lines(cases);
+}
+
+/// Options inside the task are the task's words, and so is anything a shell would read.
+#[test]
+fn ralph_lines_keep_options_inside_the_task_as_its_words() {
+    let cases: &[(&str, &str, &[&str])] = &[
         (
             "Remove the --force flag from deploy.sh",
             "Remove the --force flag from deploy.sh",
@@ -94,6 +101,11 @@ fn ralph_lines_keep_the_task_byte_for_byte() {
         ("\n  indented task\n", "indented task", &[]),
         ("--max-iterations 5", "", &["--max-iterations", "5"]),
     ];
+    assert_ralph_lines(cases);
+}
+
+/// Each text parses to its task and options.
+fn assert_ralph_lines(cases: &[(&str, &str, &[&str])]) {
     for (text, task, flags) in cases {
         let line = parse_ralph_line(text);
         assert_eq!(line.task, *task, "{text:?}");

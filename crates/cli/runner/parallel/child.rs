@@ -1,14 +1,12 @@
-//! One child loop: the `pagent loop --json --worktree NAME ralph ...` command line that
-//! runs a task, and the threads that forward its output to the orchestrator.
+//! One child loop: the `pagent loop --json --worktree NAME --child-plan FILE` that runs
+//! a task, and the threads that forward its output to the orchestrator.
 //!
-//! Every child gets the agent options `pagent parallel` was given ([`agent_cli`]), so all
-//! tasks run the same agent the same way. The flags are written from the plan's values
-//! by `setup/plan.rs`, beside the code that reads them, and a test there parses them
-//! back into the same values: a child's plan on its command line was judged simpler and
-//! no less safe than a plan file (nothing to write into the worktree, nothing for the
-//! project to plant, and `--dry-run` shows the very command). What every child is
-//! started with is one [`Launcher`]. Each pipe has its own reader thread feeding one
-//! channel; the stdout reader's end is how the parent learns that a child is exiting.
+//! Every child gets the agent options `pagent parallel` was given, so all tasks run the
+//! same agent the same way, as data: the plan file `setup/child_plan.rs` writes in the
+//! project's plans folder and the child reads back (its SHA-256 on the child's command
+//! line), not flags to be parsed again. What every child is started with is one
+//! [`Launcher`]. Each pipe has its own reader thread feeding one channel; the stdout
+//! reader's end is how the parent learns that a child is exiting.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -17,7 +15,8 @@ use std::thread;
 
 use anyhow::Context;
 
-use crate::setup::plan::{ParallelPlan, agent_cli, budget_cli};
+use crate::setup::child_plan::{ChildPlan, ChildStart};
+use crate::setup::plan::ParallelPlan;
 use crate::setup::tasks::Task;
 use crate::store::project::Project;
 use pagent_door::process::{Input, Launch, Program, Running, SearchPath, Streams};
@@ -63,38 +62,17 @@ impl Launcher<'_> {
             project,
             args,
         } = *self;
+        let (plan, sha256) = child_plan(args, task, mode)
+            .write(project, &task.name)
+            .with_context(|| format!("cannot start the loop for task {}", task.name))?;
         // In the terminal's process group: Ctrl-C reaches each loop, which stops cleanly.
-        let mut command = Launch::new(Program::at(exe.to_path_buf()), &project.root, search)
+        let command = Launch::new(Program::at(exe.to_path_buf()), &project.root, search)
             .in_callers_group()
             .arg("--project")
             .arg(&project.root)
-            .args(["loop", "--json", "--worktree", &task.name])
-            .args(agent_cli(&args.agent));
-        if !args.no_checkpoint {
-            command = command.arg("--checkpoint");
-        }
-        if let Mode::Start { force } = mode {
-            let max = task
-                .max_iterations
-                .unwrap_or(args.max_iterations)
-                .to_string();
-            command = command.arg("ralph");
-            if args.trust {
-                command = command.arg("--trust");
-            }
-            if force {
-                command = command.arg("--force");
-            }
-            command = command.args(budget_cli(&args.budget));
-            command = command.args([
-                "--max-iterations",
-                &max,
-                "--promise",
-                task.promise.as_deref().unwrap_or("DONE"),
-                "--",
-                &task.task,
-            ]);
-        }
+            .args(["loop", "--json", "--worktree", &task.name, "--child-plan"])
+            .arg(&plan)
+            .args(["--child-plan-sha256", &sha256]);
         let mut child = command
             .env(crate::cli::env::PAGENT_PARALLEL, "1")
             .spawn(Streams {
@@ -106,6 +84,22 @@ impl Launcher<'_> {
         forward(child.take_stderr(), tx.clone(), i, Msg::Stderr, false);
         Ok(child)
     }
+}
+
+/// What the child loop of `task` is started with: the agent and limits of the whole run,
+/// and for a new loop the task with its promise and iterations.
+fn child_plan(args: &ParallelPlan, task: &Task, mode: Mode) -> ChildPlan {
+    let start = match mode {
+        Mode::Start { force } => Some(ChildStart {
+            task: task.task.clone(),
+            promise: task.promise.clone().unwrap_or_else(|| "DONE".to_owned()),
+            max_iterations: task.max_iterations.unwrap_or(args.max_iterations),
+            trust: args.trust,
+            force,
+        }),
+        Mode::Resume => None,
+    };
+    ChildPlan::new(args.agent.clone(), args.budget, !args.no_checkpoint, start)
 }
 
 /// Sends each line of `pipe`; the stdout reader also reports the exit when it closes.

@@ -2,7 +2,9 @@
 //! worktree and branch, N at a time, with a live table and a final summary; with
 //! `--merge`, each completed branch merged home afterwards.
 //!
-//! Each loop is a child `pagent loop --json --worktree NAME ralph ...`: the same runner,
+//! Each loop is a child `pagent loop --json --worktree NAME --child-plan FILE`, its plan
+//! (agent, limits, task) handed over as data in a file (`setup/child_plan.rs`): the same
+//! runner,
 //! crash-safe and resumable on its own, committing every iteration on the task's branch
 //! (unless `--no-checkpoint`), reporting its progress as JSON lines that this command
 //! folds into one row per task. Ctrl-C reaches the children too (they share the

@@ -57,6 +57,23 @@ fn item_a_every_answer_fits_the_loops_driver_and_who_asked() {
     let root = Path::new("/home/user/project");
     let mut said = Vec::new();
     let mut say = |label: &str, text: String| said.push(format!("{label}:\n  {text}"));
+    cancel_answers(root, &mut say);
+    pause_answers(root, &mut say);
+    resume_answers(root, &mut say);
+    let text = said.join("\n");
+    for session_words in ["Esc", "Claude can stop", "/pagent:cancel"] {
+        for line in text
+            .lines()
+            .filter(|l| l.contains("pagent loop") || l.contains("parallel"))
+        {
+            assert!(!line.contains(session_words), "{line}");
+        }
+    }
+    insta::assert_snapshot!(text);
+}
+
+/// What `/pagent:cancel` answers, for each driver and who asked.
+fn cancel_answers(root: &Path, say: &mut dyn FnMut(&str, String)) {
     for (label, state, driven, running) in [
         ("cancel, session", ralph(), Driven::Session, None),
         (
@@ -107,7 +124,10 @@ fn item_a_every_answer_fits_the_loops_driver_and_who_asked() {
         was: Box::new(ralph()),
     };
     say("cancel from a second session", other.message(root));
+}
 
+/// What `/pagent:pause` answers, the first time and again.
+fn pause_answers(root: &Path, say: &mut dyn FnMut(&str, String)) {
     let mut paused = ralph();
     paused.paused = Some(Pause::new(Timestamp(1), "you paused it"));
     let mut paused_runner = runner();
@@ -128,7 +148,10 @@ fn item_a_every_answer_fits_the_loops_driver_and_who_asked() {
         };
         say(&format!("{label}, again"), again.message(root));
     }
+}
 
+/// What `/pagent:resume` answers, in the session, from a terminal, and once it was quit.
+fn resume_answers(root: &Path, say: &mut dyn FnMut(&str, String)) {
     let resumed = |state: &State, was_paused, driven, in_session, took_over, running| {
         Resumed::Done {
             state: Box::new(state.clone()),
@@ -189,14 +212,4 @@ fn item_a_every_answer_fits_the_loops_driver_and_who_asked() {
         "resume from a terminal, the session was quit",
         refused.message(),
     );
-    let text = said.join("\n");
-    for session_words in ["Esc", "Claude can stop", "/pagent:cancel"] {
-        for line in text
-            .lines()
-            .filter(|l| l.contains("pagent loop") || l.contains("parallel"))
-        {
-            assert!(!line.contains(session_words), "{line}");
-        }
-    }
-    insta::assert_snapshot!(text);
 }

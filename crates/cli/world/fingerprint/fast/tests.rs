@@ -102,52 +102,61 @@ fn the_fast_path_sees_what_git_status_sees_and_nothing_else() {
     step("nothing again", &|| {}, false);
 }
 
+/// The stat data of a file the index recorded at `T`: seven bytes, inode 42.
+const T: (i64, i64) = (1_800_000_000, 123_456_789);
+const KEPT: Entry<'static> = Entry {
+    path: b"a.rs",
+    oid: [0; 20],
+    mode: 0o100644,
+    size: 7,
+    ino: 42,
+    mtime: (1_800_000_000, 123_456_789),
+    ctime: (1_800_000_000, 123_456_789),
+    skip_worktree: false,
+};
+/// The same file, as the file system reports it.
+const SAME: Stat = Stat {
+    kind: Kind::File,
+    size: 7,
+    ino: 42,
+    mtime: T,
+    ctime: T,
+};
+const LINK: Entry<'static> = Entry {
+    mode: 0o120000,
+    ..KEPT
+};
+
+fn assert_differs(cases: &[(&str, Entry<'_>, Stat, bool)]) {
+    for (what, entry, stat, expected) in cases {
+        assert_eq!(differs(entry, stat, 2_000_000_000), *expected, "{what}");
+    }
+}
+
 /// The index keeps 32 bits of a file's size, times and inode; the file system may
 /// report more (APFS inode numbers pass 2^32) or less (HFS+ keeps whole seconds, and
 /// git then records none): the same file compares equal, any change git would see
 /// does not.
 #[test]
 fn stat_data_is_compared_as_git_keeps_it_on_linux_and_macos() {
-    let t = (1_800_000_000, 123_456_789);
-    let kept = Entry {
-        path: b"a.rs",
-        oid: [0; 20],
-        mode: 0o100644,
-        size: 7,
-        ino: 42,
-        mtime: (1_800_000_000, 123_456_789),
-        ctime: (1_800_000_000, 123_456_789),
-        skip_worktree: false,
-    };
-    let same = Stat {
-        kind: Kind::File,
-        size: 7,
-        ino: 42,
-        mtime: t,
-        ctime: t,
-    };
-    let (whole, kept_whole) = ((t.0, 0), (1_800_000_000, 0));
-    let link = Entry {
-        mode: 0o120000,
-        ..kept
-    };
-    let cases = [
-        ("unchanged", kept, same, false),
+    let (whole, kept_whole) = ((T.0, 0), (1_800_000_000, 0));
+    assert_differs(&[
+        ("unchanged", KEPT, SAME, false),
         (
             "an APFS inode past 2^32",
-            kept,
+            KEPT,
             Stat {
                 ino: 1 << 32 | 42,
-                ..same
+                ..SAME
             },
             false,
         ),
         (
             "a size past 4 GiB",
-            kept,
+            KEPT,
             Stat {
                 size: 1 << 32 | 7,
-                ..same
+                ..SAME
             },
             false,
         ),
@@ -156,51 +165,57 @@ fn stat_data_is_compared_as_git_keeps_it_on_linux_and_macos() {
             Entry {
                 mtime: kept_whole,
                 ctime: kept_whole,
-                ..kept
+                ..KEPT
             },
             Stat {
                 mtime: whole,
                 ctime: whole,
-                ..same
+                ..SAME
             },
             false,
         ),
         (
-            "a nanosecond later",
-            kept,
+            "a link",
+            LINK,
             Stat {
-                mtime: (t.0, t.1 + 1),
-                ..same
+                kind: Kind::Symlink,
+                ..SAME
+            },
+            false,
+        ),
+    ]);
+}
+
+/// Any change git would see makes the file differ, and so does a file not older than
+/// the index (racily clean).
+#[test]
+fn a_change_git_would_see_differs() {
+    let whole = (T.0, 0);
+    assert_differs(&[
+        (
+            "a nanosecond later",
+            KEPT,
+            Stat {
+                mtime: (T.0, T.1 + 1),
+                ..SAME
             },
             true,
         ),
         (
             "only the ctime (chmod, xattrs)",
-            kept,
+            KEPT,
             Stat {
                 ctime: whole,
-                ..same
+                ..SAME
             },
             true,
         ),
-        ("another inode", kept, Stat { ino: 43, ..same }, true),
-        ("another size", kept, Stat { size: 8, ..same }, true),
-        ("a link became a file", link, same, true),
-        (
-            "a link",
-            link,
-            Stat {
-                kind: Kind::Symlink,
-                ..same
-            },
-            false,
-        ),
-    ];
-    for (what, entry, stat, expected) in cases {
-        assert_eq!(differs(&entry, &stat, 2_000_000_000), expected, "{what}");
-    }
+        ("another inode", KEPT, Stat { ino: 43, ..SAME }, true),
+        ("another size", KEPT, Stat { size: 8, ..SAME }, true),
+        ("a link became a file", LINK, SAME, true),
+    ]);
     assert!(
-        differs(&kept, &same, t.0),
+        differs(&KEPT, &SAME, T.0),
         "racily clean: not older than the index"
     );
 }

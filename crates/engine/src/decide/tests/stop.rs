@@ -141,7 +141,6 @@ fn a_paused_loop_allows_its_stops_says_so_once_and_counts_nothing() {
 /// was seen), and so does what the state keeps (`last_feedback`, `end_reason`).
 #[test]
 fn messages_feedback_and_log_details_are_capped() {
-    use crate::render::MESSAGE_CAP;
     let huge = "n".repeat(130_000);
     let with_promise = |max: u32| {
         let mut state = ralph(max);
@@ -197,34 +196,40 @@ fn messages_feedback_and_log_details_are_capped() {
         ),
     ];
     for (name, state, event, mut world) in cases {
-        let outcome = decide_stop(&event, &state, &mut world);
-        let mut texts: Vec<&str> = Vec::new();
-        match &outcome.decision {
-            Decision::Allow => {}
-            Decision::Notify(message) => texts.push(message),
-            Decision::Block { reason, message } => {
-                assert!(reason.chars().count() <= REASON_CAP, "{name}: reason");
-                texts.push(message);
-            }
+        assert_capped(name, &decide_stop(&event, &state, &mut world));
+    }
+}
+
+/// Each text of the outcome fits `MESSAGE_CAP` (the reason `REASON_CAP`), and one of them
+/// was cut.
+fn assert_capped(name: &str, outcome: &Outcome) {
+    use crate::render::MESSAGE_CAP;
+    let mut texts: Vec<&str> = Vec::new();
+    match &outcome.decision {
+        Decision::Allow => {}
+        Decision::Notify(message) => texts.push(message),
+        Decision::Block { reason, message } => {
+            assert!(reason.chars().count() <= REASON_CAP, "{name}: reason");
+            texts.push(message);
         }
-        if let Some(next) = &outcome.write {
-            texts.extend(next.last_feedback.as_deref());
-            texts.extend(next.end_reason.as_deref());
-        }
-        let log = outcome.log.as_ref().unwrap();
-        texts.push(&log.detail);
-        texts.push(&log.stage);
+    }
+    if let Some(next) = &outcome.write {
+        texts.extend(next.last_feedback.as_deref());
+        texts.extend(next.end_reason.as_deref());
+    }
+    let log = outcome.log.as_ref().unwrap();
+    texts.push(&log.detail);
+    texts.push(&log.stage);
+    assert!(
+        texts.iter().any(|t| t.ends_with("characters cut ...]")),
+        "{name}: nothing was cut"
+    );
+    for text in texts {
         assert!(
-            texts.iter().any(|t| t.ends_with("characters cut ...]")),
-            "{name}: nothing was cut"
+            text.chars().count() <= MESSAGE_CAP,
+            "{name}: {} characters: {}...",
+            text.chars().count(),
+            text.chars().take(80).collect::<String>()
         );
-        for text in texts {
-            assert!(
-                text.chars().count() <= MESSAGE_CAP,
-                "{name}: {} characters: {}...",
-                text.chars().count(),
-                text.chars().take(80).collect::<String>()
-            );
-        }
     }
 }
