@@ -4,8 +4,6 @@
 //! closed. Each failure still says why on stderr, as every failure of pagent's does
 //! (a test under Wine retries a run that ends with exit 1 and nothing said, issue 31).
 
-#![warn(clippy::too_many_lines)]
-
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -13,8 +13,6 @@
 //! What a hook says in its own words is in [`words`]. Every hook fails open and never
 //! exits 2; none writes a state that is not the user's own.
 
-#![warn(clippy::too_many_lines)]
-
 pub mod compact;
 pub mod expansion;
 pub mod frame;
