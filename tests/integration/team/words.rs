@@ -9,7 +9,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// A team's text with what changes between runs masked: the remote's port, commits,
 /// how long ago by a worker's clock.
-fn masked(text: &str) -> String {
+pub(super) fn masked(text: &str) -> String {
     let rules = [
         (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
         (r"\b[0-9a-f]{10}\b", "[COMMIT]"),
