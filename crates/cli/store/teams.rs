@@ -3,7 +3,9 @@
 //! told where to look.
 //!
 //! ```text
-//! <config dir>/teams/<key>.json   {"version": 1, "url": ..., "team": ..., "since": ...}
+//! <config dir>/teams/<key>.json     {"version": 1, "url": ..., "team": ..., "since": ...}
+//! <config dir>/teams/fetched/<key>/ the dashboard's own repository the team is fetched
+//!                                   into (only the team's records), one per team listed
 //! ```
 //!
 //! Written by `pagent team` in the user's own folder, through the door, never in a
@@ -24,6 +26,7 @@ use crate::store::user::UserDir;
 use pagent_door::files::Dir;
 
 const FOLDER: &str = "teams";
+const FETCHED: &str = "fetched";
 /// An entry is a few hundred bytes; anything larger is not pagent's.
 const CAP: u64 = 8 * 1024;
 /// The longest URL kept.
@@ -93,6 +96,35 @@ pub fn list(user_dir: &UserDir) -> Vec<KnownTeam> {
     found.sort_by(|a, b| b.since.cmp(&a.since).then_with(|| a.key.cmp(&b.key)));
     found.truncate(MAX_LISTED);
     found
+}
+
+/// The folder the dashboard fetches the team `key` into (made if missing): in the user's
+/// own folder, so nothing is left behind in the system's temporary folder when the
+/// dashboard is stopped, and the next one fetches only what changed.
+pub fn fetch_folder(user_dir: &UserDir, key: &str) -> anyhow::Result<PathBuf> {
+    anyhow::ensure!(
+        crate::store::register::is_key(key),
+        "not a team key: {key:?}"
+    );
+    let dir = user_dir.open()?;
+    Ok(dir.create_dir_all(&Path::new(FOLDER).join(FETCHED).join(key))?)
+}
+
+/// Removes the fetch folders of every team but `keep` (those no longer listed).
+pub fn prune_fetched(user_dir: &UserDir, keep: &[&str]) {
+    let Some(dir) = user_dir.path().and_then(|d| Dir::open(d).ok()) else {
+        return;
+    };
+    let fetched = Path::new(FOLDER).join(FETCHED);
+    let Ok(names) = dir.list(&fetched) else {
+        return;
+    };
+    for name in names {
+        let Some(name) = name.to_str() else { continue };
+        if crate::store::register::is_key(name) && !keep.contains(&name) {
+            let _ = dir.remove_tree(&fetched.join(name));
+        }
+    }
 }
 
 /// The key of `team` on `url`: the first 32 hex digits of a SHA-256 of both.
@@ -170,6 +202,17 @@ mod tests {
         }
         assert_eq!(list(user).len(), MAX_LISTED);
         assert!(list(&UserDir::at(None)).is_empty());
+        // Each listed team's fetch folder stays; the others go.
+        let listed = list(user);
+        let keys: Vec<&str> = listed.iter().map(|t| t.key.as_str()).collect();
+        let gone = key("/srv/r.git", "t0");
+        let kept = fetch_folder(user, keys[0]).unwrap();
+        let dropped = fetch_folder(user, &gone).unwrap();
+        std::fs::write(dropped.join("HEAD"), "x").unwrap();
+        assert!(fetch_folder(user, "../x").is_err());
+        prune_fetched(user, &keys);
+        assert!(kept.is_dir());
+        assert!(!dropped.exists());
     }
 
     #[test]

@@ -8,10 +8,11 @@
 //! reads that copy. A fetch is bounded like everything from a remote: [`FETCH_TIMEOUT`],
 //! the team's records alone (the plan, the state, the claims, the workers' records; each
 //! commit without its history, never the shared branch nor a story's work), and the
-//! reader's own caps on each record and on the refs it reads. It goes into a private
-//! scratch repository of the dashboard's, one per team, never into a clone where a
-//! worker's agents run (and could have written the git configuration a fetch there
-//! would obey), and never racing a worker's own fetch for a ref's lock.
+//! reader's own caps on each record and on the refs it reads. It goes into a repository
+//! of the dashboard's own in the user's folder, one per team (`store::teams`), never
+//! into a clone where a worker's agents run (and could have written the git
+//! configuration a fetch there would obey), and never racing a worker's own fetch for a
+//! ref's lock.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -32,7 +33,6 @@ use crate::cli::env::Env;
 use crate::io::now;
 use crate::store::teams::{self, KnownTeam};
 use crate::store::user::UserDir;
-use pagent_door::files::PrivateTemp;
 
 /// Between the end of one round of fetches and the next.
 pub const REFRESH: Duration = Duration::from_secs(3);
@@ -56,8 +56,6 @@ pub struct Watch {
     known: Mutex<Vec<KnownTeam>>,
     seen: Mutex<BTreeMap<String, Seen>>,
     remotes: Mutex<BTreeMap<String, Arc<Remote>>>,
-    /// The scratch repositories' folder (made with the first team known).
-    scratch: Mutex<Option<PrivateTemp>>,
 }
 
 impl Watch {
@@ -68,7 +66,6 @@ impl Watch {
             known: Mutex::new(Vec::new()),
             seen: Mutex::new(BTreeMap::new()),
             remotes: Mutex::new(BTreeMap::new()),
-            scratch: Mutex::new(None),
         });
         let watching = Arc::clone(&watch);
         std::thread::spawn(move || {
@@ -82,9 +79,14 @@ impl Watch {
 
     /// One fetch of every known team.
     fn round(&self) {
-        let known = teams::list(&UserDir::of(&self.env));
+        let user_dir = UserDir::of(&self.env);
+        let known = teams::list(&user_dir);
         *lock(&self.known) = known.clone();
-        lock(&self.seen).retain(|key, _| known.iter().any(|k| &k.key == key));
+        let listed = |key: &String| known.iter().any(|k| &k.key == key);
+        lock(&self.seen).retain(|key, _| listed(key));
+        lock(&self.remotes).retain(|key, _| listed(key));
+        let keys: Vec<&str> = known.iter().map(|k| k.key.as_str()).collect();
+        teams::prune_fetched(&user_dir, &keys);
         for team in &known {
             self.look(team);
         }
@@ -124,18 +126,12 @@ impl Watch {
     }
 
     fn scratch_for(&self, key: &str) -> Result<PathBuf, String> {
-        let mut scratch = lock(&self.scratch);
-        if scratch.is_none() {
-            let made = pagent_door::files::private_temp_dir("pagent-dashboard-teams-")
-                .map_err(|e| format!("cannot make a folder to fetch the team into: {e}"))?;
-            *scratch = Some(made);
+        let root = teams::fetch_folder(&UserDir::of(&self.env), key)
+            .map_err(|e| format!("cannot make a folder to fetch the team into: {e:#}"))?;
+        if crate::store::git::open(&root).is_none() {
+            git2::Repository::init(&root)
+                .map_err(|e| format!("cannot make a repository to fetch the team into: {e}"))?;
         }
-        let root = scratch
-            .as_ref()
-            .map(|s| s.path().join(key))
-            .ok_or("no scratch folder")?;
-        git2::Repository::init(&root)
-            .map_err(|e| format!("cannot make a repository to fetch the team into: {e}"))?;
         Ok(root)
     }
 
