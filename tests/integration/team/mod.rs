@@ -18,6 +18,7 @@ mod dashboard;
 mod faults;
 mod hostile;
 mod many;
+mod runner;
 mod words;
 mod workflow;
 
