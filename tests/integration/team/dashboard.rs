@@ -232,3 +232,60 @@ fn issue_32_a_team_on_the_dashboard_is_fetched_in_the_background_and_a_silent_re
     eprintln!("the slowest request while the remote was silent: {slowest:?}");
     drop(held);
 }
+
+/// Issue 32: the team's buttons on the dashboard are guarded as a loop's are: a form
+/// another site posts (the token in the address, not the header) is refused and the team
+/// runs on; only a team this machine knows can be named, by its key, and only pause,
+/// resume and cancel can be asked of it.
+#[test]
+fn issue_32_a_teams_buttons_act_only_with_the_header_token_and_only_on_a_known_team() {
+    let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let start = world.start(&["prd.json", "--name", "guarded", "--lease", "3s"]);
+    assert_eq!(start.code, Some(0), "{start}");
+    let home = world.base.join("home-seed");
+    let dash = dashboard(&world, &world.seed, &home);
+    let seen = wait_showing(LIMIT, "the team on the dashboard", || {
+        let (status, body) = dash.api("/api/teams");
+        match body["teams"][0]["control"].as_str() {
+            Some("running") if status == 200 => Ok(body),
+            _ => Err(body.to_string()),
+        }
+    });
+    let id = seen["teams"][0]["id"].as_str().unwrap().to_owned();
+    let post = |target: &str, headers: &str| {
+        let request = format!(
+            "POST {target} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\n{headers}\r\n",
+            dash.addr
+        );
+        crate::dashboard::http(dash.addr, request.as_bytes())
+    };
+    let form = format!("/api/teams/{id}/cancel?token={}", dash.token);
+    assert_eq!(
+        post(&form, "Content-Type: application/x-www-form-urlencoded\r\n").0,
+        403
+    );
+    let token = format!("X-Pagent-Token: {}\r\n", dash.token);
+    for target in [
+        "/api/teams/0123456789abcdef0123456789abcdef/cancel".to_owned(),
+        "/api/teams/../../x/cancel".to_owned(),
+        "/api/teams/%2e%2e/cancel".to_owned(),
+        format!("/api/teams/{id}/delete"),
+    ] {
+        let (status, body) = post(&target, &token);
+        assert!(
+            matches!(status, 403 | 404),
+            "{target}: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    assert_eq!(world.status()["control"], "running");
+    let (status, body) = post(&format!("/api/teams/{id}/cancel"), &token);
+    assert_eq!(status, 200);
+    let done: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(done["ok"], true, "{done}");
+    assert_eq!(
+        done["message"],
+        "pagent team: cancelled the team guarded: no landing goes through after this, and every worker stops at its next step"
+    );
+    assert_eq!(world.status()["control"], "cancelled");
+}
