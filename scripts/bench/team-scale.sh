@@ -4,8 +4,10 @@
 # against `pagent parallel -j WORKERS --merge` on the same plan on one machine (then one
 # push), over a bare remote served by `git daemon` on 127.0.0.1 (issue 32's scale
 # figures). Prints one line: workers, stories, parallel's wall time, the team's, their
-# ratio, pushes rejected per landing, landings per minute. AGENT_SECONDS=S (exported)
-# makes the fake agent take S seconds per story (default 0: the coordination alone).
+# ratio, pushes rejected per landing, landings per minute; then where a story's time
+# went on its worker (from its claim to its loop's end, and from there to its landing,
+# read from the workers' timestamped lines). AGENT_SECONDS=S (exported) makes the fake
+# agent take S seconds per story (default 0: the coordination alone).
 set -euo pipefail
 
 workers=${1:?workers}
@@ -76,7 +78,7 @@ t0=$(now)
 pids=()
 for w in $(seq 1 "$workers"); do
   (cd "$base/w$w" && HOME=$base/home-w$w "$pagent" team work --team scale -j 1 --name "w$w" \
-    --command "sh $base/agent.sh" --check true 2>&1 | while IFS= read -r l; do echo "$(date +%S.%N | cut -c1-6) $l"; done > "$base/w$w.log") &
+    --command "sh $base/agent.sh" --check true 2>&1 | while IFS= read -r l; do echo "$(date +%s.%N) $l"; done > "$base/w$w.log") &
   pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
@@ -91,3 +93,14 @@ rejected=${rejected:-0}
 printf 'workers %s  stories %s  parallel %.1f s  team %.1f s  ratio %.2f  rejected per landing %.2f  landings per minute %.1f\n' \
   "$workers" "$n" "$par" "$team" "$(echo "$team / $par" | bc -l)" "$(echo "$rejected / $n" | bc -l)" \
   "$(echo "$n * 60 / $team" | bc -l)"
+# Per story, on its worker: claimed -> landing begins (the loop: the agent, the runner)
+# -> landed (the landing: fetch, merge, tick, gate, the atomic push, and every retry).
+cat "$base"/w*.log | awk '
+  $2 ~ /^\[US-/ { s = $2; gsub(/[][]/, "", s) }
+  $2 ~ /^\[US-/ && $3 == "claimed" { c[s] = $1 }
+  $2 ~ /^\[US-/ && $3 == "landing" { if (!(s in l)) l[s] = $1 }
+  $2 ~ /^\[US-/ && $3 == "landed" { d[s] = $1 }
+  END {
+    for (s in d) if ((s in c) && (s in l)) { n++; work += l[s] - c[s]; land += d[s] - l[s] }
+    if (n) printf "per story: loop %.1f s, landing %.1f s (mean of %d)\n", work / n, land / n, n
+  }'

@@ -41,5 +41,6 @@ mod registry;
 mod release;
 mod review;
 mod scenarios;
+mod team;
 mod tmux;
 mod untrusted;

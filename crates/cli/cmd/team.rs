@@ -59,7 +59,16 @@ fn open(cwd: &Path, which: &TeamWhich, env: &Env) -> anyhow::Result<(Place, Remo
     let place = place(cwd, &which.remote)?;
     let team = which_team(&place, which.team.as_deref(), env)?;
     let remote = Remote::new(&place.root, &place.url, &team, env)?;
+    known_here(env, &place, &team);
     Ok((place, remote))
+}
+
+/// Remembers the team as one this machine knows, for `pagent dashboard` (best effort: a
+/// team it could not remember is only missing from the page).
+fn known_here(env: &Env, place: &Place, team: &str) {
+    let url = crate::store::teams::reachable_url(&place.root, &place.url);
+    let user_dir = crate::store::user::UserDir::of(env);
+    let _ = crate::store::teams::record(&user_dir, &url, team, crate::io::now());
 }
 
 fn sync(remote: &Remote) -> anyhow::Result<crate::runner::team::view::View> {
@@ -101,6 +110,7 @@ fn team_start(
         host: host_name(env),
     };
     let published = start(&settings, env)?;
+    known_here(env, &place, &published.plan.team);
     let plan = &published.plan;
     let t = &plan.team;
     writeln!(
@@ -190,6 +200,7 @@ fn team_work(
         place.url
     );
     let team = which_team(&place, args.which.team.as_deref(), env)?;
+    known_here(env, &place, &team);
     let settings = WorkSettings {
         root: place.root.clone(),
         url: place.url.clone(),
@@ -225,26 +236,12 @@ fn team_control(
     let (place, remote) = open(cwd, which, env)?;
     let team = remote.refs.team.clone();
     let by = host_name(env);
-    let said = match set_control(&remote, to, &by)? {
-        Changed::Done { .. } => match to {
-            Control::Paused => format!(
-                "paused the team {team}: no new claims and no landings; every worker's loops wait at their next step"
-            ),
-            Control::Running => format!("the team {team} runs again"),
-            Control::Cancelled => format!(
-                "cancelled the team {team}: no landing goes through after this, and every worker stops at its next step"
-            ),
-        },
-        Changed::Already => format!("the team {team} is {} already", to.as_str()),
-        Changed::Cancelled => {
-            writeln!(
-                out,
-                "pagent team: the team {team} on {} was cancelled; a cancelled team stays so (start a new one)",
-                place.url
-            )?;
-            return Ok(ExitStatus::Failure);
-        }
-    };
+    let changed = set_control(&remote, to, &by)?;
+    let said = changed.words(&team, &place.url, to);
+    if changed == Changed::Cancelled {
+        writeln!(out, "pagent team: {said}")?;
+        return Ok(ExitStatus::Failure);
+    }
     writeln!(out, "pagent team: {said}")?;
     Ok(ExitStatus::Success)
 }

@@ -42,6 +42,16 @@ pub const WORKERS: usize = 8;
 /// Requests (read whole) waiting for a worker; past this a new one is told 503.
 pub const QUEUE: usize = 32;
 
+/// The teams of loops across machines (`pagent team`) the page shows beside the local
+/// loops: given by the command (the runner watches them), read here without waiting.
+pub trait Teams: Send + Sync + std::fmt::Debug {
+    /// Every team as last seen, for `GET /api/teams`.
+    fn page(&self, now: pagent_engine::Timestamp) -> serde_json::Value;
+    /// Pause, resume or cancel the team `id`: whether it changed and what was said;
+    /// `None` when there is no such team or action.
+    fn act(&self, id: &str, action: &str) -> Option<(bool, String)>;
+}
+
 /// How `pagent dashboard` was asked to run.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -52,7 +62,12 @@ pub struct Options {
 
 /// Serves the dashboard until the process is stopped. Prints the page's address (with
 /// its token) on `stdout` first, and opens it in a browser when asked and possible.
-pub fn serve(env: &Env, options: &Options, stdout: &mut dyn Write) -> anyhow::Result<()> {
+pub fn serve(
+    env: &Env,
+    options: &Options,
+    teams: Arc<dyn Teams>,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<()> {
     if options.bind.is_unspecified() {
         bail!(
             "name the one address to listen on ({} means every address of this machine, \
@@ -72,6 +87,7 @@ pub fn serve(env: &Env, options: &Options, stdout: &mut dyn Write) -> anyhow::Re
         env.clone(),
         guard::Guard::new(token.clone(), listening),
         &token,
+        teams,
     );
     // The workers exist before the address is printed: whoever reads it finds the pool.
     let queue = start_workers(Arc::new(site));
@@ -79,7 +95,7 @@ pub fn serve(env: &Env, options: &Options, stdout: &mut dyn Write) -> anyhow::Re
     writeln!(stdout, "pagent dashboard: {url}")?;
     writeln!(
         stdout,
-        "Every loop on this machine, live, with pause, resume and cancel. Ctrl-C stops the page, not the loops."
+        "Every loop on this machine and every team it knows, live, with pause, resume and cancel. Ctrl-C stops the page, not the loops."
     )?;
     if options.open {
         if env.has_display {

@@ -7,10 +7,14 @@
 //! GET  /api/loops/<id>               one loop's page: stages, timeline, charts, output
 //! POST /api/loops/<id>/pause|resume|cancel
 //!                                    session::control, as the commands do
+//! GET  /api/teams                    every team this machine knows, as last fetched
+//! POST /api/teams/<id>/pause|resume|cancel
+//!                                    as `pagent team pause|resume|cancel` do
 //! ```
 //!
 //! `<id>` is a register key (32 hex digits) and nothing else: a loop is found through the
-//! register, never through a path in the request, and no project file is ever served.
+//! register, a team through the teams this machine knows, never through a path in the
+//! request, and no project file is ever served.
 
 use pagent_engine::notice::By;
 use serde::Serialize;
@@ -41,14 +45,21 @@ pub struct Site {
     pub guard: super::guard::Guard,
     /// The page, with the token written into its asset addresses.
     pub index: String,
+    pub teams: std::sync::Arc<dyn super::Teams>,
 }
 
 impl Site {
-    pub fn new(env: Env, guard: super::guard::Guard, token: &str) -> Site {
+    pub fn new(
+        env: Env,
+        guard: super::guard::Guard,
+        token: &str,
+        teams: std::sync::Arc<dyn super::Teams>,
+    ) -> Site {
         Site {
             env,
             guard,
             index: INDEX.replace("{{TOKEN}}", token),
+            teams,
         }
     }
 }
@@ -78,13 +89,15 @@ pub fn answer(site: &Site, request: &Request) -> Response {
         }
         ("GET", ["", "api", "loops", id]) => loop_page(site, id),
         ("POST", ["", "api", "loops", id, action]) => act(site, id, action),
+        ("GET", ["", "api", "teams"]) => Response::json(200, &site.teams.page(now())),
+        ("POST", ["", "api", "teams", id, action]) => team_act(site, id, action),
         (
             _,
             ["", ""]
             | ["", "app.js" | "app.css"]
-            | ["", "api", "loops"]
+            | ["", "api", "loops" | "teams"]
             | ["", "api", "loops", _]
-            | ["", "api", "loops", _, _],
+            | ["", "api", "loops" | "teams", _, _],
         ) => Response::text(405, "pagent dashboard: method not allowed\n"),
         _ => Response::text(404, "pagent dashboard: not found\n"),
     }
@@ -112,6 +125,18 @@ fn loop_page(site: &Site, id: &str) -> Response {
     let user_dir = &UserDir::of(&site.env);
     let page = detail::build(&found.project, user_dir, found.row, found.state.as_ref());
     Response::json(200, &page)
+}
+
+/// Pause, resume or cancel a team: its push to the remote is the one thing the page waits
+/// for the remote for.
+fn team_act(site: &Site, id: &str, action: &str) -> Response {
+    if !register::is_key(id) {
+        return Response::text(404, "pagent dashboard: no such team\n");
+    }
+    match site.teams.act(id, action) {
+        Some((ok, message)) => Response::json(200, &json!({ "ok": ok, "message": message })),
+        None => Response::text(404, "pagent dashboard: no such team\n"),
+    }
 }
 
 #[derive(Debug, Serialize)]

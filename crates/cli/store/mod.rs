@@ -30,6 +30,7 @@ pub mod project;
 pub mod register;
 pub mod runs;
 pub mod secret;
+pub mod teams;
 pub mod trust;
 pub mod user;
 pub mod workflows;

@@ -184,6 +184,13 @@ impl E2e {
         command.output().unwrap()
     }
 
+    /// `pagent team ARGS` in the project, its agents talking to the mock.
+    pub fn pagent_team(&self, args: &[&str]) -> std::process::Output {
+        let mut command = self.driving("team", args);
+        command.env("NO_COLOR", "1").env("HOSTNAME", "e2ehost");
+        command.output().unwrap()
+    }
+
     /// `pagent loop ARGS` whose Claude Code agents are logged in with a subscription
     /// (an OAuth token, no API key; the zone Europe/Paris): only then does Claude Code
     /// take a 429 for a usage limit (`research/cc-facts.md`, B6).

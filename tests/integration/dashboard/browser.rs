@@ -15,12 +15,12 @@ use super::*;
 use crate::all_loops::sibling;
 
 /// One browser at a time: each test starts a Chromium, and CI machines are small.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const WIDE: (u32, u32) = (1280, 900);
 const NARROW: (u32, u32) = (420, 900);
 
-fn shots() -> PathBuf {
+pub fn shots() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()
@@ -29,7 +29,7 @@ fn shots() -> PathBuf {
     dir
 }
 
-fn save(browser: &Browser, name: &str) -> PathBuf {
+pub fn save(browser: &Browser, name: &str) -> PathBuf {
     let path = shots().join(name);
     let png = browser.screenshot();
     assert_eq!(&png[1..4], b"PNG", "not a PNG");

@@ -6,9 +6,9 @@
 //! dropped; [`http`] sends one request byte for byte and reads the whole answer.
 
 mod attacks;
-mod browser;
+pub mod browser;
 mod hostile;
-mod webdriver;
+pub mod webdriver;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -52,7 +52,7 @@ impl Dashboard {
         Dashboard::spawn(command)
     }
 
-    fn spawn(mut command: std::process::Command) -> Dashboard {
+    pub fn spawn(mut command: std::process::Command) -> Dashboard {
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -14,9 +14,11 @@
 //! Leases are 3 s in these tests (a worker renews every second, a silent one is taken
 //! over after 3.6 s), so every fault shows within seconds.
 
+mod dashboard;
 mod faults;
 mod hostile;
 mod many;
+mod runner;
 mod words;
 mod workflow;
 

@@ -9,7 +9,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// A team's text with what changes between runs masked: the remote's port, commits,
 /// how long ago by a worker's clock.
-fn masked(text: &str) -> String {
+pub(super) fn masked(text: &str) -> String {
     let rules = [
         (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
         (r"\b[0-9a-f]{10}\b", "[COMMIT]"),
@@ -196,7 +196,8 @@ fn dry_run_stories(text: &str) -> Vec<(String, Option<String>)> {
 }
 
 /// Issue 32: a team starts from every plan format `pagent parallel` reads (Ralph's
-/// prd.json, Chief, spec-kit, Kiro, ralphex, a JSON list of tasks, a tasks file), with
+/// prd.json, Chief, spec-kit, Kiro, ralphex, a JSON list of tasks, a tasks file, and the
+/// GitHub issues `pagent loop --issues` wrote down as a plan), with
 /// the same stories in the same order and the same dependencies as `parallel` reads
 /// from it: `team status` lists them, each waiting for what it waits for there.
 #[test]
@@ -211,6 +212,11 @@ fn issue_32_a_team_starts_from_every_plan_format_pagent_reads() {
         ("ralphex-plan.md", crate::stories::RALPHEX),
         ("tasks.json", tasks_json),
         ("tasks.txt", "one: Write one.txt\ntwo: Write two.txt\n"),
+        // The GitHub issues `pagent loop --issues` wrote down as a plan of its own.
+        (
+            "issues.md",
+            "<!-- pagent: GitHub issues -->\n# GitHub issues: label:ready\n\n- [ ] #12 Add a login page\n  It needs a form.\n- [ ] #15 Fix the footer\n",
+        ),
     ];
     let world = World::new(&plans, false);
     let home = world.base.join("home-seed");

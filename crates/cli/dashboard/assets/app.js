@@ -1,8 +1,8 @@
 /*
  * pagent dashboard: the page's script (embedded in the binary).
  *
- * It asks the API once a second (GET /api/loops, or /api/loops/<id> on a loop's page)
- * and updates the page in place: each loop's card is made once and its fields rewritten,
+ * It asks the API once a second (GET /api/loops and /api/teams, or /api/loops/<id> on a
+ * loop's page) and updates the page in place: each loop's card is made once and its fields rewritten,
  * so a button is never replaced under a click. Every text that came from a project or an
  * agent is put in a text node (textContent), never parsed as markup; charts are SVG built
  * from numbers. The token comes from the page's own address and goes back in the
@@ -192,15 +192,16 @@ async function act(id, action, button) {
   refresh();
 }
 
-function renderList(data) {
+function renderList(data, teams) {
   const rows = data.loops;
   const active = rows.filter((r) => RUNNING.includes(r.status)).length;
+  const teamsSaid = teams ? ` · ${teams} team${teams === 1 ? "" : "s"}` : "";
   setText(document.getElementById("summary"),
-    `${rows.length} loop${rows.length === 1 ? "" : "s"} · ${active} active`);
-  let list = main.querySelector(".list");
+    `${rows.length} loop${rows.length === 1 ? "" : "s"} · ${active} active${teamsSaid}`);
+  let list = main.querySelector(".list.loops");
   if (!list) {
     main.replaceChildren();
-    list = el("div", { class: "list" });
+    list = el("div", { class: "list loops" });
     main.append(list);
   }
   const seen = new Set();
@@ -225,10 +226,126 @@ function renderList(data) {
     empty = el("p", { class: "empty" }, "No loops on this machine yet. Start one with ",
       el("code", { text: "/pagent:ralph" }), ", ", el("code", { text: "pagent loop" }), " or ",
       el("code", { text: "pagent parallel" }), "; it shows up here.");
-    main.append(empty);
+    list.after(empty);
   } else if (rows.length && empty) {
     empty.remove();
   }
+}
+
+
+/*
+ * The teams this machine knows (`pagent team`), below the loops: what the dashboard last
+ * fetched from each team's remote (it fetches in the background; the page never waits
+ * for a remote), every story and every worker in the words `pagent team status` uses.
+ */
+const teamCards = new Map();
+const CONTROL = { running: "running", paused: "paused", cancelled: "cancelled", done: "done" };
+
+function makeTeamCard(id) {
+  const f = {};
+  const field = (tag, name, cls) => (f[name] = el(tag, { class: cls || "", "data-field": name }));
+  const button = (action, label, cls) => {
+    const b = el("button", { class: cls || "", "data-action": action, type: "button", text: label });
+    b.addEventListener("click", () => teamAct(id, action, b));
+    return (f[action] = b);
+  };
+  const root = el("article", { class: "loop team", "data-team": id },
+    el("div", { class: "head" }, field("span", "control", "pill"), field("span", "name", "name"),
+      field("span", "kind", "kind"), el("span", { class: "spacer" }),
+      el("div", { class: "actions" }, button("pause", "Pause"), button("resume", "Resume", "primary"),
+        button("cancel", "Cancel", "danger"))),
+    field("div", "headline", "title"),
+    field("p", "seen", "note"),
+    el("table", { class: "stages team-stories" }, (f.stories = el("tbody", { "data-field": "stories" }))),
+    field("div", "workers", "workers"),
+    field("p", "result", "result"));
+  f.result.hidden = true;
+  return { root, f, id };
+}
+
+function updateTeam(card, team) {
+  const f = card.f;
+  const control = team.control || "unknown";
+  card.root.className = `loop team c-${control}`;
+  setText(f.control, team.report ? CONTROL[control] || control : "not seen yet");
+  setText(f.name, team.team);
+  setText(f.kind, `team · ${team.url}`);
+  f.headline.replaceChildren(...(team.headline || []).slice(1).map((line) => el("div", { text: line.trim() })));
+  setText(f.seen, team.looked);
+  f.seen.className = team.error ? "note failed" : "note";
+  const stories = (team.stories || []).map((s) => el("tr", { "data-story": s.name },
+    el("td", { class: "st" }, el("span", { class: `tag ${s.state}`, text: s.state.replace("_", " ") })),
+    el("td", { class: "nm" }, el("b", { text: s.name })),
+    el("td", { class: "prog", "data-field": "said", text: s.said })));
+  f.stories.replaceChildren(...stories);
+  const workers = team.workers || [];
+  const lines = workers.length ? workers.map((w) => el("div", { "data-worker": w.worker, text: w.said }))
+    : [el("div", { text: team.no_worker })];
+  if (team.ignored) lines.push(el("div", { class: "muted", text: team.ignored }));
+  f.workers.replaceChildren(el("b", { text: "Workers" }), ...lines);
+  f.workers.hidden = !team.report;
+  const actions = team.actions || [];
+  for (const a of ["pause", "resume", "cancel"]) {
+    const shown = actions.includes(a);
+    if (!shown && f[a].classList.contains("confirm")) disarm(f[a]);
+    f[a].hidden = !shown;
+  }
+}
+
+async function teamAct(id, action, button) {
+  // As for a loop: cancelling a team takes a second click.
+  if (action === "cancel" && !button.classList.contains("confirm")) {
+    button.classList.add("confirm");
+    button.textContent = "Confirm cancel";
+    button.armed = setTimeout(() => disarm(button), 4000);
+    return;
+  }
+  if (action === "cancel") disarm(button);
+  button.disabled = true;
+  let text;
+  let ok = false;
+  try {
+    const done = await api(`/api/teams/${id}/${action}`, "POST");
+    ok = done.ok;
+    text = done.message;
+  } catch (err) {
+    text = `Could not ${action} the team: ${err.message}`;
+  }
+  button.disabled = false;
+  const card = teamCards.get(id);
+  if (card) {
+    setText(card.f.result, text);
+    card.f.result.className = ok ? "result" : "result bad";
+    card.f.result.hidden = false;
+  }
+  toast(text);
+  refresh();
+}
+
+function renderTeams(data) {
+  let box = main.querySelector(".teams");
+  if (!box) {
+    box = el("div", { class: "list teams" });
+    main.append(box);
+  }
+  const seen = new Set();
+  data.teams.forEach((team, i) => {
+    seen.add(team.id);
+    let card = teamCards.get(team.id);
+    if (!card) {
+      card = makeTeamCard(team.id);
+      teamCards.set(team.id, card);
+    }
+    updateTeam(card, team);
+    if (box.children[i] !== card.root) box.insertBefore(card.root, box.children[i] || null);
+  });
+  for (const [id, card] of teamCards) {
+    if (!seen.has(id)) {
+      card.root.remove();
+      teamCards.delete(id);
+    }
+  }
+  return data.teams.length;
 }
 
 let detailCard = null;
@@ -332,7 +449,12 @@ async function refresh() {
   const here = view;
   try {
     if (here.id) renderDetail(here.id, await api(`/api/loops/${here.id}`));
-    else renderList(await api("/api/loops"));
+    else {
+      const [loops, teams] = await Promise.all([api("/api/loops"), api("/api/teams")]);
+      if (view !== here) return;
+      renderList(loops, teams.teams.length);
+      renderTeams(teams);
+    }
     live(true);
   } catch (err) {
     live(false);
@@ -345,6 +467,7 @@ function route() {
   const match = /^#\/loop\/([0-9a-f]{32})$/.exec(location.hash);
   view = { id: match ? match[1] : null };
   cards.clear();
+  teamCards.clear();
   detailCard = null;
   main.replaceChildren(el("p", { class: "empty", text: "Loading…" }));
   refresh();

@@ -32,6 +32,27 @@ pub enum Changed {
     Cancelled,
 }
 
+impl Changed {
+    /// What `pagent team pause|resume|cancel` (and the dashboard's buttons) say of it.
+    pub fn words(&self, team: &str, url: &str, to: Control) -> String {
+        match self {
+            Changed::Done { .. } => match to {
+                Control::Paused => format!(
+                    "paused the team {team}: no new claims and no landings; every worker's loops wait at their next step"
+                ),
+                Control::Running => format!("the team {team} runs again"),
+                Control::Cancelled => format!(
+                    "cancelled the team {team}: no landing goes through after this, and every worker stops at its next step"
+                ),
+            },
+            Changed::Already => format!("the team {team} is {} already", to.as_str()),
+            Changed::Cancelled => format!(
+                "the team {team} on {url} was cancelled; a cancelled team stays so (start a new one)"
+            ),
+        }
+    }
+}
+
 /// Sets the team's control to `to`, as `by` (who, for the log).
 pub fn set_control(remote: &Remote, to: Control, by: &str) -> anyhow::Result<Changed> {
     let started = Instant::now();

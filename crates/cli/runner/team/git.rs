@@ -96,6 +96,10 @@ pub struct TeamGit {
     /// The repository's git settings when the worker started, before any agent of it
     /// ran (`None`: no agent runs in this process, a command of people's own).
     baseline: Option<Option<Settings>>,
+    /// How long one fetch or push may take.
+    timeout: Duration,
+    /// Fetches take only the commits the refs name, not their history (`--depth=1`).
+    shallow: bool,
 }
 
 impl TeamGit {
@@ -108,7 +112,17 @@ impl TeamGit {
             parameters: parameters(env, url),
             env: env.clone(),
             baseline: None,
+            timeout: NETWORK_TIMEOUT,
+            shallow: false,
         }
+    }
+
+    /// This git only watches (the dashboard): each fetch takes the commits the refs name
+    /// and not their history, and gives up after `timeout`.
+    pub fn watching(mut self, timeout: Duration) -> TeamGit {
+        self.timeout = timeout;
+        self.shallow = true;
+        self
     }
 
     /// This git acts for a worker whose agents may write the repository's git
@@ -159,16 +173,18 @@ impl TeamGit {
                 "--prune",
                 "--no-write-fetch-head",
                 "--no-recurse-submodules",
-                &self.url,
             ])
+            .args(self.shallow.then_some("--depth=1"))
+            .arg(&self.url)
             .args(refspecs)
-            .output(NETWORK_TIMEOUT, KEEP)
+            .output(self.timeout, KEEP)
             .map_err(|why| Unreachable(format!("cannot run git fetch: {why}")))?;
         if out.success() {
             return Ok(());
         }
         Err(Unreachable(failure(
             "git fetch",
+            self.timeout,
             out.timed_out,
             &out.stderr,
         )))
@@ -184,11 +200,12 @@ impl TeamGit {
         let out = self
             .launch()?
             .args(["ls-remote", "--refs", &self.url, "refs/pagent/teams/*"])
-            .output(NETWORK_TIMEOUT, KEEP)
+            .output(self.timeout, KEEP)
             .map_err(|why| Unreachable(format!("cannot run git ls-remote: {why}")))?;
         if !out.success() {
             return Err(Unreachable(failure(
                 "git ls-remote",
+                self.timeout,
                 out.timed_out,
                 &out.stderr,
             )));
@@ -231,14 +248,19 @@ impl TeamGit {
         let out = self
             .launch()?
             .args(&args)
-            .output(NETWORK_TIMEOUT, KEEP)
+            .output(self.timeout, KEEP)
             .map_err(|why| Unreachable(format!("cannot run git push: {why}")))?;
         let pushed = parse_porcelain(&out.stdout);
         let all_told = updates
             .iter()
             .all(|u| pushed.iter().any(|p| p.dst == u.dst));
         if out.timed_out || !all_told {
-            return Err(Unreachable(failure("git push", out.timed_out, &out.stderr)));
+            return Err(Unreachable(failure(
+                "git push",
+                self.timeout,
+                out.timed_out,
+                &out.stderr,
+            )));
         }
         Ok(pushed)
     }
@@ -321,9 +343,9 @@ fn parse_porcelain(stdout: &str) -> Vec<Pushed> {
 }
 
 /// What a failed git process said, in one line.
-fn failure(what: &str, timed_out: bool, stderr: &str) -> String {
+fn failure(what: &str, timeout: Duration, timed_out: bool, stderr: &str) -> String {
     if timed_out {
-        return format!("{what} took more than {} s", NETWORK_TIMEOUT.as_secs());
+        return format!("{what} took more than {} s", timeout.as_secs());
     }
     let said = stderr
         .lines()

@@ -31,6 +31,7 @@ pub mod status;
 pub mod story_loop;
 pub mod trust;
 pub mod view;
+pub mod watch;
 pub mod worker;
 pub mod workflow;
 

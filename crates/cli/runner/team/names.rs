@@ -110,6 +110,16 @@ impl TeamRefs {
         format!("refs/pagent/seen/{}/branch", self.team)
     }
 
+    /// The fetch refspecs of what `status` reads and nothing more (the dashboard's): the
+    /// plan, the state, every claim and every worker's record.
+    pub fn record_refspecs(&self) -> Vec<String> {
+        let (remote, seen) = (self.remote_prefix(), self.seen_prefix());
+        ["plan", "state", "claims/*", "workers/*"]
+            .iter()
+            .map(|r| format!("+{remote}{r}:{seen}{r}"))
+            .collect()
+    }
+
     /// The fetch refspecs, forced (the remote is the truth), into the clone's `seen`
     /// namespace: the plan, the state, every claim and the shared branch; and every
     /// worker's record and salvage (`worker: None`, for status) or only this worker's

@@ -45,6 +45,9 @@ pub struct Remote {
     pub refs: TeamRefs,
     /// The worker this remote fetches for (only its own record), or none (everything).
     worker: Option<String>,
+    /// Whether this remote only watches the team (the dashboard): it fetches the team's
+    /// records alone, never the shared branch nor the work in progress.
+    watching: bool,
     root: PathBuf,
     /// Held across each fetch-and-read and each push; keeps the plan read last.
     lock: Mutex<Cache>,
@@ -69,6 +72,7 @@ impl Remote {
             git: TeamGit::new(root, url, env),
             refs: TeamRefs::new(team)?,
             worker: None,
+            watching: false,
             root: root.to_path_buf(),
             lock: Mutex::new(Cache::default()),
         })
@@ -80,6 +84,15 @@ impl Remote {
     pub fn for_worker(mut self, worker: &str) -> Remote {
         self.worker = Some(worker.to_owned());
         self.git = self.git.with_baseline();
+        self
+    }
+
+    /// This remote only watches the team, for `pagent dashboard`: each fetch takes the
+    /// plan, the state, the claims and the workers' records (each commit alone, not its
+    /// history) within `timeout`; the reader is the one `pagent team status` uses.
+    pub fn watching(mut self, timeout: std::time::Duration) -> Remote {
+        self.watching = true;
+        self.git = self.git.watching(timeout);
         self
     }
 
@@ -132,15 +145,19 @@ impl Turn<'_> {
     fn fetch_and_read(&mut self) -> Result<View, SyncError> {
         let remote = self.remote;
         let known_branch = self.cache.plan.as_ref().map(|(_, p)| p.branch.clone());
-        let refspecs = remote
-            .refs
-            .refspecs(known_branch.as_deref(), remote.worker.as_deref());
+        let refspecs = if remote.watching {
+            remote.refs.record_refspecs()
+        } else {
+            remote
+                .refs
+                .refspecs(known_branch.as_deref(), remote.worker.as_deref())
+        };
         remote.git.fetch(&refspecs)?;
         let repo = remote
             .repo()
             .map_err(|e| SyncError::Offline(format!("{e:#}")))?;
         let view = read_view(&repo, &remote.refs, self.cache.plan.clone())?;
-        let first = known_branch.is_none();
+        let first = known_branch.is_none() && !remote.watching;
         self.cache.plan = Some((view.plan_oid, view.plan.clone()));
         if first {
             // The plan names the branch: fetch it too, now that it is known.

@@ -208,6 +208,62 @@ fn story_row(view: &View, name: &str) -> StoryRow {
 
 /// The report in words.
 pub fn print(report: &Report, now: Timestamp, out: &mut dyn Write) -> std::io::Result<()> {
+    for line in headline(report) {
+        writeln!(out, "{line}")?;
+    }
+    let width = report
+        .stories
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(0);
+    for row in &report.stories {
+        writeln!(out, "  {:width$}  {}", row.name, story_words(row, now))?;
+    }
+    if report.workers.is_empty() {
+        writeln!(out, "{NO_WORKER}")?;
+    } else {
+        writeln!(out, "workers:")?;
+        for worker in &report.workers {
+            writeln!(out, "  {}", worker_words(worker, now))?;
+        }
+    }
+    if let Some(ignored) = ignored(report) {
+        writeln!(out, "{ignored}")?;
+    }
+    Ok(())
+}
+
+/// What status says when no worker has a record yet.
+pub const NO_WORKER: &str = "no worker has joined yet";
+
+/// The refs that were ignored, said, if any.
+pub fn ignored(report: &Report) -> Option<String> {
+    (report.ignored_refs > 0).then(|| {
+        format!(
+            "{} under the team's refs on the remote are not the team's and were ignored",
+            pagent_engine::count(report.ignored_refs as u64, "ref")
+        )
+    })
+}
+
+/// The team's control (`done` once every story settled), as status and the dashboard
+/// say it.
+pub fn control_words(report: &Report) -> &str {
+    let settled = report
+        .stories
+        .iter()
+        .all(|s| matches!(s.state.as_str(), "landed" | "gave_up" | "blocked"));
+    if settled && report.control == "running" {
+        "done"
+    } else {
+        report.control.as_str()
+    }
+}
+
+/// The lines above the stories: the team, who paused or cancelled it, the stories
+/// counted.
+pub fn headline(report: &Report) -> Vec<String> {
     let count = |states: &[&str]| {
         report
             .stories
@@ -215,24 +271,21 @@ pub fn print(report: &Report, now: Timestamp, out: &mut dyn Write) -> std::io::R
             .filter(|s| states.contains(&s.state.as_str()))
             .count()
     };
-    let settled = count(&["landed", "gave_up", "blocked"]) == report.stories.len();
-    let control = if settled && report.control == "running" {
-        "done"
-    } else {
-        report.control.as_str()
-    };
-    writeln!(
-        out,
-        "team {} on {}: {control} (stories land on {}; lease {})",
+    let mut lines = vec![format!(
+        "team {} on {}: {} (stories land on {}; lease {})",
         report.team,
         report.remote,
+        control_words(report),
         report.branch,
         format_duration(report.lease_secs)
-    )?;
+    )];
     if report.control != "running"
         && let Some(at) = report.control_at
     {
-        writeln!(out, "  {} by {} at {at}", report.control, report.control_by)?;
+        lines.push(format!(
+            "  {} by {} at {at}",
+            report.control, report.control_by
+        ));
     }
     let parts = [
         (count(&["landed"]), "landed"),
@@ -249,37 +302,12 @@ pub fn print(report: &Report, now: Timestamp, out: &mut dyn Write) -> std::io::R
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .collect();
-    writeln!(
-        out,
+    lines.push(format!(
         "{}: {}",
         stories(report.stories.len()),
         said.join(", ")
-    )?;
-    let width = report
-        .stories
-        .iter()
-        .map(|s| s.name.len())
-        .max()
-        .unwrap_or(0);
-    for row in &report.stories {
-        writeln!(out, "  {:width$}  {}", row.name, story_words(row, now))?;
-    }
-    if report.workers.is_empty() {
-        writeln!(out, "no worker has joined yet")?;
-    } else {
-        writeln!(out, "workers:")?;
-        for worker in &report.workers {
-            writeln!(out, "  {}", worker_words(worker, now))?;
-        }
-    }
-    if report.ignored_refs > 0 {
-        writeln!(
-            out,
-            "{} under the team's refs on the remote are not the team's and were ignored",
-            pagent_engine::count(report.ignored_refs as u64, "ref")
-        )?;
-    }
-    Ok(())
+    ));
+    lines
 }
 
 /// "1 story", "3 stories".
@@ -294,7 +322,8 @@ fn ago(now: Timestamp, then: Timestamp) -> String {
     format!("{} ago", format_duration(now.since(then)))
 }
 
-fn story_words(row: &StoryRow, now: Timestamp) -> String {
+/// One story's state in words, as status and the dashboard say it.
+pub fn story_words(row: &StoryRow, now: Timestamp) -> String {
     let who = || {
         let worker = row.worker.as_deref().map(names::shown).unwrap_or_default();
         match row.host.as_deref().filter(|h| !h.is_empty()) {
@@ -349,7 +378,8 @@ fn story_words(row: &StoryRow, now: Timestamp) -> String {
     }
 }
 
-fn worker_words(row: &WorkerRow, now: Timestamp) -> String {
+/// One worker in words, as status and the dashboard say it.
+pub fn worker_words(row: &WorkerRow, now: Timestamp) -> String {
     if let Some(why) = &row.unreadable {
         return format!(
             "{}: its record cannot be read: {why}",

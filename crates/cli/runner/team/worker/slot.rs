@@ -286,9 +286,25 @@ fn tell(shared: &Shared, name: &str, event: &LoopEvent, reason: &mut String) {
                 });
             }
         }
-        LoopEvent::LimitWait { reason: why, .. } | LoopEvent::Retry { reason: why, .. } => {
-            shared.say(name, "waiting", why.clone());
-        }
+        LoopEvent::LimitWait {
+            reason: why, until, ..
+        } => shared.say(
+            name,
+            "waiting",
+            format!(
+                "waiting for a usage limit until {until}, then the same iteration runs again: {why}"
+            ),
+        ),
+        LoopEvent::LimitResumed { waited_secs } => shared.say(
+            name,
+            "waiting",
+            format!(
+                "the usage limit was waited out ({}): the same iteration runs again",
+                pagent_engine::format_duration(*waited_secs)
+            ),
+        ),
+        // Its reason says the retry whole: which, of how many, and when.
+        LoopEvent::Retry { reason: why, .. } => shared.say(name, "waiting", why.clone()),
         _ => {}
     }
 }
