@@ -38,6 +38,7 @@ mod quickstart;
 mod registry;
 mod release;
 mod review;
+mod sandbox;
 mod scenarios;
 mod tmux;
 mod untrusted;

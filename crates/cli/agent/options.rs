@@ -27,4 +27,6 @@ pub struct Options {
     pub no_limit_wait: bool,
     /// Run the agent contained (`--sandbox`).
     pub sandbox: bool,
+    /// The hosts a contained agent's commands may reach (`--allow-host`).
+    pub allow_hosts: Vec<String>,
 }

@@ -243,5 +243,6 @@ pub fn agent_options(settings: &AgentSettings, agent_bin: Option<PathBuf>) -> Op
         // A team's plan says nothing of containment yet: its workers' agents run as
         // `pagent loop`'s do without --sandbox (docs/team.md, Limits).
         sandbox: false,
+        allow_hosts: Vec::new(),
     }
 }
