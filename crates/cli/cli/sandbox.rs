@@ -75,6 +75,13 @@ pub fn holds_hidden(project: &Path, hidden: &Path) -> String {
     )
 }
 
+/// Why `pagent team start --allow-host` is refused: hosts are each worker's own.
+pub fn team_hosts() -> String {
+    "--allow-host is each worker's own choice, never the team plan's: give it to `pagent team \
+     work --sandbox` on the machine that runs the agents"
+        .to_owned()
+}
+
 /// The line a contained loop starts with: pagent's walls (`walls`), else Claude Code's
 /// own sandbox with these allowed hosts.
 pub fn started(walls: bool, hosts: &[String]) -> String {

@@ -17,6 +17,7 @@
 mod faults;
 mod hostile;
 mod many;
+mod sandbox;
 mod words;
 mod workflow;
 
