@@ -40,6 +40,7 @@ mod quickstart;
 mod registry;
 mod release;
 mod review;
+mod sandbox;
 mod scenarios;
 mod team;
 mod tmux;

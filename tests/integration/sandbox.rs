@@ -51,9 +51,17 @@ fn other_project() -> (tempfile::TempDir, PathBuf) {
 /// A folder for `PATH` with a shell and git but no bwrap.
 #[cfg(target_os = "linux")]
 fn path_without_bwrap(env: &TestEnv) -> PathBuf {
-    let bin = env.path("../bin");
+    path_with(env, &["sh", "git"])
+}
+
+/// A folder for `PATH` with these tools only.
+#[cfg(target_os = "linux")]
+fn path_with(env: &TestEnv, tools: &[&str]) -> PathBuf {
+    // Beside the project, not `project/../bin`: pagent drops a PATH entry that reads as
+    // inside the project.
+    let bin = env.root.parent().unwrap().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    for tool in ["sh", "git"] {
+    for tool in tools {
         let search = SearchPath::new(std::env::var_os("PATH").as_deref(), &[]);
         let real = Program::named(tool, &search).unwrap();
         std::os::unix::fs::symlink(real.path(), bin.join(tool)).unwrap();
@@ -175,7 +183,7 @@ fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
 fn issue_35_sandbox_refuses_an_agent_cli_it_does_not_contain() {
     let env = TestEnv::new();
     let mut said = String::new();
-    for agent in ["claude", "codex", "opencode"] {
+    for agent in ["codex", "opencode"] {
         let out = env
             .bin(&[
                 "loop",
@@ -326,6 +334,84 @@ fn issue_35_a_project_that_is_home_itself_is_refused_rather_than_exposed() {
     insta::with_settings!({filters => crate::util::snapshot::filters()}, {
         insta::assert_snapshot!("issue_35_project_is_home", out.stderr);
     });
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+/// What a sandboxed loop refuses before it starts: a Claude Code argument that would let
+/// its commands out of the sandbox or replace its settings, and `--allow-host` for an agent
+/// whose sandbox has no network at all.
+#[test]
+fn issue_35_a_sandboxed_loop_refuses_what_would_let_its_agent_out() {
+    let env = TestEnv::new();
+    let claude = |extra: &[&str]| {
+        let mut args = vec!["loop", "--sandbox", "--agent-bin", "/bin/true"];
+        args.extend_from_slice(extra);
+        args.extend(["ralph", "Work"]);
+        env.bin(&args).failure().stderr
+    };
+    let mut said = String::new();
+    said.push_str(&claude(&["--permission-mode", "bypassPermissions"]));
+    said.push_str(&claude(&["--agent-arg=--settings", "--agent-arg={}"]));
+    said.push_str(&claude(&["--agent-arg=--dangerously-skip-permissions"]));
+    said.push_str(
+        &env.bin(&[
+            "loop",
+            "--sandbox",
+            "--allow-host",
+            "registry.example.org",
+            "--command",
+            "true",
+            "ralph",
+            "Work",
+        ])
+        .failure()
+        .stderr,
+    );
+    said.push_str(
+        &env.bin(&[
+            "loop",
+            "--sandbox",
+            "--allow-host",
+            "a b;c",
+            "--command",
+            "true",
+            "ralph",
+            "Work",
+        ])
+        .failure()
+        .stderr,
+    );
+    insta::assert_snapshot!("issue_35_sandboxed_loop_refusals", said);
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+/// Claude Code's sandbox needs socat on Linux (its network proxy): without it the loop
+/// refuses to start, naming what to install, rather than let Claude Code decide.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_sandboxed_claude_without_socat_refuses_naming_it() {
+    let env = TestEnv::new();
+    let bin = path_with(&env, &["sh", "git", "bwrap", "true"]);
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--agent-bin",
+            "/bin/true",
+            "ralph",
+            "Work",
+        ])
+        .env("PATH", &bin)
+        .failure();
+    insta::assert_snapshot!("issue_35_claude_without_socat", out.stderr);
     assert!(
         !env.exists(".claude/pagent-pipeline.json"),
         "{}",

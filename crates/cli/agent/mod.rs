@@ -24,7 +24,7 @@ use pagent_protocol::stream::{LimitHit, RunSummary, UsageRecord};
 
 pub use invocation::Invocation;
 pub use options::Options;
-pub use spec::AgentSpec;
+pub use spec::{AgentSpec, Sandbox};
 
 /// The most bytes of one run's output written to its log: a run that prints without end
 /// must not fill the disk before the folder's cap is next applied.

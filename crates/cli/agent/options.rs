@@ -37,6 +37,8 @@ pub struct Options {
     pub no_limit_wait: bool,
     /// Run the agent contained (`--sandbox`).
     pub sandbox: bool,
+    /// The hosts a contained agent's commands may reach (`--allow-host`).
+    pub allow_hosts: Vec<String>,
 }
 
 /// An agent as its name (`claude`), the one table of names.

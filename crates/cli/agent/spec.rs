@@ -7,6 +7,16 @@ use pagent_protocol::stream::AgentKind;
 
 use pagent_door::process::{Containment, Launch, Program, SearchPath};
 
+/// How a `--sandbox` agent is kept to its project (`runner/sandbox.rs` chooses).
+#[derive(Debug, Clone)]
+pub enum Sandbox {
+    /// Inside pagent's own walls (bubblewrap, the door's [`Containment`]).
+    Walls(Containment),
+    /// Inside Claude Code's own sandbox: these settings (JSON) handed to `claude -p` with
+    /// `--settings`, the flag layer no project setting overrides.
+    ClaudeCode(String),
+}
+
 /// Which agent CLI to run, and how.
 #[derive(Debug, Clone)]
 pub enum AgentSpec {
@@ -15,15 +25,15 @@ pub enum AgentSpec {
         program: Program,
         permission_mode: String,
         extra_args: Vec<String>,
-        /// The walls it runs inside (`--sandbox`), or none.
-        contain: Option<Containment>,
+        /// The sandbox it runs inside (`--sandbox`), or none.
+        contain: Option<Sandbox>,
     },
     /// Any command line, run by `sh -c`: the prompt on stdin and in `$PAGENT_PROMPT_FILE`
     /// (`{prompt_file}` in the line is replaced by that path, quoted).
     Command {
         line: String,
-        /// The walls it runs inside (`--sandbox`), or none.
-        contain: Option<Containment>,
+        /// The sandbox it runs inside (`--sandbox`), or none.
+        contain: Option<Sandbox>,
     },
 }
 
@@ -51,9 +61,9 @@ impl AgentSpec {
         search: &SearchPath,
     ) -> (Launch, bool) {
         let (launch, on_stdin) = self.launch(prompt_file, cwd, search);
-        match self.containment() {
-            Some(walls) => (launch.contained(walls.clone()), on_stdin),
-            None => (launch, on_stdin),
+        match self.sandbox() {
+            Some(Sandbox::Walls(walls)) => (launch.contained(walls.clone()), on_stdin),
+            _ => (launch, on_stdin),
         }
     }
 
@@ -64,18 +74,20 @@ impl AgentSpec {
                 program,
                 permission_mode,
                 extra_args,
-                ..
+                contain,
             } => {
-                let c = Launch::new(program.clone(), cwd, search)
-                    .args([
-                        "-p",
-                        "--output-format",
-                        "stream-json",
-                        "--verbose",
-                        "--permission-mode",
-                        permission_mode,
-                    ])
-                    .args(extra_args);
+                let mut c = Launch::new(program.clone(), cwd, search).args([
+                    "-p",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--permission-mode",
+                    permission_mode,
+                ]);
+                c = c.args(extra_args);
+                if let Some(Sandbox::ClaudeCode(settings)) = contain {
+                    c = c.args(["--settings", settings]);
+                }
                 (c, true)
             }
             AgentSpec::Known {
@@ -111,8 +123,8 @@ impl AgentSpec {
         }
     }
 
-    /// The walls the agent runs inside, if it is contained (`--sandbox`).
-    pub fn containment(&self) -> Option<&Containment> {
+    /// The sandbox the agent runs inside, if it is contained (`--sandbox`).
+    pub fn sandbox(&self) -> Option<&Sandbox> {
         match self {
             AgentSpec::Known { contain, .. } | AgentSpec::Command { contain, .. } => {
                 contain.as_ref()
@@ -120,11 +132,11 @@ impl AgentSpec {
         }
     }
 
-    /// This agent, run inside `walls`.
-    pub fn contained(mut self, walls: Containment) -> AgentSpec {
+    /// This agent, run inside `sandbox`.
+    pub fn contained(mut self, sandbox: Sandbox) -> AgentSpec {
         match &mut self {
             AgentSpec::Known { contain, .. } | AgentSpec::Command { contain, .. } => {
-                *contain = Some(walls);
+                *contain = Some(sandbox);
             }
         }
         self

@@ -89,11 +89,34 @@ pub struct AgentArgs {
     /// waiting for it to reset
     #[arg(global = true, help_heading = "Agent options", long)]
     pub no_limit_wait: bool,
-    /// Run a --command agent contained (bubblewrap, Linux): it writes only in the project
-    /// and a private /tmp, sees an empty HOME, has no network and no other process;
+    /// Run the agent contained: Claude Code inside its own sandbox, a --command agent
+    /// inside bubblewrap (Linux); it writes only in the project and a temporary folder,
+    /// cannot read HOME, reaches no network but --allow-host and sees no other process;
     /// refuses to start where that cannot be done (docs/security.md)
     #[arg(global = true, help_heading = "Agent options", long)]
     pub sandbox: bool,
+    /// A host a --sandbox agent's commands may reach (repeatable), e.g. a package registry:
+    /// `--allow-host registry.example.org` (Claude Code's sandbox)
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "HOST", requires = "sandbox", value_parser = parse_host)]
+    pub allow_host: Vec<String>,
+}
+
+/// A host name for `--allow-host`: letters, digits, dots, dashes and a leading `*.`
+/// wildcard, so nothing else reaches the agent's settings.
+pub fn parse_host(text: &str) -> Result<String, String> {
+    let name = text.strip_prefix("*.").unwrap_or(text);
+    let fits = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    if fits {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err(format!(
+            "`{text}` is not a host name (letters, digits, dots and dashes, optionally starting with *.)"
+        ))
+    }
 }
 
 /// `90`, `90s`, `45m`, `2h`, `1h30m`: the budgets' reading of a duration, as a `Duration`.

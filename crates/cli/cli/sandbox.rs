@@ -28,10 +28,40 @@ pub fn refusal(err: &ContainError) -> String {
 /// Why `--sandbox` refuses an agent CLI it does not contain yet.
 pub fn uncontained_agent(kind: AgentKind) -> String {
     format!(
-        "--sandbox does not contain {} yet (it contains --command agents): use --command, or \
-         run without --sandbox",
+        "--sandbox does not contain {} yet (it contains Claude Code and --command agents): use \
+         --agent claude or --command, or run without --sandbox",
         kind.name()
     )
+}
+
+/// Why Claude Code's sandbox cannot run on this system.
+pub fn claude_platform() -> String {
+    "--sandbox runs Claude Code inside its own sandbox, which this system does not have (it \
+     has one on Linux and macOS): run without --sandbox"
+        .to_owned()
+}
+
+/// Why Claude Code's sandbox cannot run here: socat is missing.
+pub fn claude_needs_socat() -> String {
+    "--sandbox runs Claude Code inside its own sandbox, which needs socat on Linux and it is not \
+     installed: install it (Debian and Ubuntu: apt-get install socat; Fedora: dnf install \
+     socat), or run without --sandbox"
+        .to_owned()
+}
+
+/// Why `--sandbox` refuses a Claude Code argument that would let commands out.
+pub fn claude_escape(arg: &str) -> String {
+    format!(
+        "--sandbox keeps Claude Code's commands inside its sandbox, and {arg} would take them \
+         out or replace its settings: drop {arg}, or run without --sandbox"
+    )
+}
+
+/// Why `--allow-host` is refused for an agent whose sandbox has no network at all.
+pub fn hosts_without_filter() -> String {
+    "--allow-host opens hosts in Claude Code's sandbox; a --command agent under --sandbox has \
+     no network at all: drop --allow-host, or run the loop with --agent claude"
+        .to_owned()
 }
 
 /// Why `--sandbox` refuses a project that is (or holds) a folder it hides: HOME itself.
@@ -45,8 +75,29 @@ pub fn holds_hidden(project: &Path, hidden: &Path) -> String {
     )
 }
 
-/// The line a contained loop starts with.
-pub fn started() -> &'static str {
-    "the agent runs contained (bubblewrap): it writes only in the project and a private /tmp, \
-     its HOME is empty, it has no network, and it sees no other process"
+/// Why `pagent team start --allow-host` is refused: hosts are each worker's own.
+pub fn team_hosts() -> String {
+    "--allow-host is each worker's own choice, never the team plan's: give it to `pagent team \
+     work --sandbox` on the machine that runs the agents"
+        .to_owned()
+}
+
+/// The line a contained loop starts with: pagent's walls (`walls`), else Claude Code's
+/// own sandbox with these allowed hosts.
+pub fn started(walls: bool, hosts: &[String]) -> String {
+    if walls {
+        return "the agent runs contained (bubblewrap): it writes only in the project and a \
+                private /tmp, its HOME is empty, it has no network, and it sees no other process"
+            .to_owned();
+    }
+    let network = if hosts.is_empty() {
+        "no network".to_owned()
+    } else {
+        format!("no network but {}", hosts.join(", "))
+    };
+    format!(
+        "the agent runs contained (Claude Code's sandbox): its commands write only in the \
+         project and a temporary folder, cannot read HOME, reach {network}, and see no other \
+         process; its own file tools stay in the project"
+    )
 }

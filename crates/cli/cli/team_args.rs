@@ -133,6 +133,13 @@ pub struct TeamWorkArgs {
     /// Your own checks instead of the team's (repeatable)
     #[arg(long = "check", value_name = "COMMAND")]
     pub checks: Vec<String>,
+    /// Run this worker's agents contained, whatever the team's plan says (as `pagent
+    /// loop --sandbox`; docs/security.md)
+    #[arg(long)]
+    pub sandbox: bool,
+    /// A host this worker's contained agents may reach (repeatable; Claude Code's sandbox)
+    #[arg(long, value_name = "HOST", requires = "sandbox", value_parser = crate::cli::agent_args::parse_host)]
+    pub allow_host: Vec<String>,
     /// Trust the team's commands (its checks, an agent command), as `pagent team trust`
     /// would
     #[arg(long)]

@@ -95,6 +95,11 @@ fn team_start(
         Some(branch) => branch.clone(),
         None => current_branch(&place.root).unwrap_or_else(|| "main".into()),
     };
+    // A plan from a remote never opens hosts: each worker gives its own.
+    anyhow::ensure!(
+        args.agent.allow_host.is_empty(),
+        crate::cli::sandbox::team_hosts()
+    );
     let settings = StartSettings {
         root: place.root.clone(),
         url: place.url.clone(),
@@ -215,6 +220,8 @@ fn team_work(
         },
         agent_bin: args.agent_bin.clone(),
         own_checks: args.checks.clone(),
+        sandbox: args.sandbox,
+        allow_hosts: args.allow_host.clone(),
         trust: args.trust,
         running: Running {
             jobs: args.jobs,

@@ -116,8 +116,10 @@ impl<'a, 'p> Runner<'a, 'p> {
         });
         let root = project.root.display().to_string();
         progress.started(&state, &agent.label(), &root, resumed);
-        if agent.containment().is_some() {
-            progress.note(&format!("pagent loop: {}", crate::cli::sandbox::started()));
+        if let Some(sandbox) = agent.sandbox() {
+            let walls = matches!(sandbox, crate::agent::Sandbox::Walls(_));
+            let said = crate::cli::sandbox::started(walls, &args.agent.allow_hosts);
+            progress.note(&format!("pagent loop: {said}"));
         }
         // Which account pays, said before anything is spent.
         if let AgentSpec::Known { kind, .. } = &agent {

@@ -1,15 +1,19 @@
-//! `--sandbox`: the walls a loop's agent runs inside, chosen once before the first
-//! iteration from the loop's folders and the user's (the door's [`Containment`] builds
-//! them and starts the agent inside). A loop asked to be contained that cannot be refuses
-//! to start: it never runs its agent uncontained instead.
+//! `--sandbox`: how a loop's agent is kept to its project, chosen once before the first
+//! iteration from the loop's folders and the user's. A Claude Code agent runs inside
+//! Claude Code's own sandbox (its `sandbox` settings, handed with `--settings`); a
+//! `--command` agent inside pagent's walls (the door's [`Containment`], bubblewrap). A
+//! loop asked to be contained that cannot be refuses to start: it never runs its agent
+//! uncontained instead.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use pagent_door::files;
-use pagent_door::process::{Containment, SearchPath};
+use pagent_door::process::{Containment, Program, SearchPath};
+use pagent_protocol::stream::AgentKind;
+use serde_json::json;
 
-use crate::agent::{AgentSpec, Options};
+use crate::agent::{AgentSpec, Options, Sandbox};
 use crate::cli::env::Env;
 use crate::cli::sandbox as texts;
 use crate::store::user::UserDir;
@@ -26,30 +30,66 @@ pub(super) fn contain(
     if !options.sandbox {
         return Ok(agent);
     }
-    // An agent CLI needs its API (the network) and writes its own configuration in HOME,
-    // which the user's next uncontained run of it would read: not contained yet.
-    if let AgentSpec::Known { kind, .. } = &agent {
-        return Err(anyhow!(texts::uncontained_agent(*kind)));
+    let hidden = hidden_folders(env);
+    for dir in &hidden {
+        // A project that holds a folder the sandbox hides (HOME itself) would bring it
+        // back writable, or be hidden with it.
+        if let Some(project) = writable.iter().find(|w| holds(w, dir)) {
+            return Err(anyhow!(texts::holds_hidden(project, dir)));
+        }
     }
-    let mut walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
-    let home = env.install.home.as_deref();
+    match &agent {
+        AgentSpec::Known {
+            kind: AgentKind::Claude,
+            permission_mode,
+            extra_args,
+            ..
+        } => {
+            refuse_escapes(permission_mode, extra_args)?;
+            claude_code_ready(search)?;
+            let home = env.install.home.as_deref();
+            let settings = claude_settings(home, &hidden, writable, &options.allow_hosts);
+            Ok(agent.contained(Sandbox::ClaudeCode(settings)))
+        }
+        // Codex and OpenCode need their API (the network) and write their own
+        // configuration in HOME, which the user's next uncontained run would read.
+        AgentSpec::Known { kind, .. } => Err(anyhow!(texts::uncontained_agent(*kind))),
+        AgentSpec::Command { .. } => {
+            if !options.allow_hosts.is_empty() {
+                return Err(anyhow!(texts::hosts_without_filter()));
+            }
+            let walls = walls(env, &hidden, writable, search)?;
+            Ok(agent.contained(Sandbox::Walls(walls)))
+        }
+    }
+}
+
+/// The folders the agent must not read: HOME, pagent's config folder and Claude Code's.
+fn hidden_folders(env: &Env) -> Vec<PathBuf> {
     let user_dir = UserDir::of(env);
-    for dir in [
-        home,
+    [
+        env.install.home.as_deref(),
         user_dir.path(),
         env.install.claude_config_dir.as_deref(),
     ]
     .into_iter()
     .flatten()
-    {
-        // A project that holds a folder the walls hide (HOME itself) would bring it back
-        // writable, or be hidden with it.
-        if let Some(project) = writable.iter().find(|w| holds(w, dir)) {
-            return Err(anyhow!(texts::holds_hidden(project, dir)));
-        }
+    .map(Path::to_path_buf)
+    .collect()
+}
+
+/// pagent's own walls (bubblewrap), checked by starting an empty sandbox once.
+fn walls(
+    env: &Env,
+    hidden: &[PathBuf],
+    writable: &[&Path],
+    search: &SearchPath,
+) -> anyhow::Result<Containment> {
+    let mut walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
+    for dir in hidden {
         walls = walls.hide(dir);
     }
-    if let Some(home) = home {
+    if let Some(home) = env.install.home.as_deref() {
         walls = walls.read_only(&home.join(".gitconfig"));
     }
     for dir in writable {
@@ -58,7 +98,87 @@ pub(super) fn contain(
     walls
         .check(search)
         .map_err(|e| anyhow!(texts::refusal(&e)))?;
-    Ok(agent.contained(walls))
+    Ok(walls)
+}
+
+/// Claude Code's sandbox can start here: on Linux it runs commands inside bubblewrap
+/// (which must work: user namespaces on) with socat for its network proxy; on macOS
+/// inside Seatbelt, which the system has; elsewhere there is none.
+fn claude_code_ready(search: &SearchPath) -> anyhow::Result<()> {
+    if cfg!(target_os = "macos") {
+        return Ok(());
+    }
+    if !cfg!(target_os = "linux") {
+        return Err(anyhow!(texts::claude_platform()));
+    }
+    let bwrap = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
+    if Program::named("socat", search).is_err() {
+        return Err(anyhow!(texts::claude_needs_socat()));
+    }
+    bwrap.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
+}
+
+/// A Claude Code argument of the user's that would take commands out of the sandbox or
+/// replace its settings: refused rather than let the loop run less contained than it says.
+fn refuse_escapes(permission_mode: &str, extra_args: &[String]) -> anyhow::Result<()> {
+    if permission_mode == "bypassPermissions" {
+        return Err(anyhow!(texts::claude_escape(
+            "--permission-mode bypassPermissions"
+        )));
+    }
+    for arg in extra_args {
+        let name = arg.split('=').next().unwrap_or(arg);
+        if [
+            "--settings",
+            "--dangerously-skip-permissions",
+            "--permission-mode",
+        ]
+        .contains(&name)
+        {
+            return Err(anyhow!(texts::claude_escape(name)));
+        }
+    }
+    Ok(())
+}
+
+/// Claude Code's `sandbox` settings (the schema of the Agent SDK's `sdk.d.ts`, 0.3.197 and
+/// 0.3.332): on, failing to start rather than running commands unsandboxed, Bash allowed
+/// without asking when sandboxed, no command let out (`allowUnsandboxedCommands: false`,
+/// which also makes the project's own settings unable to widen these), reads of HOME and
+/// the config folders denied but the project's and `~/.gitconfig` allowed back, writes in
+/// the project (and the git folder a worktree commits into), and the network only to the
+/// `hosts` the user allows (`strictAllowlist`: others refused, not asked about; 2.1.332
+/// knows it, and 2.1.197 refuses an unlisted host in print mode anyway).
+fn claude_settings(
+    home: Option<&Path>,
+    hidden: &[PathBuf],
+    writable: &[&Path],
+    hosts: &[String],
+) -> String {
+    let real = |p: &Path| files::canonical(p).unwrap_or_else(|_| p.to_path_buf());
+    let shown = |p: PathBuf| p.to_string_lossy().into_owned();
+    let writable: Vec<String> = writable.iter().map(|w| shown(real(w))).collect();
+    let mut readable = writable.clone();
+    // Put back only if it is there (its real path, which exists).
+    if let Some(gitconfig) = home.and_then(|h| files::canonical(&h.join(".gitconfig")).ok()) {
+        readable.push(shown(gitconfig));
+    }
+    let denied: Vec<String> = hidden.iter().map(|h| shown(real(h))).collect();
+    json!({
+        "sandbox": {
+            "enabled": true,
+            "failIfUnavailable": true,
+            "autoAllowBashIfSandboxed": true,
+            "allowUnsandboxedCommands": false,
+            "network": { "allowedDomains": hosts, "strictAllowlist": true },
+            "filesystem": {
+                "allowWrite": writable,
+                "denyRead": denied,
+                "allowRead": readable,
+            },
+        }
+    })
+    .to_string()
 }
 
 /// `pagent parallel --sandbox`: refused before any worktree is made where no task's loop
@@ -67,11 +187,20 @@ pub(super) fn refuse_early(options: &Options, search: &SearchPath) -> anyhow::Re
     if !options.sandbox {
         return Ok(());
     }
-    if options.command.is_none() {
-        return Err(anyhow!(texts::uncontained_agent(options.agent)));
+    match (&options.command, options.agent) {
+        (None, AgentKind::Claude) => {
+            refuse_escapes(&options.permission_mode, &options.agent_args)?;
+            claude_code_ready(search)
+        }
+        (None, kind) => Err(anyhow!(texts::uncontained_agent(kind))),
+        (Some(_), _) if !options.allow_hosts.is_empty() => {
+            Err(anyhow!(texts::hosts_without_filter()))
+        }
+        (Some(_), _) => {
+            let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
+            walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
+        }
     }
-    let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
-    walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
 }
 
 /// Whether the folder `outer` is `inner` or holds it, by their real paths.
@@ -79,5 +208,50 @@ fn holds(outer: &Path, inner: &Path) -> bool {
     match (files::canonical(outer), files::canonical(inner)) {
         (Ok(outer), Ok(inner)) => inner.starts_with(outer),
         _ => inner.starts_with(outer),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_codes_sandbox_settings_keep_commands_in_and_let_none_out() {
+        let settings = claude_settings(
+            None,
+            &[PathBuf::from("/no/home")],
+            &[Path::new("/no/project")],
+            &["registry.example.org".to_owned()],
+        );
+        let v: serde_json::Value = serde_json::from_str(&settings).unwrap();
+        let s = &v["sandbox"];
+        assert_eq!(s["enabled"], true);
+        assert_eq!(s["failIfUnavailable"], true);
+        assert_eq!(s["autoAllowBashIfSandboxed"], true);
+        assert_eq!(s["allowUnsandboxedCommands"], false);
+        assert_eq!(
+            s["network"]["allowedDomains"],
+            json!(["registry.example.org"])
+        );
+        assert_eq!(s["network"]["strictAllowlist"], true);
+        assert_eq!(s["filesystem"]["denyRead"], json!(["/no/home"]));
+        assert_eq!(s["filesystem"]["allowWrite"], json!(["/no/project"]));
+        assert_eq!(s["filesystem"]["allowRead"], json!(["/no/project"]));
+    }
+
+    #[test]
+    fn an_argument_that_would_let_claude_codes_commands_out_is_refused() {
+        assert!(refuse_escapes("acceptEdits", &["--model".into(), "opus".into()]).is_ok());
+        assert!(refuse_escapes("bypassPermissions", &[]).is_err());
+        for arg in [
+            "--settings",
+            "--settings=x.json",
+            "--dangerously-skip-permissions",
+        ] {
+            assert!(
+                refuse_escapes("acceptEdits", &[arg.to_owned()]).is_err(),
+                "{arg}"
+            );
+        }
     }
 }

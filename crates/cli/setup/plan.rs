@@ -37,6 +37,7 @@ pub fn agent_options(args: &AgentArgs) -> Options {
         limit_margin: args.limit_margin,
         no_limit_wait: args.no_limit_wait,
         sandbox: args.sandbox,
+        allow_hosts: args.allow_host.clone(),
     }
 }
 
@@ -303,6 +304,9 @@ pub fn agent_cli(args: &Options) -> Vec<String> {
     if args.sandbox {
         out.push("--sandbox".to_owned());
     }
+    for host in &args.allow_hosts {
+        out.push(format!("--allow-host={host}"));
+    }
     out
 }
 
@@ -389,6 +393,7 @@ mod tests {
             limit_margin: Duration::from_secs(5),
             no_limit_wait: true,
             sandbox: true,
+            allow_hosts: vec!["registry.example.org".to_owned()],
         };
         let cli = agent_cli(&args).join(" ");
         assert!(
@@ -402,7 +407,10 @@ mod tests {
             "{cli}"
         );
         assert!(
-            cli.ends_with("--limit-wait 600s --limit-margin 5s --no-limit-wait --sandbox"),
+            cli.ends_with(
+                "--limit-wait 600s --limit-margin 5s --no-limit-wait --sandbox \
+                 --allow-host=registry.example.org"
+            ),
             "{cli}"
         );
     }

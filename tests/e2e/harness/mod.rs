@@ -217,8 +217,8 @@ impl E2e {
     }
 
     /// `pagent SUBCOMMAND ARGS` (one that drives agents) in the project, its agents
-    /// talking to the mock.
-    fn driving(&self, subcommand: &str, args: &[impl AsRef<OsStr>]) -> Command {
+    /// talking to the mock (a test that must see it running spawns it).
+    pub fn driving(&self, subcommand: &str, args: &[impl AsRef<OsStr>]) -> Command {
         let mut command = Command::new(pagent_bin());
         command
             .arg(subcommand)

@@ -19,6 +19,7 @@ mod faults;
 mod hostile;
 mod many;
 mod runner;
+mod sandbox;
 mod words;
 mod workflow;
 

@@ -220,6 +220,7 @@ pub fn agent_settings(options: &Options) -> AgentSettings {
         limit_wait_secs: options.limit_wait.as_secs(),
         limit_margin_secs: options.limit_margin.as_secs(),
         no_limit_wait: options.no_limit_wait,
+        sandbox: options.sandbox,
     }
 }
 
@@ -240,8 +241,9 @@ pub fn agent_options(settings: &AgentSettings, agent_bin: Option<PathBuf>) -> Op
         limit_wait: Duration::from_secs(settings.limit_wait_secs),
         limit_margin: Duration::from_secs(settings.limit_margin_secs),
         no_limit_wait: settings.no_limit_wait,
-        // A team's plan says nothing of containment yet: its workers' agents run as
-        // `pagent loop`'s do without --sandbox (docs/team.md, Limits).
-        sandbox: false,
+        // `pagent team start --sandbox`: every worker contains its agents (a worker's own
+        // --sandbox contains them whatever the plan says; a plan never opens hosts).
+        sandbox: settings.sandbox,
+        allow_hosts: Vec::new(),
     }
 }

@@ -114,6 +114,9 @@ pub struct AgentSettings {
     pub limit_margin_secs: u64,
     #[serde(default)]
     pub no_limit_wait: bool,
+    /// `pagent team start --sandbox`: the workers run their agents contained.
+    #[serde(default)]
+    pub sandbox: bool,
 }
 
 fn an_hour() -> u64 {

@@ -187,6 +187,7 @@ mod tests {
                 limit_wait_secs: 1800,
                 limit_margin_secs: 60,
                 no_limit_wait: false,
+                sandbox: false,
             },
             max_iterations: 25,
             budget: pagent_engine::Budget::default(),

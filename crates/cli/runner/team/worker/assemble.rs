@@ -53,6 +53,10 @@ pub struct WorkSettings {
     pub own_agent: OwnAgent,
     pub agent_bin: Option<PathBuf>,
     pub own_checks: Vec<String>,
+    /// `--sandbox`: this worker contains its agents even if the plan does not ask.
+    pub sandbox: bool,
+    /// `--allow-host`: the hosts its contained agents may reach (never the plan's).
+    pub allow_hosts: Vec<String>,
     pub trust: bool,
     pub running: Running,
 }
@@ -85,11 +89,14 @@ pub fn join(settings: WorkSettings, env: &Env, out: &mut dyn Write) -> anyhow::R
         writeln!(out, "pagent team: {line}")?;
     }
     let team_agent = agent_options(&plan.agent, settings.agent_bin.clone());
-    let agent = if own_agent {
+    let mut agent = if own_agent {
         own_options(&settings.own_agent, team_agent)
     } else {
         team_agent
     };
+    // Contained when the plan or this worker asks; only the worker opens hosts.
+    agent.sandbox |= settings.sandbox;
+    agent.allow_hosts = settings.allow_hosts.clone();
     let checks = if settings.own_checks.is_empty() {
         plan.checks.clone()
     } else {

@@ -1,0 +1,76 @@
+//! Issue 35: a team's workers run their agents contained, when the plan asks
+//! (`pagent team start --sandbox`) or the worker does (`pagent team work --sandbox`),
+//! and the story still lands. The agent (a command line: the suite's fake agent is a
+//! script under /tmp, which a contained agent does not see) does its story's work and
+//! tries to write into the control folder outside the clone: contained, it cannot.
+
+use super::*;
+
+/// One story's team, started with `start_flags`, worked by one worker with
+/// `work_flags` to its end: whether it landed, and what the agent logged outside.
+fn one_story(name: &str, start_flags: &[&str], work_flags: &[&str]) -> (usize, bool) {
+    let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let escaped = world.ctl.join("escaped");
+    let agent = format!(
+        "cat >/dev/null; mkdir -p work && echo done > work/story.txt; echo out > '{}'; \
+         echo '<promise>DONE</promise>'",
+        escaped.display()
+    );
+    let mut args = vec![
+        "prd.json",
+        "--name",
+        name,
+        "--lease",
+        "3s",
+        "--command",
+        &agent,
+        "--check",
+        &world.gate,
+    ];
+    args.extend(start_flags);
+    let start = world.start(&args);
+    assert_eq!(start.code, Some(0), "{start}");
+    let (clone, home) = world.clone_for("w1");
+    let mut work = vec!["team", "work", "--team", name, "--name", "w1", "--trust"];
+    work.extend(work_flags);
+    let out = world.pagent(&clone, &home, &work).run();
+    assert_eq!(out.code, Some(0), "{out}");
+    (world.landings().len(), escaped.exists())
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_team_started_with_sandbox_runs_every_workers_agent_contained() {
+    let (landed, escaped) = one_story("boxed", &["--sandbox"], &[]);
+    assert_eq!(landed, 1);
+    assert!(!escaped, "the agent wrote outside the clone");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_worker_with_sandbox_contains_its_agent_whatever_the_plan_says() {
+    let (landed, escaped) = one_story("open", &[], &["--sandbox"]);
+    assert_eq!(landed, 1);
+    assert!(!escaped, "the agent wrote outside the clone");
+}
+
+#[test]
+fn issue_35_a_teams_plan_never_opens_hosts() {
+    let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let start = world.start(&[
+        "prd.json",
+        "--sandbox",
+        "--allow-host",
+        "registry.example.org",
+    ]);
+    assert_eq!(start.code, Some(1), "{start}");
+    assert_text!(start.stderr);
+}
+
+#[test]
+fn issue_35_uncontained_a_workers_agent_writes_where_it_likes() {
+    // The control: without --sandbox the same agent's log is there.
+    let (landed, escaped) = one_story("plain", &[], &[]);
+    assert_eq!(landed, 1);
+    assert!(escaped);
+}
