@@ -80,24 +80,10 @@ fn spawn_loop(e2e: &E2e, args: &[String], pid_file: &Path) -> Child {
     child
 }
 
-#[test]
-#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
-fn issue_35_a_sandboxed_claude_agent_is_refused_each_attack_while_its_work_succeeds() {
-    let server = TcpListener::bind("127.0.0.1:0").unwrap();
-    server.set_nonblocking(true).unwrap();
-    let port = server.local_addr().unwrap().port();
-    let mut victim = Command::new("sleep").arg("300").spawn().unwrap();
-    let victim_pid = victim.id();
-    let e2e = E2e::start_with(|e2e| {
-        let base = e2e.home.parent().unwrap();
-        let (outside, pid_file) = (base.join("other"), base.join("pagent.pid"));
-        let mut script = attacks(e2e, port, victim_pid, &outside, &pid_file);
-        script.extend(work());
-        script
-    });
-    let base = e2e.home.parent().unwrap().to_path_buf();
-    let (outside, pid_file) = (base.join("other"), base.join("pagent.pid"));
-    fs::create_dir_all(&outside).unwrap();
+/// The user's secrets and git identity in HOME, another project beside this one, and
+/// this project's tests, check and plan.
+fn user_with_secrets_and_a_project(e2e: &E2e, outside: &Path) {
+    fs::create_dir_all(outside).unwrap();
     fs::create_dir_all(e2e.home.join(".ssh")).unwrap();
     fs::write(e2e.home.join(".ssh/id_ed25519"), "PRIVATE-KEY-35\n").unwrap();
     // The user's git identity, which the sandbox lets the agent's commit read.
@@ -118,6 +104,49 @@ fn issue_35_a_sandboxed_claude_agent_is_refused_each_attack_while_its_work_succe
         ]})
         .to_string(),
     );
+}
+
+/// Nothing the attacks aimed at was reached: the key (through the file tools too),
+/// `~/.bashrc`, the other project, the loopback server, the user's process.
+fn nothing_got_out(e2e: &E2e, outside: &Path, server: &TcpListener, victim: &mut Child) {
+    let first = e2e.mock.all_text(2);
+    assert!(!first.contains("PRIVATE-KEY-35"), "{first}");
+    assert_eq!(first.matches("requested permissions").count(), 2, "{first}");
+    assert!(!e2e.home.join(".bashrc").exists(), "~/.bashrc was written");
+    assert!(
+        !outside.join("pwned").exists(),
+        "the other project was written"
+    );
+    assert!(
+        server.accept().is_err(),
+        "the agent reached the loopback server"
+    );
+    assert_eq!(
+        victim.try_wait().unwrap(),
+        None,
+        "the user's process was killed"
+    );
+    victim.kill().unwrap();
+}
+
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn issue_35_a_sandboxed_claude_agent_is_refused_each_attack_while_its_work_succeeds() {
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    server.set_nonblocking(true).unwrap();
+    let port = server.local_addr().unwrap().port();
+    let mut victim = Command::new("sleep").arg("300").spawn().unwrap();
+    let victim_pid = victim.id();
+    let e2e = E2e::start_with(|e2e| {
+        let base = e2e.home.parent().unwrap();
+        let (outside, pid_file) = (base.join("other"), base.join("pagent.pid"));
+        let mut script = attacks(e2e, port, victim_pid, &outside, &pid_file);
+        script.extend(work());
+        script
+    });
+    let base = e2e.home.parent().unwrap().to_path_buf();
+    let (outside, pid_file) = (base.join("other"), base.join("pagent.pid"));
+    user_with_secrets_and_a_project(&e2e, &outside);
     let args = claude_agent_args(&[
         "--sandbox",
         "--outage-wait",
@@ -155,25 +184,7 @@ fn issue_35_a_sandboxed_claude_agent_is_refused_each_attack_while_its_work_succe
         );
     }
     assert!(!told.contains("PRIVATE-KEY-35"), "{told}");
-    // The file tools were refused outside the project too (the tool results).
-    let first = e2e.mock.all_text(2);
-    assert!(!first.contains("PRIVATE-KEY-35"), "{first}");
-    assert_eq!(first.matches("requested permissions").count(), 2, "{first}");
-    assert!(!e2e.home.join(".bashrc").exists(), "~/.bashrc was written");
-    assert!(
-        !outside.join("pwned").exists(),
-        "the other project was written"
-    );
-    assert!(
-        server.accept().is_err(),
-        "the agent reached the loopback server"
-    );
-    assert_eq!(
-        victim.try_wait().unwrap(),
-        None,
-        "the user's process was killed"
-    );
-    victim.kill().unwrap();
+    nothing_got_out(&e2e, &outside, &server, &mut victim);
     // Its real work: a file, the project's tests, a commit; and the loop completed.
     assert_eq!(fs::read_to_string(e2e.path("work.txt")).unwrap(), "work\n");
     let log = git_log(&e2e.project);

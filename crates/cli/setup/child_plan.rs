@@ -131,6 +131,14 @@ impl ChildPlan {
             agent.agent_args.len() <= AGENT_ARGS_CAP,
             "more than {AGENT_ARGS_CAP} agent arguments"
         );
+        ensure!(
+            agent.allow_hosts.len() <= AGENT_ARGS_CAP
+                && agent
+                    .allow_hosts
+                    .iter()
+                    .all(|host| crate::cli::agent_args::parse_host(host).as_deref() == Ok(host)),
+            "a host --allow-host would refuse"
+        );
         let budget = &self.budget;
         ensure!(
             budget
@@ -193,6 +201,7 @@ mod tests {
                 limit_margin: Duration::from_secs(5),
                 no_limit_wait: true,
                 sandbox: true,
+                allow_hosts: vec!["registry.example.org".into()],
             },
             Budget {
                 max_duration_secs: Some(5_400),
@@ -252,6 +261,11 @@ mod tests {
                 json!(u64::MAX),
             ),
             ("is not an agent", "/agent/agent", json!("rm")),
+            (
+                "a host --allow-host would refuse",
+                "/agent/allow_hosts",
+                json!(["evil.example\"},{\"x"]),
+            ),
             ("unknown field", "/agent/shell", json!("sh")),
         ] {
             let mut bad = good.clone();

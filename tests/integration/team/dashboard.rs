@@ -62,26 +62,7 @@ fn team_text(browser: &Browser) -> String {
 #[test]
 fn issue_32_the_team_on_the_dashboard_every_story_and_worker_with_pause_resume_and_cancel() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let plan = prd(5, |i| match i {
-        3 => vec![2],
-        5 => vec![4],
-        _ => vec![],
-    });
-    let world = World::new(&[("prd.json", &plan)], false);
-    let start = world.start(&[
-        "prd.json",
-        "--name",
-        "board",
-        "--lease",
-        "3s",
-        "--max-iterations",
-        "1",
-        "--check",
-        "true",
-    ]);
-    assert_eq!(start.code, Some(0), "{start}");
-    world.control("hold-US-002");
-    world.control("never-US-004");
+    let world = board_team();
     let mut worker = world.worker("w1", &["-j", "3"]);
     wait_status(&world, LIMIT, "US-001 landed, US-002 in work", |s| {
         row(s, "US-001")["state"] == "landed"
@@ -137,7 +118,37 @@ fn issue_32_the_team_on_the_dashboard_every_story_and_worker_with_pause_resume_a
     browser.wait_text(&team_field("control"), LIMIT, |t| t == "running");
     assert_eq!(world.status()["control"], "running");
 
-    // Cancel takes a second click, and ends the worker at its next step: nothing lands.
+    cancel_from_the_page(&world, &browser, &mut worker);
+}
+
+/// Five stories (3 after 2, 5 after 4), published as the team "board"; US-002 held in
+/// work and US-004 made to give up by the fake agent's controls.
+fn board_team() -> World {
+    let plan = prd(5, |i| match i {
+        3 => vec![2],
+        5 => vec![4],
+        _ => vec![],
+    });
+    let world = World::new(&[("prd.json", &plan)], false);
+    let start = world.start(&[
+        "prd.json",
+        "--name",
+        "board",
+        "--lease",
+        "3s",
+        "--max-iterations",
+        "1",
+        "--check",
+        "true",
+    ]);
+    assert_eq!(start.code, Some(0), "{start}");
+    world.control("hold-US-002");
+    world.control("never-US-004");
+    world
+}
+
+/// Cancel takes a second click, and ends the worker at its next step: nothing lands.
+fn cancel_from_the_page(world: &World, browser: &Browser, worker: &mut Worker) {
     let cancel = "[data-team] [data-action=\"cancel\"]";
     browser.click(cancel);
     assert_eq!(browser.text(cancel).unwrap(), "Confirm cancel");
@@ -153,7 +164,7 @@ fn issue_32_the_team_on_the_dashboard_every_story_and_worker_with_pause_resume_a
         true,
         "a cancelled team offers a cancel"
     );
-    save(&browser, "dashboard-team-cancelled.png");
+    save(browser, "dashboard-team-cancelled.png");
 }
 
 /// Issue 32: the dashboard fetches a team in the background, never on a request's path:
