@@ -77,7 +77,10 @@ fn every_option(claude: &str) -> Value {
             "limit_wait": 600,
             "limit_margin": 5,
             "no_limit_wait": true,
-            "sandbox": false
+            // Uncontained here (a contained claude agent needs Claude Code's sandbox):
+            // the hosts it may reach are checked in setup::child_plan's tests.
+            "sandbox": false,
+            "allow_hosts": []
         },
         "budget": {
             "max_duration_secs": 7200,
