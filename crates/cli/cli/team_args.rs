@@ -64,7 +64,7 @@ pub struct TeamStartArgs {
     /// The remote: a remote's name in this clone, or a URL
     #[arg(long, value_name = "NAME|URL", default_value = "origin")]
     pub remote: String,
-    /// The team's name [default: the plan file's name, e.g. prd]
+    /// The team's name [default: the plan file's name, e.g. prd; with --issues, issues]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// The branch stories land on [default: the branch checked out here]

@@ -213,3 +213,14 @@ fn issue_32_a_hostile_issue_list_is_bounded_and_refused_or_escaped() {
     assert_eq!(status.code, Some(0), "{status}");
     assert!(!status.stdout.contains('\u{1b}'), "{status}");
 }
+
+/// `pagent team start --help` offers `--issues` beside the plan file, in words that
+/// are reviewed as a whole.
+#[test]
+fn issue_32_team_start_help_offers_issues_beside_a_plan_file() {
+    let world = World::new(&[("README.md", "hi\n")], false);
+    let run = world.start(&["--help"]);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(run.stdout.contains("[PLAN]"), "{run}");
+    assert_text!(run.stdout);
+}
