@@ -60,7 +60,7 @@ pub fn render_issues(query: &str, issues: &[Issue]) -> String {
             .join(" ")
     };
     let mut out = format!(
-        "{MARKER}\n# GitHub issues: {}\n\nWritten by `pagent loop --issues`; pagent ticks an issue here when its story is done.\n\n",
+        "{MARKER}\n# GitHub issues: {}\n\nWritten by pagent from `gh`; a loop working through this file ticks an issue here when its story is done.\n\n",
         one_line(query)
     );
     for issue in issues {
