@@ -148,6 +148,22 @@ fn issue_32_team_start_refuses_issues_together_with_a_plan_file() {
         "pagent: error: --issues makes the team's plan from GitHub issues: give --issues or a plan file, not both",
         "{run}"
     );
+    // Neither a plan nor issues, and --format (a plan file's) with issues: one sentence
+    // each too.
+    for (args, says) in [
+        (
+            &[][..],
+            "pagent: error: a team needs a plan: give a plan file (pagent team start prd.json) or GitHub issues (--issues label:ready)",
+        ),
+        (
+            &["--issues", "label:ready", "--format", "chief"][..],
+            "pagent: error: --format is for a plan file; --issues plans are pagent's own format",
+        ),
+    ] {
+        let run = start_with_gh(&world, &path, &answers, args);
+        assert_eq!(run.code, Some(1), "{run}");
+        assert_eq!(run.stderr.trim(), says, "{run}");
+    }
     assert!(gh_calls(&answers).is_empty(), "gh was not asked");
     assert_eq!(teams_on_remote(&world), "", "nothing published");
     assert!(!world.seed.join(".claude/pagent/issues.md").exists());
