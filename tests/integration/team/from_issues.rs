@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -239,4 +240,57 @@ fn issue_32_team_start_help_offers_issues_beside_a_plan_file() {
     assert_eq!(run.code, Some(0), "{run}");
     assert!(run.stdout.contains("[PLAN]"), "{run}");
     assert_text!(run.stdout);
+}
+
+/// A `pagent loop --issues` running in the clone works through (and ticks)
+/// `.claude/pagent/issues.md`: `team start --issues` there refuses rather than rewrite
+/// that file under it, and asks `gh` nothing.
+#[test]
+fn issue_32_team_start_issues_never_rewrites_the_plan_of_a_running_loop() {
+    let world = World::new(&[("README.md", "hi\n")], false);
+    let (path, answers) = fake_gh(&world, json!([issue(7, "Save")]).to_string().as_bytes());
+    let hold = world.ctl.join("hold-loop");
+    fs::write(&hold, "").unwrap();
+    let started = world.ctl.join("loop-started");
+    let agent = format!(
+        "touch {}; while [ -f {} ]; do sleep 0.05; done; echo waiting",
+        started.display(),
+        hold.display()
+    );
+    let home = world.base.join("home-seed");
+    fs::create_dir_all(&home).unwrap();
+    let mut running = world
+        .pagent(
+            &world.seed,
+            &home,
+            &["loop", "--command", &agent, "--issues", "label:ready"],
+        )
+        .env("PATH", &path)
+        .env("GH_DIR", &answers)
+        .command()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let plan = world.seed.join(".claude/pagent/issues.md");
+    wait_until(Duration::from_secs(30), "the loop to start", || {
+        started.exists().then_some(())
+    });
+    let before = fs::read(&plan).unwrap();
+    // The plan as the loop will tick it: a rewrite would show.
+    fs::write(&plan, [&before[..], b"\n"].concat()).unwrap();
+    let run = start_with_gh(&world, &path, &answers, &["--issues", "label:ready"]);
+    fs::remove_file(&hold).unwrap();
+    let _ = running.wait();
+    assert_eq!(run.code, Some(1), "{run}");
+    assert!(
+        run.stderr.contains("a `pagent loop` is running in")
+            && run.stderr.contains(
+                "and may be working through .claude/pagent/issues.md; start the team from issues once it has ended"
+            ),
+        "{run}"
+    );
+    assert_eq!(gh_calls(&answers).len(), 1, "gh asked by the loop only");
+    assert_eq!(teams_on_remote(&world), "", "nothing published");
 }

@@ -140,6 +140,13 @@ pub fn start(settings: &StartSettings, env: &Env) -> anyhow::Result<Published> {
 /// [`ISSUES_PLAN`], as `pagent loop --issues` does (one code path for both).
 fn issues_plan(root: &Path, env: &Env, query: &str) -> anyhow::Result<IssuesPlan> {
     let project = crate::store::project::Project::at(root)?;
+    // A loop here may be working through that very file (and ticking it): never
+    // rewritten under it.
+    anyhow::ensure!(
+        project.runner_is_running() != Some(true),
+        "a `pagent loop` is running in {} and may be working through {ISSUES_PLAN}; start the team from issues once it has ended",
+        project.root.display()
+    );
     let search = pagent_door::process::SearchPath::new(env.path.as_deref(), &[&project.root]);
     write_issues_plan(&project, env, &search, query)
 }
