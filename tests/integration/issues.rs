@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::stories::AGENT;
 use crate::util::*;
 
-const FAKE_GH: &str = r#"printf 'gh' >> "$GH_DIR/calls"
+pub const FAKE_GH: &str = r#"printf 'gh' >> "$GH_DIR/calls"
 for arg in "$@"; do printf ' [%s]' "$arg" >> "$GH_DIR/calls"; done
 printf '\036' >> "$GH_DIR/calls"
 case "$1 $2" in

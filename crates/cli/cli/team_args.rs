@@ -55,11 +55,16 @@ pub struct TeamStartArgs {
     /// The plan: prd.json, Chief's prd.md, spec-kit's or Kiro's tasks.md, a ralphex plan,
     /// a JSON list of tasks or a text file of tasks (as `pagent parallel` reads them)
     #[arg(value_name = "PLAN")]
-    pub plan: PathBuf,
+    pub plan: Option<PathBuf>,
+    /// GitHub issues as the plan, one story each, read with your own `gh`: a search
+    /// ("label:ready") or issue numbers ("12,15"); written to .claude/pagent/issues.md
+    /// as `pagent loop --issues` does
+    #[arg(long, value_name = "QUERY")]
+    pub issues: Option<String>,
     /// The remote: a remote's name in this clone, or a URL
     #[arg(long, value_name = "NAME|URL", default_value = "origin")]
     pub remote: String,
-    /// The team's name [default: the plan file's name, e.g. prd]
+    /// The team's name [default: the plan file's name, e.g. prd; with --issues, issues]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// The branch stories land on [default: the branch checked out here]

@@ -86,7 +86,7 @@ fn team_start(
     out: &mut dyn Write,
 ) -> anyhow::Result<ExitStatus> {
     let place = place(cwd, &args.remote)?;
-    let plan_path = cwd.join(&args.plan);
+    let (plan_path, format) = plan_source(&place.root, cwd, args)?;
     let team = match &args.name {
         Some(name) => name.clone(),
         None => default_name(&plan_path),
@@ -106,7 +106,8 @@ fn team_start(
         team,
         branch,
         plan: plan_path,
-        format: args.format,
+        issues: args.issues.clone(),
+        format,
         agent: crate::setup::plan::agent_options(&args.agent),
         checks: args.checks.clone(),
         max_iterations: args.max_iterations,
@@ -116,6 +117,12 @@ fn team_start(
     };
     let published = start(&settings, env)?;
     known_here(env, &place, &published.plan.team);
+    if let Some(issues) = &published.issues {
+        if let Some(note) = &issues.note {
+            writeln!(out, "pagent team: {note}")?;
+        }
+        writeln!(out, "pagent team: {}", issues.summary())?;
+    }
     let plan = &published.plan;
     let t = &plan.team;
     writeln!(
@@ -157,6 +164,34 @@ fn team_start(
         "Workers on GitHub Actions: pagent team workflow --team {t} --workers 8 > .github/workflows/pagent-team.yml"
     )?;
     Ok(ExitStatus::Success)
+}
+
+/// The plan file and its format: the file named, or with `--issues` the file the issues
+/// are written to (never both, never neither).
+fn plan_source(
+    root: &Path,
+    cwd: &Path,
+    args: &TeamStartArgs,
+) -> anyhow::Result<(std::path::PathBuf, Option<pagent_stories::Format>)> {
+    match (&args.plan, &args.issues) {
+        (Some(_), Some(_)) => anyhow::bail!(
+            "--issues makes the team's plan from GitHub issues: give --issues or a plan file, not both"
+        ),
+        (None, None) => anyhow::bail!(
+            "a team needs a plan: give a plan file (pagent team start prd.json) or GitHub issues (--issues label:ready)"
+        ),
+        (Some(plan), None) => Ok((cwd.join(plan), args.format)),
+        (None, Some(_)) => {
+            anyhow::ensure!(
+                args.format.is_none(),
+                "--format is for a plan file; --issues plans are pagent's own format"
+            );
+            Ok((
+                root.join(crate::runner::team::publish::ISSUES_PLAN),
+                Some(pagent_stories::Format::Issues),
+            ))
+        }
+    }
 }
 
 /// The plan file's name as a team name: `prd.json` is `prd`.

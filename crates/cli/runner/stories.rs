@@ -38,27 +38,12 @@ pub(super) fn stories_spec(
     let (file, format) = match (&args.stories, &args.issues) {
         (Some(file), _) => (file.clone(), args.plan.format),
         (None, Some(query)) => {
-            let git = RepoGit {
-                root: &project.root,
-                env,
-                search,
-                when: When::BeforeAnyAgent,
-            };
-            let (issues, note) = github::issues(&git, query)?;
-            anyhow::ensure!(!issues.is_empty(), "gh finds no open issue for {query:?}");
-            if let Some(note) = note {
-                progress.warn(&note);
+            let written = write_issues_plan(project, env, search, query)?;
+            if let Some(note) = &written.note {
+                progress.warn(note);
             }
-            project.dir().write_atomic(
-                Path::new(ISSUES_PLAN),
-                render_issues(query, &issues).as_bytes(),
-            )?;
-            progress.note(&format!(
-                "{} issue{} from gh, written to {ISSUES_PLAN}",
-                issues.len(),
-                if issues.len() == 1 { "" } else { "s" }
-            ));
-            (project.root.join(ISSUES_PLAN), Some(Format::Issues))
+            progress.note(&written.summary());
+            (written.path, Some(Format::Issues))
         }
         (None, None) => {
             anyhow::ensure!(
@@ -79,6 +64,55 @@ pub(super) fn stories_spec(
         driver: pagent_engine::Driver::Loop,
         review: None,
     }))
+}
+
+/// The issues `--issues` asked for, written down as the plan [`ISSUES_PLAN`].
+#[derive(Debug, Clone)]
+pub struct IssuesPlan {
+    /// The plan file's full path.
+    pub path: PathBuf,
+    pub count: usize,
+    /// Said when the search found more issues than are taken.
+    pub note: Option<String>,
+}
+
+impl IssuesPlan {
+    /// "3 issues from gh, written to .claude/pagent/issues.md"
+    pub fn summary(&self) -> String {
+        format!(
+            "{} issue{} from gh, written to {ISSUES_PLAN}",
+            self.count,
+            if self.count == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// Asks `gh` for the issues `query` finds (through the process door, bounded in time and
+/// output: [`github::issues`]) and writes them down as [`ISSUES_PLAN`] through the file
+/// door: the one way `pagent loop --issues` and `pagent team start --issues` get a plan.
+pub fn write_issues_plan(
+    project: &Project,
+    env: &Env,
+    search: &SearchPath,
+    query: &str,
+) -> anyhow::Result<IssuesPlan> {
+    let git = RepoGit {
+        root: &project.root,
+        env,
+        search,
+        when: When::BeforeAnyAgent,
+    };
+    let (issues, note) = github::issues(&git, query)?;
+    anyhow::ensure!(!issues.is_empty(), "gh finds no open issue for {query:?}");
+    project.dir().write_atomic(
+        Path::new(ISSUES_PLAN),
+        render_issues(query, &issues).as_bytes(),
+    )?;
+    Ok(IssuesPlan {
+        path: project.root.join(ISSUES_PLAN),
+        count: issues.len(),
+        note,
+    })
 }
 
 /// The plan a stories stage works through, as it is now (`None` for other loops).

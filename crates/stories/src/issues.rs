@@ -40,9 +40,27 @@ pub fn render_issues(query: &str, issues: &[Issue]) -> String {
     let mut issues: Vec<&Issue> = issues.iter().collect();
     issues.sort_by_key(|i| i.number);
     issues.dedup_by_key(|i| i.number);
-    let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A stranger's text reaches terminals: no control character survives (a title is
+    // one line, a body keeps its line breaks and tabs).
+    let visible = |text: &str, keep: &[char]| -> String {
+        text.chars()
+            .map(|c| {
+                if c.is_control() && !keep.contains(&c) {
+                    ' '
+                } else {
+                    c
+                }
+            })
+            .collect()
+    };
+    let one_line = |text: &str| {
+        visible(text, &[])
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let mut out = format!(
-        "{MARKER}\n# GitHub issues: {}\n\nWritten by `pagent loop --issues`; pagent ticks an issue here when its story is done.\n\n",
+        "{MARKER}\n# GitHub issues: {}\n\nWritten by pagent from `gh`; a loop working through this file ticks an issue here when its story is done.\n\n",
         one_line(query)
     );
     for issue in issues {
@@ -51,8 +69,9 @@ pub fn render_issues(query: &str, issues: &[Issue]) -> String {
             issue.number,
             one_line(&issue.title)
         ));
+        let body = visible(&issue.body, &['\n', '\t']);
         let body = pagent_engine::render::cap_head(
-            issue.body.trim(),
+            body.trim(),
             BODY_CAP,
             "cut; `gh issue view` shows all of it",
         );
@@ -165,5 +184,24 @@ mod tests {
         assert_eq!(plan.stories[1].body, "Steps:\n\n- [ ] #99 not an issue");
         assert_eq!(issue_number("#15"), Some(15));
         assert_eq!(issue_number("15"), None);
+    }
+
+    #[test]
+    fn control_characters_of_an_issue_never_reach_the_plan() {
+        let issues = [Issue {
+            number: 5,
+            title: "../escape\u{1b}[2J\u{7}\r\nevil\u{0}".into(),
+            body: "one\u{1b}]0;t\u{7}\r\n\ttwo".into(),
+        }];
+        let text = render_issues("q\u{1b}", &issues);
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && !matches!(c, '\n' | '\t')),
+            "{text:?}"
+        );
+        let plan = Plan::read(&text, None).unwrap();
+        assert_eq!(plan.stories[0].title, "../escape [2J evil");
+        assert_eq!(plan.stories[0].body, "one ]0;t\n\ttwo");
     }
 }

@@ -16,6 +16,7 @@
 
 mod dashboard;
 mod faults;
+mod from_issues;
 mod hostile;
 mod many;
 mod runner;

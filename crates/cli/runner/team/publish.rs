@@ -24,6 +24,8 @@ use super::trust;
 use crate::agent::Options;
 use crate::cli::env::Env;
 use crate::io::now;
+pub use crate::runner::stories::ISSUES_PLAN;
+use crate::runner::stories::{IssuesPlan, write_issues_plan};
 use crate::setup::tasks::{Task, read_tasks_and_bytes};
 
 /// What `pagent team start` was given.
@@ -34,7 +36,10 @@ pub struct StartSettings {
     pub url: String,
     pub team: String,
     pub branch: String,
+    /// The plan file; with `issues`, where the issues are written down.
     pub plan: PathBuf,
+    /// `--issues QUERY`: the plan is GitHub issues, asked of `gh` first.
+    pub issues: Option<String>,
     pub format: Option<Format>,
     pub agent: Options,
     pub checks: Vec<String>,
@@ -50,10 +55,16 @@ pub struct Published {
     pub plan: TeamPlan,
     /// Why the plan file's markers will not be ticked, when they will not.
     pub no_ticks: Option<String>,
+    /// With `--issues`: how many issues `gh` gave, and a note when it found more.
+    pub issues: Option<IssuesPlan>,
 }
 
 /// Reads the plan, publishes the team, trusts its commands here.
 pub fn start(settings: &StartSettings, env: &Env) -> anyhow::Result<Published> {
+    let issues = match &settings.issues {
+        Some(query) => Some(issues_plan(&settings.root, env, query)?),
+        None => None,
+    };
     let (tasks, _) = read_tasks_and_bytes(&settings.plan, &settings.root, settings.format)?;
     let remote = Remote::new(&settings.root, &settings.url, &settings.team, env)?;
     let repo = remote.repo()?;
@@ -64,6 +75,10 @@ pub fn start(settings: &StartSettings, env: &Env) -> anyhow::Result<Published> {
     let branch_tip = remote_branch(&remote, &settings.branch)?;
     let no_ticks = match &plan_file {
         None => Some("it is not a plan file of this repository".to_owned()),
+        Some(file) if issues.is_some() && !in_tree(&repo, branch_tip, &file.path) => Some(format!(
+            "{} is this machine's own copy of the GitHub issues, not a file on {}",
+            file.path, settings.branch
+        )),
         Some(file) if !in_tree(&repo, branch_tip, &file.path) => Some(format!(
             "{} is not on {} of the remote (commit and push it, then start the team)",
             file.path, settings.branch
@@ -114,7 +129,26 @@ pub fn start(settings: &StartSettings, env: &Env) -> anyhow::Result<Published> {
         );
     }
     trust::trust_here(env, &settings.url, &plan)?;
-    Ok(Published { plan, no_ticks })
+    Ok(Published {
+        plan,
+        no_ticks,
+        issues,
+    })
+}
+
+/// `--issues QUERY`: the issues asked of the user's own `gh` and written down as
+/// [`ISSUES_PLAN`], as `pagent loop --issues` does (one code path for both).
+fn issues_plan(root: &Path, env: &Env, query: &str) -> anyhow::Result<IssuesPlan> {
+    let project = crate::store::project::Project::at(root)?;
+    // A loop here may be working through that very file (and ticking it): never
+    // rewritten under it.
+    anyhow::ensure!(
+        project.runner_is_running() != Some(true),
+        "a `pagent loop` is running in {} and may be working through {ISSUES_PLAN}; start the team from issues once it has ended",
+        project.root.display()
+    );
+    let search = pagent_door::process::SearchPath::new(env.path.as_deref(), &[&project.root]);
+    write_issues_plan(&project, env, &search, query)
 }
 
 /// The shared branch's tip on the remote; an error when the remote has no such branch.
