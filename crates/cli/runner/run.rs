@@ -488,5 +488,6 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
             AgentSpec::Command { .. } => None,
         },
         deadline: None,
+        walls: agent.sandbox().and_then(|s| s.check_walls()).cloned(),
     }
 }
