@@ -116,7 +116,11 @@ fn issue_35_a_contained_command_agent_is_refused_each_attack_while_its_work_succ
     let out = env
         .bin(&["loop", "--sandbox", "--command", &agent, "ralph", "Work"])
         .success();
-    assert!(out.stdout.contains("the agent runs contained"), "{out}");
+    assert!(
+        out.stdout
+            .contains("the agent and the loop's checks run contained (bubblewrap)"),
+        "{out}"
+    );
     let log = std::fs::read_dir(env.path(".claude/pagent/runs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -505,4 +509,214 @@ fn issue_35_the_iteration_timeout_stops_a_contained_agent_and_all_it_started() {
     wait_for(Duration::from_secs(10), "the agent's sleeps end", || {
         processes_with(&word).is_empty()
     });
+}
+
+/// The loop's check, attacking like the agent: it reads the key, writes `~/.bashrc` and
+/// another project's folder, each outcome said in its output, then runs the project's
+/// tests (which pass once the agent has done its work, `work.txt`).
+#[cfg(target_os = "linux")]
+fn attacking_check(env: &TestEnv, outside: &Path) -> String {
+    env.write("test.sh", "grep -q work work.txt && echo TESTS PASS\n");
+    env.write(
+        "check.sh",
+        &format!(
+            "exec 2>&1\n\
+             cat \"$HOME/.ssh/id_ed25519\" && echo READ key || echo REFUSED key\n\
+             echo pwned >> \"$HOME/.bashrc\" && echo WROTE bashrc || echo REFUSED bashrc\n\
+             echo pwned > '{outside}/pwned' && echo WROTE outside || echo REFUSED outside\n\
+             sh test.sh\n",
+            outside = outside.display()
+        ),
+    );
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    std::fs::write(env.home.join(".ssh/id_ed25519"), "PRIVATE-KEY-35\n").unwrap();
+    // One story (spec-kit's tasks.md), done once the checks pass.
+    env.write("tasks.md", "- [ ] T001 Write work.txt\n");
+    "sh check.sh".to_owned()
+}
+
+/// What an agent does each run: keeps its prompt (`prompt-N.txt`), does the work on its
+/// second run, and makes the promise each time.
+#[cfg(target_os = "linux")]
+const KEEPS_ITS_PROMPTS: &str = "n=$(cat .runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > .runs\n\
+     cat > prompt-$n.txt\n\
+     if [ $n -ge 2 ]; then echo work > work.txt; fi\n";
+
+/// The check's every attack was refused, its refusals reached the second iteration's
+/// prompt, its real work (the project's tests) passed, and the loop completed.
+#[cfg(target_os = "linux")]
+fn assert_the_check_was_contained(env: &TestEnv, outside: &Path) {
+    let second = env.read("prompt-2.txt");
+    for refused in ["key", "bashrc", "outside"] {
+        assert!(
+            second.contains(&format!("REFUSED {refused}")),
+            "{refused}:\n{second}"
+        );
+    }
+    assert!(!second.contains("PRIVATE-KEY-35"), "{second}");
+    assert!(!env.home.join(".bashrc").exists());
+    assert!(!outside.join("pwned").exists());
+    assert_eq!(env.state()["status"], "complete", "{}", env.dump());
+    assert_eq!(env.state()["iterations"], serde_json::json!([2]));
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_command_agents_check_is_refused_each_attack_while_its_tests_pass() {
+    let env = TestEnv::new();
+    let (_kept, outside) = other_project();
+    let check = attacking_check(&env, &outside);
+    env.write(
+        "agent.sh",
+        &format!("{KEEPS_ITS_PROMPTS}printf 'Done.\\n<promise>STORY DONE</promise>\\n'\n"),
+    );
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--command",
+            "sh agent.sh",
+            "--check",
+            &check,
+            "--stories",
+            "tasks.md",
+        ])
+        .success();
+    insta::assert_snapshot!(
+        "issue_35_command_agents_checks_contained",
+        contained_line(&out.stdout)
+    );
+    assert_the_check_was_contained(&env, &outside);
+}
+
+/// The line a contained loop starts with, saying what runs contained.
+#[cfg(target_os = "linux")]
+fn contained_line(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.contains("contained"))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .to_owned()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_claude_agents_check_is_refused_each_attack_while_its_tests_pass() {
+    let env = TestEnv::new();
+    let (_kept, outside) = other_project();
+    let check = attacking_check(&env, &outside);
+    let claude = env.fake_tool(
+        "bin",
+        "claude",
+        &format!(
+            "{KEEPS_ITS_PROMPTS}\
+             echo '{{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"model\":\"claude-sonnet-4-5\"}}'\n\
+             printf '%s\\n' '{{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":1,\"result\":\"Done.\\n<promise>STORY DONE</promise>\",\"session_id\":\"s\"}}'"
+        ),
+    );
+    let claude = claude.join("claude").display().to_string();
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--agent-bin",
+            &claude,
+            "--check",
+            &check,
+            "--stories",
+            "tasks.md",
+        ])
+        .success();
+    insta::assert_snapshot!(
+        "issue_35_claude_agents_checks_contained",
+        contained_line(&out.stdout)
+    );
+    assert_the_check_was_contained(&env, &outside);
+}
+
+/// Without `--sandbox` the same check runs as it always did: as the user, everywhere.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_an_uncontained_loops_check_is_unchanged() {
+    let env = TestEnv::new();
+    let (_kept, outside) = other_project();
+    let check = attacking_check(&env, &outside);
+    env.write(
+        "agent.sh",
+        &format!("{KEEPS_ITS_PROMPTS}printf 'Done.\\n<promise>STORY DONE</promise>\\n'\n"),
+    );
+    env.bin(&[
+        "loop",
+        "--command",
+        "sh agent.sh",
+        "--check",
+        &check,
+        "--stories",
+        "tasks.md",
+    ])
+    .success();
+    let second = env.read("prompt-2.txt");
+    for done in [
+        "READ key",
+        "WROTE bashrc",
+        "WROTE outside",
+        "PRIVATE-KEY-35",
+    ] {
+        assert!(second.contains(done), "{done}:\n{second}");
+    }
+    assert!(outside.join("pwned").exists());
+    assert_eq!(env.state()["status"], "complete", "{}", env.dump());
+}
+
+/// A reviewer command (`--reviewer-command`) of a contained loop runs inside the loop's
+/// walls: its attacks are refused, and the verdict that names the refusals reaches the
+/// next iteration's prompt; its second review agrees and the loop completes.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_loops_reviewer_command_is_refused_each_attack() {
+    let env = TestEnv::new();
+    let (_kept, outside) = other_project();
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    std::fs::write(env.home.join(".ssh/id_ed25519"), "PRIVATE-KEY-35\n").unwrap();
+    env.write(
+        "agent.sh",
+        &format!("{KEEPS_ITS_PROMPTS}printf 'Done.\\n<promise>DONE</promise>\\n'\n"),
+    );
+    env.write(
+        "review.sh",
+        &format!(
+            "cat > /dev/null\n\
+             k=$(cat \"$HOME/.ssh/id_ed25519\" 2>/dev/null && echo READ key || echo REFUSED key)\n\
+             b=$( (echo pwned >> \"$HOME/.bashrc\") 2>/dev/null && echo WROTE bashrc || echo REFUSED bashrc)\n\
+             o=$( (echo pwned > '{outside}/pwned') 2>/dev/null && echo WROTE outside || echo REFUSED outside)\n\
+             if [ -e .reviewed ]; then echo '{{\"met\": true}}'; else touch .reviewed; \
+             echo \"{{\\\"met\\\": false, \\\"missing\\\": [\\\"$k\\\", \\\"$b\\\", \\\"$o\\\"]}}\"; fi\n",
+            outside = outside.display()
+        ),
+    );
+    env.bin(&[
+        "loop",
+        "--sandbox",
+        "--command",
+        "sh agent.sh",
+        "ralph",
+        "--review",
+        "The work is done",
+        "--reviewer-command",
+        "sh review.sh",
+        "Work",
+    ])
+    .success();
+    let second = env.read("prompt-2.txt");
+    for refused in ["key", "bashrc", "outside"] {
+        assert!(
+            second.contains(&format!("REFUSED {refused}")),
+            "{refused}:\n{second}"
+        );
+    }
+    assert!(!second.contains("PRIVATE-KEY-35"), "{second}");
+    assert!(!env.home.join(".bashrc").exists());
+    assert!(!outside.join("pwned").exists());
+    assert_eq!(env.state()["status"], "complete", "{}", env.dump());
+    assert_eq!(env.state()["iterations"], serde_json::json!([2]));
 }

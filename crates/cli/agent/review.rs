@@ -25,6 +25,10 @@
 //! OpenCode 1.18.33 loads a project's `.opencode/` plugins even so, an OpenCode reviewer is
 //! not started at all in a project whose OpenCode configuration the user has not trusted.
 //! Each is proven against the real CLI by the end-to-end suite.
+//!
+//! In a contained loop (`--sandbox`), a reviewer command (`--reviewer-command`) runs inside
+//! the loop's walls, like its checks; an agent CLI reviewer needs its API, which the walls
+//! cut off, and runs read-only as above, uncontained (docs/security.md says so).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -37,7 +41,7 @@ use crate::agent::{self, AgentSpec, End, Limits};
 use crate::cli::env;
 use crate::store::project::{Project, RUNS_DIR};
 use crate::store::user::UserDir;
-use pagent_door::process::{Program, SearchPath};
+use pagent_door::process::{Containment, Program, SearchPath};
 
 /// The Stop hook's `timeout` in `hooks/hooks.json` (a test keeps them equal).
 pub const STOP_HOOK_TIMEOUT_SECS: u64 = 600;
@@ -64,6 +68,9 @@ pub struct ReviewSetup {
     pub deadline: Option<Instant>,
     /// pagent's config folder, where the user's trust is kept.
     pub config_dir: Option<PathBuf>,
+    /// A contained loop's walls, which a reviewer command runs inside (an agent CLI
+    /// reviewer needs its API, which the walls cut off, and runs read-only instead).
+    pub walls: Option<Containment>,
 }
 
 impl ReviewSetup {
@@ -78,6 +85,7 @@ impl ReviewSetup {
                 started + Duration::from_secs(STOP_HOOK_TIMEOUT_SECS) - STOP_HOOK_MARGIN,
             ),
             config_dir: env.config_dir.clone(),
+            walls: None,
         }
     }
 }
@@ -244,7 +252,7 @@ fn spec_of(
     let Some(kind) = agent_of(reviewer) else {
         return Ok(AgentSpec::Command {
             line: reviewer.name().to_owned(),
-            contain: None,
+            contain: setup.walls.clone().map(agent::Sandbox::Walls),
         });
     };
     let name = kind.name();

@@ -12,9 +12,24 @@ use pagent_door::process::{Containment, Launch, Program, SearchPath};
 pub enum Sandbox {
     /// Inside pagent's own walls (bubblewrap, the door's [`Containment`]).
     Walls(Containment),
-    /// Inside Claude Code's own sandbox: these settings (JSON) handed to `claude -p` with
-    /// `--settings`, the flag layer no project setting overrides.
-    ClaudeCode(String),
+    /// Inside Claude Code's own sandbox: these `settings` (JSON) handed to `claude -p` with
+    /// `--settings`, the flag layer no project setting overrides. Claude Code keeps only its
+    /// agent's commands in; the loop's checks run inside pagent's walls (`checks`), which
+    /// exist where bubblewrap does (Linux), and run uncontained where it does not (macOS).
+    ClaudeCode {
+        settings: String,
+        checks: Option<Containment>,
+    },
+}
+
+impl Sandbox {
+    /// The walls the loop's checks (the project's commands pagent runs itself) run inside.
+    pub fn check_walls(&self) -> Option<&Containment> {
+        match self {
+            Sandbox::Walls(walls) => Some(walls),
+            Sandbox::ClaudeCode { checks, .. } => checks.as_ref(),
+        }
+    }
 }
 
 /// Which agent CLI to run, and how.
@@ -85,7 +100,7 @@ impl AgentSpec {
                     permission_mode,
                 ]);
                 c = c.args(extra_args);
-                if let Some(Sandbox::ClaudeCode(settings)) = contain {
+                if let Some(Sandbox::ClaudeCode { settings, .. }) = contain {
                     c = c.args(["--settings", settings]);
                 }
                 (c, true)

@@ -82,12 +82,14 @@ pub fn team_hosts() -> String {
         .to_owned()
 }
 
-/// The line a contained loop starts with: pagent's walls (`walls`), else Claude Code's
-/// own sandbox with these allowed hosts.
-pub fn started(walls: bool, hosts: &[String]) -> String {
+/// The line a contained loop starts with: pagent's walls for the agent (`walls`), else
+/// Claude Code's own sandbox with these allowed hosts, its checks inside pagent's walls
+/// where there are some (`checks_walled`).
+pub fn started(walls: bool, checks_walled: bool, hosts: &[String]) -> String {
     if walls {
-        return "the agent runs contained (bubblewrap): it writes only in the project and a \
-                private /tmp, its HOME is empty, it has no network, and it sees no other process"
+        return "the agent and the loop's checks run contained (bubblewrap): they write only in \
+                the project and a private /tmp, their HOME is empty, they have no network, and \
+                they see no other process"
             .to_owned();
     }
     let network = if hosts.is_empty() {
@@ -95,9 +97,15 @@ pub fn started(walls: bool, hosts: &[String]) -> String {
     } else {
         format!("no network but {}", hosts.join(", "))
     };
+    let checks = if checks_walled {
+        "the loop's checks run inside bubblewrap, with no network"
+    } else {
+        "the loop's checks run uncontained (pagent contains them with bubblewrap, which only \
+         Linux has)"
+    };
     format!(
         "the agent runs contained (Claude Code's sandbox): its commands write only in the \
          project and a temporary folder, cannot read HOME, reach {network}, and see no other \
-         process; its own file tools stay in the project"
+         process; its own file tools stay in the project; {checks}"
     )
 }

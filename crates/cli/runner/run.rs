@@ -118,7 +118,8 @@ impl<'a, 'p> Runner<'a, 'p> {
         progress.started(&state, &agent.label(), &root, resumed);
         if let Some(sandbox) = agent.sandbox() {
             let walls = matches!(sandbox, crate::agent::Sandbox::Walls(_));
-            let said = crate::cli::sandbox::started(walls, &args.agent.allow_hosts);
+            let checks = sandbox.check_walls().is_some();
+            let said = crate::cli::sandbox::started(walls, checks, &args.agent.allow_hosts);
             progress.note(&format!("pagent loop: {said}"));
         }
         // Which account pays, said before anything is spent.
@@ -330,6 +331,7 @@ impl<'a, 'p> Runner<'a, 'p> {
     fn decide(&mut self, state: &State, run: &AgentRun) -> Step {
         let mut world = FsWorld::for_hook(&self.project, state, run.final_message(), None)
             .with_path(self.env.path.clone())
+            .with_walls(self.agent.sandbox().and_then(|s| s.check_walls()).cloned())
             .with_review(review_setup(&self.agent, self.env));
         let metered = usage::metered(state, &run.usage, &self.args.agent, &self.user_dir);
         let mut step = decide_iteration(&metered, &mut world, now());
@@ -486,5 +488,6 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
             AgentSpec::Command { .. } => None,
         },
         deadline: None,
+        walls: agent.sandbox().and_then(|s| s.check_walls()).cloned(),
     }
 }

@@ -1,7 +1,9 @@
 //! `--sandbox`: how a loop's agent is kept to its project, chosen once before the first
 //! iteration from the loop's folders and the user's. A Claude Code agent runs inside
 //! Claude Code's own sandbox (its `sandbox` settings, handed with `--settings`); a
-//! `--command` agent inside pagent's walls (the door's [`Containment`], bubblewrap). A
+//! `--command` agent inside pagent's walls (the door's [`Containment`], bubblewrap). The
+//! loop's checks run inside pagent's walls whichever the agent (on Linux; a Claude Code
+//! loop on macOS says its checks run uncontained). A
 //! loop asked to be contained that cannot be refuses to start: it never runs its agent
 //! uncontained instead.
 
@@ -49,7 +51,14 @@ pub(super) fn contain(
             claude_code_ready(search)?;
             let home = env.install.home.as_deref();
             let settings = claude_settings(home, &hidden, writable, &options.allow_hosts);
-            Ok(agent.contained(Sandbox::ClaudeCode(settings)))
+            // Claude Code's sandbox holds only its agent's commands: the loop's checks get
+            // pagent's walls, which exist where bubblewrap does.
+            let checks = if cfg!(target_os = "linux") {
+                Some(walls(env, &hidden, writable, search)?)
+            } else {
+                None
+            };
+            Ok(agent.contained(Sandbox::ClaudeCode { settings, checks }))
         }
         // Codex and OpenCode need their API (the network) and write their own
         // configuration in HOME, which the user's next uncontained run would read.

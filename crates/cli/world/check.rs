@@ -15,23 +15,29 @@ use std::time::Duration;
 use pagent_engine::{Check, CheckOutcome, CheckShape};
 
 use crate::cli::env;
-use pagent_door::process::{Launch, Program, Ran, RunLimits, SearchPath};
+use pagent_door::process::{Containment, Launch, Program, Ran, RunLimits, SearchPath};
 
 /// Bytes of output kept (the engine then keeps the last couple of thousand characters).
 const KEEP: usize = 64 * 1024;
 
-/// Runs `check` in `root` for the exit condition of `stage`, while `keep_going` says so.
+/// Runs `check` in `root` for the exit condition of `stage`, while `keep_going` says so:
+/// with the programs of `PATH` as pagent got it, inside a contained loop's walls if any
+/// (the check's refusals are then its output, which the next iteration's prompt shows).
 pub fn run_check(
     root: &Path,
     check: &Check,
     stage: &str,
-    path_env: Option<&OsStr>,
+    (path_env, walls): (Option<&OsStr>, Option<&Containment>),
     keep_going: &mut dyn FnMut() -> bool,
 ) -> CheckOutcome {
     let search = SearchPath::new(path_env, &[root]);
     let launch = match launch_of(root, check, &search) {
         Ok(launch) => launch,
         Err(why) => return CheckOutcome::Error(why),
+    };
+    let launch = match walls {
+        Some(walls) => launch.contained(walls.clone()),
+        None => launch,
     };
     let launch = launch
         .env(env::PAGENT_STAGE, stage)
@@ -88,7 +94,7 @@ mod tests {
 
     fn run(root: &Path, check: &Check, stage: &str) -> CheckOutcome {
         let path = crate::cli::env::Env::capture().path;
-        run_check(root, check, stage, path.as_deref(), &mut || true)
+        run_check(root, check, stage, (path.as_deref(), None), &mut || true)
     }
 
     #[test]

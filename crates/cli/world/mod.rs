@@ -41,6 +41,8 @@ pub struct FsWorld<'a> {
     review: Option<ReviewSetup>,
     /// `PATH` as pagent got it: the process door cleans it before a check runs.
     path_env: Option<OsString>,
+    /// The walls a contained loop's checks run inside (`--sandbox`), or none.
+    walls: Option<pagent_door::process::Containment>,
     /// What the user should hear once about this decision's world (a repository too
     /// large for a content fingerprint).
     notice: Option<String>,
@@ -66,6 +68,7 @@ impl<'a> FsWorld<'a> {
             cached_message: None,
             review: None,
             path_env: None,
+            walls: None,
             notice: None,
             review_usage: Vec::new(),
         }
@@ -74,6 +77,12 @@ impl<'a> FsWorld<'a> {
     /// Lets this world's checks find their programs on `path_env` (cleaned first).
     pub fn with_path(mut self, path_env: Option<OsString>) -> FsWorld<'a> {
         self.path_env = path_env;
+        self
+    }
+
+    /// Runs this world's checks inside `walls` (a contained loop's), if any.
+    pub fn with_walls(mut self, walls: Option<pagent_door::process::Containment>) -> FsWorld<'a> {
+        self.walls = walls;
         self
     }
 
@@ -108,6 +117,7 @@ impl<'a> FsWorld<'a> {
             cached_message: None,
             review: None,
             path_env: None,
+            walls: None,
             notice: None,
             review_usage: Vec::new(),
         }
@@ -190,7 +200,7 @@ impl World for FsWorld<'_> {
             &project.root,
             check,
             &self.stage,
-            self.path_env.as_deref(),
+            (self.path_env.as_deref(), self.walls.as_ref()),
             &mut keep_going,
         )
     }
