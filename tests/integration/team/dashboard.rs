@@ -167,6 +167,23 @@ fn cancel_from_the_page(world: &World, browser: &Browser, worker: &mut Worker) {
     save(browser, "dashboard-team-cancelled.png");
 }
 
+/// A listener on `port` once the stopped daemon's processes let it go: the children it
+/// forked per connection die with it, but the kernel frees their socket only once each is
+/// gone (CI met "address in use" at once on 2026-11-27).
+fn bind_when_free(port: u16) -> TcpListener {
+    let started = Instant::now();
+    loop {
+        match TcpListener::bind(("127.0.0.1", port)) {
+            Ok(listener) => return listener,
+            Err(err) if started.elapsed() < Duration::from_secs(20) => {
+                assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse, "{err}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(err) => panic!("port {port} still in use after 20 s: {err}"),
+        }
+    }
+}
+
 /// Issue 32: the dashboard fetches a team in the background, never on a request's path:
 /// a change made elsewhere (a pause from another machine) shows without a reload; and a
 /// remote that stops answering (it accepts connections and says nothing) never slows
@@ -204,7 +221,7 @@ fn issue_32_a_team_on_the_dashboard_is_fetched_in_the_background_and_a_silent_re
 
     // The remote goes silent: it takes connections and answers nothing.
     other.stop();
-    let silent = TcpListener::bind(("127.0.0.1", other.port)).unwrap();
+    let silent = bind_when_free(other.port);
     let held = std::thread::spawn(move || {
         let mut held = Vec::new();
         for stream in silent.incoming().take(8) {
