@@ -162,26 +162,32 @@ function disarm(button) {
   clearTimeout(button.armed);
 }
 
-async function act(id, action, button) {
-  // Cancelling takes a second click: a loop's work is not undone by a slip.
+// A lever's request, or null while a cancel waits for its second click: cancelling takes
+// one, so that a loop's or a team's work is not undone by a slip.
+async function send(action, button, path, what) {
   if (action === "cancel" && !button.classList.contains("confirm")) {
     button.classList.add("confirm");
     button.textContent = "Confirm cancel";
     button.armed = setTimeout(() => disarm(button), 4000);
-    return;
+    return null;
   }
   if (action === "cancel") disarm(button);
   button.disabled = true;
-  let text;
-  let ok = false;
+  let answer;
   try {
-    const done = await api(`/api/loops/${id}/${action}`, "POST");
-    ok = done.ok;
-    text = done.message;
+    const done = await api(path, "POST");
+    answer = { ok: done.ok, text: done.message };
   } catch (err) {
-    text = `Could not ${action} the loop: ${err.message}`;
+    answer = { ok: false, text: `Could not ${action} ${what}: ${err.message}` };
   }
   button.disabled = false;
+  return answer;
+}
+
+async function act(id, action, button) {
+  const answer = await send(action, button, `/api/loops/${id}/${action}`, "the loop");
+  if (!answer) return;
+  const { ok, text } = answer;
   for (const card of [cards.get(id), detailCard && detailCard.id === id ? detailCard : null]) {
     if (!card) continue;
     setText(card.f.result, text);
@@ -293,25 +299,9 @@ function updateTeam(card, team) {
 }
 
 async function teamAct(id, action, button) {
-  // As for a loop: cancelling a team takes a second click.
-  if (action === "cancel" && !button.classList.contains("confirm")) {
-    button.classList.add("confirm");
-    button.textContent = "Confirm cancel";
-    button.armed = setTimeout(() => disarm(button), 4000);
-    return;
-  }
-  if (action === "cancel") disarm(button);
-  button.disabled = true;
-  let text;
-  let ok = false;
-  try {
-    const done = await api(`/api/teams/${id}/${action}`, "POST");
-    ok = done.ok;
-    text = done.message;
-  } catch (err) {
-    text = `Could not ${action} the team: ${err.message}`;
-  }
-  button.disabled = false;
+  const answer = await send(action, button, `/api/teams/${id}/${action}`, "the team");
+  if (!answer) return;
+  const { ok, text } = answer;
   const card = teamCards.get(id);
   if (card) {
     setText(card.f.result, text);
