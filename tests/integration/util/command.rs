@@ -145,21 +145,14 @@ impl TestCommand {
         )
     }
 
-    #[allow(
-        clippy::print_stderr,
-        reason = "a retry is said in the test's own output"
-    )]
     fn run_binary(mut self) -> Run {
         let stdin = self.stdin.take().unwrap_or_default();
         let mut attempts = 0;
         loop {
             attempts += 1;
             let output = self.run_binary_once(stdin.clone());
-            if attempts < 3 && wine_did_not_start(&output) {
-                eprintln!(
-                    "{}: Wine did not start it (exit 1, no output); again",
-                    self.describe()
-                );
+            if attempts < WINE_ATTEMPTS && wine_did_not_start(&output) {
+                say_wine_retry(&self.describe(), attempts);
                 continue;
             }
             return Run::new(
@@ -321,6 +314,25 @@ pub struct Bounded {
     pub run: Run,
     /// Peak resident memory of the process, in KiB.
     pub max_rss_kb: i64,
+}
+
+/// How many times one command is started under Wine before its "did not start" is taken
+/// for pagent's own failure (which `failures_speak.rs` proves never happens natively).
+const WINE_ATTEMPTS: u32 = 3;
+
+/// Wine's retries in this test run, all tests together.
+static WINE_RETRIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Says a retry on the test process's own stderr, which the test harness does not capture
+/// (a passing test's `eprintln!` would be swallowed), with the run's count so far: the last
+/// such line of a run says how often it retried.
+fn say_wine_retry(command: &str, attempt: u32) {
+    let count = WINE_RETRIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    let _ = writeln!(
+        std::io::stderr(),
+        "test: {command}: Wine did not start it (exit 1, no output), attempt {attempt} of \
+         {WINE_ATTEMPTS}; again (Wine retry {count} of this run)"
+    );
 }
 
 /// Whether `output` is Wine failing to start `pagent.exe`, not pagent: exit 1 with nothing
