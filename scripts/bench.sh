@@ -42,12 +42,12 @@
 #     300 in `cargo test`). It runs the debug build, as the test suite does.
 # For scale it also times an empty Rust `fn main() {}` (the floor for any Rust program) and
 # one `git status` of the loop's project.
-# Before timing, every configuration is run once and its output checked: the loop cases
-# must print a block decision, the transcript cases must really read the transcript (a
-# promise appended to it must end the loop), the no-state hooks must print and write
-# nothing, the JSON check must pass the valid file and report the broken one's line, and
-# `pagent loop` must complete after exactly 1 and 11 iterations. After timing, the event
-# logs must hold one event per run. A failed check exits non-zero.
+# Before timing, each configuration is run once and refused if it does not behave, by a
+# one-line sanity check (a loop's Stop blocks, an idle hook prints nothing and writes
+# nothing, the broken JSON file is reported, `pagent loop` succeeds); what each
+# configuration does is proven by the integration tests (tests/integration/benchmarked.rs
+# and the tests it names). After timing, the event logs must hold one event per run. A
+# failed check exits non-zero.
 #
 # Usage: scripts/bench.sh [--quick | --full]
 #   (default)  1 MB and 100 MB transcripts, 20,000 files (about 1 min after the build)
@@ -356,107 +356,50 @@ context = out.get("hookSpecificOutput", {}).get("additionalContext")
 sys.exit(out.get("decision") != "block" and not context)'
 }
 
-state_status() { # [STATE]: the loop's status in the state file
-    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["status"])' "${1:-$state}"
-}
-
 count_events() { # PROJECT ACTION: lines with that action in the project's event log
     grep -c "\"action\":\"$2\"" "$1/.claude/pagent/events.jsonl" 2>/dev/null || true
 }
 
-# The last message of a finished task, appended to a transcript by the checks below.
-done_line='{"parentUuid":null,"isSidechain":false,"message":{"id":"msg_bench_done",'
-done_line+='"type":"message","role":"assistant","content":[{"type":"text",'
-done_line+='"text":"All fixed.\n<promise>DONE</promise>"}]},"type":"assistant","uuid":"bench-done"}'
-
-# --- checks: each configuration does what it is meant to, before any timing ---------------
-out=$(run_hook "$plain" "$tmp/stop-plain.json") || die "no-state hook failed"
-[[ -z $out ]] || die "no-state hook printed something: $out"
-[[ ! -e $plain/.claude ]] || die "no-state hook wrote into the project"
-
-for size in "${sizes[@]}"; do
-    t=${transcript[$size]}
-    hook_input "$tmp/stop-$size-msg.json" "$proj" "$t" "$last_message"
-    hook_input "$tmp/stop-$size-nomsg.json" "$proj" "$t"
-    for kind in msg nomsg; do
-        restore_state "$saved" "$state"
-        out=$(run_hook "$proj" "$tmp/stop-$size-$kind.json") || die "$size/$kind: the hook failed"
-        is_block <<<"$out" || die "$size/$kind: expected a block decision, got: $out"
-    done
-    # Without last_assistant_message the answer must come from the transcript: a promise
-    # appended to it ends the loop. Then the transcript is put back as it was.
-    bytes=$(stat -c %s "$t")
-    printf '%s\n' "$done_line" >>"$t"
-    restore_state "$saved" "$state"
-    out=$(run_hook "$proj" "$tmp/stop-$size-nomsg.json") ||
-        die "$size: the hook failed on a finished transcript"
-    if is_block <<<"$out" || [[ $(state_status) != complete ]]; then
-        die "$size: the hook did not see the promise at the end of the transcript: $out"
-    fi
-    truncate -s "$bytes" "$t"
-done
-hook_input "$tmp/stop-long.json" "$proj" "$long_transcript"
-restore_state "$saved" "$state"
-out=$(run_hook "$proj" "$tmp/stop-long.json") || die "long line: the hook failed"
-is_block <<<"$out" || die "long line: expected a block decision, got: $out"
-restore_state "$saved" "$state"
-
 run_post() { # PROJECT CONFIG_DIR INPUT: the PostToolUse hook once, stdout to stdout
     CLAUDE_PROJECT_DIR=$1 PAGENT_CONFIG_DIR=$2 "$bin" hook post-tool-use <"$3"
 }
-out=$(run_post "$plain" "$empty_cfg" "$tmp/post-plain.json") || die "no-state PostToolUse failed"
-[[ -z $out ]] || die "no-state PostToolUse printed something: $out"
-[[ ! -e $plain/.claude ]] || die "no-state PostToolUse wrote into the project"
-[[ -z $(ls -A "$empty_cfg") ]] || die "no-state PostToolUse wrote into $empty_cfg"
 
-checks=$(count_events "$edit" check)
-for kind in json bare; do
-    out=$(run_post "$edit" "$cfg" "$tmp/post-$kind.json") || die "PostToolUse ($kind) failed"
-    [[ -z $out ]] || die "PostToolUse of a valid JSON file ($kind) printed: $out"
+# --- sanity: a configuration that does not behave is not timed ---------------------------
+# One line each: what every configuration does is proven by the integration tests
+# (tests/integration/benchmarked.rs, and the tests it names); here only that this binary,
+# on these inputs, still does it.
+silent() { [[ -z $1 ]] || die "$2: expected no output, got: $1"; }
+blocks() { is_block <<<"$1" || die "$2: expected a block decision, got: $1"; }
+silent "$(run_hook "$plain" "$tmp/stop-plain.json" || echo "exit $?")" "no-state Stop"
+for size in "${sizes[@]}"; do
+    hook_input "$tmp/stop-$size-msg.json" "$proj" "${transcript[$size]}" "$last_message"
+    hook_input "$tmp/stop-$size-nomsg.json" "$proj" "${transcript[$size]}"
+    for kind in msg nomsg; do
+        restore_state "$saved" "$state"
+        blocks "$(run_hook "$proj" "$tmp/stop-$size-$kind.json")" "Stop, $size/$kind"
+    done
 done
-out=$(run_post "$edit" "$cfg" "$tmp/post-broken.json") || die "PostToolUse (broken JSON) failed"
-python3 -c 'import json, sys
-context = json.loads(sys.argv[1])["hookSpecificOutput"]["additionalContext"]
-sys.exit(not ("broken.json" in context and "line" in context))' "$out" ||
-    die "PostToolUse of a broken JSON file: expected additionalContext naming its line, got: $out"
-(($(count_events "$edit" check) - checks == 3)) ||
-    die "PostToolUse: expected 3 check events in $edit, got $(($(count_events "$edit" check) - checks))"
-
+hook_input "$tmp/stop-long.json" "$proj" "$long_transcript"
+restore_state "$saved" "$state"
+blocks "$(run_hook "$proj" "$tmp/stop-long.json")" "Stop, long line"
+silent "$(run_post "$plain" "$empty_cfg" "$tmp/post-plain.json" || echo "exit $?")" "no-state PostToolUse"
+silent "$(run_post "$edit" "$cfg" "$tmp/post-json.json" || echo "exit $?")" "PostToolUse, valid JSON"
+[[ $(run_post "$edit" "$cfg" "$tmp/post-broken.json") == *broken.json* ]] || die "PostToolUse: the broken JSON file is not reported"
 for n in 1 "$iterations"; do
     rm -rf "$runner/.claude"
     sh -c "$(loop_cmd "$n")" >/dev/null || die "pagent loop (done at $n) failed"
-    got=$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))
-print(s["status"], s["iterations"][0])' "$runner/.claude/pagent-pipeline.json")
-    [[ $got == "complete $n" ]] || die "pagent loop (done at $n): expected 'complete $n', got '$got'"
-    (($(count_events "$runner" block) == n - 1 && $(count_events "$runner" complete) == 1)) ||
-        die "pagent loop (done at $n): expected $((n - 1)) block events and 1 complete"
 done
 rm -rf "$runner/.claude"
-out=$(sh "$tmp/done-at-$iterations.sh" <"$tmp/prompt.txt") || die "the fake agent failed"
-[[ $out == 'Not done yet.' ]] || die "the fake agent alone printed: $out"
-
 for kind in pipeline ralph; do
     restore_state "$tmp/saved-$kind.json" "$big_state"
-    out=$(run_hook "$big_repo" "$tmp/stop-big.json") || die "$kind in $big_repo: the hook failed"
-    is_block <<<"$out" || die "$kind in $big_repo: expected a block decision, got: $out"
-    if [[ $kind == pipeline ]]; then
-        # Both conditions were evaluated: the state's last feedback gives the line count
-        # of architecture.md (10, too few) and the file count of src/, which stops at the
-        # minimum (3) once it is reached (the message names only what is missing).
-        grep -q "architecture.md 10/50 lines, src/ 3+/3 files" "$big_state" ||
-            die "pipeline in $big_repo: expected both findings in the state's last feedback, got: $(grep last_feedback "$big_state")"
-    fi
+    blocks "$(run_hook "$big_repo" "$tmp/stop-big.json")" "$kind in $big_repo"
 done
-out=$(through_launcher stop "$plain" "$cfg" "$tmp/stop-plain.json") || die "launcher: no-state hook failed"
-[[ -z $out ]] || die "launcher: the no-state hook printed something: $out"
-out=$(through_launcher post-tool-use "$plain" "$empty_cfg" "$tmp/post-plain.json") ||
-    die "launcher: no-state PostToolUse failed"
-[[ -z $out ]] || die "launcher: the no-state PostToolUse printed something: $out"
+silent "$(through_launcher stop "$plain" "$cfg" "$tmp/stop-plain.json" || echo "exit $?")" "launcher: no-state Stop"
 restore_state "$saved" "$state"
-out=$(through_launcher stop "$proj" "$cfg" "$tmp/stop-${sizes[1]}-msg.json") || die "launcher: loop hook failed"
-is_block <<<"$out" || die "launcher: expected a block decision, got: $out"
+blocks "$(through_launcher stop "$proj" "$cfg" "$tmp/stop-${sizes[1]}-msg.json")" "launcher: Stop in a loop"
 restore_state "$saved" "$state"
-note "checks passed: no-state hooks stay silent; loops block; JSON checked; pagent loop counts; the launcher finds the installed binary"
+[[ ! -e $plain/.claude && -z $(ls -A "$empty_cfg") ]] || die "a no-state hook wrote something"
+note "sanity checks passed"
 
 # --- timings -----------------------------------------------------------------------------
 # The floor for any Rust program: an empty `fn main() {}` built like the release binary.

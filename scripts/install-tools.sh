@@ -88,10 +88,6 @@ case $(uname -s) in
             echo "install-tools: no mingw-w64 gcc on PATH (it compiles libgit2 and zlib)" >&2
             exit 1
         }
-        command -v python3 >/dev/null || command -v python >/dev/null || {
-            echo "install-tools: no Python (scripts/ralph-e2e.py needs one)" >&2
-            exit 1
-        }
         ;;
 esac
 

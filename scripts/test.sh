@@ -32,18 +32,19 @@
 #      files they lead to), pagent's own answers to its commands (UserPromptExpansion),
 #      and the Windows cases (stream, device and out-of-project names, a device as the
 #      project); and, with Claude Code's Windows build (its newest pinned version,
-#      fetched by scripts/install-client.sh claude-win32), scripts/ralph-e2e.py --wine:
-#      pagent install, a Ralph loop through the exec-form hooks, /pagent:status,
-#      /pagent:cancel and `pagent loop` with that Claude Code as its agent. The integration
+#      fetched by scripts/install-client.sh claude-win32), the e2e suite's installed::
+#      test under Wine (PAGENT_E2E_WINE=1): pagent install, a Ralph loop through the
+#      exec-form hooks, /pagent:status, /pagent:cancel and `pagent loop` with that Claude Code as its agent. The integration
 #      modules that need a POSIX shell or Unix tools on the Windows side (checks, `pagent
 #      loop`'s fake agents, install) are not in this part; the
 #      release workflow's Windows runner runs the Windows tests natively, junctions and
 #      NTFS symbolic links included. PAGENT_WINDOWS=0 leaves it out.
 # On Windows (the release workflow's runner) it runs instead what builds there, natively:
 # the engine's, protocol's and plan readers' tests, the door crate's Windows tests on NTFS
-# (junctions and symbolic links included) and scripts/ralph-e2e.py through each pinned Claude Code
-# version: pagent install of this repository, a Ralph loop, /pagent:status, /pagent:cancel,
-# and `pagent loop` driving that Claude Code.
+# (junctions and symbolic links included) and the e2e suite's installed:: test (the one
+# e2e test that builds for Windows) through each pinned Claude Code version: pagent
+# install of this repository, a Ralph loop, /pagent:status, /pagent:cancel, and `pagent
+# loop` driving that Claude Code.
 # A CLI or a tool that cannot be installed is a failure, never a skip. Extra arguments go
 # to every `cargo test` run (e.g. a test name filter). Each part says how long it took.
 set -euo pipefail
@@ -68,12 +69,10 @@ case $(uname -s) in
         timed "the door crate's tests (files, processes), on NTFS" \
             cargo test --locked --target "$win" -p pagent-door "$@" -- --include-ignored
         timed "the zones" cargo test --locked --target "$win" -p pagent --lib "$@" -- world::zone
-        cargo build --locked --target "$win" --bin pagent
-        python="$(command -v python3 || command -v python)"
         for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
             claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
-            timed "a Ralph loop through Claude Code $version" \
-                "$python" scripts/ralph-e2e.py --claude "$claude" --pagent "$PWD/target/$win/debug/pagent.exe"
+            PAGENT_CLAUDE="$claude" timed "a Ralph loop through Claude Code $version" \
+                cargo test --locked --target "$win" --test e2e "$@" -- --ignored installed::
         done
         exit 0
         ;;
@@ -190,6 +189,7 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; th
     # The real thing: Claude Code's Windows build starting pagent.exe from the exec-form
     # hooks. The newest only: 2.1.197's needs a call Wine 8 lacks (docs/windows.md).
     claude_win="$(scripts/install-client.sh claude-win32 "$CLAUDE_CODE_NEWEST" | tail -n 1)"
-    timed "Windows under Wine: pagent install, a Ralph loop, /pagent:status, /pagent:cancel and pagent loop through Claude Code $CLAUDE_CODE_NEWEST's Windows build" \
-        python3 scripts/ralph-e2e.py --wine --claude "$claude_win" --pagent "$PWD/target/$win/debug/pagent.exe"
+    PAGENT_E2E_WINE=1 PAGENT_CLAUDE="$claude_win" PAGENT_TEST_BIN="$PWD/target/$win/debug/pagent.exe" \
+        timed "Windows under Wine: pagent install, a Ralph loop, /pagent:status, /pagent:cancel and pagent loop through Claude Code $CLAUDE_CODE_NEWEST's Windows build" \
+        cargo test --locked --test e2e "$@" -- --ignored installed::
 fi

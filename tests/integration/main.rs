@@ -23,6 +23,7 @@ mod agent_git_config;
 mod all_loops;
 mod architecture;
 mod backpressure;
+mod benchmarked;
 mod budgets;
 mod checkers;
 mod config_place;

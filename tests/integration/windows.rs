@@ -190,7 +190,7 @@ fn windows_a_ralph_loop_runs_from_start_to_cancel() {
 /// start as the `scripts\pagent.exe` that `pagent install` stages beside the launcher
 /// (a shell form would need Git Bash and a quoted backslash root; a `.cmd` is never
 /// started): observed with 2.1.197 and 2.1.330, and run through 2.1.330 under Wine by
-/// `scripts/ralph-e2e.py --wine`. On Linux and macOS the same name is the launcher.
+/// `tests/e2e/installed.rs` under Wine. On Linux and macOS the same name is the launcher.
 #[test]
 fn windows_every_hook_starts_the_staged_binary_with_no_shell() {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

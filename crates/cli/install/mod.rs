@@ -229,7 +229,7 @@ fn is_plugin(dir: &Path) -> bool {
 /// shell before it (issue 33: the launcher stays for a plugin from a git marketplace or
 /// a checkout, which carry no binary). Claude Code on Windows starts that name as
 /// `pagent.exe` when there is one, never as the shell script (nor as a `.cmd`): proven
-/// with its Windows builds under Wine (`scripts/ralph-e2e.py`).
+/// with its Windows builds under Wine (`tests/e2e/installed.rs`).
 pub const HOOK_EXE: &str = if cfg!(windows) {
     "scripts/pagent.exe"
 } else {

@@ -92,12 +92,12 @@ fn all_sources(dir: &Path, out: &mut BTreeSet<PathBuf>) {
     }
 }
 
-#[test]
-fn issue_31_every_source_file_is_declared_by_a_module() {
-    let repo = repo();
+/// The `.rs` files under `repo`'s `crates/` and `tests/` that no `mod` line reaches from
+/// `roots` (or from a file directly in a member crate's `tests/`), relative to `repo`.
+fn undeclared(repo: &Path, roots: &[&str]) -> Vec<String> {
     let mut reached = BTreeSet::new();
-    let mut todo: Vec<PathBuf> = ROOTS.iter().map(|r| repo.join(r)).collect();
-    for krate in fs::read_dir(repo.join("crates")).unwrap() {
+    let mut todo: Vec<PathBuf> = roots.iter().map(|r| repo.join(r)).collect();
+    for krate in fs::read_dir(repo.join("crates")).into_iter().flatten() {
         let tests = krate.unwrap().path().join("tests");
         if let Ok(entries) = fs::read_dir(&tests) {
             todo.extend(
@@ -116,13 +116,21 @@ fn issue_31_every_source_file_is_declared_by_a_module() {
         }
     }
     let mut present = BTreeSet::new();
-    all_sources(&repo.join("crates"), &mut present);
-    all_sources(&repo.join("tests"), &mut present);
-    let undeclared: Vec<String> = present
+    for top in ["crates", "tests"] {
+        if repo.join(top).is_dir() {
+            all_sources(&repo.join(top), &mut present);
+        }
+    }
+    present
         .iter()
         .filter(|f| !reached.contains(&fs::canonicalize(f).unwrap()))
-        .map(|f| f.strip_prefix(&repo).unwrap().display().to_string())
-        .collect();
+        .map(|f| f.strip_prefix(repo).unwrap().display().to_string())
+        .collect()
+}
+
+#[test]
+fn issue_31_every_source_file_is_declared_by_a_module() {
+    let undeclared = undeclared(&repo(), ROOTS);
     assert!(
         undeclared.is_empty(),
         "no `mod` line reaches these files, so cargo never compiles them (their tests never \
@@ -130,16 +138,48 @@ fn issue_31_every_source_file_is_declared_by_a_module() {
     );
 }
 
-/// The guard catches what it is for: a test file dropped beside the others.
+/// The guard catches what it is for: test files dropped beside the others, in a room's
+/// folder and in the end-to-end suite, in a tree shaped like this one; the declared ones
+/// (a flat file, a room's `mod.rs` and what it declares) pass.
 #[test]
 fn issue_31_a_planted_undeclared_test_file_is_found() {
-    let main = repo().join("tests/integration/main.rs");
-    let declared = declared_by(&main);
-    assert!(declared.iter().any(|f| f.ends_with("failures_speak.rs")));
-    assert!(
-        !declared
-            .iter()
-            .any(|f| f.ends_with("planted_but_undeclared.rs"))
+    let tree = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "tests/integration/main.rs",
+            "mod declared;\n#[cfg(unix)]\nmod room;\n",
+        ),
+        ("tests/integration/declared.rs", "#[test]\nfn runs() {}\n"),
+        ("tests/integration/room/mod.rs", "pub(crate) mod inner;\n"),
+        ("tests/integration/room/inner.rs", "// mod commented_out;\n"),
+        (
+            "tests/integration/planted.rs",
+            "#[test]\nfn never_runs() {}\n",
+        ),
+        (
+            "tests/integration/room/planted_too.rs",
+            "#[test]\nfn never_runs() {}\n",
+        ),
+        ("tests/integration/room/commented_out.rs", ""),
+        ("tests/integration/snapshots/not_a_module.rs", ""),
+        ("tests/e2e/main.rs", "mod scenario;\n"),
+        ("tests/e2e/scenario.rs", ""),
+        ("tests/e2e/planted.rs", ""),
+    ];
+    for (path, text) in files {
+        let path = tree.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let roots = ["tests/integration/main.rs", "tests/e2e/main.rs"];
+    assert_eq!(
+        undeclared(tree.path(), &roots),
+        [
+            "tests/e2e/planted.rs",
+            "tests/integration/planted.rs",
+            "tests/integration/room/commented_out.rs",
+            "tests/integration/room/planted_too.rs",
+        ]
     );
     assert_eq!(mod_name("pub(crate) mod cap;"), Some("cap"));
     assert_eq!(mod_name("    mod tests;"), Some("tests"));
