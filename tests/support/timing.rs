@@ -115,10 +115,10 @@ mod tests {
             "one pass",
             8,
             || {
-                std::hint::black_box(linear(300_000));
+                std::hint::black_box(linear(1_000_000));
             },
             || {
-                std::hint::black_box(linear(2_400_000));
+                std::hint::black_box(linear(8_000_000));
             },
         );
         let caught = std::panic::catch_unwind(|| {
