@@ -108,7 +108,10 @@ fn team_start(
         plan: plan_path,
         issues: args.issues.clone(),
         format,
-        agent: crate::setup::plan::agent_options(&args.agent),
+        agent: crate::setup::plan::agent_options(
+            &args.agent,
+            &crate::store::config::read_tuning(&crate::store::user::UserDir::of(env))?,
+        ),
         checks: args.checks.clone(),
         max_iterations: args.max_iterations,
         budget: args.budget.budget(),
