@@ -10,9 +10,8 @@ use crate::io::Io;
 use crate::runner::progress::{Mode, Progress};
 use crate::runner::{KeptFailing, drive};
 use crate::setup::child_plan::ChildPlan;
-use crate::setup::plan::LoopPlan;
+use crate::setup::plan::{LoopPlan, user_tuning};
 use crate::store::project::Project;
-use crate::store::user::UserDir;
 use pagent_door::process::signals;
 
 pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
@@ -47,8 +46,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::R
 /// its parent wrote (`--child-plan`), which a start on the command line cannot join.
 fn plan_of(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<LoopPlan> {
     let (Some(file), Some(sha256)) = (&args.child_plan, &args.child_plan_sha256) else {
-        let tuning = crate::store::config::read_tuning(&UserDir::of(env))?;
-        return Ok(LoopPlan::from_args(args, &tuning));
+        return Ok(LoopPlan::from_args(args, &user_tuning(env)?));
     };
     anyhow::ensure!(
         args.start.is_none(),

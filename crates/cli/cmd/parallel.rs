@@ -70,7 +70,7 @@ pub fn run(
         )?;
         return Ok(ExitStatus::Success);
     }
-    let tuning = crate::store::config::read_tuning(&UserDir::of(env))?;
+    let tuning = crate::setup::plan::user_tuning(env)?;
     let plan = crate::setup::plan::ParallelPlan::from_args(args, &tuning);
     run_tasks(env, &project, &plan, tasks, &exe, io)
 }

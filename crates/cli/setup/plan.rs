@@ -43,6 +43,11 @@ pub fn agent_options(args: &AgentArgs, tuning: &Tuning) -> Options {
     }
 }
 
+/// The user's tuning of a loop: their own config's `loop` section over the defaults.
+pub fn user_tuning(env: &Env) -> anyhow::Result<Tuning> {
+    crate::store::config::read_tuning(&crate::store::user::UserDir::of(env))
+}
+
 /// A new loop's start, as given after `pagent loop`: opened only by the set-up.
 #[derive(Debug, Clone)]
 pub struct Start(LoopStart);

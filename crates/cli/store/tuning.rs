@@ -112,9 +112,10 @@ impl Default for Tuning {
 impl Tuning {
     /// The defaults, with the keys `section` sets (validated by [`check`]).
     pub fn with(section: &BTreeMap<String, u64>) -> Tuning {
+        // A key missing from the table would read as 0: the tests below catch it.
         let value = |key: &str| {
-            let knob = KNOBS.iter().find(|k| k.key == key).expect("a knob");
-            section.get(key).copied().unwrap_or(knob.default)
+            let default = KNOBS.iter().find(|k| k.key == key).map_or(0, |k| k.default);
+            section.get(key).copied().unwrap_or(default)
         };
         let secs = |key: &str| Duration::from_secs(value(key));
         Tuning {
