@@ -73,6 +73,16 @@ pub mod surface {
 pub mod schemas {
     pub use crate::store::config::{check as check_config, schema as config};
     pub use pagent_engine::schema::workflow;
+
+    /// The tuning a loop runs with under `config` (a user's `config.json`), as its debug
+    /// text: what the schema's tests compare the schema's defaults with.
+    pub fn tuning_of(config: &serde_json::Value) -> String {
+        let section = crate::store::config::check_parsed(config.to_string().as_bytes())
+            .ok()
+            .and_then(|file| file.tuning)
+            .unwrap_or_default();
+        format!("{:?}", crate::store::tuning::Tuning::with(&section))
+    }
 }
 
 /// Reports a panic caught by `main` (the message itself was printed by the panic hook).

@@ -447,7 +447,7 @@ fn issue_30_an_outage_is_retried_until_outage_wait_and_a_crash_until_retries() {
         if what == "outage" {
             assert!(
                 out.stderr.contains("the service still failed after ")
-                    && out.stderr.contains("(--outage-wait 3s)"),
+                    && out.stderr.contains("(loop.outage_wait: 3s)"),
                 "{out}"
             );
             assert!(runs(&env) >= 2, "{out}");

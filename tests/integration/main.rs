@@ -49,6 +49,7 @@ mod live_display;
 mod loop_json;
 mod loop_options;
 mod loop_runner;
+mod loop_tuning;
 mod never_hostage;
 mod no_progress;
 mod notify;

@@ -247,10 +247,10 @@ echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":42
             "Do it",
         ])
         .success();
-    // The wait is --limit-wait's (the snapshot hides durations).
+    // The wait is loop.limit_wait's, here set by its hidden flag (the snapshot hides durations).
     assert!(
         out.stdout
-            .contains("(2s, no reset time given: --limit-wait)"),
+            .contains("(2s, no reset time given: loop.limit_wait)"),
         "{out}"
     );
     assert_waited_and_completed(&env, &out, "no reset");

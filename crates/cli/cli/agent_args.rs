@@ -1,7 +1,9 @@
 //! How `pagent loop` (and each loop of `pagent parallel`) runs its agent: which CLI, its
 //! program and arguments, and the time limits and retries of one iteration. These are
 //! clap globals of `pagent loop`, so they are accepted after its `ralph` or `run` too and
-//! shown in their help, under their own heading.
+//! shown in their help, under their own heading. The tuning a user sets once (the
+//! watchdog, retries, outage and limit waits) is their config's `loop` section
+//! (`store/tuning.rs`); its flags stay, hidden, for older command lines, and win.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -59,32 +61,31 @@ pub struct AgentArgs {
         default_value = "acceptEdits"
     )]
     pub permission_mode: String,
-    /// Stop an iteration that runs longer than this (e.g. 45m, 2h, 90s)
-    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
-    pub iteration_timeout: Duration,
-    /// Stop an agent that prints nothing for this long (the watchdog)
-    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m")]
-    pub idle_timeout: Duration,
-    /// Retries, with exponential backoff, when the agent crashes or exits with an error
-    /// (not counted as iterations); a service outage is retried for --outage-wait instead
-    #[arg(global = true, help_heading = "Agent options", long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=20))]
-    pub retries: u32,
-    /// The first retry's delay; each next one doubles it (at most 5m)
-    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
-    pub retry_delay: Duration,
-    /// How long to wait when the agent hits a usage limit and names no reset time (one
-    /// that names it is waited until then, plus --limit-margin); then the same iteration
-    /// runs again, not counted
-    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
-    pub limit_wait: Duration,
-    /// How long past the reset a usage limit names the loop waits (the provider's clock is
-    /// not ours)
-    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "1m")]
-    pub limit_margin: Duration,
-    /// How long to keep retrying, with exponential backoff, while the agent's service is
-    /// down (a 5xx, overloaded); then the loop stops, its state saved
-    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration, default_value = "1h")]
-    pub outage_wait: Duration,
+    /// Stop an iteration that runs longer than this (e.g. 45m, 2h, 90s) [default: 30m, or
+    /// loop.iteration_timeout in your config.json]
+    #[arg(global = true, help_heading = "Agent options", long, value_name = "DURATION", value_parser = parse_duration)]
+    pub iteration_timeout: Option<Duration>,
+    // The tuning a user sets once, in the `loop` section of their own config.json
+    // (`store/tuning.rs`): these flags are kept, hidden, so that older command lines still
+    // run, and win over the config for the run they are given to.
+    /// The watchdog: stop an agent that prints nothing for this long (loop.idle_timeout)
+    #[arg(global = true, hide = true, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Retries of a crash or bad exit (loop.retries)
+    #[arg(global = true, hide = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub retries: Option<u32>,
+    /// The first retry's delay (loop.retry_delay)
+    #[arg(global = true, hide = true, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub retry_delay: Option<Duration>,
+    /// The wait on a usage limit that names no reset time (loop.limit_wait)
+    #[arg(global = true, hide = true, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub limit_wait: Option<Duration>,
+    /// The wait past a usage limit's reset (loop.limit_margin)
+    #[arg(global = true, hide = true, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub limit_margin: Option<Duration>,
+    /// How long an outage is retried (loop.outage_wait)
+    #[arg(global = true, hide = true, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub outage_wait: Option<Duration>,
     /// Treat a usage limit as an agent error (retried, then the loop stops) instead of
     /// waiting for it to reset
     #[arg(global = true, help_heading = "Agent options", long)]

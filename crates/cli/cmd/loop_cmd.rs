@@ -10,7 +10,7 @@ use crate::io::Io;
 use crate::runner::progress::{Mode, Progress};
 use crate::runner::{KeptFailing, drive};
 use crate::setup::child_plan::ChildPlan;
-use crate::setup::plan::LoopPlan;
+use crate::setup::plan::{LoopPlan, user_tuning};
 use crate::store::project::Project;
 use pagent_door::process::signals;
 
@@ -46,7 +46,7 @@ pub fn run(global: &Global, env: &Env, args: LoopArgs, io: &mut Io) -> anyhow::R
 /// its parent wrote (`--child-plan`), which a start on the command line cannot join.
 fn plan_of(global: &Global, env: &Env, args: LoopArgs) -> anyhow::Result<LoopPlan> {
     let (Some(file), Some(sha256)) = (&args.child_plan, &args.child_plan_sha256) else {
-        return Ok(LoopPlan::from_args(args));
+        return Ok(LoopPlan::from_args(args, &user_tuning(env)?));
     };
     anyhow::ensure!(
         args.start.is_none(),

@@ -70,7 +70,8 @@ pub fn run(
         )?;
         return Ok(ExitStatus::Success);
     }
-    let plan = crate::setup::plan::ParallelPlan::from_args(args);
+    let tuning = crate::setup::plan::user_tuning(env)?;
+    let plan = crate::setup::plan::ParallelPlan::from_args(args, &tuning);
     run_tasks(env, &project, &plan, tasks, &exe, io)
 }
 
@@ -226,7 +227,7 @@ fn run_argv(exe: &Path, project: &Project, args: &ParallelArgs, file: &Path) -> 
         }
     }
     argv.extend(crate::setup::plan::budget_cli(&args.budget.budget()));
-    argv.extend(agent_cli(&crate::setup::plan::agent_options(&args.agent)));
+    argv.extend(agent_cli(&args.agent));
     argv
 }
 

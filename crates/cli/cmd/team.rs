@@ -22,6 +22,7 @@ use crate::runner::team::worker::Running;
 use crate::runner::team::worker::assemble::{OwnAgent, WorkSettings, host_name, join};
 use crate::runner::team::workflow::{WorkflowSettings, workflow};
 use crate::runner::team::{Place, names, place, trust, which_team};
+use crate::setup::plan::{agent_options, user_tuning};
 use pagent_door::process::signals;
 
 pub fn run(global: &Global, env: &Env, args: TeamArgs, io: &mut Io) -> anyhow::Result<ExitStatus> {
@@ -108,7 +109,7 @@ fn team_start(
         plan: plan_path,
         issues: args.issues.clone(),
         format,
-        agent: crate::setup::plan::agent_options(&args.agent),
+        agent: agent_options(&args.agent, &user_tuning(env)?),
         checks: args.checks.clone(),
         max_iterations: args.max_iterations,
         budget: args.budget.budget(),

@@ -61,7 +61,7 @@ pub enum LoopEvent {
         reason: String,
         until: Timestamp,
         wait_secs: u64,
-        /// Whether `until` is the reset the agent named (plus a minute), else `--limit-wait`.
+        /// Whether `until` is the reset the agent named (plus a minute), else `loop.limit_wait`.
         reset_known: bool,
     },
     /// The usage limit was waited out: the same iteration runs again.

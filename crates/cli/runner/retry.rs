@@ -1,8 +1,8 @@
 //! One iteration's agent run, and what follows a run that failed.
 //!
 //! Every failed run is classified by the engine (`pagent_engine::failure`): a service
-//! outage is retried with growing delays for up to `--outage-wait`, an agent crash or bad
-//! exit `--retries` times, and a usage limit goes back to the runner
+//! outage is retried with growing delays for up to `loop.outage_wait`, an agent crash or bad
+//! exit `loop.retries` times (the user's config, `store/tuning.rs`), and a usage limit goes back to the runner
 //! ([`Attempt::Limited`]) to be waited out, or to end the loop when no wait ends it
 //! (`limit.rs`), unless `--no-limit-wait` makes it a crash to retry. A retry is not an
 //! iteration: the engine's loop never hears of it, so a flaky API cannot use up the loop's

@@ -88,6 +88,7 @@ impl<'a, 'p> Runner<'a, 'p> {
         progress: &'a mut Progress<'p>,
         stdin: (&mut dyn std::io::Read, bool),
     ) -> anyhow::Result<(Runner<'a, 'p>, State)> {
+        stories::refuse_what_the_start_ignores(&args)?;
         let (tree, project, search, base_root) = open_project(project_flag, env, &args)?;
         prepare::refuse_nothing_to_resume(&project, &args)?;
         let agent = agent_spec(&args.agent, env, &search)?;

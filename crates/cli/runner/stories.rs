@@ -45,13 +45,7 @@ pub(super) fn stories_spec(
             progress.note(&written.summary());
             (written.path, Some(Format::Issues))
         }
-        (None, None) => {
-            anyhow::ensure!(
-                args.plan.format.is_none() && args.plan.checks.is_empty(),
-                "--format and --check go with --stories or --issues"
-            );
-            return Ok(None);
-        }
+        (None, None) => return Ok(None),
     };
     Ok(Some(StoriesSpec {
         file,
@@ -64,6 +58,27 @@ pub(super) fn stories_spec(
         driver: pagent_engine::Driver::Loop,
         review: None,
     }))
+}
+
+/// A loop has one start, and `--check` and `--format` read its plan: what would be
+/// ignored is refused before anything runs, saying what to write instead (issue 31: a
+/// ralph loop given `--check` ended on its promise alone, the check never run).
+pub(super) fn refuse_what_the_start_ignores(args: &LoopPlan) -> anyhow::Result<()> {
+    let plan = args.stories.is_some() || args.issues.is_some();
+    let plan_flags = args.plan.format.is_some() || !args.plan.checks.is_empty();
+    match (args.start.as_ref().map(|s| s.name()), plan, plan_flags) {
+        (Some(start), true, _) => anyhow::bail!(
+            "--stories and --issues start a loop of their own: give either them or `{start}`, not both"
+        ),
+        (Some("ralph"), false, true) => anyhow::bail!(
+            "--check and --format go with --stories or --issues: a ralph loop ends on its promise alone; to end on a command passing too, give the loop a plan (`pagent loop --stories PLAN --check COMMAND`)"
+        ),
+        (Some(start), false, true) => anyhow::bail!(
+            "--check and --format of `pagent loop {start}` go after `{start}` (`pagent loop {start} --stories PLAN --check COMMAND`)"
+        ),
+        (None, false, true) => anyhow::bail!("--format and --check go with --stories or --issues"),
+        _ => Ok(()),
+    }
 }
 
 /// The issues `--issues` asked for, written down as the plan [`ISSUES_PLAN`].

@@ -19,26 +19,33 @@ use crate::cli::args::{
 use crate::cli::env::Env;
 use crate::setup::child_plan::ChildPlan;
 use crate::store::project::Project;
+use crate::store::tuning::Tuning;
 
-/// The agent's options as flags gave them.
-pub fn agent_options(args: &AgentArgs) -> Options {
+/// The agent's options as flags gave them, the user's `tuning` (their config's `loop`
+/// section over the defaults) where a flag did not: the command line wins for its run.
+pub fn agent_options(args: &AgentArgs, tuning: &Tuning) -> Options {
     Options {
         agent: args.agent,
         command: args.command.clone(),
         agent_bin: args.agent_bin.clone(),
         agent_args: args.agent_args.clone(),
         permission_mode: args.permission_mode.clone(),
-        iteration_timeout: args.iteration_timeout,
-        idle_timeout: args.idle_timeout,
-        retries: args.retries,
-        retry_delay: args.retry_delay,
-        outage_wait: args.outage_wait,
-        limit_wait: args.limit_wait,
-        limit_margin: args.limit_margin,
+        iteration_timeout: args.iteration_timeout.unwrap_or(tuning.iteration_timeout),
+        idle_timeout: args.idle_timeout.unwrap_or(tuning.idle_timeout),
+        retries: args.retries.unwrap_or(tuning.retries),
+        retry_delay: args.retry_delay.unwrap_or(tuning.retry_delay),
+        outage_wait: args.outage_wait.unwrap_or(tuning.outage_wait),
+        limit_wait: args.limit_wait.unwrap_or(tuning.limit_wait),
+        limit_margin: args.limit_margin.unwrap_or(tuning.limit_margin),
         no_limit_wait: args.no_limit_wait,
         sandbox: args.sandbox,
         allow_hosts: args.allow_host.clone(),
     }
+}
+
+/// The user's tuning of a loop: their own config's `loop` section over the defaults.
+pub fn user_tuning(env: &Env) -> anyhow::Result<Tuning> {
+    crate::store::config::read_tuning(&crate::store::user::UserDir::of(env))
 }
 
 /// A new loop's start, as given after `pagent loop`: opened only by the set-up.
@@ -46,6 +53,14 @@ pub fn agent_options(args: &AgentArgs) -> Options {
 pub struct Start(LoopStart);
 
 impl Start {
+    /// The subcommand that gave this start: `ralph` or `run`.
+    pub fn name(&self) -> &'static str {
+        match &self.0 {
+            LoopStart::Ralph(_) => "ralph",
+            LoopStart::Run(_) => "run",
+        }
+    }
+
     /// `--trust`, as this start has it (`ralph --trust`, `run --trust`).
     pub fn trust(&self) -> bool {
         match &self.0 {
@@ -82,9 +97,9 @@ pub struct LoopPlan {
 }
 
 impl LoopPlan {
-    pub fn from_args(args: LoopArgs) -> LoopPlan {
+    pub fn from_args(args: LoopArgs, tuning: &Tuning) -> LoopPlan {
         LoopPlan {
-            agent: agent_options(&args.agent),
+            agent: agent_options(&args.agent, tuning),
             stories: args.stories,
             issues: args.issues,
             plan: PlanOptions {
@@ -164,10 +179,10 @@ pub struct ParallelPlan {
 }
 
 impl ParallelPlan {
-    pub fn from_args(args: &ParallelArgs) -> ParallelPlan {
+    pub fn from_args(args: &ParallelArgs, tuning: &Tuning) -> ParallelPlan {
         ParallelPlan {
             jobs: args.jobs,
-            agent: agent_options(&args.agent),
+            agent: agent_options(&args.agent, tuning),
             budget: args.budget.budget(),
             max_iterations: args.max_iterations,
             no_checkpoint: args.no_checkpoint,
@@ -265,8 +280,9 @@ pub fn budget_cli(budget: &pagent_engine::Budget) -> Vec<String> {
 }
 
 /// The agent flags of the `pagent parallel` command `--dry-run` prints, so that running
-/// it runs the same agent the same way.
-pub fn agent_cli(args: &Options) -> Vec<String> {
+/// it runs the same agent the same way: the flags as given (a tuning flag only when it
+/// was, since the command run reads the same config).
+pub fn agent_cli(args: &AgentArgs) -> Vec<String> {
     let mut out = Vec::new();
     match &args.command {
         Some(line) => out.extend(["--command".to_owned(), line.clone()]),
@@ -280,31 +296,28 @@ pub fn agent_cli(args: &Options) -> Vec<String> {
     for arg in &args.agent_args {
         out.push(format!("--agent-arg={arg}"));
     }
-    out.extend([
-        "--permission-mode".to_owned(),
-        args.permission_mode.clone(),
-        "--iteration-timeout".to_owned(),
-        format!("{}s", args.iteration_timeout.as_secs()),
-        "--idle-timeout".to_owned(),
-        format!("{}s", args.idle_timeout.as_secs()),
-        "--retries".to_owned(),
-        args.retries.to_string(),
-        "--retry-delay".to_owned(),
-        format!("{}s", args.retry_delay.as_secs()),
-        "--outage-wait".to_owned(),
-        format!("{}s", args.outage_wait.as_secs()),
-        "--limit-wait".to_owned(),
-        format!("{}s", args.limit_wait.as_secs()),
-        "--limit-margin".to_owned(),
-        format!("{}s", args.limit_margin.as_secs()),
-    ]);
+    out.extend(["--permission-mode".to_owned(), args.permission_mode.clone()]);
+    let secs = |d: Option<std::time::Duration>| d.map(|d| format!("{}s", d.as_secs()));
+    for (flag, value) in [
+        ("--iteration-timeout", secs(args.iteration_timeout)),
+        ("--idle-timeout", secs(args.idle_timeout)),
+        ("--retries", args.retries.map(|n| n.to_string())),
+        ("--retry-delay", secs(args.retry_delay)),
+        ("--outage-wait", secs(args.outage_wait)),
+        ("--limit-wait", secs(args.limit_wait)),
+        ("--limit-margin", secs(args.limit_margin)),
+    ] {
+        if let Some(value) = value {
+            out.extend([flag.to_owned(), value]);
+        }
+    }
     if args.no_limit_wait {
         out.push("--no-limit-wait".to_owned());
     }
     if args.sandbox {
         out.push("--sandbox".to_owned());
     }
-    for host in &args.allow_hosts {
+    for host in &args.allow_host {
         out.push(format!("--allow-host={host}"));
     }
     out
@@ -312,8 +325,6 @@ pub fn agent_cli(args: &Options) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use clap::Parser;
 
     use super::*;
@@ -367,10 +378,15 @@ mod tests {
             ],
         ] {
             let given = loop_args(&flags.iter().map(|f| (*f).to_owned()).collect::<Vec<_>>());
-            let plan = LoopPlan::from_args(given);
-            let mut again = agent_cli(&plan.agent);
-            again.extend(budget_cli(&plan.budget));
-            let back = LoopPlan::from_args(loop_args(&again));
+            let mut again = agent_cli(&given.agent);
+            again.extend(budget_cli(&given.budget.budget()));
+            // The command printed runs with the same config as the one that printed it.
+            let tuning = Tuning {
+                retries: 7,
+                ..Tuning::default()
+            };
+            let plan = LoopPlan::from_args(given, &tuning);
+            let back = LoopPlan::from_args(loop_args(&again), &tuning);
             assert_eq!(back.agent, plan.agent, "{flags:?} -> {again:?}");
             assert_eq!(back.budget, plan.budget, "{flags:?} -> {again:?}");
         }
@@ -378,40 +394,26 @@ mod tests {
 
     #[test]
     fn the_agent_options_reach_the_command_the_dry_run_prints() {
-        let args = Options {
-            agent: pagent_protocol::stream::AgentKind::Codex,
-            command: None,
-            agent_bin: Some("/opt/codex".into()),
-            agent_args: vec!["--model".into(), "o3".into()],
-            permission_mode: "acceptEdits".into(),
-            iteration_timeout: Duration::from_secs(60),
-            idle_timeout: Duration::from_secs(30),
-            retries: 1,
-            retry_delay: Duration::from_secs(2),
-            outage_wait: Duration::from_secs(900),
-            limit_wait: Duration::from_secs(600),
-            limit_margin: Duration::from_secs(5),
-            no_limit_wait: true,
-            sandbox: true,
-            allow_hosts: vec!["registry.example.org".to_owned()],
-        };
-        let cli = agent_cli(&args).join(" ");
-        assert!(
-            cli.starts_with(
-                "--agent codex --agent-bin /opt/codex --agent-arg=--model --agent-arg=o3"
-            ),
-            "{cli}"
+        let flags = "--agent codex --agent-bin /opt/codex --agent-arg=--model --agent-arg=o3 \
+                     --permission-mode acceptEdits --iteration-timeout 60s --idle-timeout 30s \
+                     --retries 1 --retry-delay 2s --outage-wait 900s --limit-wait 600s \
+                     --limit-margin 5s --no-limit-wait --sandbox \
+                     --allow-host=registry.example.org";
+        let given: Vec<String> = flags.split_whitespace().map(str::to_owned).collect();
+        assert_eq!(
+            agent_cli(&loop_args(&given).agent).join(" "),
+            given.join(" ")
         );
-        assert!(
-            cli.contains("--iteration-timeout 60s --idle-timeout 30s --retries 1 --retry-delay 2s --outage-wait 900s"),
-            "{cli}"
-        );
-        assert!(
-            cli.ends_with(
-                "--limit-wait 600s --limit-margin 5s --no-limit-wait --sandbox \
-                 --allow-host=registry.example.org"
-            ),
-            "{cli}"
+    }
+
+    /// Issue 31, item 4: the tuning the user did not give on the command line stays out of
+    /// the printed command, which reads the same config when it runs.
+    #[test]
+    fn issue_31_the_dry_run_prints_only_the_tuning_flags_given() {
+        let cli = agent_cli(&loop_args(&["--retries".to_owned(), "1".to_owned()]).agent);
+        assert_eq!(
+            cli.join(" "),
+            "--agent claude --permission-mode acceptEdits --retries 1"
         );
     }
 

@@ -5,7 +5,8 @@
 //! {"backpressure": {"always": false, "checks": {"py": [{"command": ["mypy", "{file}"]}]}},
 //!  "prices": {"claude-sonnet-4": {"input": 3, "output": 15}},
 //!  "notify": {"desktop": true, "command": ["my-notifier", "{message}"]},
-//!  "logs": {"max_mb": 256}}
+//!  "logs": {"max_mb": 256},
+//!  "loop": {"idle_timeout": 1200, "outage_wait": 7200}}
 //! ```
 //!
 //! The project's file is read only when a loop is set up, and what it says is sealed into
@@ -13,7 +14,9 @@
 //! commands on its own. `always` (check edits in every session, loop or not) is honoured
 //! only in the user's file, which no repository can write. So are `prices` (a project that
 //! priced tokens at zero would disarm the user's cost budget), `notify` (a command run
-//! when any loop ends) and `logs` (how much of the user's disk a project's logs take).
+//! when any loop ends), `logs` (how much of the user's disk a project's logs take) and
+//! `loop` (how long a loop waits and retries, `tuning.rs`: a project that set it could
+//! keep a night's run waiting on nothing).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +28,7 @@ use serde::Deserialize;
 
 use crate::store::SMALL_FILE_CAP;
 use crate::store::project::{CONFIG_FILE, Project};
+use crate::store::tuning::Tuning;
 use crate::store::user::UserDir;
 use pagent_door::files;
 
@@ -45,6 +49,9 @@ pub struct ConfigFile {
     /// How much the run and review logs of a project may take.
     #[serde(default)]
     pub logs: Option<LogsConfig>,
+    /// How a loop times and retries its agent (`tuning.rs`).
+    #[serde(default, rename = "loop")]
+    pub tuning: Option<BTreeMap<String, u64>>,
 }
 
 /// The cap on a project's run and review logs (`.claude/pagent/runs/`).
@@ -111,6 +118,10 @@ fn parse_config(bytes: &[u8], shown: &str) -> anyhow::Result<ConfigFile> {
     for (prefix, entry) in file.prices.iter().flatten() {
         price_of(prefix, entry)
             .with_context(|| format!("invalid pagent config {shown}: prices.{prefix}"))?;
+    }
+    if let Some(section) = &file.tuning {
+        crate::store::tuning::check(section)
+            .map_err(|why| anyhow::anyhow!("invalid pagent config {shown}: loop.{why}"))?;
     }
     if file.logs.as_ref().and_then(|l| l.max_mb) == Some(0) {
         bail!("invalid pagent config {shown}: logs.max_mb must be at least 1");
@@ -215,6 +226,18 @@ pub fn schema() -> serde_json::Value {
                 },
                 "additionalProperties": false,
             },
+            "logs": {
+                "type": "object",
+                "description": "How much a project's run and review logs may take (your own config only).",
+                "properties": {
+                    "max_mb": {
+                        "type": "integer", "minimum": 1,
+                        "description": "Mebibytes kept, the oldest files dropped first [default: 256].",
+                    },
+                },
+                "additionalProperties": false,
+            },
+            "loop": crate::store::tuning::schema(),
         },
         "additionalProperties": false,
     })
@@ -222,7 +245,23 @@ pub fn schema() -> serde_json::Value {
 
 /// Whether `bytes` is a valid user config file, as [`read_config`] judges it.
 pub fn check(bytes: &[u8]) -> anyhow::Result<()> {
-    parse_config(bytes, "config.json").map(|_| ())
+    check_parsed(bytes).map(|_| ())
+}
+
+/// `bytes` as [`read_config`] reads a user config file.
+pub fn check_parsed(bytes: &[u8]) -> anyhow::Result<ConfigFile> {
+    parse_config(bytes, "config.json")
+}
+
+/// The user's tuning of a loop (`tuning.rs`): the defaults under the `loop` section of
+/// their own config. A config that cannot be read or is invalid is an error: a loop does
+/// not run a night on settings the user did not write.
+pub fn read_tuning(user_dir: &UserDir) -> anyhow::Result<Tuning> {
+    let section = match user_config_path(user_dir) {
+        Some(path) => read_config(&path)?.and_then(|file| file.tuning),
+        None => None,
+    };
+    Ok(Tuning::with(&section.unwrap_or_default()))
 }
 
 /// The most bytes a project's run and review logs may take: the user's `logs.max_mb`, or
@@ -250,9 +289,13 @@ pub fn project_backpressure(
         return Ok(None);
     };
     let file = parse_config(&bytes, CONFIG_FILE)?;
-    if file.prices.is_some() || file.notify.is_some() || file.logs.is_some() {
+    if file.prices.is_some()
+        || file.notify.is_some()
+        || file.logs.is_some()
+        || file.tuning.is_some()
+    {
         bail!(
-            "{CONFIG_FILE}: prices, notify and logs are only honoured in your own {FILE} (in pagent's config folder), not in a project"
+            "{CONFIG_FILE}: prices, notify, logs and loop are only honoured in your own {FILE} (in pagent's config folder), not in a project"
         );
     }
     if file.backpressure.as_ref().is_some_and(|b| b.always) {

@@ -32,6 +32,7 @@ pub mod runs;
 pub mod secret;
 pub mod teams;
 pub mod trust;
+pub mod tuning;
 pub mod user;
 pub mod workflows;
 

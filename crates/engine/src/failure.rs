@@ -6,13 +6,13 @@
 //!
 //! - a **service outage** (a 5xx, overloaded, the server's own throttle, a rate limit the
 //!   agent gave up retrying): retried with growing delays, not counted, for as long as
-//!   `--outage-wait` allows, since a night's run must not end on what a person would have
+//!   `loop.outage_wait` allows, since a night's run must not end on what a person would have
 //!   waited out;
 //! - a **usage limit** that resets: waited out (`limit.rs`), then the same iteration runs
 //!   again;
 //! - a **credit, spend or admin stop** (out of credits, a seat that does not include
 //!   usage): no wait ends it, so the loop ends at once, saying why and what to do;
-//! - an **agent crash or bad exit**: retried `--retries` times, then `pagent loop` stops
+//! - an **agent crash or bad exit**: retried `loop.retries` times, then `pagent loop` stops
 //!   with the state saved.
 //!
 //! [`after_failure`] decides, [`record`] keeps the last failure in the state for `pagent
@@ -25,7 +25,7 @@ use crate::{State, Timestamp, format_duration};
 
 /// The longest wait between two retries.
 pub const MAX_RETRY_DELAY_SECS: u64 = 300;
-/// How long an outage is retried by default (`--outage-wait`).
+/// How long an outage is retried by default (the config's `loop.outage_wait`).
 pub const DEFAULT_OUTAGE_SECS: u64 = 3600;
 /// The agent's words kept with a failure, in characters.
 const WHY_CAP: usize = 300;
@@ -73,7 +73,7 @@ pub enum Failed<'a> {
 /// How `pagent loop` retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryOptions {
-    /// Retries of a crash (and of a limit under `--no-limit-wait`).
+    /// Retries of a crash (and of a limit under `--no-limit-wait`): `loop.retries`.
     pub retries: u32,
     /// The first retry's delay; each next one doubles it, up to [`MAX_RETRY_DELAY_SECS`].
     pub first_delay_secs: u64,
@@ -205,7 +205,7 @@ fn outage_retry(
     let lasted = now.since(since);
     if lasted >= retry.outage_secs {
         return AfterFailure::Stop(format!(
-            "{label}: {why}; the service still failed after {} of retries (--outage-wait \
+            "{label}: {why}; the service still failed after {} of retries (loop.outage_wait: \
              {}): run `pagent loop` to resume once it is back",
             format_duration(lasted),
             format_duration(retry.outage_secs)

@@ -5,7 +5,7 @@
 //! until the window resets; a loop left running overnight must not lose the night to it.
 //! So a limit is neither an iteration nor an error:
 //!
-//! - `pagent loop` waits until the reset plus [`MARGIN_SECS`] (or `--limit-wait` when the
+//! - `pagent loop` waits until the reset plus [`MARGIN_SECS`] (or `loop.limit_wait` when the
 //!   agent named no time), then runs the same iteration again, with the same prompt, not
 //!   counted; the no-progress count is untouched.
 //! - In a session, Claude Code's StopFailure hook marks the loop waiting
@@ -33,7 +33,7 @@ use crate::{Action, State, Status, Timestamp, format_duration};
 /// How long after the announced reset the loop goes on: a limit is lifted on the
 /// provider's clock, not ours (Claude Code itself resumes 60-70 s after it).
 pub const MARGIN_SECS: u64 = 60;
-/// The wait when the agent named no reset time (`--limit-wait`'s default).
+/// The wait when the agent named no reset time (`loop.limit_wait`'s default).
 pub const DEFAULT_WAIT_SECS: u64 = 30 * 60;
 /// A credit or spend limit is waited for only when it resets within this.
 pub const CREDIT_HORIZON_SECS: u64 = 12 * 3600;
@@ -46,7 +46,7 @@ const WHY_CAP: usize = 300;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LimitWait {
     pub since: Timestamp,
-    /// When the loop goes on: the reset plus a minute, or `--limit-wait` from `since`.
+    /// When the loop goes on: the reset plus a minute, or `loop.limit_wait` from `since`.
     /// `None` in a session whose agent named no reset time (the session resumes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<Timestamp>,

@@ -309,9 +309,9 @@ fn the_builtin_workflow_and_every_example_in_the_docs_fit_the_schemas() {
                 workflow_fits(&with_condition(value.clone()))
                     .unwrap_or_else(|e| panic!("{}: {e}", fence.place()));
             } else if !map.is_empty()
-                && map
-                    .keys()
-                    .all(|k| ["backpressure", "prices", "notify"].contains(&k.as_str()))
+                && map.keys().all(|k| {
+                    ["backpressure", "prices", "notify", "logs", "loop"].contains(&k.as_str())
+                })
             {
                 configs += 1;
                 assert!(
@@ -401,7 +401,9 @@ fn the_config_schema_and_the_parser_take_and_refuse_the_same_documents() {
         json!({}),
         json!({"backpressure": {"always": true, "gate": true, "checks": {"py": [{"name": "types", "command": ["mypy", "{file}"], "enabled": false, "fail_on_output": true, "requires": "cargo_project"}], "toml": [{"builtin": "toml"}]}},
                "prices": {"claude-sonnet-4": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}},
-               "notify": {"desktop": true, "command": ["my-notifier", "{message}"], "timeout": 20}}),
+               "notify": {"desktop": true, "command": ["my-notifier", "{message}"], "timeout": 20},
+               "logs": {"max_mb": 64},
+               "loop": {"iteration_timeout": 2700, "idle_timeout": 1, "retries": 0, "retry_delay": 300, "outage_wait": 0, "limit_wait": 604_800, "limit_margin": 86_400}}),
     ];
     for document in &taken {
         assert!(
@@ -423,6 +425,15 @@ fn the_config_schema_and_the_parser_take_and_refuse_the_same_documents() {
         json!({"backpressure": {"checks": {"py": [{"name": "x"}]}}}),
         json!({"backpressure": {"checks": {"py": [{"builtin": "xml"}]}}}),
         json!({"backpressure": {"checks": {"py": [{"command": ["x"], "timeout": 0}]}}}),
+        json!({"logs": {"max_mb": 0}}),
+        json!({"logs": {"max_gb": 1}}),
+        json!({"loop": {"retry_wait": 5}}),
+        json!({"loop": {"retries": 21}}),
+        json!({"loop": {"idle_timeout": 0}}),
+        json!({"loop": {"retry_delay": 301}}),
+        json!({"loop": {"outage_wait": 604_801}}),
+        json!({"loop": {"limit_margin": -1}}),
+        json!({"loop": {"limit_wait": "30m"}}),
     ];
     for document in &refused {
         assert!(
@@ -436,11 +447,35 @@ fn the_config_schema_and_the_parser_take_and_refuse_the_same_documents() {
     }
 }
 
+/// Issue 31, item 4: the `loop` section written out with every default, as the schema
+/// states them, is one the schema and pagent both take, and the defaults are the ones a
+/// loop runs with when the config says nothing.
+#[test]
+fn issue_31_the_config_schema_validates_the_loop_defaults() {
+    let schema = pagent::schemas::config();
+    let defaults: serde_json::Map<String, Value> = schema["properties"]["loop"]["properties"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, knob)| (key.clone(), knob["default"].clone()))
+        .collect();
+    assert_eq!(defaults.len(), 7, "{defaults:?}");
+    let document = json!({ "loop": defaults });
+    config_fits(&document).unwrap();
+    assert!(parser_takes_config(&document), "pagent refuses {document}");
+    assert_eq!(
+        pagent::schemas::tuning_of(&document),
+        pagent::schemas::tuning_of(&json!({})),
+        "the schema's defaults are not the ones a loop runs with"
+    );
+}
+
 #[test]
 fn the_docs_point_to_the_schemas() {
     for (doc, schema) in [
         ("docs/workflows.md", "schemas/workflow.schema.json"),
         ("docs/backpressure.md", "schemas/config.schema.json"),
+        ("docs/unattended.md", "schemas/config.schema.json"),
     ] {
         assert!(
             read(Path::new(doc)).contains(schema),

@@ -233,3 +233,29 @@ fn issue_31_internal_commands_and_flags_are_hidden() {
         );
     }
 }
+
+/// Issue 31, item 4: the tuning a user sets once lives in their config's `loop` section;
+/// its old flags are kept for older command lines but no longer crowd `--help`.
+#[test]
+fn issue_31_the_loop_tuning_flags_are_hidden_from_help() {
+    let commands = commands();
+    for command in ["pagent loop", "pagent parallel", "pagent team start"] {
+        let (_, flags) = commands.iter().find(|(c, _)| c == command).unwrap();
+        for hidden in [
+            "--idle-timeout",
+            "--retries",
+            "--retry-delay",
+            "--outage-wait",
+            "--limit-wait",
+            "--limit-margin",
+        ] {
+            assert!(
+                !flags.iter().any(|f| f == hidden),
+                "{command} shows {hidden}"
+            );
+        }
+        for kept in ["--iteration-timeout", "--no-limit-wait"] {
+            assert!(flags.iter().any(|f| f == kept), "{command} hides {kept}");
+        }
+    }
+}

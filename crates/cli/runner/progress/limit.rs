@@ -26,7 +26,7 @@ impl Progress<'_> {
         let then = if reset_known {
             "just past the reset"
         } else {
-            "no reset time given: --limit-wait"
+            "no reset time given: loop.limit_wait"
         };
         let (waiting, more) = if resumed {
             ("still waiting", " more")
