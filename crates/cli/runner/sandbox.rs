@@ -212,6 +212,32 @@ pub(super) fn refuse_early(options: &Options, search: &SearchPath) -> anyhow::Re
     }
 }
 
+/// The walls a contained team worker's landing checks run inside (the team's checks on
+/// the merged tree, which is the project's code): pagent's walls with nothing writable
+/// yet (each landing adds its worktree), checked once when the worker starts. `None`
+/// when the worker's agents are not contained, or where a Claude Code loop's checks run
+/// uncontained too (macOS, which has no bubblewrap; each story's loop says so). An agent
+/// that cannot be contained refuses the worker here, before it claims anything.
+pub(super) fn landing_walls(
+    options: &Options,
+    env: &Env,
+    project: &Path,
+    search: &SearchPath,
+) -> anyhow::Result<Option<Containment>> {
+    if !options.sandbox {
+        return Ok(None);
+    }
+    refuse_early(options, search)?;
+    if options.command.is_none() && !cfg!(target_os = "linux") {
+        return Ok(None);
+    }
+    let hidden = hidden_folders(env);
+    if let Some(dir) = hidden.iter().find(|dir| holds(project, dir)) {
+        return Err(anyhow!(texts::holds_hidden(project, dir)));
+    }
+    walls(env, &hidden, &[], search).map(Some)
+}
+
 /// Whether the folder `outer` is `inner` or holds it, by their real paths.
 fn holds(outer: &Path, inner: &Path) -> bool {
     match (files::canonical(outer), files::canonical(inner)) {
