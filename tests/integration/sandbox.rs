@@ -720,3 +720,35 @@ fn issue_35_a_contained_loops_reviewer_command_is_refused_each_attack() {
     assert_eq!(env.state()["status"], "complete", "{}", env.dump());
     assert_eq!(env.state()["iterations"], serde_json::json!([2]));
 }
+
+/// A contained loop refuses a Codex or OpenCode reviewer (not contained yet) before it
+/// starts, in one sentence, and sets nothing up.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_loop_refuses_a_codex_or_opencode_reviewer() {
+    let env = TestEnv::new();
+    let mut said = String::new();
+    for reviewer in ["codex", "opencode"] {
+        let out = env
+            .bin(&[
+                "loop",
+                "--sandbox",
+                "--command",
+                "cat",
+                "ralph",
+                "--review",
+                "The work is done",
+                "--reviewer",
+                reviewer,
+                "Work",
+            ])
+            .failure();
+        said.push_str(&out.stderr);
+    }
+    insta::assert_snapshot!("issue_35_sandbox_refuses_reviewer_clis", said);
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}

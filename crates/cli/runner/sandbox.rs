@@ -15,6 +15,7 @@ use pagent_door::process::{Containment, Program, SearchPath};
 use pagent_protocol::stream::AgentKind;
 use serde_json::json;
 
+use crate::agent::review::ReviewSandbox;
 use crate::agent::{AgentSpec, Options, Sandbox};
 use crate::cli::env::Env;
 use crate::cli::sandbox as texts;
@@ -164,6 +165,15 @@ fn claude_settings(
     writable: &[&Path],
     hosts: &[String],
 ) -> String {
+    claude_settings_value(home, hidden, writable, hosts).to_string()
+}
+
+fn claude_settings_value(
+    home: Option<&Path>,
+    hidden: &[PathBuf],
+    writable: &[&Path],
+    hosts: &[String],
+) -> serde_json::Value {
     let real = |p: &Path| files::canonical(p).unwrap_or_else(|_| p.to_path_buf());
     let shown = |p: PathBuf| p.to_string_lossy().into_owned();
     let writable: Vec<String> = writable.iter().map(|w| shown(real(w))).collect();
@@ -187,7 +197,32 @@ fn claude_settings(
             },
         }
     })
-    .to_string()
+}
+
+/// What a contained loop's reviewer runs inside (`None` for an uncontained loop): a
+/// reviewer command inside the checks' walls, a Claude Code reviewer inside Claude Code's
+/// own sandbox with the agent's settings made read-only ([`reviewer_settings`]).
+pub(super) fn reviewer(agent: &AgentSpec, env: &Env, project: &[&Path]) -> Option<ReviewSandbox> {
+    let sandbox = agent.sandbox()?;
+    let hidden = hidden_folders(env);
+    Some(ReviewSandbox {
+        walls: sandbox.check_walls().cloned(),
+        claude_settings: reviewer_settings(env.install.home.as_deref(), &hidden, project),
+    })
+}
+
+/// A reviewer's sandbox settings: the agent's reads (the `project` folders, not HOME),
+/// but its commands write nowhere (`denyWrite` on the project: Claude Code's sandbox
+/// otherwise lets a command write its working folder), reach no host, and are allowed
+/// only by the reviewer's own allowed tools, never for being sandboxed.
+fn reviewer_settings(home: Option<&Path>, hidden: &[PathBuf], project: &[&Path]) -> String {
+    let mut settings = claude_settings_value(home, hidden, project, &[]);
+    let sandbox = &mut settings["sandbox"];
+    sandbox["autoAllowBashIfSandboxed"] = json!(false);
+    let project = sandbox["filesystem"]["allowWrite"].take();
+    sandbox["filesystem"]["allowWrite"] = json!([]);
+    sandbox["filesystem"]["denyWrite"] = project;
+    settings.to_string()
 }
 
 /// `pagent parallel --sandbox`: refused before any worktree is made where no task's loop
