@@ -310,6 +310,32 @@ mod tests {
     }
 
     #[test]
+    fn issue_35_a_reviewers_sandbox_settings_write_nowhere_and_reach_no_host() {
+        let settings = reviewer_settings(
+            None,
+            &[PathBuf::from("/no/home")],
+            &[Path::new("/no/project"), Path::new("/no/repo/.git")],
+        );
+        let v: serde_json::Value = serde_json::from_str(&settings).unwrap();
+        let s = &v["sandbox"];
+        assert_eq!(s["enabled"], true);
+        assert_eq!(s["failIfUnavailable"], true);
+        assert_eq!(s["allowUnsandboxedCommands"], false);
+        assert_eq!(s["autoAllowBashIfSandboxed"], false);
+        assert_eq!(s["network"]["allowedDomains"], json!([]));
+        assert_eq!(s["filesystem"]["allowWrite"], json!([]));
+        assert_eq!(
+            s["filesystem"]["denyWrite"],
+            json!(["/no/project", "/no/repo/.git"])
+        );
+        assert_eq!(s["filesystem"]["denyRead"], json!(["/no/home"]));
+        assert_eq!(
+            s["filesystem"]["allowRead"],
+            json!(["/no/project", "/no/repo/.git"])
+        );
+    }
+
+    #[test]
     fn an_argument_that_would_let_claude_codes_commands_out_is_refused() {
         assert!(refuse_escapes("acceptEdits", &["--model".into(), "opus".into()]).is_ok());
         assert!(refuse_escapes("bypassPermissions", &[]).is_err());
