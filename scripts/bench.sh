@@ -55,7 +55,9 @@
 #   --quick    small inputs (a 48 MB transcript), 20-30 runs: CI's check that this script
 #              works and that each goal row (issue 33) holds within a generous bound (~40 s)
 #   --full     adds a 1 GB transcript (needs ~2.5 GB free in $TMPDIR; about 1.5 min)
-# Environment: PAGENT_BIN=path benchmarks that binary instead of building one. Scratch
+# The binary: the one a release ships to this machine (static on Linux, built as
+# scripts/bench/binary.sh says). Environment: PAGENT_BIN=path benchmarks that binary
+# instead of building one. Scratch
 # files go to $TMPDIR (else /tmp): the projects live there, so that is the file system
 # measured.
 # Results: a markdown table on stdout (also target/bench/summary.md) and hyperfine JSON
@@ -117,14 +119,8 @@ esac
 command -v git >/dev/null || die "git is needed (test projects)"
 
 # --- the binary ----------------------------------------------------------------------
-if [[ -n ${PAGENT_BIN:-} ]]; then
-    bin=$PAGENT_BIN
-else
-    bin=${CARGO_TARGET_DIR:-$root/target}/release/pagent
-    # A no-op when the binary is up to date; never benchmark a stale build.
-    note "cargo build --release --locked"
-    cargo build --release --locked --quiet --manifest-path "$root/Cargo.toml"
-fi
+. "$root/scripts/bench/binary.sh"
+bin=$(bench_binary "$root")
 [[ -x $bin ]] || die "no binary at $bin"
 
 # --- scratch space -------------------------------------------------------------------

@@ -51,6 +51,13 @@ pub use cli::terminal::console_takes_controls;
 pub use dispatch::{hand_over_to_pagent_bin, hook_fast_path, run};
 pub use io::Io;
 
+/// pagent's binary as a contained agent's network forwarder, when the walls started it
+/// so (see `pagent_door::process::proxy`): its exit code, else `None`.
+pub fn forward_in_sandbox() -> Option<u8> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    pagent_door::process::proxy::forward_if_asked(&args)
+}
+
 /// What a user can hold, for the test that counts it in `docs/surface.md`: the command
 /// line as clap builds it, and every environment variable pagent reads.
 pub mod surface {

@@ -12,6 +12,11 @@ use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Inside a contained agent's walls, pagent's binary relays the agent's network to the
+    // proxy outside (`--sandbox --allow-host`); nothing else of pagent runs there.
+    if let Some(code) = pagent::forward_in_sandbox() {
+        return ExitCode::from(code);
+    }
     if let Some(code) = pagent::hand_over_to_pagent_bin() {
         return ExitCode::from(code);
     }

@@ -28,12 +28,8 @@ root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)
 list_secs=60 page_secs=30 idle_secs=20
 [[ ${1:-} == --quick ]] && list_secs=5 page_secs=5 idle_secs=5
 
-if [[ -n ${PAGENT_BIN:-} ]]; then
-    bin=$PAGENT_BIN
-else
-    bin=${CARGO_TARGET_DIR:-$root/target}/release/pagent
-    cargo build --release --locked --quiet --manifest-path "$root/Cargo.toml"
-fi
+. "$root/scripts/bench/binary.sh"
+bin=$(bench_binary "$root")
 unset CLAUDE_PROJECT_DIR CLAUDE_CODE_SESSION_ID PAGENT_DRIVER PAGENT_DASHBOARD_TOKEN
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pagent-dashboard-bench.XXXXXX")

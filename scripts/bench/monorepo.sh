@@ -7,7 +7,8 @@
 #        scripts/bench/monorepo.sh --quick   (CI: 120,000 files, past the old caps)
 # It fails when a goal is missed: the Stop within git status's wall (--quick: 1.5x), its
 # peak RSS within 64 MiB.
-# Environment: PAGENT_BIN (default target/release/pagent), RUNS (default 5), TMPDIR.
+# Environment: PAGENT_BIN (default: the binary as released, built as scripts/bench/binary.sh
+# says), RUNS (default 5), TMPDIR.
 # Writing the repository takes about 11 minutes for 1M files on a loaded 2-core VM, and
 # about 5 GB of disk; it is kept in $TMPDIR/pagent-monorepo-FILES for the next run.
 set -euo pipefail
@@ -21,11 +22,12 @@ if [[ ${1:-} == --quick ]]; then
 fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 files=${1:-1000000}
-bin=${PAGENT_BIN:-$root/target/release/pagent}
+. "$root/scripts/bench/binary.sh"
+bin=$(bench_binary "$root")
 work=${TMPDIR:-/tmp}/pagent-monorepo-$files
 repo=$work/repo cfg=$work/cfg out=$work/out
 session=11111111-2222-3333-4444-555555555555
-[[ -x $bin ]] || { echo "monorepo.sh: no binary at $bin (cargo build --release)" >&2; exit 1; }
+[[ -x $bin ]] || { echo "monorepo.sh: no binary at $bin" >&2; exit 1; }
 [[ -e $repo/.git/index ]] || python3 "$root/scripts/bench/gen-repo.py" monorepo "$repo" "$files"
 rm -rf "$cfg" "$repo/.claude" "$out"
 mkdir -p "$cfg" "$out"

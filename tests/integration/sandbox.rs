@@ -365,10 +365,10 @@ fn issue_35_a_sandboxed_loop_refuses_what_would_let_its_agent_out() {
         &env.bin(&[
             "loop",
             "--sandbox",
+            "--agent-bin",
+            "/bin/true",
             "--allow-host",
-            "registry.example.org",
-            "--command",
-            "true",
+            "localhost:8080",
             "ralph",
             "Work",
         ])
@@ -849,4 +849,137 @@ fn issue_35_a_contained_runs_merge_resolution_is_refused_each_attack_while_it_la
         "one\ntwo by gamma\ntwo by alpha\nthree\n",
         "{out}"
     );
+}
+
+/// A server on loopback the test runs: answers every request `ALLOWED-35` and counts the
+/// connections it accepted.
+#[cfg(target_os = "linux")]
+fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&count);
+    std::thread::spawn(move || {
+        for conn in server.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let _ = conn.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nALLOWED-35",
+            );
+        }
+    });
+    (port, count)
+}
+
+/// The probe a contained agent (and its check) runs: the allowed server through the
+/// proxy, the other one through the proxy, the allowed one directly; with `all`, also a
+/// request head too large and one too slow, straight to the proxy.
+#[cfg(target_os = "linux")]
+const PROBE: &str = r#"import os, socket, sys, urllib.request, urllib.error
+allowed, denied = sys.argv[1], sys.argv[2]
+def get(port):
+    try:
+        body = urllib.request.urlopen("http://localhost:%s/" % port, timeout=10).read().decode()
+        return "REACHED " + body
+    except urllib.error.HTTPError as e:
+        return "REFUSED %s %s" % (e.code, e.read().decode().strip())
+    except Exception as e:
+        return "FAILED %s" % e
+print("allowed:", get(allowed))
+print("denied:", get(denied))
+try:
+    socket.create_connection(("127.0.0.1", int(allowed)), 3)
+    print("direct: REACHED")
+except OSError as e:
+    print("direct: REFUSED", e)
+if sys.argv[3:] == ["all"]:
+    host, port = os.environ["HTTP_PROXY"].rsplit("/", 1)[1].split(":")
+    def raw(data, wait):
+        s = socket.create_connection((host, int(port)), 3)
+        s.sendall(data)
+        s.settimeout(wait)
+        try:
+            return s.recv(65536).decode(errors="replace")
+        except Exception as e:
+            return "no answer: %s" % e
+    big = ("GET http://localhost:%s/ HTTP/1.1\r\nX-Big: %s\r\n\r\n" % (allowed, "a" * 40000)).encode()
+    print("oversized:", raw(big, 10).splitlines()[0], raw(big, 10).splitlines()[-1])
+    slow = raw(("GET http://localhost:%s/ HTTP/1.1\r\n" % allowed).encode(), 30)
+    print("slow:", slow.splitlines()[0], slow.splitlines()[-1])
+"#;
+
+/// Issue 35: a contained `--command` agent's network is pagent's proxy for the
+/// `--allow-host` hosts: the allowed server on loopback (allowed by `localhost:PORT`) is
+/// reached, another server on loopback is refused with a 403 that says how to allow it,
+/// a direct connection reaches nothing, and a request head too large or too slow is
+/// refused; the check (inside the same walls) reaches the same hosts, and its refusal
+/// reaches the next iteration's prompt.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_command_agent_reaches_only_its_allowed_hosts_through_pagents_proxy() {
+    let env = TestEnv::new();
+    let (allowed, allowed_count) = counting_server();
+    let (denied, denied_count) = counting_server();
+    env.write("probe.py", PROBE);
+    env.write(
+        "agent.sh",
+        &format!(
+            "{KEEPS_ITS_PROMPTS}if [ $n -eq 1 ]; then python3 probe.py {allowed} {denied} all \
+             > agent-probe.txt 2>&1; fi\nprintf 'Done.\\n<promise>STORY DONE</promise>\\n'\n"
+        ),
+    );
+    env.write("tasks.md", "- [ ] T001 Write work.txt\n");
+    let check = format!("python3 probe.py {allowed} {denied} && test -f work.txt");
+    let host = format!("localhost:{allowed}");
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--allow-host",
+            &host,
+            "--command",
+            "sh agent.sh",
+            "--check",
+            &check,
+            "--stories",
+            "tasks.md",
+        ])
+        .success();
+    let said = contained_line(&out.stdout).replace(&allowed.to_string(), "[PORT]");
+    insta::assert_snapshot!("issue_35_command_agent_with_allowed_hosts", said);
+    let probe = env.read("agent-probe.txt");
+    let refusal = format!(
+        "pagent's sandbox refused localhost:{denied}: it is not an allowed host; to allow it, \
+         start the loop with --allow-host localhost:{denied}"
+    );
+    for outcome in [
+        "allowed: REACHED ALLOWED-35".to_owned(),
+        format!("denied: REFUSED 403 {refusal}"),
+        "direct: REFUSED".to_owned(),
+        "oversized: HTTP/1.1 431 Request Header Fields Too Large pagent's sandbox proxy refused \
+         a request whose head is over 16 KiB"
+            .to_owned(),
+        "slow: HTTP/1.1 408 Request Timeout pagent's sandbox proxy closed a request whose head \
+         did not arrive within 10 seconds"
+            .to_owned(),
+    ] {
+        assert!(probe.contains(&outcome), "{outcome}:\n{probe}");
+    }
+    let second = env.read("prompt-2.txt");
+    assert!(second.contains(&refusal), "{second}");
+    assert!(second.contains("allowed: REACHED ALLOWED-35"), "{second}");
+    assert_eq!(
+        denied_count.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the agent reached the server it was not allowed"
+    );
+    // The agent once, its check on both iterations.
+    assert_eq!(allowed_count.load(std::sync::atomic::Ordering::SeqCst), 3);
+    assert_eq!(env.state()["status"], "complete", "{}", env.dump());
 }

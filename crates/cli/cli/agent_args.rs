@@ -96,26 +96,23 @@ pub struct AgentArgs {
     #[arg(global = true, help_heading = "Agent options", long)]
     pub sandbox: bool,
     /// A host a --sandbox agent's commands may reach (repeatable), e.g. a package registry:
-    /// `--allow-host registry.example.org` (Claude Code's sandbox)
+    /// `--allow-host registry.example.org` (ports 80 and 443), `*.example.org` (names under
+    /// it), `localhost:8080` (that port only; a --command agent's walls)
     #[arg(global = true, help_heading = "Agent options", long, value_name = "HOST", requires = "sandbox", value_parser = parse_host)]
     pub allow_host: Vec<String>,
 }
 
-/// A host name for `--allow-host`: letters, digits, dots, dashes and a leading `*.`
-/// wildcard, so nothing else reaches the agent's settings.
+/// A host for `--allow-host`: a name (letters, digits, dots, dashes), `*.SUFFIX` for any
+/// name under SUFFIX, and `:PORT` for that port only (`localhost:8080`, `127.0.0.1:8080`:
+/// the one way a server on the machine itself is allowed), so nothing else reaches the
+/// agent's settings or pagent's proxy.
 pub fn parse_host(text: &str) -> Result<String, String> {
-    let name = text.strip_prefix("*.").unwrap_or(text);
-    let fits = !name.is_empty()
-        && name.len() <= 253
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
-    if fits {
-        Ok(text.to_ascii_lowercase())
-    } else {
-        Err(format!(
-            "`{text}` is not a host name (letters, digits, dots and dashes, optionally starting with *.)"
-        ))
+    match pagent_door::process::proxy::AllowedHost::parse(text) {
+        Ok(_) => Ok(text.to_ascii_lowercase()),
+        Err(_) => Err(format!(
+            "`{text}` is not a host (a name of letters, digits, dots and dashes, optionally \
+             starting with *. or ending with :PORT)"
+        )),
     }
 }
 

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use pagent_door::process::ContainError;
+use pagent_door::process::proxy::Refusal;
 use pagent_protocol::stream::AgentKind;
 
 /// Why `--sandbox` cannot contain this loop's agent here.
@@ -67,11 +68,59 @@ pub fn claude_escape(arg: &str) -> String {
     )
 }
 
-/// Why `--allow-host` is refused for an agent whose sandbox has no network at all.
-pub fn hosts_without_filter() -> String {
-    "--allow-host opens hosts in Claude Code's sandbox; a --command agent under --sandbox has \
-     no network at all: drop --allow-host, or run the loop with --agent claude"
-        .to_owned()
+/// Why `--allow-host HOST:PORT` is refused for Claude Code: its sandbox allows names.
+pub fn claude_host_port(host: &str) -> String {
+    format!(
+        "--allow-host {host} names a port, and Claude Code's sandbox allows hosts by name \
+         only: drop the port, or run the agent with --command"
+    )
+}
+
+/// Why a contained loop with `--allow-host` cannot start: its proxy did not.
+pub fn proxy_failed(err: &std::io::Error) -> String {
+    format!("--sandbox could not start its network proxy for --allow-host: {err}")
+}
+
+/// What pagent's sandbox proxy answers a contained child it refuses (the body of the
+/// HTTP answer: the child's tool shows it, and the loop's feedback carries it).
+pub fn proxy_refusal(refusal: &Refusal) -> String {
+    use pagent_door::process::proxy::{HEAD_LIMIT, HEAD_TIME, MAX_CONNECTIONS};
+    match refusal {
+        Refusal::NotAllowed { host, port } => {
+            let entry = if [80, 443].contains(port) {
+                host.clone()
+            } else {
+                format!("{host}:{port}")
+            };
+            format!(
+                "pagent's sandbox refused {host}:{port}: it is not an allowed host; to allow \
+                 it, start the loop with --allow-host {entry}"
+            )
+        }
+        Refusal::Local { host, port } => format!(
+            "pagent's sandbox refused {host}:{port}: the name leads to an address of this \
+             machine (loopback or link-local), which the sandbox reaches only when asked for as \
+             localhost:{port} or 127.0.0.1:{port}, allowed with --allow-host"
+        ),
+        Refusal::BadRequest => "pagent's sandbox proxy refused a request it does not take: it \
+             takes CONNECT HOST:PORT and http:// URLs"
+            .to_owned(),
+        Refusal::TooLarge => format!(
+            "pagent's sandbox proxy refused a request whose head is over {} KiB",
+            HEAD_LIMIT / 1024
+        ),
+        Refusal::TooSlow => format!(
+            "pagent's sandbox proxy closed a request whose head did not arrive within {} seconds",
+            HEAD_TIME.as_secs()
+        ),
+        Refusal::Busy => format!(
+            "pagent's sandbox proxy has {MAX_CONNECTIONS} connections open already: close some \
+             and try again"
+        ),
+        Refusal::Unreachable { host, port, why } => {
+            format!("pagent's sandbox proxy could not reach {host}:{port}: {why}")
+        }
+    }
 }
 
 /// Why `--sandbox` refuses a project that is (or holds) a folder it hides: HOME itself.
@@ -96,26 +145,79 @@ pub fn team_hosts() -> String {
 /// Claude Code's own sandbox with these allowed hosts, its checks inside pagent's walls
 /// where there are some (`checks_walled`).
 pub fn started(walls: bool, checks_walled: bool, hosts: &[String]) -> String {
-    if walls {
-        return "the agent and the loop's checks run contained (bubblewrap): they write only in \
-                the project and a private /tmp, their HOME is empty, they have no network, and \
-                they see no other process"
-            .to_owned();
-    }
     let network = if hosts.is_empty() {
         "no network".to_owned()
     } else {
         format!("no network but {}", hosts.join(", "))
     };
-    let checks = if checks_walled {
-        "the loop's checks run inside bubblewrap, with no network"
-    } else {
-        "the loop's checks run uncontained (pagent contains them with bubblewrap, which only \
-         Linux has)"
+    if walls {
+        let network = if hosts.is_empty() {
+            "have no network".to_owned()
+        } else {
+            format!("reach {network} (through pagent's proxy)")
+        };
+        return format!(
+            "the agent and the loop's checks run contained (bubblewrap): they write only in \
+             the project and a private /tmp, their HOME is empty, they {network}, and they see \
+             no other process"
+        );
+    }
+    let checks = match (checks_walled, hosts.is_empty()) {
+        (true, true) => "the loop's checks run inside bubblewrap, with no network",
+        (true, false) => "the loop's checks run inside bubblewrap, with the same hosts",
+        (false, _) => {
+            "the loop's checks run uncontained (pagent contains them with bubblewrap, which \
+             only Linux has)"
+        }
     };
     format!(
         "the agent runs contained (Claude Code's sandbox): its commands write only in the \
          project and a temporary folder, cannot read HOME, reach {network}, and see no other \
          process; its own file tools stay in the project; {checks}"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every answer pagent's sandbox proxy gives a contained agent it refuses, and the
+    /// refusals of `--allow-host` around it.
+    #[test]
+    fn the_sandbox_proxys_refusals_say_what_was_refused_and_how_to_allow_it() {
+        let host = |host: &str, port| (host.to_owned(), port);
+        let (h, p) = host("registry.example.org", 443);
+        let texts = [
+            proxy_refusal(&Refusal::NotAllowed {
+                host: h.clone(),
+                port: p,
+            }),
+            proxy_refusal(&Refusal::NotAllowed {
+                host: "localhost".into(),
+                port: 8081,
+            }),
+            proxy_refusal(&Refusal::Local {
+                host: h.clone(),
+                port: p,
+            }),
+            proxy_refusal(&Refusal::BadRequest),
+            proxy_refusal(&Refusal::TooLarge),
+            proxy_refusal(&Refusal::TooSlow),
+            proxy_refusal(&Refusal::Busy),
+            proxy_refusal(&Refusal::Unreachable {
+                host: h,
+                port: p,
+                why: "connection refused".into(),
+            }),
+            claude_host_port("localhost:8080"),
+            proxy_failed(&std::io::Error::other("no space left on device")),
+            started(
+                true,
+                true,
+                &["localhost:8080".into(), "*.example.org".into()],
+            ),
+            started(false, true, &["registry.example.org".into()]),
+        ];
+        insta::assert_snapshot!(texts.join("\n"));
+    }
 }

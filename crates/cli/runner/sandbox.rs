@@ -1,7 +1,8 @@
 //! `--sandbox`: how a loop's agent is kept to its project, chosen once before the first
 //! iteration from the loop's folders and the user's. A Claude Code agent runs inside
 //! Claude Code's own sandbox (its `sandbox` settings, handed with `--settings`); a
-//! `--command` agent inside pagent's walls (the door's [`Containment`], bubblewrap). The
+//! `--command` agent inside pagent's walls (the door's [`Containment`], bubblewrap), whose
+//! network is pagent's proxy for the `--allow-host` hosts when there are some. The
 //! loop's checks run inside pagent's walls whichever the agent (on Linux; a Claude Code
 //! loop on macOS says its checks run uncontained). A
 //! loop asked to be contained that cannot be refuses to start: it never runs its agent
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use pagent_door::files;
+use pagent_door::process::proxy::{AllowList, Proxy};
 use pagent_door::process::{Containment, Program, SearchPath};
 use pagent_protocol::stream::AgentKind;
 use serde_json::json;
@@ -49,13 +51,15 @@ pub(super) fn contain(
             ..
         } => {
             refuse_escapes(permission_mode, extra_args)?;
+            refuse_host_ports(&options.allow_hosts)?;
             claude_code_ready(search)?;
             let home = env.install.home.as_deref();
             let settings = claude_settings(home, &hidden, writable, &options.allow_hosts);
             // Claude Code's sandbox holds only its agent's commands: the loop's checks get
-            // pagent's walls, which exist where bubblewrap does.
+            // pagent's walls, which exist where bubblewrap does, with the same hosts.
             let checks = if cfg!(target_os = "linux") {
-                Some(walls(env, &hidden, writable, search)?)
+                let walls = walls(env, &hidden, writable, search)?;
+                Some(with_network(walls, env, &options.allow_hosts, search)?)
             } else {
                 None
             };
@@ -65,12 +69,42 @@ pub(super) fn contain(
         // configuration in HOME, which the user's next uncontained run would read.
         AgentSpec::Known { kind, .. } => Err(anyhow!(texts::uncontained_agent(*kind))),
         AgentSpec::Command { .. } => {
-            if !options.allow_hosts.is_empty() {
-                return Err(anyhow!(texts::hosts_without_filter()));
-            }
             let walls = walls(env, &hidden, writable, search)?;
+            let walls = with_network(walls, env, &options.allow_hosts, search)?;
             Ok(agent.contained(Sandbox::Walls(walls)))
         }
+    }
+}
+
+/// `walls` with pagent's proxy for `hosts` as their network (none without hosts: no
+/// network at all), checked by starting an empty sandbox through it once.
+pub(crate) fn with_network(
+    walls: Containment,
+    env: &Env,
+    hosts: &[String],
+    search: &SearchPath,
+) -> anyhow::Result<Containment> {
+    if hosts.is_empty() {
+        return Ok(walls);
+    }
+    let list = AllowList::parse(hosts).map_err(|e| anyhow!(e))?;
+    let proxy =
+        Proxy::start(list, texts::proxy_refusal).map_err(|e| anyhow!(texts::proxy_failed(&e)))?;
+    let exe = env
+        .pagent_exe()
+        .map_err(|e| anyhow!(texts::proxy_failed(&e)))?;
+    let walls = walls.network(proxy, &exe);
+    walls
+        .check(search)
+        .map_err(|e| anyhow!(texts::refusal(&e)))?;
+    Ok(walls)
+}
+
+/// `--allow-host HOST:PORT` for Claude Code, whose sandbox allows hosts by name only.
+fn refuse_host_ports(hosts: &[String]) -> anyhow::Result<()> {
+    match hosts.iter().find(|h| h.contains(':')) {
+        Some(host) => Err(anyhow!(texts::claude_host_port(host))),
+        None => Ok(()),
     }
 }
 
@@ -234,12 +268,10 @@ pub(super) fn refuse_early(options: &Options, search: &SearchPath) -> anyhow::Re
     match (&options.command, options.agent) {
         (None, AgentKind::Claude) => {
             refuse_escapes(&options.permission_mode, &options.agent_args)?;
+            refuse_host_ports(&options.allow_hosts)?;
             claude_code_ready(search)
         }
         (None, kind) => Err(anyhow!(texts::uncontained_agent(kind))),
-        (Some(_), _) if !options.allow_hosts.is_empty() => {
-            Err(anyhow!(texts::hosts_without_filter()))
-        }
         (Some(_), _) => {
             let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
             walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))

@@ -18,7 +18,10 @@
 //!   worktree, and the repository's git folder a worktree commits into); a hidden
 //!   folder inside one (pagent's config folder inside the project) is hidden after it;
 //! - no network at all (`--unshare-net`: only a loopback of its own, so no server of the
-//!   user's on 127.0.0.1 either);
+//!   user's on 127.0.0.1 either), unless [`Containment::network`] gives it a proxy of
+//!   pagent's for the allowed hosts: then the proxy's socket and pagent's binary are
+//!   bound read-only into its private `/tmp`, and the child starts under that binary as
+//!   its forwarder (see [`proxy`](super::proxy));
 //! - its own process namespace, IPC and session (`--unshare-pid --unshare-ipc
 //!   --new-session`): pagent and the user's other processes are not there to signal or
 //!   trace, and it cannot push keys into pagent's terminal (`TIOCSTI`);
@@ -32,7 +35,9 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::proxy::{self, FORWARDER_ARG, Proxy};
 use super::{Launch, Program, SearchPath};
 
 /// Why a child cannot be contained here.
@@ -50,12 +55,21 @@ pub enum ContainError {
 }
 
 /// The walls of a contained child (see the module's essay).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Containment {
     bwrap: Program,
     hidden: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     writable: Vec<PathBuf>,
+    network: Option<Network>,
+}
+
+/// The allowed hosts' way out: the proxy (kept running as long as a clone of the walls
+/// is held) and pagent's binary, which forwards to it from inside.
+#[derive(Debug, Clone)]
+struct Network {
+    proxy: Arc<Proxy>,
+    forwarder: PathBuf,
 }
 
 impl Containment {
@@ -76,7 +90,25 @@ impl Containment {
             hidden: Vec::new(),
             read_only: Vec::new(),
             writable: Vec::new(),
+            network: None,
         }
+    }
+
+    /// Lets the child reach the network through `proxy` (its allowed hosts only), with
+    /// `forwarder` (pagent's own binary) relaying to it from inside. The proxy runs as
+    /// long as these walls, or a clone of them, are held.
+    pub fn network(mut self, proxy: Proxy, forwarder: &Path) -> Containment {
+        let forwarder = std::fs::canonicalize(forwarder).unwrap_or_else(|_| forwarder.into());
+        self.network = Some(Network {
+            proxy: Arc::new(proxy),
+            forwarder,
+        });
+        self
+    }
+
+    /// Whether the child reaches allowed hosts through a proxy.
+    pub fn has_network(&self) -> bool {
+        self.network.is_some()
     }
 
     /// Replaces the folder `dir` by an empty read-only one (if it exists).
@@ -136,6 +168,20 @@ impl Containment {
         if Path::new("/run/user").is_dir() {
             push(&["--tmpfs".as_ref(), "/run/user".as_ref()]);
         }
+        if let Some(net) = &self.network {
+            let socket = net.proxy.socket().to_path_buf();
+            let forwarder = net.forwarder.clone();
+            out.extend([
+                "--ro-bind".into(),
+                socket.into(),
+                proxy::inside_socket().into(),
+            ]);
+            out.extend([
+                "--ro-bind".into(),
+                forwarder.into(),
+                proxy::inside_forwarder().into(),
+            ]);
+        }
         let writable: Vec<PathBuf> = existing(&self.writable);
         // A hidden folder inside a writable one is hidden after that one is bound back.
         let (inner, outer): (Vec<PathBuf>, Vec<PathBuf>) = existing(&self.hidden)
@@ -173,7 +219,15 @@ impl Containment {
             ]
             .map(OsString::from),
         );
-        out.extend(["--chdir".into(), cwd.into(), "--".into(), program.into()]);
+        out.extend(["--chdir".into(), cwd.into(), "--".into()]);
+        if self.network.is_some() {
+            out.extend([
+                proxy::inside_forwarder().into(),
+                FORWARDER_ARG.into(),
+                proxy::inside_socket().into(),
+            ]);
+        }
+        out.push(program.into());
         out.extend(args.iter().cloned());
         out
     }
@@ -247,5 +301,54 @@ mod tests {
             args[args.len() - 6..],
             ["--chdir", &*project_s, "--", "/bin/sh", "-c", "x"]
         );
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod network_tests {
+    use super::*;
+    use crate::process::proxy::{AllowList, Proxy};
+
+    #[test]
+    fn walls_with_a_proxy_bind_its_socket_and_start_the_child_under_the_forwarder() {
+        let proxy = Proxy::start(AllowList::parse(&["localhost:9"]).unwrap(), |_| {
+            String::new()
+        })
+        .unwrap();
+        let socket = proxy.socket().to_string_lossy().into_owned();
+        let c = Containment::with(Program::at("/usr/bin/bwrap".into()))
+            .network(proxy, Path::new("/bin/true"));
+        let args: Vec<String> = c
+            .wrap(
+                Path::new("/bin/sh"),
+                &["-c".into(), "x".into()],
+                Path::new("/"),
+            )
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let joined = args.join(" ");
+        let tmp = joined.find("--tmpfs /tmp ").unwrap();
+        let bound = joined
+            .find(&format!(
+                "--ro-bind {socket} /tmp/.pagent-sandbox/proxy.sock"
+            ))
+            .unwrap();
+        assert!(tmp < bound, "{joined}");
+        assert!(joined.contains("--unshare-net"), "{joined}");
+        assert!(
+            joined.ends_with(
+                "-- /tmp/.pagent-sandbox/pagent __pagent-sandbox-forward \
+                 /tmp/.pagent-sandbox/proxy.sock /bin/sh -c x"
+            ),
+            "{joined}"
+        );
+        // The proxy stops and its private folder goes with the last clone of the walls.
+        let dir = Path::new(&socket).parent().unwrap().to_path_buf();
+        let copy = c.clone();
+        drop(c);
+        assert!(dir.exists());
+        drop(copy);
+        assert!(!dir.exists());
     }
 }

@@ -36,7 +36,8 @@
 //!
 //! - **A contained child stays in its project** ([`Launch::contained`]): a loop's agent
 //!   under `--sandbox` starts inside bubblewrap, its walls a value of the launch
-//!   ([`Containment`]) rather than arguments each caller adds.
+//!   ([`Containment`]) rather than arguments each caller adds; its network, when it
+//!   has one, is a proxy of pagent's for the allowed hosts only ([`proxy`]).
 //!
 //! The rooms: [`path`] (the search path), [`isolate`] (what each checker needs to be
 //! kept from the project's files), [`contain`] (the sandbox's walls), [`run`] (a child run to its end: checks and
@@ -47,6 +48,7 @@
 mod contain;
 mod isolate;
 mod path;
+pub mod proxy;
 mod run;
 pub mod signals;
 mod spawn;
