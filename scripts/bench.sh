@@ -19,7 +19,8 @@
 # `pagent loop`:
 #   6. per iteration: a fake agent (sh script) that answers at once, the loop finishing at
 #      iteration 1 and at iteration 11 (--quick: 3); the difference over 10 iterations,
-#      against the fake agent run alone;
+#      against the fake agent run alone; and the 11-iteration loop with --sandbox against
+#      the same loop uncontained (not in --quick; needs bwrap);
 # A repository of 20,000 committed files, 100 of them modified (--quick: 300 and 5):
 #   7. a pipeline stage whose exit condition is {"all": [{"file_exists": "architecture.md",
 #      "min_lines": 50}, {"directory_exists": "src", "min_files": 3}]}, unmet: the Stop
@@ -632,6 +633,24 @@ row "\`pagent loop\`, per iteration: ($iterations-iteration run − 1-iteration 
     "$out_dir/loop-runner.json" \
     "slope:pagent loop, 1 iteration:pagent loop, $iterations iterations:$((iterations - 1))" \
     "sh done-at-$iterations.sh < prompt.txt"
+
+# `pagent loop --sandbox` (issue 35): the same loop with its agent inside bubblewrap,
+# against the same loop uncontained in one hyperfine run. The agent is a copy in the
+# project (the walls' /tmp is their own). Not in --quick (CI's time), nor without bwrap.
+if [[ $mode != quick ]] && command -v bwrap >/dev/null; then
+    cp "$tmp/done-at-$iterations.sh" "$runner/.bench-agent.sh"
+    sandbox_cmd() { # FLAGS: `pagent loop FLAGS` with that agent, to $iterations iterations
+        printf "%s --project %s loop --quiet %s--command %s ralph --max-iterations %d --no-progress-limit 0 %s" \
+            "$(q "$bin")" "$(q "$runner")" "$1" "$(q "sh .bench-agent.sh")" $((iterations + 10)) "$(q "Fix the bug")"
+    }
+    PAGENT_CONFIG_DIR=$cfg timed loop-sandbox "$((loops[0] / 3 + 1))" "${loops[1]}" "$tmp/prompt.txt" \
+        "rm -f $(q "$runner/.claude/pagent-pipeline.json")" \
+        "pagent loop, $iterations iterations" "$(sandbox_cmd "")" \
+        "pagent loop --sandbox, $iterations iterations" "$(sandbox_cmd "--sandbox ")"
+    row "\`pagent loop --sandbox\`, $iterations iterations, whole process, against the same loop uncontained" \
+        "$out_dir/loop-sandbox.json" "pagent loop --sandbox, $iterations iterations" \
+        "pagent loop, $iterations iterations"
+fi
 
 # The large repository.
 for kind in pipeline ralph; do

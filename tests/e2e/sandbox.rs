@@ -243,3 +243,102 @@ fn git_log(project: &Path) -> String {
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The loop's check, which the reviewer may run (its only allowed command): run by the
+/// reviewer (`PAGENT_REVIEW` is set for it), it reads the key, writes outside the project
+/// and in it, each outcome said in its output; run as the loop's check, it passes.
+fn reviewers_check(outside: &Path) -> String {
+    format!(
+        "[ -n \"$PAGENT_REVIEW\" ] || exit 0\n\
+         exec 2>&1\n\
+         cat ~/.ssh/id_ed25519 && echo READ key || echo REFUSED key\n\
+         echo pwned > '{outside}/pwned' && echo WROTE outside || echo REFUSED outside\n\
+         echo pwned > reviewer.txt && echo WROTE project || echo REFUSED project\n\
+         echo CHECK RAN\n",
+        outside = outside.display()
+    )
+}
+
+/// A Claude Code reviewer of a contained loop runs inside Claude Code's sandbox with the
+/// loop's settings made read-only: its Read of the key and its one allowed command's
+/// attacks (the key, a folder outside the project, the project itself) are refused,
+/// while its verdict is read and the loop completes.
+#[test]
+#[ignore = "end-to-end: needs the Claude Code CLI (scripts/test.sh runs it)"]
+fn issue_35_a_contained_loops_claude_reviewer_is_refused_each_attack_while_its_verdict_is_read() {
+    let e2e = E2e::start_with(|e2e| {
+        let key = e2e.home.join(".ssh/id_ed25519");
+        vec![
+            Reply::text("Done.\n<promise>DONE</promise>"),
+            Reply::Tool {
+                text: None,
+                name: "Read".into(),
+                input: json!({"file_path": key}),
+            },
+            Reply::bash("sh check.sh"),
+            Reply::text("Checked.\n{\"met\": true, \"missing\": []}"),
+        ]
+    });
+    let outside = e2e.home.parent().unwrap().join("other");
+    user_with_secrets_and_a_project(&e2e, &outside);
+    e2e.write("check.sh", &reviewers_check(&outside));
+    // One stage: its check, then the Claude Code reviewer (which may run that check).
+    e2e.write("prd.md", "# Work\n");
+    e2e.write(
+        "review.json",
+        &json!({"stages": [{"name": "work", "prompt": "Work", "exit_when": {"all": [
+            {"promise_in_output": "DONE"},
+            {"custom": "sh check.sh"},
+            {"review": "The work is done", "reviewer": "claude"}
+        ]}}]})
+        .to_string(),
+    );
+    let out = e2e.pagent_loop(&claude_agent_args(&[
+        "--sandbox",
+        "run",
+        "--trust",
+        "prd.md",
+        "--workflow",
+        "review.json",
+    ]));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let requests = e2e.mock.requests().len();
+    assert_eq!(requests, 4, "{stdout}\n{stderr}");
+    // The reviewer's last request carries what its tools got back: its Read refused,
+    // and its command's every attack refused. Claude Code 2.1.197's sandbox cannot make
+    // its mount points in a project it may not write, so there the command does not
+    // start at all (bubblewrap says why): the reviewer only reads.
+    let told = e2e.mock.all_text(3);
+    assert!(told.contains("requested permissions"), "{told}");
+    assert!(!told.contains("PRIVATE-KEY-35"), "{told}");
+    assert!(
+        !told.contains("WROTE") && !told.contains("READ key"),
+        "{told}"
+    );
+    if crate::harness::claude_at_least("2.1.332") {
+        assert!(told.contains("CHECK RAN"), "the check did not run: {told}");
+        for refused in ["key", "outside", "project"] {
+            assert!(
+                told.contains(&format!("REFUSED {refused}")),
+                "{refused}: {told}"
+            );
+        }
+    } else {
+        assert!(told.contains("bwrap: Can't create file"), "{told}");
+    }
+    assert!(
+        !outside.join("pwned").exists(),
+        "the reviewer wrote outside"
+    );
+    assert!(
+        !e2e.path("reviewer.txt").exists(),
+        "the reviewer wrote the project"
+    );
+    let status = e2e.status();
+    assert_eq!(status["status"], "complete", "{status}");
+    assert_eq!(status["review"]["met"], true, "{status}");
+}

@@ -721,6 +721,136 @@ fn issue_35_a_contained_loops_reviewer_command_is_refused_each_attack() {
     assert_eq!(env.state()["iterations"], serde_json::json!([2]));
 }
 
+/// A contained loop refuses a Codex or OpenCode reviewer (not contained yet) before it
+/// starts, in one sentence, and sets nothing up.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_loop_refuses_a_codex_or_opencode_reviewer() {
+    let env = TestEnv::new();
+    let mut said = String::new();
+    for reviewer in ["codex", "opencode"] {
+        let out = env
+            .bin(&[
+                "loop",
+                "--sandbox",
+                "--command",
+                "cat",
+                "ralph",
+                "--review",
+                "The work is done",
+                "--reviewer",
+                reviewer,
+                "Work",
+            ])
+            .failure();
+        said.push_str(&out.stderr);
+    }
+    insta::assert_snapshot!("issue_35_sandbox_refuses_reviewer_clis", said);
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+/// The agent of a contained `pagent parallel --merge`: tasks `alpha` and `gamma` change
+/// the same line; a resolution (its prompt says so) attacks (the key, `~/.bashrc`, another
+/// project, the user's checkout outside its worktree), each outcome kept in
+/// `attempts.txt`, then keeps both sides and commits the merge.
+#[cfg(target_os = "linux")]
+fn resolving_attacker(outside: &Path) -> String {
+    format!(
+        "prompt=$(cat)\n\
+         if printf '%s' \"$prompt\" | grep -q '^# Merge: resolve the conflicts'; then\n\
+           {{ cat \"$HOME/.ssh/id_ed25519\" && echo READ key || echo REFUSED key; }} > attempts.txt 2>&1\n\
+           (echo pwned >> \"$HOME/.bashrc\") 2>/dev/null && echo WROTE bashrc >> attempts.txt || echo REFUSED bashrc >> attempts.txt\n\
+           (echo pwned > '{outside}/pwned') 2>/dev/null && echo WROTE outside >> attempts.txt || echo REFUSED outside >> attempts.txt\n\
+           echo pwned >> ../../../shared.txt 2>/dev/null\n\
+           sed -i -e '/^<<<<<<< /d' -e '/^=======$/d' -e '/^>>>>>>> /d' shared.txt\n\
+           git add -A && git commit -q --no-edit && echo resolved; exit 0\n\
+         fi\n\
+         case \"$(printf '%s' \"$prompt\" | tail -n 1)\" in\n\
+           *alpha*) sed -i 's/^two$/two by alpha/' shared.txt ;;\n\
+           *gamma*) sed -i 's/^two$/two by gamma/' shared.txt ;;\n\
+         esac\n\
+         echo '<promise>DONE</promise>'\n",
+        outside = outside.display()
+    )
+}
+
+/// `pagent parallel --merge --sandbox`: the agent that resolves a conflict runs inside
+/// the same walls as the tasks' agents (its child loop carries `--sandbox`): each attack
+/// is refused, its resolution lands on main, and the user's checkout is untouched.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_runs_merge_resolution_is_refused_each_attack_while_it_lands() {
+    let env = TestEnv::new();
+    for args in [
+        ["symbolic-ref", "HEAD", "refs/heads/main"].as_slice(),
+        &["config", "user.name", "Tess"],
+        &["config", "user.email", "tess@example.com"],
+        &["config", "commit.gpgsign", "false"],
+    ] {
+        crate::git::git(&env.root, args);
+    }
+    env.write("shared.txt", "one\ntwo\nthree\n");
+    crate::git::git(&env.root, &["add", "shared.txt"]);
+    crate::git::git(&env.root, &["commit", "-q", "-m", "init"]);
+    env.write("tasks.txt", "alpha: do alpha\ngamma: do gamma\n");
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    std::fs::write(env.home.join(".ssh/id_ed25519"), "PRIVATE-KEY-35\n").unwrap();
+    // Outside HOME and /tmp, which the sandbox hides: the agent's program, and another
+    // project of the user's.
+    let (_kept, programs) = other_project();
+    let (_kept_too, outside) = other_project();
+    let agent = programs.join("agent.sh");
+    std::fs::write(&agent, resolving_attacker(&outside)).unwrap();
+    let line = format!("sh {}", agent.display());
+    let out = env
+        .bin(&[
+            "parallel",
+            "tasks.txt",
+            "--command",
+            &line,
+            "--sandbox",
+            "-j",
+            "1",
+            "--merge",
+        ])
+        .success();
+    let repo = git2::Repository::open(&env.root).unwrap();
+    let main = repo
+        .revparse_single("main")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let attempts = main
+        .tree()
+        .unwrap()
+        .get_path(Path::new("attempts.txt"))
+        .unwrap_or_else(|_| panic!("no resolution landed: {out}"))
+        .to_object(&repo)
+        .unwrap();
+    let attempts = String::from_utf8_lossy(attempts.as_blob().unwrap().content()).into_owned();
+    for refused in ["key", "bashrc", "outside"] {
+        assert!(
+            attempts.contains(&format!("REFUSED {refused}")),
+            "{refused}:\n{attempts}"
+        );
+    }
+    assert!(!attempts.contains("PRIVATE-KEY-35"), "{attempts}");
+    assert!(!env.home.join(".bashrc").exists());
+    assert!(!outside.join("pwned").exists());
+    // The user's checkout outside the worktree is untouched (this test's project is under
+    // /tmp, so the write went to the sandbox's private /tmp; elsewhere it is refused), and
+    // the merge landed in it.
+    assert_eq!(
+        env.read("shared.txt"),
+        "one\ntwo by gamma\ntwo by alpha\nthree\n",
+        "{out}"
+    );
+}
+
 /// A server on loopback the test runs: answers every request `ALLOWED-35` and counts the
 /// connections it accepted.
 #[cfg(target_os = "linux")]

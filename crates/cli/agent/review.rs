@@ -27,8 +27,11 @@
 //! Each is proven against the real CLI by the end-to-end suite.
 //!
 //! In a contained loop (`--sandbox`), a reviewer command (`--reviewer-command`) runs inside
-//! the loop's walls, like its checks; an agent CLI reviewer needs its API, which the walls
-//! cut off, and runs read-only as above, uncontained (docs/security.md says so).
+//! the loop's walls, like its checks; a Claude Code reviewer inside Claude Code's own
+//! sandbox (its API is reached by Claude Code itself, outside), with the loop's settings
+//! made read-only: its commands write nowhere, the project included, reach no host, and
+//! still need its allowed tools (no Bash command is allowed just for being sandboxed).
+//! Codex and OpenCode reviewers are not contained yet: a contained loop refuses them.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -68,9 +71,17 @@ pub struct ReviewSetup {
     pub deadline: Option<Instant>,
     /// pagent's config folder, where the user's trust is kept.
     pub config_dir: Option<PathBuf>,
-    /// A contained loop's walls, which a reviewer command runs inside (an agent CLI
-    /// reviewer needs its API, which the walls cut off, and runs read-only instead).
+    /// What a contained loop's reviewer runs inside; `None` for an uncontained loop.
+    pub sandbox: Option<ReviewSandbox>,
+}
+
+/// A contained loop's reviewer: a reviewer command inside the loop's walls (`walls`),
+/// Claude Code inside its own sandbox with these read-only `claude_settings` (JSON, handed
+/// with `--settings`).
+#[derive(Debug, Clone)]
+pub struct ReviewSandbox {
     pub walls: Option<Containment>,
+    pub claude_settings: String,
 }
 
 impl ReviewSetup {
@@ -85,7 +96,7 @@ impl ReviewSetup {
                 started + Duration::from_secs(STOP_HOOK_TIMEOUT_SECS) - STOP_HOOK_MARGIN,
             ),
             config_dir: env.config_dir.clone(),
-            walls: None,
+            sandbox: None,
         }
     }
 }
@@ -228,6 +239,17 @@ fn untrusted_opencode_config(project: &Project, user_dir: &UserDir) -> Option<St
     })
 }
 
+/// The first reviewer agent of `state`'s stages that a contained loop cannot contain
+/// (Codex, OpenCode), refused before the loop starts.
+pub fn uncontained_reviewer(state: &State) -> Option<AgentKind> {
+    state
+        .stages
+        .iter()
+        .filter_map(|stage| stage.exit_when.review())
+        .filter_map(|review| agent_of(&review.reviewer))
+        .find(|kind| *kind != AgentKind::Claude)
+}
+
 /// The agent a workflow's reviewer names; `None` for a reviewer command. The engine reads
 /// the names in workflows (it knows no wire types: docs/architecture.md), the agent layer
 /// runs them: the match is exhaustive and a test keeps both tables naming the same agents.
@@ -252,8 +274,20 @@ fn spec_of(
     let Some(kind) = agent_of(reviewer) else {
         return Ok(AgentSpec::Command {
             line: reviewer.name().to_owned(),
-            contain: setup.walls.clone().map(agent::Sandbox::Walls),
+            contain: setup
+                .sandbox
+                .as_ref()
+                .and_then(|s| s.walls.clone())
+                .map(agent::Sandbox::Walls),
         });
+    };
+    let contain = match (&setup.sandbox, kind) {
+        (None, _) => None,
+        (Some(sandbox), AgentKind::Claude) => Some(agent::Sandbox::ClaudeCode {
+            settings: sandbox.claude_settings.clone(),
+            checks: None,
+        }),
+        (Some(_), kind) => return Err(crate::cli::sandbox::uncontained_reviewer(kind)),
     };
     let name = kind.name();
     let own = setup
@@ -273,16 +307,25 @@ fn spec_of(
         kind,
         program,
         permission_mode: "default".to_owned(),
-        extra_args: reviewer_args(kind, request, root),
-        contain: None,
+        extra_args: reviewer_args(kind, request, root, contain.is_some()),
+        contain,
     })
 }
 
 /// The arguments that make `kind` a read-only reviewer with the user's configuration.
-fn reviewer_args(kind: AgentKind, request: &ReviewRequest, root: &Path) -> Vec<String> {
+/// A `contained` Claude Code reviewer is not given its reading tools outright (which
+/// would let them read anywhere, `~/.ssh` included): its permission mode lets them read
+/// in the project, and refuses them outside it.
+fn reviewer_args(
+    kind: AgentKind,
+    request: &ReviewRequest,
+    root: &Path,
+    contained: bool,
+) -> Vec<String> {
     match kind {
         AgentKind::Claude => {
-            let mut allowed: Vec<String> = READ_TOOLS.iter().map(|t| (*t).to_owned()).collect();
+            let reads: &[&str] = if contained { &[] } else { READ_TOOLS };
+            let mut allowed: Vec<String> = reads.iter().map(|t| (*t).to_owned()).collect();
             allowed.extend(request.checks.iter().map(|check| match &check.shape {
                 CheckShape::Shell(line) => format!("Bash({line})"),
                 CheckShape::Argv(argv) => format!("Bash({})", argv.join(" ")),

@@ -35,6 +35,16 @@ pub fn uncontained_agent(kind: AgentKind) -> String {
     )
 }
 
+/// Why a contained loop refuses a reviewer agent CLI it does not contain yet.
+pub fn uncontained_reviewer(kind: AgentKind) -> String {
+    format!(
+        "--sandbox does not contain {} as a reviewer yet (it contains Claude Code reviewers and \
+         reviewer commands): use --reviewer claude or --reviewer-command, or run without \
+         --sandbox",
+        kind.name()
+    )
+}
+
 /// Why Claude Code's sandbox cannot run on this system.
 pub fn claude_platform() -> String {
     "--sandbox runs Claude Code inside its own sandbox, which this system does not have (it \

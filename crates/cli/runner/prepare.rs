@@ -79,6 +79,7 @@ pub(super) fn prepare_state(
             Some(state) if state.is_active() => {
                 let runner = runner_lock(project, STATUS_PROBE)?;
                 let contained = args.agent.sandbox;
+                refuse_uncontained_reviewer(&state, contained)?;
                 let (state, resumed) = resume(project, env, search, (state, contained), progress)?;
                 return Ok((state, resumed, runner));
             }
@@ -92,6 +93,7 @@ pub(super) fn prepare_state(
             },
         },
     };
+    refuse_uncontained_reviewer(&state, args.agent.sandbox)?;
     // Before any agent of this loop runs: what its git processes are compared with.
     let mut state = state;
     state.git_config = repo_git::record(&project.root, env, search);
@@ -112,6 +114,15 @@ pub(super) fn prepare_state(
     let state = installed.state;
     let runner = runner_lock(project, RUNNER_HANDOVER)?;
     Ok((state, false, runner))
+}
+
+/// A contained loop refuses a reviewer it cannot contain (Codex, OpenCode) before it
+/// starts, rather than stop at its first review.
+fn refuse_uncontained_reviewer(state: &State, contained: bool) -> anyhow::Result<()> {
+    match crate::agent::review::uncontained_reviewer(state) {
+        Some(kind) if contained => bail!(crate::cli::sandbox::uncontained_reviewer(kind)),
+        _ => Ok(()),
+    }
 }
 
 /// `pagent loop` with nothing to start and no active loop to resume, checked before

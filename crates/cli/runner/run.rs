@@ -48,6 +48,8 @@ pub(super) struct Runner<'a, 'p> {
     project: Project,
     search: SearchPath,
     agent: AgentSpec,
+    /// What a contained loop's reviewer runs inside.
+    review_sandbox: Option<review::ReviewSandbox>,
     user_dir: UserDir,
     base_limits: Limits,
     run_id: String,
@@ -99,6 +101,7 @@ impl<'a, 'p> Runner<'a, 'p> {
             None => &[&project.root],
         };
         let agent = super::sandbox::contain(agent, &args.agent, env, writable, &search)?;
+        let review_sandbox = super::sandbox::reviewer(&agent, env, writable);
         let user_dir = UserDir::of(env);
         trust_agent_config(&project, &user_dir, &agent, &args, progress)?;
         // The seal's secret exists before anything is set up or taken over; the writes
@@ -143,6 +146,7 @@ impl<'a, 'p> Runner<'a, 'p> {
             project,
             search,
             agent,
+            review_sandbox,
             user_dir,
             run_id: crate::store::runs::run_id(&state),
             limited: 0,
@@ -333,7 +337,11 @@ impl<'a, 'p> Runner<'a, 'p> {
         let mut world = FsWorld::for_hook(&self.project, state, run.final_message(), None)
             .with_path(self.env.path.clone())
             .with_walls(self.agent.sandbox().and_then(|s| s.check_walls()).cloned())
-            .with_review(review_setup(&self.agent, self.env));
+            .with_review(review_setup(
+                &self.agent,
+                self.review_sandbox.clone(),
+                self.env,
+            ));
         let metered = usage::metered(state, &run.usage, &self.args.agent, &self.user_dir);
         let mut step = decide_iteration(&metered, &mut world, now());
         step.write = crate::world::usage::add_records(
@@ -479,7 +487,11 @@ fn note_stopped(step: &mut Step, end: &End, limits: Limits) {
 /// How this runner starts a reviewer: the program the user named for reviewers, else the
 /// loop's own agent program when the review asks for the same agent, else `PATH`. No
 /// deadline: each iteration is its own process, not inside a hook's time limit.
-fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
+fn review_setup(
+    agent: &AgentSpec,
+    sandbox: Option<review::ReviewSandbox>,
+    env: &Env,
+) -> review::ReviewSetup {
     review::ReviewSetup {
         config_dir: env.config_dir.clone(),
         path: env.path.clone(),
@@ -489,6 +501,6 @@ fn review_setup(agent: &AgentSpec, env: &Env) -> review::ReviewSetup {
             AgentSpec::Command { .. } => None,
         },
         deadline: None,
-        walls: agent.sandbox().and_then(|s| s.check_walls()).cloned(),
+        sandbox,
     }
 }

@@ -17,6 +17,7 @@ use pagent_door::process::{Containment, Program, SearchPath};
 use pagent_protocol::stream::AgentKind;
 use serde_json::json;
 
+use crate::agent::review::ReviewSandbox;
 use crate::agent::{AgentSpec, Options, Sandbox};
 use crate::cli::env::Env;
 use crate::cli::sandbox as texts;
@@ -198,6 +199,15 @@ fn claude_settings(
     writable: &[&Path],
     hosts: &[String],
 ) -> String {
+    claude_settings_value(home, hidden, writable, hosts).to_string()
+}
+
+fn claude_settings_value(
+    home: Option<&Path>,
+    hidden: &[PathBuf],
+    writable: &[&Path],
+    hosts: &[String],
+) -> serde_json::Value {
     let real = |p: &Path| files::canonical(p).unwrap_or_else(|_| p.to_path_buf());
     let shown = |p: PathBuf| p.to_string_lossy().into_owned();
     let writable: Vec<String> = writable.iter().map(|w| shown(real(w))).collect();
@@ -221,7 +231,32 @@ fn claude_settings(
             },
         }
     })
-    .to_string()
+}
+
+/// What a contained loop's reviewer runs inside (`None` for an uncontained loop): a
+/// reviewer command inside the checks' walls, a Claude Code reviewer inside Claude Code's
+/// own sandbox with the agent's settings made read-only ([`reviewer_settings`]).
+pub(super) fn reviewer(agent: &AgentSpec, env: &Env, project: &[&Path]) -> Option<ReviewSandbox> {
+    let sandbox = agent.sandbox()?;
+    let hidden = hidden_folders(env);
+    Some(ReviewSandbox {
+        walls: sandbox.check_walls().cloned(),
+        claude_settings: reviewer_settings(env.install.home.as_deref(), &hidden, project),
+    })
+}
+
+/// A reviewer's sandbox settings: the agent's reads (the `project` folders, not HOME),
+/// but its commands write nowhere (`denyWrite` on the project: Claude Code's sandbox
+/// otherwise lets a command write its working folder), reach no host, and are allowed
+/// only by the reviewer's own allowed tools, never for being sandboxed.
+fn reviewer_settings(home: Option<&Path>, hidden: &[PathBuf], project: &[&Path]) -> String {
+    let mut settings = claude_settings_value(home, hidden, project, &[]);
+    let sandbox = &mut settings["sandbox"];
+    sandbox["autoAllowBashIfSandboxed"] = json!(false);
+    let project = sandbox["filesystem"]["allowWrite"].take();
+    sandbox["filesystem"]["allowWrite"] = json!([]);
+    sandbox["filesystem"]["denyWrite"] = project;
+    settings.to_string()
 }
 
 /// `pagent parallel --sandbox`: refused before any worktree is made where no task's loop
@@ -242,6 +277,32 @@ pub(super) fn refuse_early(options: &Options, search: &SearchPath) -> anyhow::Re
             walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
         }
     }
+}
+
+/// The walls a contained team worker's landing checks run inside (the team's checks on
+/// the merged tree, which is the project's code): pagent's walls with nothing writable
+/// yet (each landing adds its worktree), checked once when the worker starts. `None`
+/// when the worker's agents are not contained, or where a Claude Code loop's checks run
+/// uncontained too (macOS, which has no bubblewrap; each story's loop says so). An agent
+/// that cannot be contained refuses the worker here, before it claims anything.
+pub(super) fn landing_walls(
+    options: &Options,
+    env: &Env,
+    project: &Path,
+    search: &SearchPath,
+) -> anyhow::Result<Option<Containment>> {
+    if !options.sandbox {
+        return Ok(None);
+    }
+    refuse_early(options, search)?;
+    if options.command.is_none() && !cfg!(target_os = "linux") {
+        return Ok(None);
+    }
+    let hidden = hidden_folders(env);
+    if let Some(dir) = hidden.iter().find(|dir| holds(project, dir)) {
+        return Err(anyhow!(texts::holds_hidden(project, dir)));
+    }
+    walls(env, &hidden, &[], search).map(Some)
 }
 
 /// Whether the folder `outer` is `inner` or holds it, by their real paths.
@@ -278,6 +339,32 @@ mod tests {
         assert_eq!(s["filesystem"]["denyRead"], json!(["/no/home"]));
         assert_eq!(s["filesystem"]["allowWrite"], json!(["/no/project"]));
         assert_eq!(s["filesystem"]["allowRead"], json!(["/no/project"]));
+    }
+
+    #[test]
+    fn issue_35_a_reviewers_sandbox_settings_write_nowhere_and_reach_no_host() {
+        let settings = reviewer_settings(
+            None,
+            &[PathBuf::from("/no/home")],
+            &[Path::new("/no/project"), Path::new("/no/repo/.git")],
+        );
+        let v: serde_json::Value = serde_json::from_str(&settings).unwrap();
+        let s = &v["sandbox"];
+        assert_eq!(s["enabled"], true);
+        assert_eq!(s["failIfUnavailable"], true);
+        assert_eq!(s["allowUnsandboxedCommands"], false);
+        assert_eq!(s["autoAllowBashIfSandboxed"], false);
+        assert_eq!(s["network"]["allowedDomains"], json!([]));
+        assert_eq!(s["filesystem"]["allowWrite"], json!([]));
+        assert_eq!(
+            s["filesystem"]["denyWrite"],
+            json!(["/no/project", "/no/repo/.git"])
+        );
+        assert_eq!(s["filesystem"]["denyRead"], json!(["/no/home"]));
+        assert_eq!(
+            s["filesystem"]["allowRead"],
+            json!(["/no/project", "/no/repo/.git"])
+        );
     }
 
     #[test]

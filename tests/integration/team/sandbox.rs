@@ -2,14 +2,30 @@
 //! (`pagent team start --sandbox`) or the worker does (`pagent team work --sandbox`),
 //! and the story still lands. The agent (a command line: the suite's fake agent is a
 //! script under /tmp, which a contained agent does not see) does its story's work and
-//! tries to write into the control folder outside the clone: contained, it cannot.
+//! tries to write into the control folder outside the clone: contained, it cannot. The
+//! landing checks (the gate, the project's code on the merged tree) of a contained
+//! worker run inside the same walls.
 
 use super::*;
+
+/// The gate of these teams: the story's work is there (inline: a contained gate does not
+/// see the suite's scripts under /tmp).
+const GATE_INLINE: &str = "test -f work/story.txt";
 
 /// One story's team, started with `start_flags`, worked by one worker with
 /// `work_flags` to its end: whether it landed, and what the agent logged outside.
 fn one_story(name: &str, start_flags: &[&str], work_flags: &[&str]) -> (usize, bool) {
     let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    one_story_in(&world, name, (start_flags, work_flags), GATE_INLINE)
+}
+
+/// [`one_story`] in `world`, its gate `check`.
+fn one_story_in(
+    world: &World,
+    name: &str,
+    (start_flags, work_flags): (&[&str], &[&str]),
+    check: &str,
+) -> (usize, bool) {
     let escaped = world.ctl.join("escaped");
     let agent = format!(
         "cat >/dev/null; mkdir -p work && echo done > work/story.txt; echo out > '{}'; \
@@ -25,7 +41,7 @@ fn one_story(name: &str, start_flags: &[&str], work_flags: &[&str]) -> (usize, b
         "--command",
         &agent,
         "--check",
-        &world.gate,
+        check,
     ];
     args.extend(start_flags);
     let start = world.start(&args);
@@ -73,4 +89,54 @@ fn issue_35_uncontained_a_workers_agent_writes_where_it_likes() {
     let (landed, escaped) = one_story("plain", &[], &[]);
     assert_eq!(landed, 1);
     assert!(escaped);
+}
+
+/// The gate of a contained team attacks like an agent: it copies the worker's key out,
+/// writes `~/.bashrc` and a folder outside the clone, then runs the project's test.
+#[cfg(target_os = "linux")]
+fn attacking_gate(world: &World, home: &Path) -> String {
+    fs::create_dir_all(home.join(".ssh")).unwrap();
+    fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-35\n").unwrap();
+    format!(
+        "cat \"$HOME/.ssh/id_ed25519\" > '{ctl}/key'; echo pwned >> \"$HOME/.bashrc\"; \
+         echo out > '{ctl}/gate-escaped'; {GATE_INLINE}",
+        ctl = world.ctl.display()
+    )
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_workers_landing_checks_are_refused_each_attack_while_the_story_lands() {
+    let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let (_, home) = world.clone_for("w1");
+    let gate = attacking_gate(&world, &home);
+    let (landed, escaped) = one_story_in(&world, "gated", (&[], &["--sandbox"]), &gate);
+    assert_eq!(landed, 1, "the project's test passed in the gate");
+    assert!(!escaped);
+    assert!(
+        !world.ctl.join("key").exists(),
+        "the gate copied the key out"
+    );
+    assert!(
+        !world.ctl.join("gate-escaped").exists(),
+        "the gate wrote outside"
+    );
+    assert!(!home.join(".bashrc").exists(), "the gate wrote ~/.bashrc");
+}
+
+/// The control: an uncontained team's gate runs as the user, everywhere.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_an_uncontained_workers_landing_checks_are_unchanged() {
+    let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let (_, home) = world.clone_for("w1");
+    let gate = attacking_gate(&world, &home);
+    let (landed, _) = one_story_in(&world, "open-gate", (&[], &[]), &gate);
+    assert_eq!(landed, 1);
+    assert_eq!(
+        fs::read_to_string(world.ctl.join("key")).unwrap(),
+        "PRIVATE-KEY-35\n"
+    );
+    assert!(world.ctl.join("gate-escaped").exists());
+    assert!(home.join(".bashrc").exists());
 }

@@ -217,7 +217,7 @@ fn attempt(
         &branch,
         commit,
         &shared.checks,
-        &shared.search,
+        (&shared.search, shared.walls.as_ref()),
         keep_going,
     ) {
         gate::Gate::Passed => {}

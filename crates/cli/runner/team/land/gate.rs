@@ -2,7 +2,9 @@
 //! worktree is checked out at the landing commit (detached), every check runs there with
 //! `sh -c` through the process door (a time limit, its output's tail kept, stopped at
 //! once when the team is cancelled or the claim lost), and the worktree is put back on
-//! the story's branch afterwards, whatever happened.
+//! the story's branch afterwards, whatever happened. A contained worker's gate runs
+//! inside pagent's walls (`walls`), writable in the story's worktree and the clone's git
+//! folder only, like the story's loop and its checks.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use std::time::Duration;
 use git2::build::CheckoutBuilder;
 use git2::{Oid, Repository};
 
-use pagent_door::process::{Launch, Ran, RunLimits, SearchPath};
+use pagent_door::process::{Containment, Launch, Ran, RunLimits, SearchPath};
 
 /// How long one check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -31,13 +33,14 @@ pub enum Gate {
     Broken(String),
 }
 
-/// Runs `checks` in `tree` (a worktree of the story's `branch`) at `commit`.
+/// Runs `checks` in `tree` (a worktree of the story's `branch`) at `commit`, inside
+/// `walls` when there are some.
 pub fn run(
     tree: &Path,
     branch: &str,
     commit: Oid,
     checks: &[String],
-    search: &SearchPath,
+    (search, walls): (&SearchPath, Option<&Containment>),
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Gate {
     if checks.is_empty() {
@@ -53,7 +56,9 @@ pub fn run(
             err.message()
         ));
     }
-    let gate = run_checks(tree, checks, search, keep_going);
+    // The worktree and the git folder its commits go into: the story's loop's walls.
+    let walls = walls.map(|w| w.clone().writable(tree).writable(repo.commondir()));
+    let gate = run_checks(tree, checks, (search, walls.as_ref()), keep_going);
     put_back(&repo, branch);
     gate
 }
@@ -61,11 +66,15 @@ pub fn run(
 fn run_checks(
     tree: &Path,
     checks: &[String],
-    search: &SearchPath,
+    (search, walls): (&SearchPath, Option<&Containment>),
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Gate {
     for check in checks {
-        let ran = Launch::shell(check, tree, search).run(
+        let mut launch = Launch::shell(check, tree, search);
+        if let Some(walls) = walls {
+            launch = launch.contained(walls.clone());
+        }
+        let ran = launch.run(
             RunLimits {
                 timeout: CHECK_TIMEOUT,
                 keep: KEEP,

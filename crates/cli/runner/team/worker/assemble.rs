@@ -103,6 +103,8 @@ pub fn join(settings: WorkSettings, env: &Env, out: &mut dyn Write) -> anyhow::R
         settings.own_checks.clone()
     };
     let search = SearchPath::new(env.path.as_deref(), &[&settings.root]);
+    // The gate is the project's code too: inside pagent's walls when the agents are.
+    let walls = crate::runner::sandbox::landing_walls(&agent, env, &settings.root, &search)?;
     let loops = LoopSettings {
         exe: env
             .pagent_exe()
@@ -133,6 +135,7 @@ pub fn join(settings: WorkSettings, env: &Env, out: &mut dyn Write) -> anyhow::R
             host: settings.host.clone(),
             loops,
             checks,
+            walls,
             search,
             env: env.clone(),
         },

@@ -21,7 +21,7 @@ use super::super::story_loop::LoopSettings;
 use super::super::view::View;
 use crate::cli::env::Env;
 use crate::runner::loop_event::UsageFigures;
-use pagent_door::process::SearchPath;
+use pagent_door::process::{Containment, SearchPath};
 
 /// One claim this worker holds.
 #[derive(Debug, Clone)]
@@ -123,6 +123,8 @@ pub struct Shared {
     pub loops: LoopSettings,
     /// The gate: the commands a landing runs on the merged tree.
     pub checks: Vec<String>,
+    /// The walls the gate runs inside when the worker's agents are contained.
+    pub walls: Option<Containment>,
     pub search: SearchPath,
     pub env: Env,
     holdings: Mutex<BTreeMap<String, Holding>>,
@@ -141,6 +143,7 @@ impl Shared {
             host: parts.host,
             loops: parts.loops,
             checks: parts.checks,
+            walls: parts.walls,
             search: parts.search,
             env: parts.env,
             holdings: Mutex::new(BTreeMap::new()),
@@ -203,6 +206,7 @@ pub struct SharedParts {
     pub host: String,
     pub loops: LoopSettings,
     pub checks: Vec<String>,
+    pub walls: Option<Containment>,
     pub search: SearchPath,
     pub env: Env,
 }
