@@ -47,7 +47,8 @@
 # version: pagent install of this repository, a Ralph loop, /pagent:status, /pagent:cancel,
 # and `pagent loop` driving that Claude Code.
 # A CLI or a tool that cannot be installed is a failure, never a skip. Extra arguments go
-# to every `cargo test` run (e.g. a test name filter). Each part says how long it took.
+# to every `cargo test` run and to the arm64 test executables (a test name filter, e.g.).
+# Each part says how long it took.
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 . scripts/clients.sh
