@@ -83,12 +83,12 @@ fi
 
 logs=$(mktemp -d)
 trap 'rm -rf -- "$logs"' EXIT
-cpus=$(nproc 2>/dev/null || echo 1)
+cpus=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 running=0
 for target in "${targets[@]}"; do
-    if [ "$running" -ge "$cpus" ]; then
-        wait -n || true
-        running=$((running - 1))
+    if [ "$running" -ge "$cpus" ]; then # each runs SECONDS: a batch ends together
+        wait
+        running=0
     fi
     {
         status=0
