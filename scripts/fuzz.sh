@@ -14,9 +14,10 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 seconds="${1:-60}"
 shift || true
-targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(hook_input state_file workflow transcript_tail promise stream_line syntax verdict
+all=(hook_input state_file workflow transcript_tail promise stream_line syntax verdict
     plan_prd_json plan_chief plan_spec_kit plan_kiro plan_ralphex plan_issues)
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
@@ -63,14 +64,55 @@ seed() {
     esac
 }
 
+# Every target is built first, in one cargo run (side by side on every CPU, where one
+# build per target ran one after the other: most of CI's fuzz time), and a target that
+# does not build fails here. Then the targets run as many at a time as there are CPUs,
+# each for SECONDS on a core of its own, and each one's summary is printed in order once
+# all are done. A run that finds a crash, or ends otherwise than by its time running out,
+# fails the script.
 for target in "${targets[@]}"; do
     seed "$target"
+done
+if [ $# -eq 0 ]; then # every target
+    cargo fuzz build --sanitizer none
+else
+    for target in "${targets[@]}"; do
+        cargo fuzz build --sanitizer none "$target"
+    done
+fi
+
+logs=$(mktemp -d)
+trap 'rm -rf -- "$logs"' EXIT
+cpus=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+running=0
+for target in "${targets[@]}"; do
+    if [ "$running" -ge "$cpus" ]; then # each runs SECONDS: a batch ends together
+        wait
+        running=0
+    fi
+    {
+        status=0
+        cargo fuzz run --sanitizer none "$target" "fuzz/corpus/$target" -- \
+            -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+            >"$logs/$target" 2>&1 </dev/null || status=$?
+        echo "$status" >"$logs/$target.status"
+    } &
+    running=$((running + 1))
+done
+wait
+
+failed=0
+for target in "${targets[@]}"; do
     echo "== $target: ${seconds}s" >&2
-    cargo fuzz run --sanitizer none "$target" "fuzz/corpus/$target" -- \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>&1 |
-        grep -E '^(Done [0-9]+ runs|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==|SUMMARY|thread .* panicked)' || true
+    grep -E '^(Done [0-9]+ runs|stat::number_of_executed_units|stat::average_exec_per_sec|==[0-9]+==|SUMMARY|thread .* panicked)' \
+        "$logs/$target" || true
     if [ -n "$(ls -A "fuzz/artifacts/$target" 2>/dev/null)" ]; then
         echo "fuzz: $target found a crash: $(ls "fuzz/artifacts/$target")" >&2
-        exit 1
+        failed=1
+    elif [ "$(cat "$logs/$target.status")" != 0 ]; then
+        echo "fuzz: $target failed (exit $(cat "$logs/$target.status")); its last lines:" >&2
+        tail -n 20 "$logs/$target" >&2
+        failed=1
     fi
 done
+exit "$failed"

@@ -22,7 +22,9 @@
 #      (PAGENT_TEST_BIN): --version, the hooks, the hostile repositories, everything.
 #      It needs the tools of scripts/install-tools.sh --cross (.ci/run installs them);
 #      PAGENT_ARM64=0 leaves it out (the release workflow proves arm64 on an arm64
-#      runner instead);
+#      runner instead). Its tests run one at a time, on one core, so they run in the
+#      background beside parts 2, 3 and 5 (built first, right after part 1); the script
+#      prints their output, and fails on it, at its end;
 #   5. on x86-64 Linux, Windows under Wine: a debug cross-build for x86_64-pc-windows-gnu
 #      (mingw-w64), then, under Debian's Wine, the engine's, protocol's and plan
 #      readers' tests, the door crate's (the Windows file door and process door, the
@@ -46,7 +48,8 @@
 # install of this repository, a Ralph loop, /pagent:status, /pagent:cancel, and `pagent
 # loop` driving that Claude Code.
 # A CLI or a tool that cannot be installed is a failure, never a skip. Extra arguments go
-# to every `cargo test` run (e.g. a test name filter). Each part says how long it took.
+# to every `cargo test` run and to the arm64 test executables (a test name filter, e.g.).
+# Each part says how long it took.
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 . scripts/clients.sh
@@ -80,30 +83,47 @@ esac
 
 timed "unit and integration tests" cargo test --workspace --locked "$@"
 
-# Both ends are installed first: each run of the suite also checks `claude plugin validate
-# --strict` with both (scenarios::issue_30_6_...).
-for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
-    scripts/install-client.sh claude "$version" >/dev/null
-done
-for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
-    claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
-    # The interactive suite (tmux) runs on both: pagent's own voice has to reach the
-    # screen of every supported release. The npm route is proven once, with the newest.
-    skip=(--skip agents::)
-    if [ "$version" = "$CLAUDE_CODE_OLDEST" ]; then
-        skip+=(--skip npm:: --skip release:: --skip quickstart::)
-    fi
-    PAGENT_CLAUDE="$claude" timed "end-to-end, Claude Code $version" \
-        cargo test --locked --test e2e "$@" -- --ignored "${skip[@]}"
-done
-
-codex="$(scripts/install-client.sh codex | tail -n 1)"
-opencode="$(scripts/install-client.sh opencode | tail -n 1)"
-PAGENT_CODEX="$codex" PAGENT_OPENCODE="$opencode" \
-    timed "end-to-end, Codex $CODEX_VERSION and OpenCode $OPENCODE_VERSION" \
-    cargo test --locked --test e2e "$@" -- --ignored agents::
-
 host="$(rustc -vV | sed -n 's/^host: //p')"
+
+# The Linux arm64 part (4. above) runs beside the parts after it: its tests run one at a
+# time under qemu (below), so they use one core for about ten minutes, which the
+# end-to-end and Windows parts share. Its builds come first, here; then its tests run in
+# the background, their output into target/arm64/qemu.log, which the end of this script
+# prints, and fails on, once the rest is done. Cargo holds the build directory's lock
+# while `cargo test` runs, so the test executables are run directly (binfmt_misc hands
+# them to qemu-aarch64), each in its package's folder as cargo does.
+arm64_pid=
+stop_arm64() { # ends the arm64 tests if the script ends before them (a failure elsewhere)
+    [ -z "$arm64_pid" ] || kill -- -"$arm64_pid" 2>/dev/null || true
+}
+trap stop_arm64 EXIT
+
+# Builds the arm64 test executables of `cargo test ARGS...` without running them; writes
+# into LIST one line for each: its package's folder, a tab, the executable.
+arm64_build() { # LIST ARGS...
+    local list=$1
+    shift
+    cargo test --locked --target aarch64-unknown-linux-gnu --no-run \
+        --message-format=json-render-diagnostics "$@" |
+        python3 -c 'import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])' >"$list"
+    [ -s "$list" ] || { echo "test.sh: cargo built no arm64 test executable for $*" >&2; return 1; }
+}
+
+# Runs each executable of LIST with ARGS in its package's folder; sets arm64_failed if
+# one failed.
+arm64_failed=0
+arm64_run() { # LIST ARGS...
+    local list=$1 dir exe
+    shift
+    while IFS=$'\t' read -r -u 3 dir exe; do
+        (cd -- "$dir" && "$exe" "$@" </dev/null) || arm64_failed=1
+    done 3<"$list"
+}
+
 if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_ARM64:-1}" != 0 ]; then
     cross_linux_arm64 || {
         echo "test.sh: the Linux arm64 part needs these tools (or PAGENT_ARM64=0 to leave it out)" >&2
@@ -136,25 +156,62 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_ARM64:-1}" != 0 ]; then
     # own `faults::`, `sandbox::` and `dashboard::` would come too: a team is many
     # processes and git daemons, minutes under the emulator, and left to that runner. The soak is not among them: its bounds (time per iteration,
     # resident memory) are the host's to measure, not qemu's.
-    PAGENT_TEST_EMULATOR_KB=65536 RUST_TEST_THREADS=1 \
-        timed "Linux arm64 under qemu: every crate's unit tests" \
-        cargo test --workspace --locked --target aarch64-unknown-linux-gnu --lib "$@"
-    PAGENT_TEST_BIN="$arm64_bin" PAGENT_TEST_FOREIGN_BIN="$PWD/target/debug/pagent" \
+    mkdir -p target/arm64
+    timed "Linux arm64: the unit tests' build" \
+        arm64_build target/arm64/unit.list --workspace --lib
+    timed "Linux arm64: the integration tests' build" \
+        arm64_build target/arm64/integration.list --test integration
+    # A copy: the end-to-end parts' builds may relink target/debug/pagent meanwhile.
+    cp -- target/debug/pagent target/arm64/foreign-pagent
+    set -m # its own process group, which stop_arm64 ends whole
+    {
         PAGENT_TEST_EMULATOR_KB=65536 RUST_TEST_THREADS=1 \
-        timed "Linux arm64 under qemu: the integration tests that meet the system" \
-        cargo test --locked --target aarch64-unknown-linux-gnu --test integration "$@" -- \
-        safety:: hostile_repo:: hostile_specials:: hostile_processes:: crashes:: platform:: \
-        install:: launcher:: loop_runner:: checkers:: sandbox:: worktrees:: terminal_stdin:: \
-        never_hostage:: escapes:: ralph:: hook_input:: faults:: dashboard:: \
-        --skip team::
+            timed "Linux arm64 under qemu: every crate's unit tests" \
+            arm64_run target/arm64/unit.list "$@"
+        PAGENT_TEST_BIN="$arm64_bin" PAGENT_TEST_FOREIGN_BIN="$PWD/target/arm64/foreign-pagent" \
+            PAGENT_TEST_EMULATOR_KB=65536 RUST_TEST_THREADS=1 \
+            timed "Linux arm64 under qemu: the integration tests that meet the system" \
+            arm64_run target/arm64/integration.list "$@" \
+            safety:: hostile_repo:: hostile_specials:: hostile_processes:: crashes:: platform:: \
+            install:: launcher:: loop_runner:: checkers:: sandbox:: worktrees:: terminal_stdin:: \
+            never_hostage:: escapes:: ralph:: hook_input:: faults:: dashboard:: \
+            --skip team::
+        exit "$arm64_failed"
+    } >target/arm64/qemu.log 2>&1 </dev/null &
+    arm64_pid=$!
+    set +m
+    echo "test.sh: Linux arm64 under qemu: running beside the parts below (target/arm64/qemu.log)" >&2
 fi
+
+# Both ends are installed first: each run of the suite also checks `claude plugin validate
+# --strict` with both (scenarios::issue_30_6_...).
+for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
+    scripts/install-client.sh claude "$version" >/dev/null
+done
+for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
+    claude="$(scripts/install-client.sh claude "$version" | tail -n 1)"
+    # The interactive suite (tmux) runs on both: pagent's own voice has to reach the
+    # screen of every supported release. The npm route is proven once, with the newest.
+    skip=(--skip agents::)
+    if [ "$version" = "$CLAUDE_CODE_OLDEST" ]; then
+        skip+=(--skip npm:: --skip release:: --skip quickstart::)
+    fi
+    PAGENT_CLAUDE="$claude" timed "end-to-end, Claude Code $version" \
+        cargo test --locked --test e2e "$@" -- --ignored "${skip[@]}"
+done
+
+codex="$(scripts/install-client.sh codex | tail -n 1)"
+opencode="$(scripts/install-client.sh opencode | tail -n 1)"
+PAGENT_CODEX="$codex" PAGENT_OPENCODE="$opencode" \
+    timed "end-to-end, Codex $CODEX_VERSION and OpenCode $OPENCODE_VERSION" \
+    cargo test --locked --test e2e "$@" -- --ignored agents::
 
 if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; then
     cross_windows --wine || {
         echo "test.sh: the Windows part needs these tools (or PAGENT_WINDOWS=0 to leave it out)" >&2
         exit 1
     }
-    trap cross_windows_done EXIT
+    trap 'cross_windows_done; stop_arm64' EXIT
     win=x86_64-pc-windows-gnu
     timed "Windows: cross-build (debug)" cargo build --locked --target "$win" --bin pagent
     if ! "$PWD/target/wine/pagent" --version </dev/null | grep -q "($win)"; then
@@ -192,4 +249,17 @@ if [ "$host" = x86_64-unknown-linux-gnu ] && [ "${PAGENT_WINDOWS:-1}" != 0 ]; th
     PAGENT_E2E_WINE=1 PAGENT_CLAUDE="$claude_win" PAGENT_TEST_BIN="$PWD/target/$win/debug/pagent.exe" \
         timed "Windows under Wine: pagent install, a Ralph loop, /pagent:status, /pagent:cancel and pagent loop through Claude Code $CLAUDE_CODE_NEWEST's Windows build" \
         cargo test --locked --test e2e "$@" -- --ignored installed::
+fi
+
+if [ -n "$arm64_pid" ]; then
+    start=$SECONDS
+    arm64_status=0
+    wait "$arm64_pid" || arm64_status=$?
+    arm64_pid=
+    cat target/arm64/qemu.log
+    echo "test.sh: Linux arm64 under qemu: done $((SECONDS - start)) s after the rest" >&2
+    if [ "$arm64_status" != 0 ]; then
+        echo "test.sh: Linux arm64 under qemu failed (above, and in target/arm64/qemu.log)" >&2
+        exit 1
+    fi
 fi
