@@ -853,3 +853,89 @@ fn issue_35_a_contained_command_agent_reaches_only_its_allowed_hosts_through_pag
     assert_eq!(allowed_count.load(std::sync::atomic::Ordering::SeqCst), 3);
     assert_eq!(env.state()["status"], "complete", "{}", env.dump());
 }
+
+/// What a contained agent of the next test runs: in its first iteration, as many tunnels
+/// as the proxy serves at once to a server that never answers, each waited for until
+/// its `200`, then it ends without closing them; in its second, a GET of the counting
+/// server.
+#[cfg(target_os = "linux")]
+const TUNNELS: &str = r#"import os, socket, sys, urllib.request, urllib.error
+n, silent, counting, many = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+if n == "1":
+    host, port = os.environ["HTTP_PROXY"].rsplit("/", 1)[1].split(":")
+    held = []
+    for _ in range(many):
+        s = socket.create_connection((host, int(port)), 10)
+        s.sendall(("CONNECT localhost:%s HTTP/1.1\r\n\r\n" % silent).encode())
+        answer = b""
+        while not answer.endswith(b"\r\n\r\n"):
+            answer += s.recv(1)
+        held.append((s, answer.split(b"\r\n")[0].decode()))
+    print("tunnels:", sum(" 200 " in line for _, line in held))
+else:
+    try:
+        body = urllib.request.urlopen("http://localhost:%s/" % counting, timeout=10).read()
+        print("second: REACHED", body.decode())
+    except urllib.error.HTTPError as e:
+        print("second: REFUSED", e.code, e.read().decode().strip())
+    except Exception as e:
+        print("second: FAILED", e)
+"#;
+
+/// Review M1 of issue 35: the tunnels a contained agent left open end with its sandbox:
+/// an agent that opened as many as the proxy serves at once (to a server that never
+/// answers) and ended does not leave the next iteration's agent refused as busy.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_agents_tunnels_end_with_its_sandbox() {
+    use pagent_door::process::proxy::MAX_CONNECTIONS;
+    let env = TestEnv::new();
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in silent.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    let (counting, count) = counting_server();
+    env.write("tunnels.py", TUNNELS);
+    env.write(
+        "agent.sh",
+        &format!(
+            "{KEEPS_ITS_PROMPTS}python3 tunnels.py $n {silent_port} {counting} \
+             {MAX_CONNECTIONS} > agent-$n.txt 2>&1\n\
+             printf 'Done.\\n<promise>STORY DONE</promise>\\n'\n"
+        ),
+    );
+    env.write("tasks.md", "- [ ] T001 Write work.txt\n");
+    let (silent_host, counting_host) = (
+        format!("localhost:{silent_port}"),
+        format!("localhost:{counting}"),
+    );
+    env.bin(&[
+        "loop",
+        "--sandbox",
+        "--allow-host",
+        &silent_host,
+        "--allow-host",
+        &counting_host,
+        "--command",
+        "sh agent.sh",
+        "--check",
+        "test -f work.txt",
+        "--stories",
+        "tasks.md",
+    ])
+    .success();
+    let first = env.read("agent-1.txt");
+    assert_eq!(
+        first.trim(),
+        format!("tunnels: {MAX_CONNECTIONS}"),
+        "{first}"
+    );
+    let second = env.read("agent-2.txt");
+    assert_eq!(second.trim(), "second: REACHED ALLOWED-35", "{second}");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(env.state()["status"], "complete", "{}", env.dump());
+}

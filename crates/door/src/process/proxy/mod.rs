@@ -29,7 +29,8 @@
 //! Bounded, since the child may be hostile: at most [`MAX_CONNECTIONS`] at once (more
 //! are answered 503 and closed), a request head of at most [`HEAD_LIMIT`] bytes read
 //! within [`HEAD_TIME`], a connection to the host within [`CONNECT_TIME`], and a
-//! connection idle for [`IDLE_TIME`] in both directions closed. Each connection is one
+//! connection idle for [`IDLE_TIME`] in both directions closed (one whose child side has
+//! gone entirely, the sandbox ended with its forwarder, at once). Each connection is one
 //! thread with a small stack; the loop's own thread never waits on one. The proxy stops
 //! when the [`Proxy`] drops (with the loop's agent), and dies with pagent's process.
 

@@ -4,6 +4,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use super::{
     AllowList, CONNECT_TIME, HEAD_LIMIT, HEAD_TIME, IDLE_TIME, MAX_CONNECTIONS, Refusal, Wording,
 };
 use crate::files::{PrivateTemp, private_temp_dir};
+use crate::process::sys::{self, Relay};
 
 /// A connection thread's stack: it holds two small buffers and a parsed head.
 const STACK: usize = 256 * 1024;
@@ -76,18 +78,32 @@ fn accept(listener: &UnixListener, stop: &AtomicBool, rules: &Arc<Rules>) {
             refuse(&mut conn, &Refusal::Busy, rules.wording);
             continue;
         }
-        open.fetch_add(1, Ordering::SeqCst);
-        let (rules, counted) = (Arc::clone(rules), Arc::clone(&open));
-        let spawned = std::thread::Builder::new()
+        let (rules, counted) = (Arc::clone(rules), Slot::take(&open));
+        // A thread that could not start drops its slot with the closure.
+        let _ = std::thread::Builder::new()
             .name("pagent-proxy-conn".into())
             .stack_size(STACK)
             .spawn(move || {
+                let _slot = counted;
                 serve(conn, &rules);
-                counted.fetch_sub(1, Ordering::SeqCst);
             });
-        if spawned.is_err() {
-            open.fetch_sub(1, Ordering::SeqCst);
-        }
+    }
+}
+
+/// One connection's place among the [`MAX_CONNECTIONS`], given back when dropped: when
+/// its connection ends, and when its thread panics or never starts.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(open: &Arc<AtomicUsize>) -> Slot {
+        open.fetch_add(1, Ordering::SeqCst);
+        Slot(Arc::clone(open))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -306,7 +322,7 @@ fn is_local(ip: IpAddr) -> bool {
 }
 
 /// One side of a relay: a socket read with a timeout and shut down by halves.
-trait Side: Read + Write + Send + 'static {
+trait Side: Read + Write + AsFd + Send + 'static {
     fn read_timeout(&self, t: Duration);
     fn close(&self, how: Shutdown);
     fn twin(&self) -> io::Result<Self>
@@ -362,14 +378,21 @@ fn relay(child: UnixStream, upstream: TcpStream) {
 }
 
 /// Copies `from` into `to` until `from` ends (then `to`'s writing half is shut), an
-/// error, or the shared clock says both directions were idle too long.
+/// error, either side's other end gone entirely (a dead sandbox's forwarder: its tunnels
+/// end with it rather than hold their places until the idle clock), or the shared clock
+/// says both directions were idle too long.
 fn pump<A: Side, B: Side>(mut from: A, mut to: B, clock: &(Instant, AtomicU64)) {
     let (start, last) = clock;
     let now_ms = || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
     from.read_timeout(TICK);
     let mut buf = vec![0u8; 16 * 1024];
     loop {
-        match from.read(&mut buf) {
+        let read = match sys::wait_relay(from.as_fd(), to.as_fd(), TICK) {
+            Relay::Gone => break,
+            Relay::Idle => Err(io::ErrorKind::TimedOut.into()),
+            Relay::Readable => from.read(&mut buf),
+        };
+        match read {
             Ok(0) => return to.close(Shutdown::Write),
             Ok(n) => {
                 if to.write_all(&buf[..n]).is_err() {
@@ -435,6 +458,61 @@ mod tests {
         ] {
             assert_eq!(request(head), Err(Refusal::BadRequest), "{head}");
         }
+    }
+
+    /// Review M1: a sandbox that died (its forwarder's sockets closed) frees the places
+    /// of its tunnels, rather than holding them until the idle clock ends them.
+    #[test]
+    fn tunnels_whose_child_is_gone_free_their_place() {
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = silent.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for c in silent.incoming().flatten() {
+                held.push(c);
+            }
+        });
+        let hosts = AllowList::parse(&[format!("localhost:{port}")]).unwrap();
+        let proxy = Serving::start(hosts, |_| String::new()).unwrap();
+        let connect = || {
+            let mut c = UnixStream::connect(proxy.socket()).unwrap();
+            c.write_all(format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n").as_bytes())
+                .unwrap();
+            // The whole answer, as the forwarder reads it: a Unix socket closed with
+            // unread bytes would reset its peer, which ends the tunnel anyway.
+            let mut answer = [0u8; 39];
+            c.read_exact(&mut answer).unwrap();
+            (c, answer)
+        };
+        let open: Vec<_> = (0..MAX_CONNECTIONS).map(|_| connect()).collect();
+        assert!(open.iter().all(|(_, a)| a.starts_with(b"HTTP/1.1 200")));
+        drop(open); // the sandbox ended: every child side is closed
+        std::thread::sleep(TICK * 2);
+        assert_eq!(&connect().1[..12], b"HTTP/1.1 200");
+    }
+
+    /// A child that only shut its writing half (a request sent, its answer awaited) is
+    /// not gone: the host's late answer still reaches it.
+    #[test]
+    fn a_tunnel_whose_child_only_half_closed_still_gets_its_answer() {
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut c, _) = server.accept().unwrap();
+            let mut asked = Vec::new();
+            c.read_to_end(&mut asked).unwrap();
+            std::thread::sleep(TICK * 2);
+            c.write_all(&asked).unwrap();
+        });
+        let hosts = AllowList::parse(&[format!("localhost:{port}")]).unwrap();
+        let proxy = Serving::start(hosts, |_| String::new()).unwrap();
+        let mut c = UnixStream::connect(proxy.socket()).unwrap();
+        c.write_all(format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\nping").as_bytes())
+            .unwrap();
+        c.shutdown(Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        c.read_to_string(&mut answer).unwrap();
+        assert_eq!(answer, "HTTP/1.1 200 Connection Established\r\n\r\nping");
     }
 
     #[test]

@@ -100,3 +100,49 @@ pub(in crate::process) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Duratio
         })
         .collect()
 }
+
+/// What [`wait_relay`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::process) enum Relay {
+    /// `from` has bytes, or its end (a read will not wait).
+    Readable,
+    /// The other end of `to` has gone entirely: closed, or shut both ways.
+    Gone,
+    Idle,
+}
+
+/// Waits up to `timeout` until the socket `from` can be read or the other end of `to`
+/// has gone entirely (`POLLHUP`; a peer that only shut its writing half is not gone,
+/// that is `POLLRDHUP`). An interrupted or failed `poll` reads as idle.
+pub(in crate::process) fn wait_relay(
+    from: BorrowedFd<'_>,
+    to: BorrowedFd<'_>,
+    timeout: Duration,
+) -> Relay {
+    let mut polled = [
+        libc::pollfd {
+            fd: from.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        // No event asked: POLLHUP and POLLERR are always reported.
+        libc::pollfd {
+            fd: to.as_raw_fd(),
+            events: 0,
+            revents: 0,
+        },
+    ];
+    let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: poll(2) reads and writes exactly the two pollfd structs of `polled`.
+    let rc = unsafe { libc::poll(polled.as_mut_ptr(), 2, millis) };
+    let ended = libc::POLLHUP | libc::POLLERR | libc::POLLNVAL;
+    if rc <= 0 {
+        Relay::Idle
+    } else if polled[0].revents & (libc::POLLIN | ended) != 0 {
+        Relay::Readable
+    } else if polled[1].revents & ended != 0 {
+        Relay::Gone
+    } else {
+        Relay::Idle
+    }
+}
