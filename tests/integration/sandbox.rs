@@ -939,3 +939,80 @@ fn issue_35_a_contained_agents_tunnels_end_with_its_sandbox() {
     assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!(env.state()["status"], "complete", "{}", env.dump());
 }
+
+/// Review M2 of issue 35: a contained loop whose pagent binary is removed while it runs
+/// (an uninstall, a package manager's upgrade) keeps its forwarder: the loop runs from a
+/// copy of the binary, the copy is removed during the first iteration, and the check
+/// that follows and the second iteration (which reaches an allowed host) still start in
+/// their walls and the loop completes.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_loop_keeps_its_forwarder_when_its_binary_is_removed() {
+    let env = TestEnv::new();
+    let (bin_dir, bin_path) = other_project();
+    let copy = bin_path.join("pagent");
+    std::fs::copy(pagent_bin(), &copy).unwrap();
+    let (counting, count) = counting_server();
+    env.write(
+        "agent.sh",
+        &format!(
+            "{KEEPS_ITS_PROMPTS}if [ $n -eq 1 ]; then touch ready; \
+             while [ ! -e go ]; do sleep 0.1; done; else python3 -c \
+             'import urllib.request; print(urllib.request.urlopen(\"http://localhost:{counting}/\", \
+             timeout=10).read().decode())' > agent-2.txt 2>&1; fi\n\
+             printf 'Done.\\n<promise>STORY DONE</promise>\\n'\n"
+        ),
+    );
+    env.write("tasks.md", "- [ ] T001 Write work.txt\n");
+    let host = format!("localhost:{counting}");
+    let base = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--allow-host",
+            &host,
+            "--command",
+            "sh agent.sh",
+            "--check",
+            "test -f work.txt",
+            "--stories",
+            "tasks.md",
+        ])
+        .command();
+    let mut command = std::process::Command::new(&copy);
+    command.args(base.get_args());
+    command.current_dir(base.get_current_dir().unwrap());
+    for (key, value) in base.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let running = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !env.exists("ready") {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{}",
+            env.dump()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::remove_file(&copy).unwrap();
+    env.write("go", "");
+    let out = running.wait_with_output().unwrap();
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}\n{}", env.dump());
+    assert_eq!(env.read("agent-2.txt").trim(), "ALLOWED-35", "{said}");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(env.state()["status"], "complete", "{}", env.dump());
+    drop(bin_dir);
+}
