@@ -17,9 +17,12 @@
 //! only. A name is resolved here, outside, once, and the connection goes to the address
 //! that was resolved and checked, never to a name resolved again (a rebinding DNS server
 //! cannot swap the address between the check and the connection). An address on the
-//! machine itself (loopback, unspecified, link-local: the cloud's metadata server) is
-//! reached only when the allowed entry names it as such, `localhost:PORT` or
-//! `127.0.0.1:PORT`: an allowed name that resolves to 127.0.0.1 is refused.
+//! machine itself (loopback, unspecified, any address of its interfaces: the LAN's, a
+//! container bridge's) is reached only when the allowed entry names it as such,
+//! `localhost:PORT` or `127.0.0.1:PORT`: an allowed name that resolves to 127.0.0.1 or
+//! to the machine's LAN address is refused. A cloud's metadata server (link-local
+//! `169.254.169.254`, `fe80::/10`, AWS's `fd00:ec2::254`, Alibaba's `100.100.100.200`)
+//! is never reached.
 //!
 //! `CONNECT HOST:PORT` (HTTPS, any TLS) is a tunnel; `GET http://HOST/...` (plain HTTP,
 //! the absolute form) is sent on with the request line in origin form, `Host` set from

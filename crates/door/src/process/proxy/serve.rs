@@ -288,9 +288,15 @@ fn open_upstream(req: &Request, hosts: &AllowList) -> Result<TcpStream, Refusal>
         .to_socket_addrs()
         .map_err(|e| unreachable(e.to_string()))?
         .collect();
+    let mine = entry.names_this_machine();
+    let own = if mine {
+        Vec::new()
+    } else {
+        sys::own_addresses()
+    };
     let addrs: Vec<SocketAddr> = resolved
         .iter()
-        .filter(|a| entry.names_this_machine() || !is_local(a.ip()))
+        .filter(|a| mine || !(is_local(a.ip()) || own.contains(&plain(a.ip()))))
         .copied()
         .collect();
     if addrs.is_empty() && !resolved.is_empty() {
@@ -299,6 +305,11 @@ fn open_upstream(req: &Request, hosts: &AllowList) -> Result<TcpStream, Refusal>
     let mut last = "no address".to_owned();
     for addr in &addrs {
         match TcpStream::connect_timeout(addr, CONNECT_TIME) {
+            // The machine's own address on any interface (one it got after the list was
+            // read): a connection to itself has the same address at both ends.
+            Ok(stream) if !mine && reaches_itself(&stream) => {
+                return Err(Refusal::Local { host, port });
+            }
             Ok(stream) => return Ok(stream),
             Err(e) => last = e.to_string(),
         }
@@ -306,8 +317,34 @@ fn open_upstream(req: &Request, hosts: &AllowList) -> Result<TcpStream, Refusal>
     Err(unreachable(last))
 }
 
-/// An address on this machine, or the cloud's metadata server (link-local).
+/// `ip` with an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) as the IPv4 one.
+fn plain(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        IpAddr::V4(_) => ip,
+    }
+}
+
+/// Whether `stream` is connected to this machine itself (both ends one address).
+fn reaches_itself(stream: &TcpStream) -> bool {
+    match (stream.local_addr(), stream.peer_addr()) {
+        (Ok(local), Ok(peer)) => plain(local.ip()) == plain(peer.ip()),
+        _ => true,
+    }
+}
+
+/// A loopback, unspecified or link-local address (the usual home of a cloud's metadata
+/// server), or a cloud's metadata server where it is not link-local: AWS's IPv6 one
+/// (`fd00:ec2::254`) and Alibaba Cloud's (`100.100.100.200`). The machine's other own
+/// addresses are found at the connection ([`open_upstream`]).
 fn is_local(ip: IpAddr) -> bool {
+    const METADATA: [IpAddr; 2] = [
+        IpAddr::V4(std::net::Ipv4Addr::new(100, 100, 100, 200)),
+        IpAddr::V6(std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)),
+    ];
+    if METADATA.contains(&ip) {
+        return true;
+    }
     match ip {
         IpAddr::V4(v4) => {
             v4.is_loopback() || v4.is_unspecified() || v4.is_link_local() || v4.octets()[0] == 0
@@ -513,6 +550,52 @@ mod tests {
         let mut answer = String::new();
         c.read_to_string(&mut answer).unwrap();
         assert_eq!(answer, "HTTP/1.1 200 Connection Established\r\n\r\nping");
+    }
+
+    /// Review M3: a cloud's metadata server is refused where it is not link-local.
+    #[test]
+    fn the_clouds_metadata_servers_are_local_wherever_they_are() {
+        for ip in ["fd00:ec2::254", "100.100.100.200", "::ffff:100.100.100.200"] {
+            assert!(is_local(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    /// Review M3: an address of this machine other than loopback (its LAN address, a
+    /// container bridge's) reaches the services it serves on every interface: refused
+    /// as loopback is, unless the entry names the machine.
+    #[test]
+    fn this_machines_own_lan_address_is_refused_like_loopback() {
+        let server = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        let probe = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+        if probe.connect("192.0.2.1:9").is_err() {
+            return; // no route out: nothing to test
+        }
+        let own = probe.local_addr().unwrap().ip();
+        let hosts = AllowList::parse(&[format!("{own}:{port}")]).unwrap();
+        let req = request(&format!("CONNECT {own}:{port} HTTP/1.1\r\n\r\n")).unwrap();
+        assert!(matches!(
+            open_upstream(&req, &hosts),
+            Err(Refusal::Local { .. })
+        ));
+        // Each other IPv4 address of this machine the system lists (an entry names no
+        // IPv6 address; loopback is the entries' own to name), each one refused.
+        for ip in sys::own_addresses() {
+            let IpAddr::V4(v4) = plain(ip) else { continue };
+            if v4.is_loopback() {
+                continue;
+            }
+            let hosts = AllowList::parse(&[format!("{v4}:{port}")]).unwrap();
+            let req = request(&format!("CONNECT {v4}:{port} HTTP/1.1\r\n\r\n")).unwrap();
+            assert!(
+                matches!(open_upstream(&req, &hosts), Err(Refusal::Local { .. })),
+                "{v4}"
+            );
+        }
+        // Refused before any connection: the service learns nothing, nor the child
+        // whether it listens.
+        server.set_nonblocking(true).unwrap();
+        assert!(server.accept().is_err(), "a connection reached the service");
     }
 
     #[test]

@@ -146,3 +146,39 @@ pub(in crate::process) fn wait_relay(
         Relay::Idle
     }
 }
+
+/// Every address of this machine's interfaces (`getifaddrs`): loopback, the LAN's, a
+/// container bridge's. Empty when the system will not say.
+pub(in crate::process) fn own_addresses() -> Vec<std::net::IpAddr> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs(3) points `head` at a list it allocated, freed below by
+    // freeifaddrs(3) and read only before that.
+    if unsafe { libc::getifaddrs(&raw mut head) } != 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut at = head;
+    while !at.is_null() {
+        // SAFETY: `at` is a node of the list getifaddrs made, not freed yet.
+        let node = unsafe { &*at };
+        let addr = node.ifa_addr;
+        if !addr.is_null() {
+            // SAFETY: a non-null ifa_addr points at a sockaddr of its node.
+            let family = libc::c_int::from(unsafe { (*addr).sa_family });
+            if family == libc::AF_INET {
+                // SAFETY: an AF_INET sockaddr is a sockaddr_in (read unaligned).
+                let v4 = unsafe { addr.cast::<libc::sockaddr_in>().read_unaligned() };
+                out.push(IpAddr::V4(Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr))));
+            } else if family == libc::AF_INET6 {
+                // SAFETY: an AF_INET6 sockaddr is a sockaddr_in6 (read unaligned).
+                let v6 = unsafe { addr.cast::<libc::sockaddr_in6>().read_unaligned() };
+                out.push(IpAddr::V6(Ipv6Addr::from(v6.sin6_addr.s6_addr)));
+            }
+        }
+        at = node.ifa_next;
+    }
+    // SAFETY: `head` is the list getifaddrs allocated, freed once, not read after.
+    unsafe { libc::freeifaddrs(head) };
+    out
+}
