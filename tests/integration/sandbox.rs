@@ -825,8 +825,8 @@ fn issue_35_a_contained_command_agent_reaches_only_its_allowed_hosts_through_pag
     insta::assert_snapshot!("issue_35_command_agent_with_allowed_hosts", said);
     let probe = env.read("agent-probe.txt");
     let refusal = format!(
-        "pagent's sandbox refused localhost:{denied}: it is not an allowed host; to allow it, \
-         start the loop with --allow-host localhost:{denied}"
+        "pagent's sandbox refused localhost:{denied}: it is not an allowed host; --allow-host \
+         localhost:{denied} allows it"
     );
     for outcome in [
         "allowed: REACHED ALLOWED-35".to_owned(),

@@ -276,6 +276,9 @@ fn authority(text: &str, default: Option<u16>) -> Result<(String, u16), Refusal>
 /// out unless the entry names the machine, connected to an address that was checked.
 fn open_upstream(req: &Request, hosts: &AllowList) -> Result<TcpStream, Refusal> {
     let (host, port) = (req.host.clone(), req.port);
+    if !is_host(&host) {
+        return Err(Refusal::BadRequest);
+    }
     let Some(entry) = hosts.find(&host, port) else {
         return Err(Refusal::NotAllowed { host, port });
     };
@@ -315,6 +318,20 @@ fn open_upstream(req: &Request, hosts: &AllowList) -> Result<TcpStream, Refusal>
         }
     }
     Err(unreachable(last))
+}
+
+/// Whether `host` is a host at all: a name of letters, digits, dots and dashes (an IPv4
+/// address among them), or an IPv6 address in brackets. Anything else (a control byte,
+/// a space, `%`) is refused before it is looked up or said back to the child.
+fn is_host(host: &str) -> bool {
+    let name = host
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    let ipv6 = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .is_some_and(|h| h.parse::<std::net::Ipv6Addr>().is_ok());
+    name || ipv6
 }
 
 /// `ip` with an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) as the IPv4 one.
@@ -550,6 +567,35 @@ mod tests {
         let mut answer = String::new();
         c.read_to_string(&mut answer).unwrap();
         assert_eq!(answer, "HTTP/1.1 200 Connection Established\r\n\r\nping");
+    }
+
+    /// Review L1: a target that is not a host (a control byte, a space, `%`, `_`) is a
+    /// bad request, never said back in a refusal; an IPv6 address in brackets is a
+    /// host, not allowed by any entry.
+    #[test]
+    fn a_target_that_is_not_a_host_is_refused_as_bad_before_anything_echoes_it() {
+        let hosts = AllowList::parse(&["localhost:8081"]).unwrap();
+        for target in [
+            "a\u{1b}[2Jb:8081",
+            "a%0d:8081",
+            "my_host:8081",
+            "\u{7f}:8081",
+        ] {
+            let req = request(&format!("CONNECT {target} HTTP/1.1\r\n\r\n")).unwrap();
+            assert_eq!(
+                open_upstream(&req, &hosts).err(),
+                Some(Refusal::BadRequest),
+                "{target:?}"
+            );
+        }
+        let req = request("CONNECT [::1]:8081 HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!(
+            open_upstream(&req, &hosts).err(),
+            Some(Refusal::NotAllowed {
+                host: "[::1]".into(),
+                port: 8081
+            })
+        );
     }
 
     /// Review M3: a cloud's metadata server is refused where it is not link-local.
