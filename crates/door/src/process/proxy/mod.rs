@@ -13,8 +13,8 @@
 //! a free port, and needs nothing installed but bubblewrap.
 //!
 //! What the proxy allows ([`AllowedHost`]): `HOST` (exact), `*.SUFFIX` (any name under
-//! SUFFIX, not SUFFIX itself), each on ports 80 and 443, or `HOST:PORT` on that port
-//! only. A name is resolved here, outside, once, and the connection goes to the address
+//! SUFFIX, not SUFFIX itself; SUFFIX ends with a name, so it matches no IP address), each
+//! on ports 80 and 443, or `HOST:PORT` on that port only. A name is resolved here, outside, once, and the connection goes to the address
 //! that was resolved and checked, never to a name resolved again (a rebinding DNS server
 //! cannot swap the address between the check and the connection). An address on the
 //! machine itself (loopback, unspecified, any address of its interfaces: the LAN's, a
@@ -98,6 +98,11 @@ impl AllowedHost {
                 .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
         if !fits {
             return Err("not a host name".to_owned());
+        }
+        // `*.0.1` would match IP addresses (10.0.0.1): a suffix ends with a name.
+        let last = name.rsplit('.').next().unwrap_or_default();
+        if suffix && last.chars().all(|c| c.is_ascii_digit()) {
+            return Err("a *. suffix must end with a name, not a number".to_owned());
         }
         Ok(AllowedHost {
             name: name.to_ascii_lowercase(),
@@ -285,6 +290,21 @@ pub fn forward_if_asked(args: &[std::ffi::OsString]) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Review L3: a suffix of numbers would match IP addresses.
+    #[test]
+    fn a_suffix_of_numbers_is_refused_so_it_matches_no_ip_address() {
+        for entry in ["*.0.1", "*.1", "*.168.0.1:8080"] {
+            assert!(
+                AllowedHost::parse(entry).map_or(true, |e| !e.allows("10.0.0.1", 443)),
+                "{entry}"
+            );
+            assert!(AllowedHost::parse(entry).is_err(), "{entry}");
+        }
+        assert!(AllowedHost::parse("*.example.org").is_ok());
+        assert!(AllowedHost::parse("*.0.example.org").is_ok());
+        assert!(AllowedHost::parse("10.0.0.1").is_ok());
+    }
 
     #[test]
     fn an_allowed_host_is_exact_a_suffix_or_a_port() {
