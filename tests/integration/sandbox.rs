@@ -940,6 +940,40 @@ fn issue_35_a_contained_agents_tunnels_end_with_its_sandbox() {
     assert_eq!(env.state()["status"], "complete", "{}", env.dump());
 }
 
+/// `command` (a `pagent` command a test built) started from the binary `program`, its
+/// output piped.
+#[cfg(target_os = "linux")]
+fn spawn_as(command: &std::process::Command, program: &Path) -> std::process::Child {
+    let mut spawned = std::process::Command::new(program);
+    spawned.args(command.get_args());
+    spawned.current_dir(command.get_current_dir().unwrap());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => spawned.env(key, value),
+            None => spawned.env_remove(key),
+        };
+    }
+    spawned
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (two minutes at most) until the project holds `file`.
+#[cfg(target_os = "linux")]
+fn wait_for_file(env: &TestEnv, file: &str) {
+    let started = std::time::Instant::now();
+    while !env.exists(file) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{}",
+            env.dump()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Review M2 of issue 35: a contained loop whose pagent binary is removed while it runs
 /// (an uninstall, a package manager's upgrade) keeps its forwarder: the loop runs from a
 /// copy of the binary, the copy is removed during the first iteration, and the check
@@ -979,29 +1013,8 @@ fn issue_35_a_contained_loop_keeps_its_forwarder_when_its_binary_is_removed() {
             "tasks.md",
         ])
         .command();
-    let mut command = std::process::Command::new(&copy);
-    command.args(base.get_args());
-    command.current_dir(base.get_current_dir().unwrap());
-    for (key, value) in base.get_envs() {
-        match value {
-            Some(value) => command.env(key, value),
-            None => command.env_remove(key),
-        };
-    }
-    let running = command
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while !env.exists("ready") {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "{}",
-            env.dump()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let running = spawn_as(&base, &copy);
+    wait_for_file(&env, "ready");
     std::fs::remove_file(&copy).unwrap();
     env.write("go", "");
     let out = running.wait_with_output().unwrap();
@@ -1015,4 +1028,47 @@ fn issue_35_a_contained_loop_keeps_its_forwarder_when_its_binary_is_removed() {
     assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!(env.state()["status"], "complete", "{}", env.dump());
     drop(bin_dir);
+}
+
+/// Review L4 of issue 35: pagent's process ignores SIGPIPE (Rust's runtime sets it so),
+/// which its sandbox proxy depends on: it writes answers to Unix sockets a contained
+/// child may have closed, and a SIGPIPE there would end the whole loop. Whoever
+/// "restores" SIGPIPE's default in `main` breaks this test.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_loops_pagent_ignores_sigpipe_so_a_closed_socket_cannot_end_it() {
+    let env = TestEnv::new();
+    let (counting, _count) = counting_server();
+    env.write(
+        "agent.sh",
+        "touch ready; while [ ! -e go ]; do sleep 0.1; done\n\
+         printf 'Done.\\n<promise>STORY DONE</promise>\\n'\n",
+    );
+    env.write("tasks.md", "- [ ] T001 Wait\n");
+    let host = format!("localhost:{counting}");
+    let base = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--allow-host",
+            &host,
+            "--command",
+            "sh agent.sh",
+            "--stories",
+            "tasks.md",
+        ])
+        .command();
+    let running = spawn_as(&base, &pagent_bin());
+    wait_for_file(&env, "ready");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", running.id())).unwrap();
+    env.write("go", "");
+    let out = running.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", env.dump());
+    let ignored = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .map(|mask| u64::from_str_radix(mask.trim(), 16).unwrap())
+        .unwrap();
+    let sigpipe = 13;
+    assert!(ignored & (1 << (sigpipe - 1)) != 0, "{status}");
 }

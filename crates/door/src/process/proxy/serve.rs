@@ -21,6 +21,8 @@ use crate::process::sys::{self, Relay};
 const STACK: usize = 256 * 1024;
 /// How often a quiet relay looks at the idle clock.
 const TICK: Duration = Duration::from_secs(2);
+/// The wait after a connection the accept loop could not take.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// The proxy while it serves: its socket in a private folder, and the flag that stops it.
 pub(super) struct Serving {
@@ -34,7 +36,7 @@ impl Serving {
     pub(super) fn start(hosts: AllowList, wording: Wording) -> io::Result<Serving> {
         let dir = private_temp_dir("pagent-proxy-")?;
         let socket = dir.path().join("proxy.sock");
-        let listener = UnixListener::bind(&socket)?;
+        let listener = UnixListener::bind(&socket).map_err(|err| too_long(err, &socket))?;
         let stop = Arc::new(AtomicBool::new(false));
         let rules = Arc::new(Rules { hosts, wording });
         let stopped = Arc::clone(&stop);
@@ -52,6 +54,23 @@ impl Serving {
     pub(super) fn socket(&self) -> &Path {
         &self.socket
     }
+}
+
+/// `err`, said plainly when it is the socket's path too long for a Unix socket (a long
+/// `TMPDIR`), which the system words as `path must be shorter than SUN_LEN`.
+fn too_long(err: io::Error, socket: &Path) -> io::Error {
+    // sun_path holds 108 bytes on Linux and 104 on macOS, its last one the ending zero.
+    if err.kind() != io::ErrorKind::InvalidInput || socket.as_os_str().len() < 104 {
+        return err;
+    }
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "its socket's path {} is longer than a Unix socket's path may be: set TMPDIR to a \
+             shorter folder (such as /tmp)",
+            socket.display()
+        ),
+    )
 }
 
 impl Drop for Serving {
@@ -73,7 +92,12 @@ fn accept(listener: &UnixListener, stop: &AtomicBool, rules: &Arc<Rules>) {
         if stop.load(Ordering::SeqCst) {
             return;
         }
-        let Ok(mut conn) = conn else { continue };
+        let Ok(mut conn) = conn else {
+            // An error that lasts (out of descriptors: EMFILE) would spin a core: wait
+            // for a connection to end and free one.
+            std::thread::sleep(ACCEPT_BACKOFF);
+            continue;
+        };
         if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
             refuse(&mut conn, &Refusal::Busy, rules.wording);
             continue;
@@ -376,6 +400,10 @@ fn is_local(ip: IpAddr) -> bool {
 }
 
 /// One side of a relay: a socket read with a timeout and shut down by halves.
+///
+/// A write to a child's socket that the child closed is an error here (`EPIPE`), not the
+/// end of pagent, only because pagent's process ignores SIGPIPE (Rust's runtime sets it
+/// so): never restore its default in `main` (`tests/integration/sandbox.rs` checks it).
 trait Side: Read + Write + AsFd + Send + 'static {
     fn read_timeout(&self, t: Duration);
     fn close(&self, how: Shutdown);
@@ -567,6 +595,43 @@ mod tests {
         let mut answer = String::new();
         c.read_to_string(&mut answer).unwrap();
         assert_eq!(answer, "HTTP/1.1 200 Connection Established\r\n\r\nping");
+    }
+
+    /// Review L4: an accept loop whose every accept fails (out of descriptors) waits
+    /// between them rather than spin a core. A socket that is not listening fails each
+    /// accept (EINVAL), as an exhausted descriptor table would.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn an_accept_loop_that_keeps_failing_waits_rather_than_spins() {
+        let (not_listening, _peer) = UnixStream::pair().unwrap();
+        let listener = UnixListener::from(std::os::fd::OwnedFd::from(not_listening));
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let rules = Arc::new(Rules {
+            hosts: AllowList::default(),
+            wording: |_| String::new(),
+        });
+        let looping = std::thread::spawn(move || {
+            accept(&listener, &stopped, &rules);
+            // This thread's time on a CPU, in nanoseconds.
+            let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+            stat.split(' ').next().unwrap().parse::<u64>().unwrap()
+        });
+        std::thread::sleep(Duration::from_secs(1));
+        stop.store(true, Ordering::SeqCst);
+        let on_cpu = Duration::from_nanos(looping.join().unwrap());
+        assert!(on_cpu < Duration::from_millis(100), "{on_cpu:?} on a CPU");
+    }
+
+    /// Review L4: a `TMPDIR` too long for a Unix socket's path is said as such.
+    #[test]
+    fn a_socket_path_too_long_says_to_shorten_tmpdir() {
+        let long = Path::new("/tmp").join("d".repeat(120)).join("proxy.sock");
+        let err = UnixListener::bind(&long).unwrap_err();
+        let said = too_long(err, &long).to_string();
+        assert!(said.contains("set TMPDIR to a shorter folder"), "{said}");
+        let other = io::Error::other("disk full");
+        assert_eq!(too_long(other, &long).to_string(), "disk full");
     }
 
     /// Review L1: a target that is not a host (a control byte, a space, `%`, `_`) is a
