@@ -26,7 +26,9 @@
 //!
 //! `CONNECT HOST:PORT` (HTTPS, any TLS) is a tunnel; `GET http://HOST/...` (plain HTTP,
 //! the absolute form) is sent on with the request line in origin form, `Host` set from
-//! the address asked for and `Connection: close`. Anything else is refused with a status
+//! the address asked for and `Connection: close` (one request read per connection: what
+//! follows it goes to the same host unread, as through a tunnel; a line ended by a bare
+//! LF is refused, so no request hides in a header). Anything else is refused with a status
 //! and a body the caller words ([`Refusal`]).
 //!
 //! Bounded, since the child may be hostile: at most [`MAX_CONNECTIONS`] at once (more

@@ -221,6 +221,11 @@ struct Request {
 }
 
 fn request(head: &str) -> Result<Request, Refusal> {
+    // A line ended by a bare LF (or a lone CR) would reach the host inside a header this
+    // proxy read as one line: a second request hidden in the first.
+    if head.split("\r\n").any(|line| line.contains(['\r', '\n'])) {
+        return Err(Refusal::BadRequest);
+    }
     let mut lines = head.split("\r\n");
     let line = lines.next().unwrap_or_default();
     let mut parts = line.split(' ');
@@ -526,6 +531,19 @@ mod tests {
             (connect.host.as_str(), connect.port, connect.forward),
             ("registry.example.org", 443, None)
         );
+    }
+
+    /// Review L2: a header line ended by a bare LF or a lone CR (a request hidden in a
+    /// header, for a host that reads bare LFs) is refused as bad, not sent on.
+    #[test]
+    fn a_head_with_a_bare_lf_is_refused_as_bad() {
+        for head in [
+            "GET http://example.org/ HTTP/1.1\r\nX: a\nGET /admin HTTP/1.1\r\n\r\n",
+            "GET http://example.org/ HTTP/1.1\r\nX: a\rb\r\n\r\n",
+            "GET http://example.org/ HTTP/1.1\nHost: example.org\r\n\r\n",
+        ] {
+            assert_eq!(request(head), Err(Refusal::BadRequest), "{head:?}");
+        }
     }
 
     #[test]
