@@ -114,6 +114,7 @@ impl AllowedHost {
     }
 
     /// Whether a request for `host` (lowercase) on `port` is let through.
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn allows(&self, host: &str, port: u16) -> bool {
         let name = if self.suffix {
             host.strip_suffix(&self.name)
@@ -130,6 +131,7 @@ impl AllowedHost {
 
     /// Whether this entry names the machine itself (`localhost`, a loopback address),
     /// which lets its connection reach a local address.
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn names_this_machine(&self) -> bool {
         !self.suffix
             && (self.name == "localhost"
@@ -156,6 +158,7 @@ impl AllowList {
     }
 
     /// The entry that lets `host:port` through, if one does.
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn find(&self, host: &str, port: u16) -> Option<&AllowedHost> {
         self.0.iter().find(|h| h.allows(host, port))
     }
@@ -187,6 +190,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn status(&self) -> &'static str {
         match self {
             Refusal::NotAllowed { .. } | Refusal::Local { .. } => "403 Forbidden",
@@ -199,6 +203,7 @@ impl Refusal {
     }
 
     /// The whole answer: status line, headers and `body` (one line of text).
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn answer(&self, body: &str) -> String {
         let body = format!("{body}\n");
         format!(
