@@ -955,8 +955,8 @@ fn issue_35_a_contained_command_agent_reaches_only_its_allowed_hosts_through_pag
     insta::assert_snapshot!("issue_35_command_agent_with_allowed_hosts", said);
     let probe = env.read("agent-probe.txt");
     let refusal = format!(
-        "pagent's sandbox refused localhost:{denied}: it is not an allowed host; to allow it, \
-         start the loop with --allow-host localhost:{denied}"
+        "pagent's sandbox refused localhost:{denied}: it is not an allowed host; --allow-host \
+         localhost:{denied} allows it"
     );
     for outcome in [
         "allowed: REACHED ALLOWED-35".to_owned(),
@@ -982,4 +982,223 @@ fn issue_35_a_contained_command_agent_reaches_only_its_allowed_hosts_through_pag
     // The agent once, its check on both iterations.
     assert_eq!(allowed_count.load(std::sync::atomic::Ordering::SeqCst), 3);
     assert_eq!(env.state()["status"], "complete", "{}", env.dump());
+}
+
+/// What a contained agent of the next test runs: in its first iteration, as many tunnels
+/// as the proxy serves at once to a server that never answers, each waited for until
+/// its `200`, then it ends without closing them; in its second, a GET of the counting
+/// server.
+#[cfg(target_os = "linux")]
+const TUNNELS: &str = r#"import os, socket, sys, urllib.request, urllib.error
+n, silent, counting, many = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+if n == "1":
+    host, port = os.environ["HTTP_PROXY"].rsplit("/", 1)[1].split(":")
+    held = []
+    for _ in range(many):
+        s = socket.create_connection((host, int(port)), 10)
+        s.sendall(("CONNECT localhost:%s HTTP/1.1\r\n\r\n" % silent).encode())
+        answer = b""
+        while not answer.endswith(b"\r\n\r\n"):
+            answer += s.recv(1)
+        held.append((s, answer.split(b"\r\n")[0].decode()))
+    print("tunnels:", sum(" 200 " in line for _, line in held))
+else:
+    try:
+        body = urllib.request.urlopen("http://localhost:%s/" % counting, timeout=10).read()
+        print("second: REACHED", body.decode())
+    except urllib.error.HTTPError as e:
+        print("second: REFUSED", e.code, e.read().decode().strip())
+    except Exception as e:
+        print("second: FAILED", e)
+"#;
+
+/// Review M1 of issue 35: the tunnels a contained agent left open end with its sandbox:
+/// an agent that opened as many as the proxy serves at once (to a server that never
+/// answers) and ended does not leave the next iteration's agent refused as busy.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_agents_tunnels_end_with_its_sandbox() {
+    use pagent_door::process::proxy::MAX_CONNECTIONS;
+    let env = TestEnv::new();
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in silent.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    let (counting, count) = counting_server();
+    env.write("tunnels.py", TUNNELS);
+    env.write(
+        "agent.sh",
+        &format!(
+            "{KEEPS_ITS_PROMPTS}python3 tunnels.py $n {silent_port} {counting} \
+             {MAX_CONNECTIONS} > agent-$n.txt 2>&1\n\
+             printf 'Done.\\n<promise>STORY DONE</promise>\\n'\n"
+        ),
+    );
+    env.write("tasks.md", "- [ ] T001 Write work.txt\n");
+    let (silent_host, counting_host) = (
+        format!("localhost:{silent_port}"),
+        format!("localhost:{counting}"),
+    );
+    env.bin(&[
+        "loop",
+        "--sandbox",
+        "--allow-host",
+        &silent_host,
+        "--allow-host",
+        &counting_host,
+        "--command",
+        "sh agent.sh",
+        "--check",
+        "test -f work.txt",
+        "--stories",
+        "tasks.md",
+    ])
+    .success();
+    let first = env.read("agent-1.txt");
+    assert_eq!(
+        first.trim(),
+        format!("tunnels: {MAX_CONNECTIONS}"),
+        "{first}"
+    );
+    let second = env.read("agent-2.txt");
+    assert_eq!(second.trim(), "second: REACHED ALLOWED-35", "{second}");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(env.state()["status"], "complete", "{}", env.dump());
+}
+
+/// `command` (a `pagent` command a test built) started from the binary `program`, its
+/// output piped.
+#[cfg(target_os = "linux")]
+fn spawn_as(command: &std::process::Command, program: &Path) -> std::process::Child {
+    let mut spawned = std::process::Command::new(program);
+    spawned.args(command.get_args());
+    spawned.current_dir(command.get_current_dir().unwrap());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => spawned.env(key, value),
+            None => spawned.env_remove(key),
+        };
+    }
+    spawned
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (two minutes at most) until the project holds `file`.
+#[cfg(target_os = "linux")]
+fn wait_for_file(env: &TestEnv, file: &str) {
+    let started = std::time::Instant::now();
+    while !env.exists(file) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{}",
+            env.dump()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Review M2 of issue 35: a contained loop whose pagent binary is removed while it runs
+/// (an uninstall, a package manager's upgrade) keeps its forwarder: the loop runs from a
+/// copy of the binary, the copy is removed during the first iteration, and the check
+/// that follows and the second iteration (which reaches an allowed host) still start in
+/// their walls and the loop completes.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_loop_keeps_its_forwarder_when_its_binary_is_removed() {
+    let env = TestEnv::new();
+    let (bin_dir, bin_path) = other_project();
+    let copy = bin_path.join("pagent");
+    std::fs::copy(pagent_bin(), &copy).unwrap();
+    let (counting, count) = counting_server();
+    env.write(
+        "agent.sh",
+        &format!(
+            "{KEEPS_ITS_PROMPTS}if [ $n -eq 1 ]; then touch ready; \
+             while [ ! -e go ]; do sleep 0.1; done; else python3 -c \
+             'import urllib.request; print(urllib.request.urlopen(\"http://localhost:{counting}/\", \
+             timeout=10).read().decode())' > agent-2.txt 2>&1; fi\n\
+             printf 'Done.\\n<promise>STORY DONE</promise>\\n'\n"
+        ),
+    );
+    env.write("tasks.md", "- [ ] T001 Write work.txt\n");
+    let host = format!("localhost:{counting}");
+    let base = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--allow-host",
+            &host,
+            "--command",
+            "sh agent.sh",
+            "--check",
+            "test -f work.txt",
+            "--stories",
+            "tasks.md",
+        ])
+        .command();
+    let running = spawn_as(&base, &copy);
+    wait_for_file(&env, "ready");
+    std::fs::remove_file(&copy).unwrap();
+    env.write("go", "");
+    let out = running.wait_with_output().unwrap();
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}\n{}", env.dump());
+    assert_eq!(env.read("agent-2.txt").trim(), "ALLOWED-35", "{said}");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(env.state()["status"], "complete", "{}", env.dump());
+    drop(bin_dir);
+}
+
+/// Review L4 of issue 35: pagent's process ignores SIGPIPE (Rust's runtime sets it so),
+/// which its sandbox proxy depends on: it writes answers to Unix sockets a contained
+/// child may have closed, and a SIGPIPE there would end the whole loop. Whoever
+/// "restores" SIGPIPE's default in `main` breaks this test.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_loops_pagent_ignores_sigpipe_so_a_closed_socket_cannot_end_it() {
+    let env = TestEnv::new();
+    let (counting, _count) = counting_server();
+    env.write(
+        "agent.sh",
+        "touch ready; while [ ! -e go ]; do sleep 0.1; done\n\
+         printf 'Done.\\n<promise>STORY DONE</promise>\\n'\n",
+    );
+    env.write("tasks.md", "- [ ] T001 Wait\n");
+    let host = format!("localhost:{counting}");
+    let base = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--allow-host",
+            &host,
+            "--command",
+            "sh agent.sh",
+            "--stories",
+            "tasks.md",
+        ])
+        .command();
+    let running = spawn_as(&base, &pagent_bin());
+    wait_for_file(&env, "ready");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", running.id())).unwrap();
+    env.write("go", "");
+    let out = running.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", env.dump());
+    let ignored = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .map(|mask| u64::from_str_radix(mask.trim(), 16).unwrap())
+        .unwrap();
+    let sigpipe = 13;
+    assert!(ignored & (1 << (sigpipe - 1)) != 0, "{status}");
 }

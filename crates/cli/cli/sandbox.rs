@@ -82,28 +82,32 @@ pub fn proxy_failed(err: &std::io::Error) -> String {
 }
 
 /// What pagent's sandbox proxy answers a contained child it refuses (the body of the
-/// HTTP answer: the child's tool shows it, and the loop's feedback carries it).
+/// HTTP answer: the child's tool shows it, and the loop's feedback carries it), in a loop
+/// whose `--allow-host` takes ports (a `--command` agent's; `pagent loop`, `parallel` and
+/// `team work` all take the flag, so the text names no command).
 pub fn proxy_refusal(refusal: &Refusal) -> String {
+    refusal_text(refusal, true)
+}
+
+/// [`proxy_refusal`] for a loop whose agent is Claude Code (its checks go through the
+/// proxy): its `--allow-host` takes names only, on ports 80 and 443.
+pub fn claude_proxy_refusal(refusal: &Refusal) -> String {
+    refusal_text(refusal, false)
+}
+
+fn refusal_text(refusal: &Refusal, ports: bool) -> String {
     use pagent_door::process::proxy::{HEAD_LIMIT, HEAD_TIME, MAX_CONNECTIONS};
     match refusal {
-        Refusal::NotAllowed { host, port } => {
-            let entry = if [80, 443].contains(port) {
-                host.clone()
-            } else {
-                format!("{host}:{port}")
-            };
-            format!(
-                "pagent's sandbox refused {host}:{port}: it is not an allowed host; to allow \
-                 it, start the loop with --allow-host {entry}"
-            )
-        }
+        Refusal::NotAllowed { host, port } => not_allowed(host, *port, ports),
         Refusal::Local { host, port } => format!(
-            "pagent's sandbox refused {host}:{port}: the name leads to an address of this \
-             machine (loopback or link-local), which the sandbox reaches only when asked for as \
-             localhost:{port} or 127.0.0.1:{port}, allowed with --allow-host"
+            "pagent's sandbox refused {host}:{port}: the name leads to this machine (loopback \
+             or another of its addresses) or to a cloud's metadata server; the sandbox reaches \
+             this machine only when asked for as localhost or 127.0.0.1, named so by \
+             --allow-host, and a metadata server never"
         ),
         Refusal::BadRequest => "pagent's sandbox proxy refused a request it does not take: it \
-             takes CONNECT HOST:PORT and http:// URLs"
+             takes CONNECT HOST:PORT and http:// URLs, whose host is a name (letters, digits, \
+             dots, dashes) or an IP address"
             .to_owned(),
         Refusal::TooLarge => format!(
             "pagent's sandbox proxy refused a request whose head is over {} KiB",
@@ -120,6 +124,32 @@ pub fn proxy_refusal(refusal: &Refusal) -> String {
         Refusal::Unreachable { host, port, why } => {
             format!("pagent's sandbox proxy could not reach {host}:{port}: {why}")
         }
+    }
+}
+
+/// Why `host:port` is not let through, and the `--allow-host` that would let it, where
+/// there is one the loop takes.
+fn not_allowed(host: &str, port: u16, ports: bool) -> String {
+    let refused = format!("pagent's sandbox refused {host}:{port}: it is not an allowed host");
+    let usual = [80, 443].contains(&port);
+    if host.starts_with('[') {
+        format!(
+            "{refused}, and --allow-host names no IPv6 address: ask for the host by a name, \
+             and allow that name"
+        )
+    } else if usual || ports {
+        let entry = if usual {
+            host.to_owned()
+        } else {
+            format!("{host}:{port}")
+        };
+        format!("{refused}; --allow-host {entry} allows it")
+    } else {
+        format!(
+            "{refused}, and this loop's --allow-host takes hosts on ports 80 and 443 only \
+             (Claude Code's sandbox allows hosts by name): run the agent with --command to \
+             allow another port"
+        )
     }
 }
 
@@ -181,6 +211,32 @@ pub fn started(walls: bool, checks_walled: bool, hosts: &[String]) -> String {
 mod tests {
     use super::*;
 
+    /// Review L1: a refusal's `--allow-host` is one the loop it is said in takes (a
+    /// Claude Code loop takes no port), and an IPv6 address, which no entry names, gets
+    /// none.
+    #[test]
+    fn every_allow_host_a_refusal_suggests_is_one_the_loop_takes() {
+        let cases = [("localhost", 8081), ("localhost", 443), ("[::1]", 8081)];
+        let cases = cases.iter().chain(&[("[::ffff:127.0.0.1]", 80)]);
+        for (host, port) in cases {
+            let refusal = Refusal::NotAllowed {
+                host: (*host).into(),
+                port: *port,
+            };
+            for (text, ports) in [
+                (proxy_refusal(&refusal), true),
+                (claude_proxy_refusal(&refusal), false),
+            ] {
+                let Some((_, entry)) = text.rsplit_once("--allow-host ") else {
+                    continue;
+                };
+                let entry = entry.split(' ').next().unwrap();
+                assert!(crate::cli::agent_args::parse_host(entry).is_ok(), "{text}");
+                assert!(ports || !entry.contains(':'), "{text}");
+            }
+        }
+    }
+
     /// Every answer pagent's sandbox proxy gives a contained agent it refuses, and the
     /// refusals of `--allow-host` around it.
     #[test]
@@ -194,6 +250,14 @@ mod tests {
             }),
             proxy_refusal(&Refusal::NotAllowed {
                 host: "localhost".into(),
+                port: 8081,
+            }),
+            claude_proxy_refusal(&Refusal::NotAllowed {
+                host: "localhost".into(),
+                port: 8081,
+            }),
+            proxy_refusal(&Refusal::NotAllowed {
+                host: "[::1]".into(),
                 port: 8081,
             }),
             proxy_refusal(&Refusal::Local {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use pagent_door::files;
-use pagent_door::process::proxy::{AllowList, Proxy};
+use pagent_door::process::proxy::{AllowList, Proxy, Wording};
 use pagent_door::process::{Containment, Program, SearchPath};
 use pagent_protocol::stream::AgentKind;
 use serde_json::json;
@@ -59,7 +59,14 @@ pub(super) fn contain(
             // pagent's walls, which exist where bubblewrap does, with the same hosts.
             let checks = if cfg!(target_os = "linux") {
                 let walls = walls(env, &hidden, writable, search)?;
-                Some(with_network(walls, env, &options.allow_hosts, search)?)
+                let worded = texts::claude_proxy_refusal;
+                Some(with_worded_network(
+                    walls,
+                    env,
+                    &options.allow_hosts,
+                    search,
+                    worded,
+                )?)
             } else {
                 None
             };
@@ -84,12 +91,23 @@ pub(crate) fn with_network(
     hosts: &[String],
     search: &SearchPath,
 ) -> anyhow::Result<Containment> {
+    with_worded_network(walls, env, hosts, search, texts::proxy_refusal)
+}
+
+/// [`with_network`], the proxy's refusals worded by `wording` (one that suggests only an
+/// `--allow-host` the loop takes).
+fn with_worded_network(
+    walls: Containment,
+    env: &Env,
+    hosts: &[String],
+    search: &SearchPath,
+    wording: Wording,
+) -> anyhow::Result<Containment> {
     if hosts.is_empty() {
         return Ok(walls);
     }
     let list = AllowList::parse(hosts).map_err(|e| anyhow!(e))?;
-    let proxy =
-        Proxy::start(list, texts::proxy_refusal).map_err(|e| anyhow!(texts::proxy_failed(&e)))?;
+    let proxy = Proxy::start(list, wording).map_err(|e| anyhow!(texts::proxy_failed(&e)))?;
     let exe = env
         .pagent_exe()
         .map_err(|e| anyhow!(texts::proxy_failed(&e)))?;

@@ -19,7 +19,8 @@
 //!   folder inside one (pagent's config folder inside the project) is hidden after it;
 //! - no network at all (`--unshare-net`: only a loopback of its own, so no server of the
 //!   user's on 127.0.0.1 either), unless [`Containment::network`] gives it a proxy of
-//!   pagent's for the allowed hosts: then the proxy's socket and pagent's binary are
+//!   pagent's for the allowed hosts: then the proxy's socket and a copy of pagent's
+//!   binary (kept beside the socket, so an upgrade during the loop changes nothing) are
 //!   bound read-only into its private `/tmp`, and the child starts under that binary as
 //!   its forwarder (see [`proxy`](super::proxy));
 //! - its own process namespace, IPC and session (`--unshare-pid --unshare-ipc
@@ -98,7 +99,7 @@ impl Containment {
     /// `forwarder` (pagent's own binary) relaying to it from inside. The proxy runs as
     /// long as these walls, or a clone of them, are held.
     pub fn network(mut self, proxy: Proxy, forwarder: &Path) -> Containment {
-        let forwarder = std::fs::canonicalize(forwarder).unwrap_or_else(|_| forwarder.into());
+        let forwarder = kept_forwarder(&proxy, forwarder);
         self.network = Some(Network {
             proxy: Arc::new(proxy),
             forwarder,
@@ -233,6 +234,48 @@ impl Containment {
     }
 }
 
+/// The forwarder the walls bind at each launch: a copy of `forwarder` in the proxy's
+/// private folder (which lives as long as the proxy), so a binary removed or replaced
+/// during the loop (an uninstall, a package manager's upgrade) neither fails every later
+/// launch nor runs another version inside. bwrap cannot bind a removed file (it resolves
+/// `/proc/PID/exe` and `--ro-bind-fd`'s `/proc/self/fd/N` to the gone path), so the copy
+/// is of the file this process runs when `forwarder` is that file. Where the copy cannot
+/// be made (a full disk), the path itself, as before.
+fn kept_forwarder(proxy: &Proxy, forwarder: &Path) -> PathBuf {
+    let real = std::fs::canonicalize(forwarder).unwrap_or_else(|_| forwarder.into());
+    let running = Path::new("/proc/self/exe");
+    let source = if cfg!(target_os = "linux") && same_file(running, &real) {
+        running
+    } else {
+        real.as_path()
+    };
+    let Some(dir) = proxy.socket().parent() else {
+        return real;
+    };
+    let copy = dir.join("pagent");
+    match std::fs::copy(source, &copy) {
+        Ok(_) => copy,
+        Err(_) => real,
+    }
+}
+
+/// Whether `a` and `b` are the same file (by device and inode, a removed one included).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
+}
+
 /// The paths of `paths` that exist, as real paths (bwrap mounts onto the real path; a
 /// symlinked HOME would otherwise be hidden at its link and still read at its target).
 fn existing(paths: &[PathBuf]) -> Vec<PathBuf> {
@@ -335,6 +378,15 @@ mod network_tests {
             ))
             .unwrap();
         assert!(tmp < bound, "{joined}");
+        // The forwarder is a copy kept in the proxy's folder, not the binary's own path
+        // (which an upgrade may remove during the loop).
+        let dir = Path::new(&socket).parent().unwrap().display().to_string();
+        assert!(
+            joined.contains(&format!(
+                "--ro-bind {dir}/pagent /tmp/.pagent-sandbox/pagent"
+            )),
+            "{joined}"
+        );
         assert!(joined.contains("--unshare-net"), "{joined}");
         assert!(
             joined.ends_with(

@@ -13,23 +13,29 @@
 //! a free port, and needs nothing installed but bubblewrap.
 //!
 //! What the proxy allows ([`AllowedHost`]): `HOST` (exact), `*.SUFFIX` (any name under
-//! SUFFIX, not SUFFIX itself), each on ports 80 and 443, or `HOST:PORT` on that port
-//! only. A name is resolved here, outside, once, and the connection goes to the address
+//! SUFFIX, not SUFFIX itself; SUFFIX ends with a name, so it matches no IP address), each
+//! on ports 80 and 443, or `HOST:PORT` on that port only. A name is resolved here, outside, once, and the connection goes to the address
 //! that was resolved and checked, never to a name resolved again (a rebinding DNS server
 //! cannot swap the address between the check and the connection). An address on the
-//! machine itself (loopback, unspecified, link-local: the cloud's metadata server) is
-//! reached only when the allowed entry names it as such, `localhost:PORT` or
-//! `127.0.0.1:PORT`: an allowed name that resolves to 127.0.0.1 is refused.
+//! machine itself (loopback, unspecified, any address of its interfaces: the LAN's, a
+//! container bridge's) is reached only when the allowed entry names it as such,
+//! `localhost:PORT` or `127.0.0.1:PORT`: an allowed name that resolves to 127.0.0.1 or
+//! to the machine's LAN address is refused. A cloud's metadata server (link-local
+//! `169.254.169.254`, `fe80::/10`, AWS's `fd00:ec2::254`, Alibaba's `100.100.100.200`)
+//! is never reached.
 //!
 //! `CONNECT HOST:PORT` (HTTPS, any TLS) is a tunnel; `GET http://HOST/...` (plain HTTP,
 //! the absolute form) is sent on with the request line in origin form, `Host` set from
-//! the address asked for and `Connection: close`. Anything else is refused with a status
+//! the address asked for and `Connection: close` (one request read per connection: what
+//! follows it goes to the same host unread, as through a tunnel; a line ended by a bare
+//! LF is refused, so no request hides in a header). Anything else is refused with a status
 //! and a body the caller words ([`Refusal`]).
 //!
 //! Bounded, since the child may be hostile: at most [`MAX_CONNECTIONS`] at once (more
 //! are answered 503 and closed), a request head of at most [`HEAD_LIMIT`] bytes read
 //! within [`HEAD_TIME`], a connection to the host within [`CONNECT_TIME`], and a
-//! connection idle for [`IDLE_TIME`] in both directions closed. Each connection is one
+//! connection idle for [`IDLE_TIME`] in both directions closed (one whose child side has
+//! gone entirely, the sandbox ended with its forwarder, at once). Each connection is one
 //! thread with a small stack; the loop's own thread never waits on one. The proxy stops
 //! when the [`Proxy`] drops (with the loop's agent), and dies with pagent's process.
 
@@ -95,6 +101,11 @@ impl AllowedHost {
         if !fits {
             return Err("not a host name".to_owned());
         }
+        // `*.0.1` would match IP addresses (10.0.0.1): a suffix ends with a name.
+        let last = name.rsplit('.').next().unwrap_or_default();
+        if suffix && last.chars().all(|c| c.is_ascii_digit()) {
+            return Err("a *. suffix must end with a name, not a number".to_owned());
+        }
         Ok(AllowedHost {
             name: name.to_ascii_lowercase(),
             suffix,
@@ -103,6 +114,7 @@ impl AllowedHost {
     }
 
     /// Whether a request for `host` (lowercase) on `port` is let through.
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn allows(&self, host: &str, port: u16) -> bool {
         let name = if self.suffix {
             host.strip_suffix(&self.name)
@@ -119,6 +131,7 @@ impl AllowedHost {
 
     /// Whether this entry names the machine itself (`localhost`, a loopback address),
     /// which lets its connection reach a local address.
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn names_this_machine(&self) -> bool {
         !self.suffix
             && (self.name == "localhost"
@@ -145,6 +158,7 @@ impl AllowList {
     }
 
     /// The entry that lets `host:port` through, if one does.
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn find(&self, host: &str, port: u16) -> Option<&AllowedHost> {
         self.0.iter().find(|h| h.allows(host, port))
     }
@@ -176,6 +190,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn status(&self) -> &'static str {
         match self {
             Refusal::NotAllowed { .. } | Refusal::Local { .. } => "403 Forbidden",
@@ -188,6 +203,7 @@ impl Refusal {
     }
 
     /// The whole answer: status line, headers and `body` (one line of text).
+    #[cfg_attr(not(unix), allow(dead_code, reason = "the proxy serves on Unix only"))]
     fn answer(&self, body: &str) -> String {
         let body = format!("{body}\n");
         format!(
@@ -281,6 +297,21 @@ pub fn forward_if_asked(args: &[std::ffi::OsString]) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Review L3: a suffix of numbers would match IP addresses.
+    #[test]
+    fn a_suffix_of_numbers_is_refused_so_it_matches_no_ip_address() {
+        for entry in ["*.0.1", "*.1", "*.168.0.1:8080"] {
+            assert!(
+                AllowedHost::parse(entry).map_or(true, |e| !e.allows("10.0.0.1", 443)),
+                "{entry}"
+            );
+            assert!(AllowedHost::parse(entry).is_err(), "{entry}");
+        }
+        assert!(AllowedHost::parse("*.example.org").is_ok());
+        assert!(AllowedHost::parse("*.0.example.org").is_ok());
+        assert!(AllowedHost::parse("10.0.0.1").is_ok());
+    }
 
     #[test]
     fn an_allowed_host_is_exact_a_suffix_or_a_port() {

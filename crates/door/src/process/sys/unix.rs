@@ -100,3 +100,85 @@ pub(in crate::process) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Duratio
         })
         .collect()
 }
+
+/// What [`wait_relay`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::process) enum Relay {
+    /// `from` has bytes, or its end (a read will not wait).
+    Readable,
+    /// The other end of `to` has gone entirely: closed, or shut both ways.
+    Gone,
+    Idle,
+}
+
+/// Waits up to `timeout` until the socket `from` can be read or the other end of `to`
+/// has gone entirely (`POLLHUP`; a peer that only shut its writing half is not gone,
+/// that is `POLLRDHUP`). An interrupted or failed `poll` reads as idle.
+pub(in crate::process) fn wait_relay(
+    from: BorrowedFd<'_>,
+    to: BorrowedFd<'_>,
+    timeout: Duration,
+) -> Relay {
+    let mut polled = [
+        libc::pollfd {
+            fd: from.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        // No event asked: POLLHUP and POLLERR are always reported.
+        libc::pollfd {
+            fd: to.as_raw_fd(),
+            events: 0,
+            revents: 0,
+        },
+    ];
+    let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: poll(2) reads and writes exactly the two pollfd structs of `polled`.
+    let rc = unsafe { libc::poll(polled.as_mut_ptr(), 2, millis) };
+    let ended = libc::POLLHUP | libc::POLLERR | libc::POLLNVAL;
+    if rc <= 0 {
+        Relay::Idle
+    } else if polled[0].revents & (libc::POLLIN | ended) != 0 {
+        Relay::Readable
+    } else if polled[1].revents & ended != 0 {
+        Relay::Gone
+    } else {
+        Relay::Idle
+    }
+}
+
+/// Every address of this machine's interfaces (`getifaddrs`): loopback, the LAN's, a
+/// container bridge's. Empty when the system will not say.
+pub(in crate::process) fn own_addresses() -> Vec<std::net::IpAddr> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs(3) points `head` at a list it allocated, freed below by
+    // freeifaddrs(3) and read only before that.
+    if unsafe { libc::getifaddrs(&raw mut head) } != 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut at = head;
+    while !at.is_null() {
+        // SAFETY: `at` is a node of the list getifaddrs made, not freed yet.
+        let node = unsafe { &*at };
+        let addr = node.ifa_addr;
+        if !addr.is_null() {
+            // SAFETY: a non-null ifa_addr points at a sockaddr of its node.
+            let family = libc::c_int::from(unsafe { (*addr).sa_family });
+            if family == libc::AF_INET {
+                // SAFETY: an AF_INET sockaddr is a sockaddr_in (read unaligned).
+                let v4 = unsafe { addr.cast::<libc::sockaddr_in>().read_unaligned() };
+                out.push(IpAddr::V4(Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr))));
+            } else if family == libc::AF_INET6 {
+                // SAFETY: an AF_INET6 sockaddr is a sockaddr_in6 (read unaligned).
+                let v6 = unsafe { addr.cast::<libc::sockaddr_in6>().read_unaligned() };
+                out.push(IpAddr::V6(Ipv6Addr::from(v6.sin6_addr.s6_addr)));
+            }
+        }
+        at = node.ifa_next;
+    }
+    // SAFETY: `head` is the list getifaddrs allocated, freed once, not read after.
+    unsafe { libc::freeifaddrs(head) };
+    out
+}
