@@ -41,6 +41,8 @@ use std::time::Duration;
 #[cfg(unix)]
 pub(super) mod forward;
 #[cfg(unix)]
+mod http;
+#[cfg(unix)]
 mod serve;
 
 /// The argument that starts pagent's binary as the forwarder inside the walls.
@@ -126,18 +128,19 @@ impl AllowedHost {
     }
 }
 
-/// The hosts a proxy lets through.
+/// The hosts a proxy lets through (and their entries as the user wrote them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AllowList(Vec<AllowedHost>);
+pub struct AllowList(Vec<AllowedHost>, Vec<String>);
 
 impl AllowList {
     /// The list of `entries`, each as [`AllowedHost::parse`] reads it.
     pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<AllowList, String> {
-        entries
+        let hosts = entries
             .iter()
             .map(|e| AllowedHost::parse(e.as_ref()).map_err(|why| format!("{}: {why}", e.as_ref())))
-            .collect::<Result<Vec<_>, _>>()
-            .map(AllowList)
+            .collect::<Result<Vec<_>, _>>()?;
+        let texts = entries.iter().map(|e| e.as_ref().to_owned()).collect();
+        Ok(AllowList(hosts, texts))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -233,6 +236,18 @@ impl Proxy {
                 io::ErrorKind::Unsupported,
                 "pagent's sandbox proxy needs Unix sockets",
             ))
+        }
+    }
+
+    /// The entries it lets through, as they were given.
+    pub fn hosts(&self) -> &[String] {
+        #[cfg(unix)]
+        {
+            self.inner.hosts()
+        }
+        #[cfg(not(unix))]
+        {
+            &[]
         }
     }
 
