@@ -34,7 +34,7 @@
 //! when the [`Proxy`] drops (with the loop's agent), and dies with pagent's process.
 
 use std::io;
-use std::net::IpAddr;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -105,6 +105,7 @@ impl AllowedHost {
     }
 
     /// Whether a request for `host` (lowercase) on `port` is let through.
+    #[cfg(unix)] // The server is Unix's (a Unix socket).
     fn allows(&self, host: &str, port: u16) -> bool {
         let name = if self.suffix {
             host.strip_suffix(&self.name)
@@ -121,10 +122,14 @@ impl AllowedHost {
 
     /// Whether this entry names the machine itself (`localhost`, a loopback address),
     /// which lets its connection reach a local address.
+    #[cfg(unix)] // The server is Unix's (a Unix socket).
     fn names_this_machine(&self) -> bool {
         !self.suffix
             && (self.name == "localhost"
-                || self.name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+                || self
+                    .name
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback()))
     }
 }
 
@@ -148,6 +153,7 @@ impl AllowList {
     }
 
     /// The entry that lets `host:port` through, if one does.
+    #[cfg(unix)] // The server is Unix's (a Unix socket).
     fn find(&self, host: &str, port: u16) -> Option<&AllowedHost> {
         self.0.iter().find(|h| h.allows(host, port))
     }
@@ -179,6 +185,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    #[cfg(unix)] // The server is Unix's (a Unix socket).
     fn status(&self) -> &'static str {
         match self {
             Refusal::NotAllowed { .. } | Refusal::Local { .. } => "403 Forbidden",
@@ -191,6 +198,7 @@ impl Refusal {
     }
 
     /// The whole answer: status line, headers and `body` (one line of text).
+    #[cfg(unix)] // The server is Unix's (a Unix socket).
     fn answer(&self, body: &str) -> String {
         let body = format!("{body}\n");
         format!(
@@ -293,7 +301,7 @@ pub fn forward_if_asked(args: &[std::ffi::OsString]) -> Option<u8> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
