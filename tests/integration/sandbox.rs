@@ -184,7 +184,7 @@ fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
 }
 
 #[test]
-fn issue_35_sandbox_refuses_an_agent_cli_it_does_not_contain() {
+fn issue_35_sandbox_refuses_codex_and_an_opencode_whose_api_host_it_cannot_find() {
     let env = TestEnv::new();
     let mut said = String::new();
     for agent in ["codex", "opencode"] {

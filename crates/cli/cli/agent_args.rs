@@ -90,15 +90,16 @@ pub struct AgentArgs {
     /// waiting for it to reset
     #[arg(global = true, help_heading = "Agent options", long)]
     pub no_limit_wait: bool,
-    /// Run the agent contained: Claude Code inside its own sandbox, a --command agent
-    /// inside bubblewrap (Linux); it writes only in the project and a temporary folder,
-    /// cannot read HOME, reaches no network but --allow-host and sees no other process;
-    /// refuses to start where that cannot be done (docs/security.md)
+    /// Run the agent contained: Claude Code inside its own sandbox, OpenCode and a
+    /// --command agent inside bubblewrap (Linux); it writes only in the project and a
+    /// temporary folder, cannot read HOME, reaches no network but its API and --allow-host
+    /// and sees no other process; refuses to start where that cannot be done
+    /// (docs/security.md)
     #[arg(global = true, help_heading = "Agent options", long)]
     pub sandbox: bool,
     /// A host a --sandbox agent's commands may reach (repeatable), e.g. a package registry:
     /// `--allow-host registry.example.org` (ports 80 and 443), `*.example.org` (names under
-    /// it), `localhost:8080` (that port only; a --command agent's walls)
+    /// it), `localhost:8080` (that port only; not for Claude Code)
     #[arg(global = true, help_heading = "Agent options", long, value_name = "HOST", requires = "sandbox", value_parser = parse_host)]
     pub allow_host: Vec<String>,
 }

@@ -262,6 +262,8 @@ pub struct InstallEnv {
     pub claude_config_dir: Option<PathBuf>,
     pub marketplace_dir: Option<PathBuf>,
     pub xdg_data_home: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME` (where OpenCode keeps its configuration, for `--sandbox`).
+    pub xdg_config_home: Option<PathBuf>,
     pub plugin_source: Option<PathBuf>,
 }
 
@@ -388,6 +390,7 @@ impl InstallEnv {
             claude_config_dir: non_empty(CLAUDE_CONFIG_DIR).map(PathBuf::from),
             marketplace_dir: non_empty(PAGENT_MARKETPLACE_DIR).map(PathBuf::from),
             xdg_data_home: first(data).map(PathBuf::from),
+            xdg_config_home: non_empty(XDG_CONFIG_HOME).map(PathBuf::from),
             plugin_source: non_empty(PAGENT_PLUGIN_SOURCE).map(PathBuf::from),
         }
     }

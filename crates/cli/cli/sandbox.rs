@@ -29,8 +29,8 @@ pub fn refusal(err: &ContainError) -> String {
 /// Why `--sandbox` refuses an agent CLI it does not contain yet.
 pub fn uncontained_agent(kind: AgentKind) -> String {
     format!(
-        "--sandbox does not contain {} yet (it contains Claude Code and --command agents): use \
-         --agent claude or --command, or run without --sandbox",
+        "--sandbox does not contain {} yet (it contains Claude Code, OpenCode and --command \
+         agents): use --agent claude, --agent opencode or --command, or run without --sandbox",
         kind.name()
     )
 }
@@ -43,6 +43,19 @@ pub fn uncontained_reviewer(kind: AgentKind) -> String {
          --sandbox",
         kind.name()
     )
+}
+
+/// Why a contained OpenCode loop cannot start: no API host to let it reach.
+pub fn opencode_no_api_host() -> String {
+    "--sandbox lets OpenCode reach only its API host, and pagent found none in your OpenCode \
+     configuration (a provider's options.baseURL, or a model of anthropic or openai): give \
+     the host with --allow-host, or run without --sandbox"
+        .to_owned()
+}
+
+/// Why a contained OpenCode loop cannot start: its private configuration folder.
+pub fn opencode_private_failed(err: &std::io::Error) -> String {
+    format!("--sandbox could not make OpenCode's private configuration folder: {err}")
 }
 
 /// Why Claude Code's sandbox cannot run on this system.

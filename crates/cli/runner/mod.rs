@@ -32,6 +32,7 @@ mod github;
 mod limit;
 mod logs;
 pub mod loop_event;
+mod opencode_walls;
 pub mod parallel;
 mod pause;
 mod prepare;

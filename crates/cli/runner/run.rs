@@ -121,9 +121,12 @@ impl<'a, 'p> Runner<'a, 'p> {
         let root = project.root.display().to_string();
         progress.started(&state, &agent.label(), &root, resumed);
         if let Some(sandbox) = agent.sandbox() {
-            let walls = matches!(sandbox, crate::agent::Sandbox::Walls(_));
+            let (walls, hosts) = match sandbox {
+                crate::agent::Sandbox::Walls(walls) => (true, walls.hosts()),
+                _ => (false, args.agent.allow_hosts.clone()),
+            };
             let checks = sandbox.check_walls().is_some();
-            let said = crate::cli::sandbox::started(walls, checks, &args.agent.allow_hosts);
+            let said = crate::cli::sandbox::started(walls, checks, &hosts);
             progress.note(&format!("pagent loop: {said}"));
         }
         // Which account pays, said before anything is spent.

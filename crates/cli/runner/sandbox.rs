@@ -72,8 +72,16 @@ pub(super) fn contain(
             };
             Ok(agent.contained(Sandbox::ClaudeCode { settings, checks }))
         }
-        // Codex and OpenCode need their API (the network) and write their own
-        // configuration in HOME, which the user's next uncontained run would read.
+        AgentSpec::Known {
+            kind: AgentKind::Opencode,
+            program,
+            ..
+        } => {
+            let walls = opencode(env, options, (&hidden, writable), program, search)?;
+            Ok(agent.contained(Sandbox::Walls(walls)))
+        }
+        // Codex needs its API (the network) and writes its own configuration in HOME,
+        // which the user's next uncontained run would read.
         AgentSpec::Known { kind, .. } => Err(anyhow!(texts::uncontained_agent(*kind))),
         AgentSpec::Command { .. } => {
             let walls = walls(env, &hidden, writable, search)?;
@@ -81,6 +89,29 @@ pub(super) fn contain(
             Ok(agent.contained(Sandbox::Walls(walls)))
         }
     }
+}
+
+/// OpenCode's walls: its private configuration (see `opencode_walls.rs`), its program put
+/// back where HOME hides it, and the network to its API hosts and `--allow-host`'s.
+fn opencode(
+    env: &Env,
+    options: &Options,
+    (hidden, writable): (&[PathBuf], &[&Path]),
+    program: &Program,
+    search: &SearchPath,
+) -> anyhow::Result<Containment> {
+    let private = super::opencode_walls::prepare(env)?;
+    let mut hosts = private.hosts;
+    hosts.extend(options.allow_hosts.iter().cloned());
+    hosts.dedup();
+    if hosts.is_empty() {
+        return Err(anyhow!(texts::opencode_no_api_host()));
+    }
+    let mut walls = walls(env, hidden, writable, search)?.read_only(program.path());
+    for (var, dir) in private.vars {
+        walls = walls.setenv(var, dir);
+    }
+    with_network(walls.private(private.dir), env, &hosts, search)
 }
 
 /// `walls` with pagent's proxy for `hosts` as their network (none without hosts: no
@@ -289,8 +320,8 @@ pub(super) fn refuse_early(options: &Options, search: &SearchPath) -> anyhow::Re
             refuse_host_ports(&options.allow_hosts)?;
             claude_code_ready(search)
         }
-        (None, kind) => Err(anyhow!(texts::uncontained_agent(kind))),
-        (Some(_), _) => {
+        (None, AgentKind::Codex) => Err(anyhow!(texts::uncontained_agent(AgentKind::Codex))),
+        (None, AgentKind::Opencode) | (Some(_), _) => {
             let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
             walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
         }

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::harness::{E2e, pinned, repo_root};
 use crate::mock::Reply;
 
+mod sandbox;
 mod untrusted;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -140,3 +140,61 @@ fn issue_35_an_uncontained_workers_landing_checks_are_unchanged() {
     assert!(world.ctl.join("gate-escaped").exists());
     assert!(home.join(".bashrc").exists());
 }
+
+/// A worker's `--allow-host` opens that host to its contained agents, through pagent's
+/// proxy: the agent fetches from a server on loopback allowed by `localhost:PORT`, and
+/// its story lands.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_workers_allow_host_lets_its_contained_agent_reach_that_host() {
+    use std::io::{Read, Write};
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&served);
+    std::thread::spawn(move || {
+        for mut conn in server.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\nserved\n",
+            );
+        }
+    });
+    let world = World::new(&[("prd.json", &prd(1, |_| vec![]))], false);
+    let agent = format!(
+        "cat >/dev/null; mkdir -p work && curl -sS -m 10 http://localhost:{port}/ > work/story.txt; \
+         echo '<promise>DONE</promise>'"
+    );
+    let start = world.start(&[
+        "prd.json",
+        "--name",
+        "hosts",
+        "--lease",
+        "3s",
+        "--command",
+        &agent,
+        "--check",
+        GATE_INLINE,
+    ]);
+    assert_eq!(start.code, Some(0), "{start}");
+    let (clone, home) = world.clone_for("w1");
+    let host = format!("localhost:{port}");
+    let work = [
+        "team",
+        "work",
+        "--team",
+        "hosts",
+        "--name",
+        "w1",
+        "--trust",
+        "--sandbox",
+        "--allow-host",
+        &host,
+    ];
+    let out = world.pagent(&clone, &home, &work).run();
+    assert_eq!(out.code, Some(0), "{out}");
+    assert_eq!(world.landings().len(), 1, "{out}");
+    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1, "{out}");
+}

@@ -62,6 +62,26 @@ impl PrivateTemp {
     pub fn path(&self) -> &Path {
         &self.0
     }
+
+    /// Makes the folder `rel` (relative, no `..`) and its parents inside, each 0700.
+    pub fn create_dirs(&self, rel: &Path) -> io::Result<PathBuf> {
+        let plain = rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !plain {
+            return Err(io::Error::other(format!(
+                "{} is not a plain relative path",
+                rel.display()
+            )));
+        }
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        let dir = self.0.join(rel);
+        builder.create(&dir)?;
+        Ok(dir)
+    }
 }
 
 impl Drop for PrivateTemp {

@@ -40,6 +40,7 @@ use std::sync::Arc;
 
 use super::proxy::{self, FORWARDER_ARG, Proxy};
 use super::{Launch, Program, SearchPath};
+use crate::files::PrivateTemp;
 
 /// Why a child cannot be contained here.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -63,6 +64,10 @@ pub struct Containment {
     read_only: Vec<PathBuf>,
     writable: Vec<PathBuf>,
     network: Option<Network>,
+    /// Variables set inside (`--setenv`), after the environment the child inherits.
+    set: Vec<(OsString, OsString)>,
+    /// Folders of pagent's own, writable inside, removed with the last clone of the walls.
+    private: Vec<Arc<PrivateTemp>>,
 }
 
 /// The allowed hosts' way out: the proxy (kept running as long as a clone of the walls
@@ -92,7 +97,31 @@ impl Containment {
             read_only: Vec::new(),
             writable: Vec::new(),
             network: None,
+            set: Vec::new(),
+            private: Vec::new(),
         }
+    }
+
+    /// Sets `key` to `value` inside the walls, whatever the child would inherit.
+    pub fn setenv(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Containment {
+        self.set.push((key.into(), value.into()));
+        self
+    }
+
+    /// Lets the child write in `dir`, a folder of pagent's own, kept until the last clone
+    /// of these walls drops (an agent's private configuration, say).
+    pub fn private(mut self, dir: PrivateTemp) -> Containment {
+        self.writable.push(dir.path().to_path_buf());
+        self.private.push(Arc::new(dir));
+        self
+    }
+
+    /// The hosts the child reaches (through the proxy), as the user wrote them.
+    pub fn hosts(&self) -> Vec<String> {
+        self.network
+            .as_ref()
+            .map(|n| n.proxy.hosts().to_vec())
+            .unwrap_or_default()
     }
 
     /// Lets the child reach the network through `proxy` (its allowed hosts only), with
@@ -220,6 +249,9 @@ impl Containment {
             ]
             .map(OsString::from),
         );
+        for (key, value) in &self.set {
+            out.extend(["--setenv".into(), key.clone(), value.clone()]);
+        }
         out.extend(["--chdir".into(), cwd.into(), "--".into()]);
         if self.network.is_some() {
             out.extend([

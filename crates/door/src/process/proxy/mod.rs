@@ -40,12 +40,14 @@
 //! when the [`Proxy`] drops (with the loop's agent), and dies with pagent's process.
 
 use std::io;
-use std::net::IpAddr;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[cfg(unix)]
 pub(super) mod forward;
+#[cfg(unix)]
+mod http;
 #[cfg(unix)]
 mod serve;
 
@@ -135,22 +137,26 @@ impl AllowedHost {
     fn names_this_machine(&self) -> bool {
         !self.suffix
             && (self.name == "localhost"
-                || self.name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+                || self
+                    .name
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback()))
     }
 }
 
-/// The hosts a proxy lets through.
+/// The hosts a proxy lets through (and their entries as the user wrote them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AllowList(Vec<AllowedHost>);
+pub struct AllowList(Vec<AllowedHost>, Vec<String>);
 
 impl AllowList {
     /// The list of `entries`, each as [`AllowedHost::parse`] reads it.
     pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<AllowList, String> {
-        entries
+        let hosts = entries
             .iter()
             .map(|e| AllowedHost::parse(e.as_ref()).map_err(|why| format!("{}: {why}", e.as_ref())))
-            .collect::<Result<Vec<_>, _>>()
-            .map(AllowList)
+            .collect::<Result<Vec<_>, _>>()?;
+        let texts = entries.iter().map(|e| e.as_ref().to_owned()).collect();
+        Ok(AllowList(hosts, texts))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -252,6 +258,18 @@ impl Proxy {
         }
     }
 
+    /// The entries it lets through, as they were given.
+    pub fn hosts(&self) -> &[String] {
+        #[cfg(unix)]
+        {
+            self.inner.hosts()
+        }
+        #[cfg(not(unix))]
+        {
+            &[]
+        }
+    }
+
     /// The Unix socket it listens on (outside the walls).
     pub fn socket(&self) -> &Path {
         #[cfg(unix)]
@@ -294,7 +312,7 @@ pub fn forward_if_asked(args: &[std::ffi::OsString]) -> Option<u8> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

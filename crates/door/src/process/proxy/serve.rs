@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use super::http;
 use super::{
     AllowList, CONNECT_TIME, HEAD_LIMIT, HEAD_TIME, IDLE_TIME, MAX_CONNECTIONS, Refusal, Wording,
 };
@@ -20,13 +21,14 @@ use crate::process::sys::{self, Relay};
 /// A connection thread's stack: it holds two small buffers and a parsed head.
 const STACK: usize = 256 * 1024;
 /// How often a quiet relay looks at the idle clock.
-const TICK: Duration = Duration::from_secs(2);
+pub(super) const TICK: Duration = Duration::from_secs(2);
 /// The wait after a connection the accept loop could not take.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// The proxy while it serves: its socket in a private folder, and the flag that stops it.
 pub(super) struct Serving {
     socket: PathBuf,
+    rules: Arc<Rules>,
     stop: Arc<AtomicBool>,
     // Dropped after the accept loop is told to stop: removes the socket and its folder.
     _dir: PrivateTemp,
@@ -39,13 +41,14 @@ impl Serving {
         let listener = UnixListener::bind(&socket).map_err(|err| too_long(err, &socket))?;
         let stop = Arc::new(AtomicBool::new(false));
         let rules = Arc::new(Rules { hosts, wording });
-        let stopped = Arc::clone(&stop);
+        let (stopped, served) = (Arc::clone(&stop), Arc::clone(&rules));
         std::thread::Builder::new()
             .name("pagent-proxy".into())
             .stack_size(STACK)
-            .spawn(move || accept(&listener, &stopped, &rules))?;
+            .spawn(move || accept(&listener, &stopped, &served))?;
         Ok(Serving {
             socket,
+            rules,
             stop,
             _dir: dir,
         })
@@ -53,6 +56,10 @@ impl Serving {
 
     pub(super) fn socket(&self) -> &Path {
         &self.socket
+    }
+
+    pub(super) fn hosts(&self) -> &[String] {
+        &self.rules.hosts.1
     }
 }
 
@@ -139,7 +146,7 @@ fn refuse(conn: &mut UnixStream, refusal: &Refusal, wording: Wording) {
 }
 
 fn serve(mut conn: UnixStream, rules: &Rules) {
-    let (head, rest) = match read_head(&mut conn) {
+    let (head, rest) = match read_head(&mut conn, HEAD_TIME) {
         Ok(Some(read)) => read,
         Ok(None) => return,
         Err(refusal) => return refuse(&mut conn, &refusal, rules.wording),
@@ -152,23 +159,24 @@ fn serve(mut conn: UnixStream, rules: &Rules) {
     };
     let _ = upstream.set_write_timeout(Some(IDLE_TIME));
     let _ = conn.set_write_timeout(Some(IDLE_TIME));
-    let sent = match &req.forward {
-        None => conn
-            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            .and_then(|()| upstream.write_all(&rest)),
-        Some(head) => upstream
-            .write_all(head.as_bytes())
-            .and_then(|()| upstream.write_all(&rest)),
-    };
+    if req.forward.is_some() {
+        return relay(conn, upstream, Some((req, rest)));
+    }
+    let sent = conn
+        .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        .and_then(|()| upstream.write_all(&rest));
     if sent.is_ok() {
-        relay(conn, upstream);
+        relay(conn, upstream, None);
     }
 }
 
 /// The request head (up to and with its blank line) and what came after it; `None`
 /// when the child closed before sending one.
-fn read_head(conn: &mut UnixStream) -> Result<Option<(String, Vec<u8>)>, Refusal> {
-    let deadline = Instant::now() + HEAD_TIME;
+fn read_head<S: Side>(
+    conn: &mut S,
+    within: Duration,
+) -> Result<Option<(String, Vec<u8>)>, Refusal> {
+    let deadline = Instant::now() + within;
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
@@ -176,7 +184,7 @@ fn read_head(conn: &mut UnixStream) -> Result<Option<(String, Vec<u8>)>, Refusal
         if left.is_zero() {
             return Err(Refusal::TooSlow);
         }
-        let _ = conn.set_read_timeout(Some(left));
+        conn.read_timeout(left);
         let n = match conn.read(&mut chunk) {
             Ok(0) => return Ok(None),
             Ok(n) => n,
@@ -214,13 +222,13 @@ fn find_blank_line(bytes: &[u8]) -> Option<usize> {
 /// A request the proxy understood: where it goes, and for plain HTTP the head to send
 /// there (`None`: a `CONNECT` tunnel).
 #[derive(Debug, PartialEq, Eq)]
-struct Request {
-    host: String,
-    port: u16,
-    forward: Option<String>,
+pub(super) struct Request {
+    pub(super) host: String,
+    pub(super) port: u16,
+    pub(super) forward: Option<String>,
 }
 
-fn request(head: &str) -> Result<Request, Refusal> {
+pub(super) fn request(head: &str) -> Result<Request, Refusal> {
     // A line ended by a bare LF (or a lone CR) would reach the host inside a header this
     // proxy read as one line: a second request hidden in the first.
     if head.split("\r\n").any(|line| line.contains(['\r', '\n'])) {
@@ -262,19 +270,13 @@ fn request(head: &str) -> Result<Request, Refusal> {
     let mut out = format!("{method} {path} {version}\r\nHost: {auth}\r\n");
     for header in lines.filter(|l| !l.is_empty()) {
         let name = header.split(':').next().unwrap_or_default().trim();
-        let dropped = [
-            "host",
-            "connection",
-            "proxy-connection",
-            "proxy-authorization",
-            "keep-alive",
-        ];
+        let dropped = ["host", "proxy-connection", "proxy-authorization"];
         if !dropped.iter().any(|d| name.eq_ignore_ascii_case(d)) {
             out.push_str(header);
             out.push_str("\r\n");
         }
     }
-    out.push_str("Connection: close\r\n\r\n");
+    out.push_str("\r\n");
     Ok(Request {
         host,
         port,
@@ -409,7 +411,7 @@ fn is_local(ip: IpAddr) -> bool {
 /// A write to a child's socket that the child closed is an error here (`EPIPE`), not the
 /// end of pagent, only because pagent's process ignores SIGPIPE (Rust's runtime sets it
 /// so): never restore its default in `main` (`tests/integration/sandbox.rs` checks it).
-trait Side: Read + Write + AsFd + Send + 'static {
+pub(super) trait Side: Read + Write + AsFd + Send + 'static {
     fn read_timeout(&self, t: Duration);
     fn close(&self, how: Shutdown);
     fn twin(&self) -> io::Result<Self>
@@ -442,8 +444,10 @@ impl Side for TcpStream {
 }
 
 /// Copies both ways until both have ended, or until neither has carried a byte for
-/// [`IDLE_TIME`]: one direction on a second thread, the other on this one.
-fn relay(child: UnixStream, upstream: TcpStream) {
+/// [`IDLE_TIME`]: one direction on a second thread, the other on this one. For plain HTTP
+/// (`plain`: its first request, with what came after its head), the child's side is read
+/// request by request ([`http`]): each head checked and rewritten like the first.
+fn relay(child: UnixStream, upstream: TcpStream, plain: Option<(Request, Vec<u8>)>) {
     let clock = Arc::new((Instant::now(), AtomicU64::new(0)));
     let (Ok(child2), Ok(upstream2)) = (child.twin(), upstream.twin()) else {
         return;
@@ -452,7 +456,10 @@ fn relay(child: UnixStream, upstream: TcpStream) {
     let other = std::thread::Builder::new()
         .name("pagent-proxy-up".into())
         .stack_size(STACK)
-        .spawn(move || pump(child2, upstream2, &theirs));
+        .spawn(move || match plain {
+            Some((first, rest)) => http::pump_requests(child2, upstream2, first, rest, &theirs),
+            None => pump(child2, upstream2, &theirs),
+        });
     if other.is_err() {
         child.close(Shutdown::Both);
         upstream.close(Shutdown::Both);
@@ -464,13 +471,30 @@ fn relay(child: UnixStream, upstream: TcpStream) {
     }
 }
 
+/// Whether neither direction has carried a byte for [`IDLE_TIME`].
+pub(super) fn idle_too_long(clock: &Clock) -> bool {
+    let (start, last) = clock;
+    let now = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    u128::from(now.saturating_sub(last.load(Ordering::Relaxed))) >= IDLE_TIME.as_millis()
+}
+
+/// Marks a byte carried now.
+pub(super) fn touch(clock: &Clock) {
+    let (start, last) = clock;
+    last.store(
+        u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+}
+
+/// When the relay started, and the last byte it carried (milliseconds since).
+pub(super) type Clock = (Instant, AtomicU64);
+
 /// Copies `from` into `to` until `from` ends (then `to`'s writing half is shut), an
 /// error, either side's other end gone entirely (a dead sandbox's forwarder: its tunnels
 /// end with it rather than hold their places until the idle clock), or the shared clock
 /// says both directions were idle too long.
-fn pump<A: Side, B: Side>(mut from: A, mut to: B, clock: &(Instant, AtomicU64)) {
-    let (start, last) = clock;
-    let now_ms = || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+fn pump<A: Side, B: Side>(mut from: A, mut to: B, clock: &Clock) {
     from.read_timeout(TICK);
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -485,7 +509,7 @@ fn pump<A: Side, B: Side>(mut from: A, mut to: B, clock: &(Instant, AtomicU64)) 
                 if to.write_all(&buf[..n]).is_err() {
                     break;
                 }
-                last.store(now_ms(), Ordering::Relaxed);
+                touch(clock);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e)
@@ -494,8 +518,7 @@ fn pump<A: Side, B: Side>(mut from: A, mut to: B, clock: &(Instant, AtomicU64)) 
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) =>
             {
-                let idle = now_ms().saturating_sub(last.load(Ordering::Relaxed));
-                if u128::from(idle) >= IDLE_TIME.as_millis() {
+                if idle_too_long(clock) {
                     break;
                 }
             }
@@ -511,7 +534,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_plain_request_goes_on_in_origin_form_with_its_host_and_no_keep_alive() {
+    fn a_plain_request_goes_on_in_origin_form_with_its_host_and_no_proxy_headers() {
         let req = request(
             "GET http://Example.org:8080/a?b HTTP/1.1\r\nHost: evil.example\r\n\
              Proxy-Authorization: x\r\nAccept: */*\r\nConnection: keep-alive\r\n\r\n",
@@ -523,7 +546,7 @@ mod tests {
             req.forward.as_deref(),
             Some(
                 "GET /a?b HTTP/1.1\r\nHost: Example.org:8080\r\nAccept: */*\r\n\
-                 Connection: close\r\n\r\n"
+                 Connection: keep-alive\r\n\r\n"
             )
         );
         let connect = request("CONNECT registry.example.org:443 HTTP/1.1\r\n\r\n").unwrap();
