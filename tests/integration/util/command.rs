@@ -186,10 +186,18 @@ impl TestCommand {
         use std::io::Read;
         use std::os::unix::process::CommandExt;
         let limit = pagent_test_support::timing::Baseline::measure(3, || {
-            let version = Command::new(pagent_bin())
-                .arg("--version")
-                .output()
-                .unwrap();
+            // Under Wine, too, a start Wine drops is tried again (a CI run failed here).
+            let version = with_wine_retries(
+                "pagent --version",
+                || {
+                    Command::new(pagent_bin())
+                        .arg("--version")
+                        .output()
+                        .unwrap()
+                },
+                wine_did_not_start,
+                say_wine_retry,
+            );
             assert!(version.status.success(), "{version:?}");
         })
         .limit(1000, floor);
