@@ -4,8 +4,11 @@
 use std::collections::VecDeque;
 use std::io::{self, Read, Seek, SeekFrom};
 
-/// How much is read at a time.
+/// How much is read at a time, at most.
 pub(super) const BLOCK: usize = 64 * 1024;
+/// The first read: the last line is often a message of a few KiB, so the reads start
+/// small and double up to [`BLOCK`] (every Stop reads the transcript's end).
+const FIRST_BLOCK: usize = 4 * 1024;
 
 /// Yields a file's lines from last to first, reading backwards in blocks.
 ///
@@ -17,6 +20,8 @@ pub(super) const BLOCK: usize = 64 * 1024;
 pub(in crate::world) struct BackwardLines<R> {
     file: R,
     block: usize,
+    /// The size of the next read: doubles from [`FIRST_BLOCK`] up to `block`.
+    step: usize,
     /// Start of the part of the file not read yet.
     pos: u64,
     /// Read, not yet returned, in file order; newlines only in `pending[0]`.
@@ -38,6 +43,7 @@ impl<R: Read + Seek> BackwardLines<R> {
         Ok(BackwardLines {
             file,
             block: block.max(1),
+            step: FIRST_BLOCK.min(block).max(1),
             pos,
             pending: VecDeque::new(),
             budget,
@@ -56,12 +62,17 @@ impl<R: Read + Seek> BackwardLines<R> {
             }
             if self.pos == 0 || self.budget == 0 {
                 // The first line of the file (or of the budget): only whole if we reached
-                // the start.
+                // the start. A line the budget ended in is dropped unjoined: copying it
+                // first would double the most a Stop holds (the budget, 32 MiB).
                 let all: Vec<Vec<u8>> = self.pending.drain(..).collect();
+                if self.pos != 0 {
+                    return Ok(None);
+                }
                 let line = join(Vec::new(), all);
-                return Ok((self.pos == 0 && !line.is_empty()).then_some(line));
+                return Ok((!line.is_empty()).then_some(line));
             }
-            let size = (self.pos.min(self.block as u64)).min(self.budget);
+            let size = (self.pos.min(self.step as u64)).min(self.budget);
+            self.step = self.step.saturating_mul(2).min(self.block);
             self.pos -= size;
             self.budget -= size;
             let mut block = vec![0; usize::try_from(size).unwrap_or(self.block)];
