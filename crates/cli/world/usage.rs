@@ -255,8 +255,10 @@ fn read_usage_from<R: Read + Seek>(
     let mut pos = start;
     let mut consumed = start;
     let mut line: Vec<u8> = Vec::new();
-    let mut block = vec![0; BLOCK];
     let end = len.min(start.saturating_add(READ_BUDGET));
+    // A later Stop reads what one turn added, often a few KiB: no larger block than that.
+    let mut block =
+        vec![0; usize::try_from(end.saturating_sub(start).min(BLOCK as u64)).unwrap_or(BLOCK)];
     while pos < end {
         let want = usize::try_from((end - pos).min(BLOCK as u64)).unwrap_or(BLOCK);
         let got = file.read(&mut block[..want])?;
