@@ -84,7 +84,8 @@ impl Project {
     /// inside; the home comes from the password database, which no setting can change.
     fn refuse_config_inside(&self, config: &Path, cwd: Option<&Path>) -> anyhow::Result<()> {
         let config = files::absolute_real(config, cwd.unwrap_or(&self.root));
-        if config_may_live_at(&self.root, &config, files::passwd_home().as_deref()) {
+        // The password database only when it matters: a hook asks it nothing otherwise.
+        if config_may_live_at(&self.root, &config, files::passwd_home) {
             return Ok(());
         }
         anyhow::bail!(
@@ -135,9 +136,9 @@ impl Project {
 
 /// Whether pagent's config folder may be `config` for a project at `root`: anywhere
 /// outside the project, or inside it only when the project is the user's home (or an
-/// ancestor of it).
-fn config_may_live_at(root: &Path, config: &Path, home: Option<&Path>) -> bool {
-    !config.starts_with(root) || home.is_some_and(|home| home.starts_with(root))
+/// ancestor of it), the home asked of `home` only then.
+fn config_may_live_at(root: &Path, config: &Path, home: impl FnOnce() -> Option<PathBuf>) -> bool {
+    !config.starts_with(root) || home().is_some_and(|home| home.starts_with(root))
 }
 
 /// A path the user (or Claude Code) named, relative to the project root; an error when it
@@ -185,20 +186,20 @@ mod config_place_tests {
 
     #[test]
     fn a_config_folder_inside_the_project_is_refused_unless_the_project_is_home() {
-        let home = Some(Path::new("/home/u"));
+        let home = Some(PathBuf::from("/home/u"));
         let cases = [
-            ("/work/p", "/work/p/.evil", home, false),
-            ("/work/p", "/work/p", home, false),
-            ("/work/p", "/work/pp/.config", home, true),
-            ("/work/p", "/home/u/.config/pagent", home, true),
-            ("/home/u/code/p", "/home/u/code/p/x", home, false),
-            ("/home/u", "/home/u/.config/pagent", home, true),
-            ("/", "/home/u/.config/pagent", home, true),
+            ("/work/p", "/work/p/.evil", home.clone(), false),
+            ("/work/p", "/work/p", home.clone(), false),
+            ("/work/p", "/work/pp/.config", home.clone(), true),
+            ("/work/p", "/home/u/.config/pagent", home.clone(), true),
+            ("/home/u/code/p", "/home/u/code/p/x", home.clone(), false),
+            ("/home/u", "/home/u/.config/pagent", home.clone(), true),
+            ("/", "/home/u/.config/pagent", home.clone(), true),
             ("/work/p", "/work/p/.evil", None, false),
         ];
         for (root, config, home, allowed) in cases {
             assert_eq!(
-                config_may_live_at(Path::new(root), Path::new(config), home),
+                config_may_live_at(Path::new(root), Path::new(config), || home),
                 allowed,
                 "{root} {config}"
             );
