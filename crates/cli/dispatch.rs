@@ -10,7 +10,7 @@ use clap::error::ErrorKind;
 use std::ffi::OsString;
 use std::io::Write;
 
-use crate::cli::args::{Cli, Command, HookCommand};
+use crate::cli::args::{Cli, Command, Global, HookCommand};
 use crate::cli::env::Env;
 use crate::cli::exit::ExitStatus;
 use crate::cli::terminal::Edge;
@@ -65,6 +65,9 @@ fn parse(
     stdout: &mut dyn std::io::Write,
     stderr: &mut dyn std::io::Write,
 ) -> Result<Cli, ExitStatus> {
+    if let Some(cli) = hook_without_clap(&args) {
+        return Ok(cli);
+    }
     match Cli::try_parse_from(args) {
         Ok(cli) => Ok(cli),
         Err(err) => {
@@ -93,6 +96,20 @@ fn parse(
             }
         }
     }
+}
+
+/// `pagent hook EVENT` and nothing else, as every hook Claude Code runs is called: the
+/// command clap would parse, without building clap's whole command line first (a tenth
+/// of an active loop's Stop). Anything more (`--project`, `--help`) goes to clap.
+fn hook_without_clap(args: &[OsString]) -> Option<Cli> {
+    let [_, hook, subcommand] = args else {
+        return None;
+    };
+    let event = fast_path_event(hook, subcommand)?;
+    Some(Cli {
+        global: Global::default(),
+        command: Command::Hook(HookCommand::Event(event)),
+    })
 }
 
 /// Runs the parsed command with the streams behind the edge.
@@ -255,5 +272,27 @@ mod tests {
             None
         );
         assert_eq!(fast_path_event(OsStr::new("run"), OsStr::new("stop")), None);
+    }
+
+    #[test]
+    fn issue_33_a_hook_parsed_without_clap_is_what_clap_parses() {
+        let args = |words: &[&str]| -> Vec<OsString> { words.iter().map(OsString::from).collect() };
+        for event in HookEvent::ALL {
+            let words = ["pagent", "hook", event.subcommand()];
+            let fast = hook_without_clap(&args(&words)).expect("a hook event");
+            let clap = Cli::try_parse_from(words).unwrap();
+            assert_eq!(format!("{fast:?}"), format!("{clap:?}"), "{words:?}");
+        }
+        // Anything more, or anything else, is clap's to parse (and to refuse).
+        for words in [
+            &["pagent", "hook", "stop", "--project", "x"][..],
+            &["pagent", "--project", "x", "hook", "stop"],
+            &["pagent", "hook", "stop", "--help"],
+            &["pagent", "hook", "notify"],
+            &["pagent", "hook"],
+            &["pagent", "status", "stop"],
+        ] {
+            assert!(hook_without_clap(&args(words)).is_none(), "{words:?}");
+        }
     }
 }
