@@ -334,7 +334,7 @@ impl Prices {
             .iter()
             .filter_map(|p| {
                 Some(Price {
-                    prefix: p.prefix.clone(),
+                    prefix: p.prefix.to_string(),
                     input: per_million(p.input)?,
                     output: per_million(p.output)?,
                     cache_read: per_million(p.cache_read)?,

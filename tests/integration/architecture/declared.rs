@@ -16,6 +16,7 @@ const ROOTS: &[&str] = &[
     "crates/cli/lib.rs",
     "crates/cli/main.rs",
     "crates/door/src/lib.rs",
+    "crates/engine/build.rs",
     "crates/engine/src/lib.rs",
     "crates/protocol/src/lib.rs",
     "crates/stories/src/lib.rs",

@@ -336,7 +336,7 @@ fn issue_31_the_embedded_price_table_parses_and_matches_the_code() {
         .iter()
         .map(|p| {
             let rates = (p.input, p.output, p.cache_read, p.cache_write);
-            (p.prefix.as_str(), rates.0, rates.1, rates.2, rates.3)
+            (p.prefix.as_ref(), rates.0, rates.1, rates.2, rates.3)
         })
         .collect();
     assert_eq!(rows, PRICES_WHEN_THEY_WERE_CODE);
