@@ -183,9 +183,18 @@ fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
     );
 }
 
+/// A Codex whose chosen provider names no host (a local model server Codex knows by
+/// itself) and an OpenCode with no configuration: each refuses, naming `--allow-host`.
 #[test]
-fn issue_35_sandbox_refuses_codex_and_an_opencode_whose_api_host_it_cannot_find() {
+#[cfg(target_os = "linux")]
+fn issue_35_sandbox_refuses_a_codex_or_opencode_whose_api_host_it_cannot_find() {
     let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    std::fs::write(
+        env.home.join(".codex/config.toml"),
+        "model_provider = \"ollama\"\n",
+    )
+    .unwrap();
     let mut said = String::new();
     for agent in ["codex", "opencode"] {
         let out = env
@@ -203,6 +212,143 @@ fn issue_35_sandbox_refuses_codex_and_an_opencode_whose_api_host_it_cannot_find(
         said.push_str(&out.stderr);
     }
     insta::assert_snapshot!("issue_35_sandbox_refuses_agent_clis", said);
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+/// A stand-in for Codex (outside the project and HOME) that keeps what it was started
+/// with in the project (its arguments, its `CODEX_HOME` and what that holds) and what it
+/// could read of the user's `auth.json`; then writes a session in its home, as Codex
+/// does, and ends with the promise.
+#[cfg(target_os = "linux")]
+fn codex_stand_in(env: &TestEnv) -> PathBuf {
+    let bin = env.root.parent().unwrap().join("codex-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let codex = bin.join("codex");
+    std::fs::write(
+        &codex,
+        "#!/bin/sh\ncat > /dev/null\n\
+         { echo \"args: $*\"; echo \"home: $CODEX_HOME\"; ls -A \"$CODEX_HOME\"; } > seen.txt\n\
+         cat \"$USER_CODEX/auth.json\" > user-auth.txt 2>&1\n\
+         mkdir -p \"$CODEX_HOME/sessions\" && echo s > \"$CODEX_HOME/sessions/one.jsonl\"\n\
+         echo '{\"type\":\"item.completed\",\"item\":{\"id\":\"1\",\"type\":\"agent_message\",\"text\":\"<promise>DONE</promise>\"}}'\n\
+         echo '{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}'\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&codex).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&codex, perms).unwrap();
+    codex
+}
+
+/// A contained Codex: its own sandbox off (`--sandbox danger-full-access`: pagent's walls
+/// are the sandbox), a private `CODEX_HOME` seeded from the user's (`$CODEX_HOME` when set)
+/// that the user's never sees written, and its network only its API host from the user's
+/// configuration: the project's own `.codex/config.toml` adds none.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_codex_gets_a_private_home_and_only_its_users_api_host() {
+    let env = TestEnv::new();
+    // The user's Codex home outside HOME and /tmp: the walls hide it all the same.
+    let (_kept, user_codex) = other_project();
+    let config = "model_provider = \"corp\"\n\
+         [model_providers.corp]\nbase_url = \"http://127.0.0.1:9/v1\"\n";
+    std::fs::write(user_codex.join("config.toml"), config).unwrap();
+    std::fs::write(
+        user_codex.join("auth.json"),
+        "{\"OPENAI_API_KEY\": \"sk-35\"}",
+    )
+    .unwrap();
+    // The project's configuration names a provider of its own, a stranger's host, and
+    // the user trusts it (`--trust`): it still adds no host.
+    env.write(
+        ".codex/config.toml",
+        "model_provider = \"evil\"\n\
+         [model_providers.evil]\nbase_url = \"https://evil.example/v1\"\n",
+    );
+    let codex = codex_stand_in(&env);
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            codex.to_str().unwrap(),
+            "ralph",
+            "--trust",
+            "Work",
+        ])
+        .env("CODEX_HOME", &user_codex)
+        .env("USER_CODEX", &user_codex)
+        .success();
+    assert!(
+        out.stdout.contains(
+            "their HOME is empty, they reach no network but 127.0.0.1:9 (through pagent's \
+             proxy), and they see no other process"
+        ),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("evil.example"), "{out}");
+    let seen = env.read("seen.txt");
+    let mut lines = seen.lines();
+    assert_eq!(
+        lines.next(),
+        Some("args: exec --json --sandbox danger-full-access -"),
+        "{seen}"
+    );
+    let home = lines
+        .next()
+        .unwrap()
+        .strip_prefix("home: ")
+        .unwrap()
+        .to_owned();
+    assert!(home.contains("pagent-codex-"), "{seen}");
+    assert_eq!(
+        lines.collect::<Vec<_>>(),
+        ["auth.json", "config.toml"],
+        "{seen}"
+    );
+    let read = env.read("user-auth.txt");
+    assert!(read.contains("No such file"), "{read}");
+    // The user's home was read, never written, and the private one went with the loop.
+    let mut held: Vec<_> = std::fs::read_dir(&user_codex)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    held.sort();
+    assert_eq!(held, ["auth.json", "config.toml"]);
+    assert_eq!(
+        std::fs::read_to_string(user_codex.join("config.toml")).unwrap(),
+        config
+    );
+    assert!(!Path::new(&home).exists(), "{home} is still there");
+    assert_eq!(env.state()["status"], "complete");
+}
+
+/// Without bubblewrap, a contained Codex loop refuses to start, naming what to install.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_without_bubblewrap_a_contained_codex_refuses_naming_what_to_install() {
+    let env = TestEnv::new();
+    let bin = path_without_bwrap(&env);
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            "/bin/true",
+            "ralph",
+            "Work",
+        ])
+        .env("PATH", &bin)
+        .failure();
+    insta::assert_snapshot!("issue_35_without_bubblewrap", out.stderr);
     assert!(
         !env.exists(".claude/pagent-pipeline.json"),
         "{}",
