@@ -327,6 +327,7 @@ fn issue_35_a_contained_codex_gets_a_private_home_and_only_its_users_api_host() 
     );
     assert!(!Path::new(&home).exists(), "{home} is still there");
     assert_eq!(env.state()["status"], "complete");
+    assert_eq!(env.state()["contained"], true);
 }
 
 /// Without bubblewrap, a contained Codex loop refuses to start, naming what to install.
@@ -406,10 +407,9 @@ fn issue_35_status_and_the_overview_say_a_loop_is_contained() {
     assert_eq!(env.state()["contained"], true);
 }
 
-#[test]
+/// The project a repository on `main` with one commit, and `tasks.txt` one task, `beta`.
 #[cfg(target_os = "linux")]
-fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
-    let env = TestEnv::new();
+fn repository_with_task_beta(env: &TestEnv) {
     for args in [
         ["symbolic-ref", "HEAD", "refs/heads/main"].as_slice(),
         &["config", "user.name", "Tess"],
@@ -422,6 +422,45 @@ fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
     crate::git::git(&env.root, &["add", "shared.txt"]);
     crate::git::git(&env.root, &["commit", "-q", "-m", "init"]);
     env.write("tasks.txt", "beta: do beta\n");
+}
+
+/// `pagent parallel --agent codex --sandbox`: each task's loop contains its Codex the way
+/// `pagent loop` does (the same code), and says so.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_parallel_runs_each_codex_contained() {
+    let env = TestEnv::new();
+    repository_with_task_beta(&env);
+    let codex = codex_stand_in(&env);
+    let out = env
+        .bin(&[
+            "parallel",
+            "tasks.txt",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            codex.to_str().unwrap(),
+            "--sandbox",
+            "--json",
+        ])
+        .success();
+    let tree = env.root.join(".pagent/worktrees/beta");
+    let seen = std::fs::read_to_string(tree.join("seen.txt")).unwrap();
+    assert!(
+        seen.starts_with("args: exec --json --sandbox danger-full-access -\nhome: "),
+        "{seen}\n{out}"
+    );
+    assert!(seen.contains("pagent-codex-"), "{seen}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--all", "--json"]).success().stdout).unwrap();
+    assert_eq!(rows[0]["contained"], true, "{rows}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
+    let env = TestEnv::new();
+    repository_with_task_beta(&env);
     std::fs::write(
         env.home.join(".netrc"),
         "machine example.com password hunter2\n",
@@ -507,6 +546,17 @@ fn issue_35_a_sandboxed_loop_refuses_what_would_let_its_agent_out() {
     said.push_str(&claude(&["--permission-mode", "bypassPermissions"]));
     said.push_str(&claude(&["--agent-arg=--settings", "--agent-arg={}"]));
     said.push_str(&claude(&["--agent-arg=--dangerously-skip-permissions"]));
+    // Codex's own sandbox, which cannot start inside pagent's.
+    said.push_str(&claude(&[
+        "--agent",
+        "codex",
+        "--agent-arg=--sandbox=workspace-write",
+    ]));
+    said.push_str(&claude(&[
+        "--agent",
+        "codex",
+        "--agent-arg=-sworkspace-write",
+    ]));
     said.push_str(
         &env.bin(&[
             "loop",

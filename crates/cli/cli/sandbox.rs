@@ -57,6 +57,15 @@ pub fn codex_no_api_host() -> String {
         .to_owned()
 }
 
+/// Why `--sandbox` refuses a Codex argument that sets Codex's own sandbox.
+pub fn codex_own_sandbox(arg: &str) -> String {
+    format!(
+        "--sandbox runs Codex inside pagent's sandbox with Codex's own sandbox off (it cannot \
+         start inside), and Codex's argument {arg} would set its own: drop that --agent-arg, \
+         or run without --sandbox"
+    )
+}
+
 /// Why a contained Codex loop cannot start: its private home.
 pub fn codex_private_failed(err: &std::io::Error) -> String {
     format!("--sandbox could not make Codex's private home (CODEX_HOME): {err}")
@@ -299,6 +308,7 @@ mod tests {
             ),
             started(false, true, &["registry.example.org".into()]),
             codex_no_api_host(),
+            codex_own_sandbox("--sandbox"),
             codex_private_failed(&std::io::Error::other("no space left on device")),
             opencode_no_api_host(),
             opencode_private_failed(&std::io::Error::other("no space left on device")),

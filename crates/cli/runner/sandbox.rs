@@ -83,8 +83,10 @@ pub(super) fn contain(
         AgentSpec::Known {
             kind: AgentKind::Codex,
             program,
+            extra_args,
             ..
         } => {
+            refuse_codex_sandbox(extra_args)?;
             let walls = codex(env, options, (&hidden, writable), program, search)?;
             Ok(agent.contained(Sandbox::Walls(walls)))
         }
@@ -266,6 +268,30 @@ fn refuse_escapes(permission_mode: &str, extra_args: &[String]) -> anyhow::Resul
     Ok(())
 }
 
+/// A Codex argument of the user's that sets Codex's own sandbox, which a contained Codex
+/// runs with off (`--sandbox danger-full-access`; Codex refuses the flag twice): refused
+/// before the loop starts rather than at each iteration.
+fn refuse_codex_sandbox(extra_args: &[String]) -> anyhow::Result<()> {
+    let sets = |arg: &str| {
+        let name = arg.split('=').next().unwrap_or(arg);
+        [
+            "--sandbox",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--full-auto",
+        ]
+        .contains(&name)
+            || (arg.starts_with("-s") && !arg.starts_with("--"))
+    };
+    let name = |arg: &str| match arg.split('=').next().unwrap_or(arg) {
+        short if short.starts_with("-s") && !short.starts_with("--") => "-s".to_owned(),
+        long => long.to_owned(),
+    };
+    match extra_args.iter().find(|a| sets(a)) {
+        Some(arg) => Err(anyhow!(texts::codex_own_sandbox(&name(arg)))),
+        None => Ok(()),
+    }
+}
+
 /// Claude Code's `sandbox` settings (the schema of the Agent SDK's `sdk.d.ts`, 0.3.197 and
 /// 0.3.332): on, failing to start rather than running commands unsandboxed, Bash allowed
 /// without asking when sandboxed, no command let out (`allowUnsandboxedCommands: false`,
@@ -352,7 +378,12 @@ pub(super) fn refuse_early(options: &Options, search: &SearchPath) -> anyhow::Re
             refuse_host_ports(&options.allow_hosts)?;
             claude_code_ready(search)
         }
-        (None, AgentKind::Codex | AgentKind::Opencode) | (Some(_), _) => {
+        (None, AgentKind::Codex) => {
+            refuse_codex_sandbox(&options.agent_args)?;
+            let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
+            walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
+        }
+        (None, AgentKind::Opencode) | (Some(_), _) => {
             let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
             walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
         }
