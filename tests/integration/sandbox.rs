@@ -232,6 +232,7 @@ fn codex_stand_in(env: &TestEnv) -> PathBuf {
         &codex,
         "#!/bin/sh\ncat > /dev/null\n\
          { echo \"args: $*\"; echo \"home: $CODEX_HOME\"; ls -A \"$CODEX_HOME\"; } > seen.txt\n\
+         grep \" $CODEX_HOME \" /proc/self/mountinfo | cut -d' ' -f4 > mounted.txt\n\
          cat \"$USER_CODEX/auth.json\" > user-auth.txt 2>&1\n\
          mkdir -p \"$CODEX_HOME/sessions\" && echo s > \"$CODEX_HOME/sessions/one.jsonl\"\n\
          echo '{\"type\":\"item.completed\",\"item\":{\"id\":\"1\",\"type\":\"agent_message\",\"text\":\"<promise>DONE</promise>\"}}'\n\
@@ -300,13 +301,17 @@ fn issue_35_a_contained_codex_gets_a_private_home_and_only_its_users_api_host() 
         Some("args: exec --json --sandbox danger-full-access -"),
         "{seen}"
     );
-    let home = lines
-        .next()
-        .unwrap()
-        .strip_prefix("home: ")
-        .unwrap()
-        .to_owned();
-    assert!(home.contains("pagent-codex-"), "{seen}");
+    // Inside, the private home is `~/.codex` (Codex makes no helper commands in a home
+    // under /tmp); outside, a private folder of pagent's in the temporary folder.
+    let home = env.home.canonicalize().unwrap().join(".codex");
+    assert_eq!(
+        lines.next(),
+        Some(&*format!("home: {}", home.display())),
+        "{seen}"
+    );
+    let mounted = env.read("mounted.txt");
+    let private = mounted.trim().rsplit('/').next().unwrap().to_owned();
+    assert!(private.starts_with("pagent-codex-"), "{mounted}");
     assert_eq!(
         lines.collect::<Vec<_>>(),
         ["auth.json", "config.toml"],
@@ -325,7 +330,9 @@ fn issue_35_a_contained_codex_gets_a_private_home_and_only_its_users_api_host() 
         std::fs::read_to_string(user_codex.join("config.toml")).unwrap(),
         config
     );
-    assert!(!Path::new(&home).exists(), "{home} is still there");
+    let private = std::env::temp_dir().join(private);
+    assert!(!private.exists(), "{} is still there", private.display());
+    assert!(!home.exists(), "the user's HOME got a .codex");
     assert_eq!(env.state()["status"], "complete");
     assert_eq!(env.state()["contained"], true);
 }
@@ -450,7 +457,7 @@ fn issue_35_parallel_runs_each_codex_contained() {
         seen.starts_with("args: exec --json --sandbox danger-full-access -\nhome: "),
         "{seen}\n{out}"
     );
-    assert!(seen.contains("pagent-codex-"), "{seen}");
+    assert!(seen.ends_with("/home/.codex\n"), "{seen}");
     let rows: serde_json::Value =
         serde_json::from_str(&env.cmd(&["status", "--all", "--json"]).success().stdout).unwrap();
     assert_eq!(rows[0]["contained"], true, "{rows}");

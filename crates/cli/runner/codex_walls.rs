@@ -6,7 +6,8 @@
 //!   wrote there. So each contained loop gets a private folder of pagent's (0700, outside
 //!   the project, removed when the loop ends) as its `CODEX_HOME`, seeded with copies of
 //!   the user's `config.toml` and `auth.json` (from `$CODEX_HOME`, else `~/.codex`; read,
-//!   never written back).
+//!   never written back). Inside the walls it is seen as `~/.codex` (HOME is empty there):
+//!   Codex makes no helper commands (`apply_patch` on its PATH) in a home under /tmp.
 //! - **Its API hosts, and no other.** The hosts come from the user's configuration (never
 //!   the project's, which a stranger writes): the chosen `model_provider`'s `base_url`
 //!   (a loopback one allowed on its port only); for OpenAI's own provider without one,

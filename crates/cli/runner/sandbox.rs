@@ -137,10 +137,23 @@ fn codex(
     if hosts.is_empty() {
         return Err(anyhow!(texts::codex_no_api_host()));
     }
-    let walls = walls(env, hidden, writable, search)?
-        .read_only(program.path())
-        .setenv("CODEX_HOME", private.dir.path());
-    with_network(walls.private(private.dir), env, &hosts, search)
+    let walls = walls(env, hidden, writable, search)?.read_only(program.path());
+    // Seen inside as `~/.codex` (HOME is hidden, so nothing of the user's is there):
+    // Codex makes no helper commands (`apply_patch` on its PATH) in a home under /tmp.
+    let home = env.install.home.as_deref().map(files::canonical);
+    let walls = match home {
+        Some(Ok(home)) => {
+            let inside = home.join(".codex");
+            walls
+                .setenv("CODEX_HOME", &inside)
+                .private_at(private.dir, &inside)
+        }
+        _ => {
+            let inside = private.dir.path().to_path_buf();
+            walls.setenv("CODEX_HOME", inside).private(private.dir)
+        }
+    };
+    with_network(walls, env, &hosts, search)
 }
 
 /// `walls` with pagent's proxy for `hosts` as their network (none without hosts: no

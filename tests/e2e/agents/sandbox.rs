@@ -287,3 +287,88 @@ fn issue_35_a_contained_codex_is_refused_each_attack_while_its_work_succeeds() {
         },
     );
 }
+
+/// A contained Codex whose API is down, with a HOME outside /tmp as a user's is: it asks
+/// for its loopback `base_url` through pagent's proxy (whose 502 says it could not reach
+/// it), and its private home, seen inside as `~/.codex`, is not under /tmp, so Codex makes
+/// its helper commands there (`apply_patch` on its PATH) instead of warning it will not.
+#[test]
+#[ignore = "end-to-end: needs the Codex CLI (scripts/test.sh runs it)"]
+fn issue_35_a_contained_codex_reaches_its_loopback_api_through_the_proxy_from_a_home_of_its_own() {
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = scratch.path().canonicalize().unwrap();
+    let (home, project, config) = (base.join("home"), base.join("project"), base.join("pagent"));
+    for dir in [&home.join(".codex"), &project, &config] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    // Nothing listens on port 9 (discard) here.
+    fs::write(
+        home.join(".codex/config.toml"),
+        "model = \"mock-model\"\nmodel_provider = \"mock\"\n\
+         [model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         env_key = \"MOCK_API_KEY\"\nwire_api = \"responses\"\n\
+         request_max_retries = 0\nstream_max_retries = 0\n\
+         [analytics]\nenabled = false\n[feedback]\nenabled = false\n\
+         [features]\nplugins = false\nremote_plugin = false\nplugin_sharing = false\napps = false\n",
+    )
+    .unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let binary = Agent::Codex.binary();
+    let mut command = Command::new(crate::harness::pagent_bin());
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if key.starts_with("CLAUDE") || key.starts_with("PAGENT") || key.starts_with("CODEX") {
+            command.env_remove(&key);
+        }
+    }
+    let out = command
+        .args(["loop", "--sandbox", "--agent", "codex", "--agent-bin"])
+        .arg(&binary)
+        .args([
+            "--outage-wait",
+            "1s",
+            "ralph",
+            "--max-iterations",
+            "1",
+            "Work",
+        ])
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env("PAGENT_CONFIG_DIR", &config)
+        .env("MOCK_API_KEY", "sk-test")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let runs = project.join(".claude/pagent/runs");
+    let logs: String = fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    let report = format!(
+        "{}\n{}\n{logs}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        logs.contains("pagent's sandbox proxy could not reach 127.0.0.1:9"),
+        "{report}"
+    );
+    assert!(
+        !logs.contains("Refusing to create helper binaries"),
+        "{report}"
+    );
+    let held: Vec<_> = fs::read_dir(home.join(".codex"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(held, ["config.toml"], "{report}");
+}
