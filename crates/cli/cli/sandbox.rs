@@ -179,10 +179,12 @@ fn not_allowed(host: &str, port: u16, ports: bool) -> String {
     }
 }
 
-/// Why `--sandbox` refuses a project that is (or holds) a folder it hides: HOME itself.
+/// Why `--sandbox` refuses a project that is (or holds) a folder it hides: HOME itself,
+/// or a config folder (pagent's, Claude Code's, Codex's) set elsewhere.
 pub fn holds_hidden(project: &Path, hidden: &Path) -> String {
     format!(
-        "--sandbox hides HOME and pagent's config folder from the agent, and the project {} \
+        "--sandbox hides HOME and the config folders of pagent and the agent CLIs from the \
+         agent, and the project {} \
          is {} or holds it: run the loop in a project folder of its own (one inside HOME is \
          fine)",
         project.display(),

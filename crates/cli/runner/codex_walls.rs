@@ -110,11 +110,12 @@ fn api_hosts(config: &Table, chatgpt: bool) -> Vec<String> {
     hosts
 }
 
-/// The user's Codex home when it is outside HOME (which the walls hide already): a folder
-/// they hide too, since it holds the user's credentials.
+/// The user's Codex home unless it is the default `~/.codex` (hidden with HOME): a folder
+/// the walls hide too, since it holds the user's credentials, and one a project may not
+/// be or hold (its configuration would be a stranger's).
 pub(super) fn hidden(env: &Env) -> Option<PathBuf> {
-    let home = env.install.home.as_deref();
-    user_home(env).filter(|p| home.is_none_or(|h| !p.starts_with(h)))
+    let default = env.install.home.as_ref().map(|h| h.join(".codex"));
+    user_home(env).filter(|p| Some(p) != default.as_ref())
 }
 
 #[cfg(test)]
