@@ -183,9 +183,18 @@ fn issue_35_without_bubblewrap_the_loop_refuses_to_start() {
     );
 }
 
+/// A Codex whose chosen provider names no host (a local model server Codex knows by
+/// itself) and an OpenCode with no configuration: each refuses, naming `--allow-host`.
 #[test]
-fn issue_35_sandbox_refuses_codex_and_an_opencode_whose_api_host_it_cannot_find() {
+#[cfg(target_os = "linux")]
+fn issue_35_sandbox_refuses_a_codex_or_opencode_whose_api_host_it_cannot_find() {
     let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    std::fs::write(
+        env.home.join(".codex/config.toml"),
+        "model_provider = \"ollama\"\n",
+    )
+    .unwrap();
     let mut said = String::new();
     for agent in ["codex", "opencode"] {
         let out = env
@@ -203,6 +212,185 @@ fn issue_35_sandbox_refuses_codex_and_an_opencode_whose_api_host_it_cannot_find(
         said.push_str(&out.stderr);
     }
     insta::assert_snapshot!("issue_35_sandbox_refuses_agent_clis", said);
+    assert!(
+        !env.exists(".claude/pagent-pipeline.json"),
+        "{}",
+        env.dump()
+    );
+}
+
+/// A stand-in for Codex (outside the project and HOME) that keeps what it was started
+/// with in the project (its arguments, its `CODEX_HOME` and what that holds) and what it
+/// could read of the user's `auth.json`; then writes a session in its home, as Codex
+/// does, and ends with the promise.
+#[cfg(target_os = "linux")]
+fn codex_stand_in(env: &TestEnv) -> PathBuf {
+    let bin = env.root.parent().unwrap().join("codex-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let codex = bin.join("codex");
+    std::fs::write(
+        &codex,
+        "#!/bin/sh\ncat > /dev/null\n\
+         { echo \"args: $*\"; echo \"home: $CODEX_HOME\"; ls -A \"$CODEX_HOME\"; } > seen.txt\n\
+         grep \" $CODEX_HOME \" /proc/self/mountinfo | cut -d' ' -f4 > mounted.txt\n\
+         cat \"$USER_CODEX/auth.json\" > user-auth.txt 2>&1\n\
+         mkdir -p \"$CODEX_HOME/sessions\" && echo s > \"$CODEX_HOME/sessions/one.jsonl\"\n\
+         echo '{\"type\":\"item.completed\",\"item\":{\"id\":\"1\",\"type\":\"agent_message\",\"text\":\"<promise>DONE</promise>\"}}'\n\
+         echo '{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}'\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&codex).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&codex, perms).unwrap();
+    codex
+}
+
+/// A contained Codex: its own sandbox off (`--sandbox danger-full-access`: pagent's walls
+/// are the sandbox), a private `CODEX_HOME` seeded from the user's (`$CODEX_HOME` when set)
+/// that the user's never sees written, and its network only its API host from the user's
+/// configuration: the project's own `.codex/config.toml` adds none.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_contained_codex_gets_a_private_home_and_only_its_users_api_host() {
+    let env = TestEnv::new();
+    // The user's Codex home outside HOME and /tmp: the walls hide it all the same.
+    let (_kept, user_codex) = other_project();
+    let config = "model_provider = \"corp\"\n\
+         [model_providers.corp]\nbase_url = \"http://127.0.0.1:9/v1\"\n";
+    std::fs::write(user_codex.join("config.toml"), config).unwrap();
+    std::fs::write(
+        user_codex.join("auth.json"),
+        "{\"OPENAI_API_KEY\": \"sk-35\"}",
+    )
+    .unwrap();
+    // The project's configuration names a provider of its own, a stranger's host, and
+    // the user trusts it (`--trust`): it still adds no host.
+    env.write(
+        ".codex/config.toml",
+        "model_provider = \"evil\"\n\
+         [model_providers.evil]\nbase_url = \"https://evil.example/v1\"\n",
+    );
+    let codex = codex_stand_in(&env);
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            codex.to_str().unwrap(),
+            "ralph",
+            "--trust",
+            "Work",
+        ])
+        .env("CODEX_HOME", &user_codex)
+        .env("USER_CODEX", &user_codex)
+        .success();
+    assert!(
+        out.stdout.contains(
+            "their HOME is empty, they reach no network but 127.0.0.1:9 (through pagent's \
+             proxy), and they see no other process"
+        ),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("evil.example"), "{out}");
+    let seen = env.read("seen.txt");
+    let mut lines = seen.lines();
+    assert_eq!(
+        lines.next(),
+        Some("args: exec --json --sandbox danger-full-access -"),
+        "{seen}"
+    );
+    // Inside, the private home is `~/.codex` (Codex makes no helper commands in a home
+    // under /tmp); outside, a private folder of pagent's in the temporary folder.
+    let home = env.home.canonicalize().unwrap().join(".codex");
+    assert_eq!(
+        lines.next(),
+        Some(&*format!("home: {}", home.display())),
+        "{seen}"
+    );
+    let mounted = env.read("mounted.txt");
+    let private = mounted.trim().rsplit('/').next().unwrap().to_owned();
+    assert!(private.starts_with("pagent-codex-"), "{mounted}");
+    assert_eq!(
+        lines.collect::<Vec<_>>(),
+        ["auth.json", "config.toml"],
+        "{seen}"
+    );
+    let read = env.read("user-auth.txt");
+    assert!(read.contains("No such file"), "{read}");
+    // The user's home was read, never written, and the private one went with the loop.
+    let mut held: Vec<_> = std::fs::read_dir(&user_codex)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    held.sort();
+    assert_eq!(held, ["auth.json", "config.toml"]);
+    assert_eq!(
+        std::fs::read_to_string(user_codex.join("config.toml")).unwrap(),
+        config
+    );
+    let private = std::env::temp_dir().join(private);
+    assert!(!private.exists(), "{} is still there", private.display());
+    assert!(!home.exists(), "the user's HOME got a .codex");
+    assert_eq!(env.state()["status"], "complete");
+    assert_eq!(env.state()["contained"], true);
+}
+
+/// A Codex home the user set inside the project (whose files a stranger may write) is
+/// refused rather than read for hosts or shown to the agent.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_codex_home_inside_the_project_is_refused_rather_than_read() {
+    let env = TestEnv::new();
+    env.write(
+        ".codex/config.toml",
+        "model_provider = \"evil\"\n\
+         [model_providers.evil]\nbase_url = \"https://evil.example/v1\"\n",
+    );
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            "/bin/true",
+            "ralph",
+            "Work",
+        ])
+        // The project inside HOME, as most are: the Codex home inside it is not the
+        // default one, which HOME's hiding covers.
+        .env("HOME", env.root.parent().unwrap())
+        .env("CODEX_HOME", env.root.join(".codex"))
+        .failure();
+    let filters = crate::util::snapshot::filters();
+    insta::with_settings!({filters => filters}, {
+        insta::assert_snapshot!("issue_35_codex_home_in_project", out.stderr);
+    });
+    assert!(!out.stderr.contains("evil"), "{out}");
+}
+
+/// Without bubblewrap, a contained Codex loop refuses to start, naming what to install.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_without_bubblewrap_a_contained_codex_refuses_naming_what_to_install() {
+    let env = TestEnv::new();
+    let bin = path_without_bwrap(&env);
+    let out = env
+        .bin(&[
+            "loop",
+            "--sandbox",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            "/bin/true",
+            "ralph",
+            "Work",
+        ])
+        .env("PATH", &bin)
+        .failure();
+    insta::assert_snapshot!("issue_35_without_bubblewrap", out.stderr);
     assert!(
         !env.exists(".claude/pagent-pipeline.json"),
         "{}",
@@ -260,10 +448,9 @@ fn issue_35_status_and_the_overview_say_a_loop_is_contained() {
     assert_eq!(env.state()["contained"], true);
 }
 
-#[test]
+/// The project a repository on `main` with one commit, and `tasks.txt` one task, `beta`.
 #[cfg(target_os = "linux")]
-fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
-    let env = TestEnv::new();
+fn repository_with_task_beta(env: &TestEnv) {
     for args in [
         ["symbolic-ref", "HEAD", "refs/heads/main"].as_slice(),
         &["config", "user.name", "Tess"],
@@ -276,6 +463,45 @@ fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
     crate::git::git(&env.root, &["add", "shared.txt"]);
     crate::git::git(&env.root, &["commit", "-q", "-m", "init"]);
     env.write("tasks.txt", "beta: do beta\n");
+}
+
+/// `pagent parallel --agent codex --sandbox`: each task's loop contains its Codex the way
+/// `pagent loop` does (the same code), and says so.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_parallel_runs_each_codex_contained() {
+    let env = TestEnv::new();
+    repository_with_task_beta(&env);
+    let codex = codex_stand_in(&env);
+    let out = env
+        .bin(&[
+            "parallel",
+            "tasks.txt",
+            "--agent",
+            "codex",
+            "--agent-bin",
+            codex.to_str().unwrap(),
+            "--sandbox",
+            "--json",
+        ])
+        .success();
+    let tree = env.root.join(".pagent/worktrees/beta");
+    let seen = std::fs::read_to_string(tree.join("seen.txt")).unwrap();
+    assert!(
+        seen.starts_with("args: exec --json --sandbox danger-full-access -\nhome: "),
+        "{seen}\n{out}"
+    );
+    assert!(seen.ends_with("/home/.codex\n"), "{seen}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--all", "--json"]).success().stdout).unwrap();
+    assert_eq!(rows[0]["contained"], true, "{rows}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_parallel_runs_each_loop_contained_and_the_agents_commit_lands() {
+    let env = TestEnv::new();
+    repository_with_task_beta(&env);
     std::fs::write(
         env.home.join(".netrc"),
         "machine example.com password hunter2\n",
@@ -361,6 +587,17 @@ fn issue_35_a_sandboxed_loop_refuses_what_would_let_its_agent_out() {
     said.push_str(&claude(&["--permission-mode", "bypassPermissions"]));
     said.push_str(&claude(&["--agent-arg=--settings", "--agent-arg={}"]));
     said.push_str(&claude(&["--agent-arg=--dangerously-skip-permissions"]));
+    // Codex's own sandbox, which cannot start inside pagent's.
+    said.push_str(&claude(&[
+        "--agent",
+        "codex",
+        "--agent-arg=--sandbox=workspace-write",
+    ]));
+    said.push_str(&claude(&[
+        "--agent",
+        "codex",
+        "--agent-arg=-sworkspace-write",
+    ]));
     said.push_str(
         &env.bin(&[
             "loop",

@@ -109,12 +109,16 @@ impl AgentSpec {
                 kind: AgentKind::Codex,
                 program,
                 extra_args,
+                contain,
                 ..
             } => {
-                let c = Launch::new(program.clone(), cwd, search)
-                    .args(["exec", "--json"])
-                    .args(extra_args)
-                    .arg("-");
+                let mut c = Launch::new(program.clone(), cwd, search).args(["exec", "--json"]);
+                // Inside pagent's walls, Codex's own sandbox cannot start (it needs
+                // namespaces bubblewrap does not lend it), and the walls are the sandbox.
+                if let Some(Sandbox::Walls(_)) = contain {
+                    c = c.args(["--sandbox", "danger-full-access"]);
+                }
+                let c = c.args(extra_args).arg("-");
                 (c, true)
             }
             AgentSpec::Known {

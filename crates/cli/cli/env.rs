@@ -118,6 +118,8 @@ pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
 /// Windows `%LOCALAPPDATA%\pagent\marketplace`).
 pub const PAGENT_MARKETPLACE_DIR: &str = "PAGENT_MARKETPLACE_DIR";
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+/// Codex's configuration folder (default `~/.codex`), copied for a contained Codex.
+pub const CODEX_HOME: &str = "CODEX_HOME";
 /// The plugin folder `pagent install` installs from; the npm package's launcher sets it to
 /// its own folder.
 pub const PAGENT_PLUGIN_SOURCE: &str = "PAGENT_PLUGIN_SOURCE";
@@ -198,6 +200,7 @@ pub const READ: &[&str] = &[
     #[cfg(windows)]
     LOCALAPPDATA,
     PAGENT_PLUGIN_SOURCE,
+    CODEX_HOME,
     TZ,
     TZDIR,
     AI_AGENT,
@@ -264,6 +267,8 @@ pub struct InstallEnv {
     pub xdg_data_home: Option<PathBuf>,
     /// `XDG_CONFIG_HOME` (where OpenCode keeps its configuration, for `--sandbox`).
     pub xdg_config_home: Option<PathBuf>,
+    /// `CODEX_HOME` (where Codex keeps its configuration, for `--sandbox`).
+    pub codex_home: Option<PathBuf>,
     pub plugin_source: Option<PathBuf>,
 }
 
@@ -391,6 +396,7 @@ impl InstallEnv {
             marketplace_dir: non_empty(PAGENT_MARKETPLACE_DIR).map(PathBuf::from),
             xdg_data_home: first(data).map(PathBuf::from),
             xdg_config_home: non_empty(XDG_CONFIG_HOME).map(PathBuf::from),
+            codex_home: non_empty(CODEX_HOME).map(PathBuf::from),
             plugin_source: non_empty(PAGENT_PLUGIN_SOURCE).map(PathBuf::from),
         }
     }

@@ -26,15 +26,6 @@ pub fn refusal(err: &ContainError) -> String {
     }
 }
 
-/// Why `--sandbox` refuses an agent CLI it does not contain yet.
-pub fn uncontained_agent(kind: AgentKind) -> String {
-    format!(
-        "--sandbox does not contain {} yet (it contains Claude Code, OpenCode and --command \
-         agents): use --agent claude, --agent opencode or --command, or run without --sandbox",
-        kind.name()
-    )
-}
-
 /// Why a contained loop refuses a reviewer agent CLI it does not contain yet.
 pub fn uncontained_reviewer(kind: AgentKind) -> String {
     format!(
@@ -56,6 +47,28 @@ pub fn opencode_no_api_host() -> String {
 /// Why a contained OpenCode loop cannot start: its private configuration folder.
 pub fn opencode_private_failed(err: &std::io::Error) -> String {
     format!("--sandbox could not make OpenCode's private configuration folder: {err}")
+}
+
+/// Why a contained Codex loop cannot start: no API host to let it reach.
+pub fn codex_no_api_host() -> String {
+    "--sandbox lets Codex reach only its API host, and pagent found none in your Codex \
+     configuration (the chosen model_provider's base_url, or OpenAI's own provider): give \
+     the host with --allow-host, or run without --sandbox"
+        .to_owned()
+}
+
+/// Why `--sandbox` refuses a Codex argument that sets Codex's own sandbox.
+pub fn codex_own_sandbox(arg: &str) -> String {
+    format!(
+        "--sandbox runs Codex inside pagent's sandbox with Codex's own sandbox off (it cannot \
+         start inside), and Codex's argument {arg} would set its own: drop that --agent-arg, \
+         or run without --sandbox"
+    )
+}
+
+/// Why a contained Codex loop cannot start: its private home.
+pub fn codex_private_failed(err: &std::io::Error) -> String {
+    format!("--sandbox could not make Codex's private home (CODEX_HOME): {err}")
 }
 
 /// Why Claude Code's sandbox cannot run on this system.
@@ -166,10 +179,12 @@ fn not_allowed(host: &str, port: u16, ports: bool) -> String {
     }
 }
 
-/// Why `--sandbox` refuses a project that is (or holds) a folder it hides: HOME itself.
+/// Why `--sandbox` refuses a project that is (or holds) a folder it hides: HOME itself,
+/// or a config folder (pagent's, Claude Code's, Codex's) set elsewhere.
 pub fn holds_hidden(project: &Path, hidden: &Path) -> String {
     format!(
-        "--sandbox hides HOME and pagent's config folder from the agent, and the project {} \
+        "--sandbox hides HOME and the config folders of pagent and the agent CLIs from the \
+         agent, and the project {} \
          is {} or holds it: run the loop in a project folder of its own (one inside HOME is \
          fine)",
         project.display(),
@@ -294,6 +309,11 @@ mod tests {
                 &["localhost:8080".into(), "*.example.org".into()],
             ),
             started(false, true, &["registry.example.org".into()]),
+            codex_no_api_host(),
+            codex_own_sandbox("--sandbox"),
+            codex_private_failed(&std::io::Error::other("no space left on device")),
+            opencode_no_api_host(),
+            opencode_private_failed(&std::io::Error::other("no space left on device")),
         ];
         insta::assert_snapshot!(texts.join("\n"));
     }

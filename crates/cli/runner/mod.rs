@@ -27,6 +27,7 @@
 //! iteration, the pull request's `Closes #N`), `github` the one place `gh` starts.
 //! Each decision is applied like the Stop hook's (`session::apply`).
 
+mod codex_walls;
 mod finish;
 mod github;
 mod limit;

@@ -118,7 +118,7 @@ fn api_hosts(config: &Value, out: &mut Vec<String>) {
 
 /// The `--allow-host` entry for an API's URL: `HOST` on the standard ports, `HOST:PORT`
 /// otherwise and always for the machine itself (which the proxy reaches only so).
-fn host_of(url: &str) -> Option<String> {
+pub(super) fn host_of(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
     if authority.contains('@') {

@@ -1,12 +1,12 @@
 //! `--sandbox`: how a loop's agent is kept to its project, chosen once before the first
 //! iteration from the loop's folders and the user's. A Claude Code agent runs inside
 //! Claude Code's own sandbox (its `sandbox` settings, handed with `--settings`); a
-//! `--command` agent inside pagent's walls (the door's [`Containment`], bubblewrap), whose
-//! network is pagent's proxy for the `--allow-host` hosts when there are some. The
-//! loop's checks run inside pagent's walls whichever the agent (on Linux; a Claude Code
-//! loop on macOS says its checks run uncontained). A
-//! loop asked to be contained that cannot be refuses to start: it never runs its agent
-//! uncontained instead.
+//! `--command` agent, OpenCode and Codex inside pagent's walls (the door's
+//! [`Containment`], bubblewrap), whose network is pagent's proxy for their API hosts and
+//! the `--allow-host` hosts when there are some. The loop's checks run inside pagent's
+//! walls whichever the agent (on Linux; a Claude Code loop on macOS says its checks run
+//! uncontained). A loop asked to be contained that cannot be refuses to start: it never
+//! runs its agent uncontained instead.
 
 use std::path::{Path, PathBuf};
 
@@ -80,9 +80,16 @@ pub(super) fn contain(
             let walls = opencode(env, options, (&hidden, writable), program, search)?;
             Ok(agent.contained(Sandbox::Walls(walls)))
         }
-        // Codex needs its API (the network) and writes its own configuration in HOME,
-        // which the user's next uncontained run would read.
-        AgentSpec::Known { kind, .. } => Err(anyhow!(texts::uncontained_agent(*kind))),
+        AgentSpec::Known {
+            kind: AgentKind::Codex,
+            program,
+            extra_args,
+            ..
+        } => {
+            refuse_codex_sandbox(extra_args)?;
+            let walls = codex(env, options, (&hidden, writable), program, search)?;
+            Ok(agent.contained(Sandbox::Walls(walls)))
+        }
         AgentSpec::Command { .. } => {
             let walls = walls(env, &hidden, writable, search)?;
             let walls = with_network(walls, env, &options.allow_hosts, search)?;
@@ -112,6 +119,41 @@ fn opencode(
         walls = walls.setenv(var, dir);
     }
     with_network(walls.private(private.dir), env, &hosts, search)
+}
+
+/// Codex's walls: its private home (see `codex_walls.rs`), its program put back where
+/// HOME hides it, and the network to its API hosts and `--allow-host`'s.
+fn codex(
+    env: &Env,
+    options: &Options,
+    (hidden, writable): (&[PathBuf], &[&Path]),
+    program: &Program,
+    search: &SearchPath,
+) -> anyhow::Result<Containment> {
+    let private = super::codex_walls::prepare(env)?;
+    let mut hosts = private.hosts;
+    hosts.extend(options.allow_hosts.iter().cloned());
+    hosts.dedup();
+    if hosts.is_empty() {
+        return Err(anyhow!(texts::codex_no_api_host()));
+    }
+    let walls = walls(env, hidden, writable, search)?.read_only(program.path());
+    // Seen inside as `~/.codex` (HOME is hidden, so nothing of the user's is there):
+    // Codex makes no helper commands (`apply_patch` on its PATH) in a home under /tmp.
+    let home = env.install.home.as_deref().map(files::canonical);
+    let walls = match home {
+        Some(Ok(home)) => {
+            let inside = home.join(".codex");
+            walls
+                .setenv("CODEX_HOME", &inside)
+                .private_at(private.dir, &inside)
+        }
+        _ => {
+            let inside = private.dir.path().to_path_buf();
+            walls.setenv("CODEX_HOME", inside).private(private.dir)
+        }
+    };
+    with_network(walls, env, &hosts, search)
 }
 
 /// `walls` with pagent's proxy for `hosts` as their network (none without hosts: no
@@ -157,18 +199,23 @@ fn refuse_host_ports(hosts: &[String]) -> anyhow::Result<()> {
     }
 }
 
-/// The folders the agent must not read: HOME, pagent's config folder and Claude Code's.
+/// The folders the agent must not read: HOME, pagent's config folder, Claude Code's and
+/// Codex's (which hold credentials wherever they are).
 fn hidden_folders(env: &Env) -> Vec<PathBuf> {
     let user_dir = UserDir::of(env);
-    [
+    let codex = super::codex_walls::hidden(env);
+    let mut hidden: Vec<PathBuf> = [
         env.install.home.as_deref(),
         user_dir.path(),
         env.install.claude_config_dir.as_deref(),
+        codex.as_deref(),
     ]
     .into_iter()
     .flatten()
     .map(Path::to_path_buf)
-    .collect()
+    .collect();
+    hidden.dedup();
+    hidden
 }
 
 /// pagent's own walls (bubblewrap), checked by starting an empty sandbox once.
@@ -232,6 +279,30 @@ fn refuse_escapes(permission_mode: &str, extra_args: &[String]) -> anyhow::Resul
         }
     }
     Ok(())
+}
+
+/// A Codex argument of the user's that sets Codex's own sandbox, which a contained Codex
+/// runs with off (`--sandbox danger-full-access`; Codex refuses the flag twice): refused
+/// before the loop starts rather than at each iteration.
+fn refuse_codex_sandbox(extra_args: &[String]) -> anyhow::Result<()> {
+    let sets = |arg: &str| {
+        let name = arg.split('=').next().unwrap_or(arg);
+        [
+            "--sandbox",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--full-auto",
+        ]
+        .contains(&name)
+            || (arg.starts_with("-s") && !arg.starts_with("--"))
+    };
+    let name = |arg: &str| match arg.split('=').next().unwrap_or(arg) {
+        short if short.starts_with("-s") && !short.starts_with("--") => "-s".to_owned(),
+        long => long.to_owned(),
+    };
+    match extra_args.iter().find(|a| sets(a)) {
+        Some(arg) => Err(anyhow!(texts::codex_own_sandbox(&name(arg)))),
+        None => Ok(()),
+    }
 }
 
 /// Claude Code's `sandbox` settings (the schema of the Agent SDK's `sdk.d.ts`, 0.3.197 and
@@ -320,7 +391,11 @@ pub(super) fn refuse_early(options: &Options, search: &SearchPath) -> anyhow::Re
             refuse_host_ports(&options.allow_hosts)?;
             claude_code_ready(search)
         }
-        (None, AgentKind::Codex) => Err(anyhow!(texts::uncontained_agent(AgentKind::Codex))),
+        (None, AgentKind::Codex) => {
+            refuse_codex_sandbox(&options.agent_args)?;
+            let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
+            walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))
+        }
         (None, AgentKind::Opencode) | (Some(_), _) => {
             let walls = Containment::find(search).map_err(|e| anyhow!(texts::refusal(&e)))?;
             walls.check(search).map_err(|e| anyhow!(texts::refusal(&e)))

@@ -75,6 +75,23 @@ impl Agent {
         }
     }
 
+    /// A shell command as this agent's model would ask for it: Codex's `exec_command`,
+    /// OpenCode's `bash`.
+    fn shell(self, command: &str) -> Reply {
+        match self {
+            Agent::Codex => Reply::Tool {
+                text: None,
+                name: "exec_command".into(),
+                input: json!({"cmd": command}),
+            },
+            Agent::Opencode => Reply::Tool {
+                text: None,
+                name: "bash".into(),
+                input: json!({"command": command, "description": "run a command"}),
+            },
+        }
+    }
+
     /// An API error the agent gives up on at once, so that pagent retries it: a 500 for
     /// Codex (its own retries are off in the config); a 400 for OpenCode, which retries a
     /// 500 by itself for about 70 s first.

@@ -1,13 +1,14 @@
-//! Issue 35: `pagent loop --agent opencode --sandbox` with the real OpenCode (1.18.33)
-//! against the mock. OpenCode runs inside pagent's walls, its network pagent's proxy to
-//! its API host (the mock, named by its configuration's `baseURL`): a scripted bash tool
-//! call that tries to write `~/.bashrc`, read `~/.ssh/id_ed25519`, reach a server on
-//! loopback that is not allowed (directly, and through the proxy), write outside the
-//! project, and kill pagent and another of the user's processes is refused each time, the
-//! refusals reach the next iteration's prompt (through the loop's `--check`, which prints
-//! what the agent logged), while its real work (a file, the project's tests, a `git
-//! commit`) succeeds and the loop completes; what OpenCode wrote in its own folders stays
-//! in a private copy, gone with the loop.
+//! Issue 35: `pagent loop --sandbox` with the real OpenCode (1.18.33) and the real Codex
+//! (0.171.0; `PAGENT_CODEX` picks another) against the mock. Each runs inside pagent's
+//! walls, its network pagent's proxy to its API host (the mock, named by its
+//! configuration's `baseURL` or `base_url`): a scripted shell tool call that tries to
+//! write `~/.bashrc`, read `~/.ssh/id_ed25519`, reach a server on loopback that is not
+//! allowed (directly, and through the proxy), write outside the project, and kill pagent
+//! and another of the user's processes is refused each time, the refusals reach the next
+//! iteration's prompt (through the loop's `--check`, which prints what the agent logged),
+//! while its real work (a file, the project's tests, a `git commit`) succeeds and the loop
+//! completes; what the agent wrote in its own folders stays in a private copy, gone with
+//! the loop.
 
 use std::fs;
 use std::net::TcpListener;
@@ -20,22 +21,16 @@ use super::Agent;
 use crate::harness::E2e;
 use crate::mock::Reply;
 
-/// An OpenCode bash call that appends what `attack` did to `attempts.txt`: its output,
-/// then `ok what` or `REFUSED what`.
-fn attempt(attack: &str, ok: &str, what: &str) -> Reply {
-    Reply::Tool {
-        text: None,
-        name: "bash".into(),
-        input: json!({
-            "command": format!(
-                "{attack} >> attempts.txt 2>&1 && echo {ok} {what} >> attempts.txt || echo REFUSED {what} >> attempts.txt"
-            ),
-            "description": "try something",
-        }),
-    }
+/// A shell call of `agent`'s that appends what `attack` did to `attempts.txt`: its
+/// output, then `ok what` or `REFUSED what`.
+fn attempt(agent: Agent, attack: &str, ok: &str, what: &str) -> Reply {
+    agent.shell(&format!(
+        "{attack} >> attempts.txt 2>&1 && echo {ok} {what} >> attempts.txt || echo REFUSED {what} >> attempts.txt"
+    ))
 }
 
-fn attacks(port: u16, victim: u32, outside: &Path) -> Vec<Reply> {
+fn attacks(agent: Agent, port: u16, victim: u32, outside: &Path) -> Vec<Reply> {
+    let attempt = |attack: &str, ok: &str, what: &str| attempt(agent, attack, ok, what);
     vec![
         attempt("echo pwned >> ~/.bashrc", "WROTE", "bashrc"),
         attempt("cat ~/.ssh/id_ed25519", "READ", "key"),
@@ -62,24 +57,25 @@ fn attacks(port: u16, victim: u32, outside: &Path) -> Vec<Reply> {
     ]
 }
 
-fn work() -> Vec<Reply> {
+fn work(agent: Agent) -> Vec<Reply> {
     vec![
-        Reply::Tool {
-            text: None,
-            name: "bash".into(),
-            input: json!({
-                "command": "echo work > work.txt && sh test.sh && git add work.txt && git commit -qm work && echo COMMITTED",
-                "description": "do the work",
-            }),
-        },
+        agent.shell(
+            "echo work > work.txt && sh test.sh && git add work.txt && git commit -qm work && echo COMMITTED",
+        ),
         Reply::text("Done.\n<promise>STORY DONE</promise>"),
     ]
 }
 
-/// The user's secrets, git identity and OpenCode's settings (anything runs without
-/// asking: its own permission would refuse a path outside the project before the walls
-/// are tried), another project beside this one, and this project's tests, check and plan.
-fn user_with_secrets_and_a_project(e2e: &E2e, outside: &Path) {
+/// The user's secrets and git identity, another project beside this one, and this
+/// project's tests, check and plan; the agent's offline configuration, whose own
+/// permissions let anything run without asking (OpenCode's would refuse a path outside
+/// the project before the walls are tried), and the environment it needs.
+fn user_with_secrets_and_a_project(
+    agent: Agent,
+    e2e: &E2e,
+    outside: &Path,
+) -> Vec<(String, String)> {
+    let offline = agent.offline(e2e);
     fs::create_dir_all(outside).unwrap();
     fs::create_dir_all(e2e.home.join(".ssh")).unwrap();
     fs::write(e2e.home.join(".ssh/id_ed25519"), "PRIVATE-KEY-35\n").unwrap();
@@ -88,12 +84,14 @@ fn user_with_secrets_and_a_project(e2e: &E2e, outside: &Path) {
         "[user]\n\tname = A\n\temail = a@example.com\n",
     )
     .unwrap();
-    let config = e2e.home.join(".config/opencode/opencode.json");
-    let mut settings: serde_json::Value =
-        serde_json::from_slice(&fs::read(&config).unwrap()).unwrap();
-    settings["permission"] =
-        json!({"bash": "allow", "edit": "allow", "external_directory": "allow"});
-    fs::write(&config, settings.to_string()).unwrap();
+    if agent == Agent::Opencode {
+        let config = e2e.home.join(".config/opencode/opencode.json");
+        let mut settings: serde_json::Value =
+            serde_json::from_slice(&fs::read(&config).unwrap()).unwrap();
+        settings["permission"] =
+            json!({"bash": "allow", "edit": "allow", "external_directory": "allow"});
+        fs::write(&config, settings.to_string()).unwrap();
+    }
     e2e.write("test.sh", "grep -q work work.txt && echo TESTS PASS\n");
     e2e.write(
         "check.sh",
@@ -106,19 +104,23 @@ fn user_with_secrets_and_a_project(e2e: &E2e, outside: &Path) {
         ]})
         .to_string(),
     );
+    offline
 }
 
-/// `pagent loop --agent opencode --sandbox` to its end (with OpenCode's `offline`
-/// environment), its pid in `pagent.pid` (where the
-/// agent looks for it): its exit code, stdout and a report of everything.
-fn contained_loop(e2e: &E2e, offline: &[(String, String)]) -> (Option<i32>, String, String) {
-    let agent = Agent::Opencode;
+/// `pagent loop --agent NAME --sandbox` to its end (with the agent's `offline`
+/// environment), its pid in `pagent.pid` (where the agent looks for it): its exit code,
+/// stdout and a report of everything.
+fn contained_loop(
+    agent: Agent,
+    e2e: &E2e,
+    offline: &[(String, String)],
+) -> (Option<i32>, String, String) {
     let binary = agent.binary();
     let mut command = e2e.driving(
         "loop",
         &[
             "--agent",
-            "opencode",
+            agent.name(),
             "--agent-bin",
             binary.to_str().unwrap(),
             "--sandbox",
@@ -150,9 +152,15 @@ fn contained_loop(e2e: &E2e, offline: &[(String, String)]) -> (Option<i32>, Stri
     (out.status.code(), stdout, report)
 }
 
-#[test]
-#[ignore = "end-to-end: needs the OpenCode CLI (scripts/test.sh runs it)"]
-fn issue_35_a_contained_opencode_is_refused_each_attack_while_its_work_succeeds() {
+/// A contained loop of `agent` whose first iteration attacks and whose second works, run
+/// to its end, everything the issue's proof asks checked; `before` runs once the user's
+/// files are there, `after` with what it kept once the loop ended (the agent's own
+/// folders).
+fn attacked_and_worked<T>(
+    agent: Agent,
+    before: impl FnOnce(&E2e) -> T,
+    after: impl FnOnce(&E2e, T),
+) {
     let server = TcpListener::bind("127.0.0.1:0").unwrap();
     server.set_nonblocking(true).unwrap();
     let port = server.local_addr().unwrap().port();
@@ -160,15 +168,14 @@ fn issue_35_a_contained_opencode_is_refused_each_attack_while_its_work_succeeds(
     let victim_pid = victim.id();
     let e2e = E2e::start_with(|e2e| {
         let outside = e2e.home.parent().unwrap().join("other");
-        let mut script = attacks(port, victim_pid, &outside);
-        script.extend(work());
+        let mut script = attacks(agent, port, victim_pid, &outside);
+        script.extend(work(agent));
         script
     });
     let outside = e2e.home.parent().unwrap().join("other");
-    let offline = Agent::Opencode.offline(&e2e);
-    user_with_secrets_and_a_project(&e2e, &outside);
-    let config_before = fs::read(e2e.home.join(".config/opencode/opencode.json")).unwrap();
-    let (code, stdout, report) = contained_loop(&e2e, &offline);
+    let offline = user_with_secrets_and_a_project(agent, &e2e, &outside);
+    let kept = before(&e2e);
+    let (code, stdout, report) = contained_loop(agent, &e2e, &offline);
     assert_eq!(code, Some(0), "{report}");
     let mock = e2e.mock.base_url().replace("http://", "");
     assert!(
@@ -179,13 +186,12 @@ fn issue_35_a_contained_opencode_is_refused_each_attack_while_its_work_succeeds(
         "{report}"
     );
     // Each attack was refused, and the refusals reached the next iteration's prompt.
-    let second = e2e
-        .mock
-        .requests()
+    let requests = e2e.mock.requests();
+    let told = requests
         .iter()
-        .position(|r| crate::mock::told(r).join("\n").contains("iteration 2 of"))
+        .map(|r| r.to_string())
+        .find(|r| r.contains("iteration 2 of"))
         .unwrap_or_else(|| panic!("no second iteration: {report}"));
-    let told = e2e.mock.all_text(second);
     for refused in [
         "bashrc", "key", "loopback", "proxied", "outside", "victim", "pagent",
     ] {
@@ -226,14 +232,143 @@ fn issue_35_a_contained_opencode_is_refused_each_attack_while_its_work_succeeds(
         "{report}"
     );
     assert_eq!(e2e.status()["status"], "complete", "{report}");
-    // OpenCode wrote its sessions in a private copy: the user's folders are as they were.
-    assert_eq!(
-        fs::read(e2e.home.join(".config/opencode/opencode.json")).unwrap(),
-        config_before
+    after(&e2e, kept);
+}
+
+#[test]
+#[ignore = "end-to-end: needs the OpenCode CLI (scripts/test.sh runs it)"]
+fn issue_35_a_contained_opencode_is_refused_each_attack_while_its_work_succeeds() {
+    let config = |e2e: &E2e| e2e.home.join(".config/opencode/opencode.json");
+    attacked_and_worked(
+        Agent::Opencode,
+        |e2e| fs::read(config(e2e)).unwrap(),
+        |e2e, before| {
+            // OpenCode wrote its sessions in a private copy: the user's folders are as
+            // they were.
+            assert_eq!(fs::read(config(e2e)).unwrap(), before);
+            let data = e2e.home.join(".local/share/opencode");
+            let written: Vec<_> = fs::read_dir(&data)
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            assert!(written.is_empty(), "{written:?}");
+        },
     );
-    let data = e2e.home.join(".local/share/opencode");
-    let written: Vec<_> = fs::read_dir(&data)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    assert!(written.is_empty(), "{written:?}");
+}
+
+/// The user's Codex configuration asks for Codex's own workspace-write sandbox, which
+/// cannot start inside pagent's walls: the contained loop runs Codex with it off.
+#[test]
+#[ignore = "end-to-end: needs the Codex CLI (scripts/test.sh runs it)"]
+fn issue_35_a_contained_codex_is_refused_each_attack_while_its_work_succeeds() {
+    let codex_home = |e2e: &E2e| e2e.home.join(".codex");
+    attacked_and_worked(
+        Agent::Codex,
+        |e2e| {
+            let config = codex_home(e2e).join("config.toml");
+            let text = fs::read_to_string(&config).unwrap().replace(
+                "sandbox_mode = \"danger-full-access\"",
+                "sandbox_mode = \"workspace-write\"",
+            );
+            fs::write(&config, &text).unwrap();
+            text
+        },
+        |e2e, before| {
+            // Codex wrote its sessions and logs in a private copy of its home: the user's
+            // holds only the configuration, as it was.
+            let config = fs::read_to_string(codex_home(e2e).join("config.toml")).unwrap();
+            assert_eq!(config, before);
+            let mut held: Vec<_> = fs::read_dir(codex_home(e2e))
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            held.sort();
+            assert_eq!(held, ["config.toml"]);
+        },
+    );
+}
+
+/// A contained Codex whose API is down, with a HOME outside /tmp as a user's is: it asks
+/// for its loopback `base_url` through pagent's proxy (whose 502 says it could not reach
+/// it), and its private home, seen inside as `~/.codex`, is not under /tmp, so Codex makes
+/// its helper commands there (`apply_patch` on its PATH) instead of warning it will not.
+#[test]
+#[ignore = "end-to-end: needs the Codex CLI (scripts/test.sh runs it)"]
+fn issue_35_a_contained_codex_reaches_its_loopback_api_through_the_proxy_from_a_home_of_its_own() {
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = scratch.path().canonicalize().unwrap();
+    let (home, project, config) = (base.join("home"), base.join("project"), base.join("pagent"));
+    for dir in [&home.join(".codex"), &project, &config] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    // Nothing listens on port 9 (discard) here.
+    fs::write(
+        home.join(".codex/config.toml"),
+        "model = \"mock-model\"\nmodel_provider = \"mock\"\n\
+         [model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         env_key = \"MOCK_API_KEY\"\nwire_api = \"responses\"\n\
+         request_max_retries = 0\nstream_max_retries = 0\n\
+         [analytics]\nenabled = false\n[feedback]\nenabled = false\n\
+         [features]\nplugins = false\nremote_plugin = false\nplugin_sharing = false\napps = false\n",
+    )
+    .unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let binary = Agent::Codex.binary();
+    let mut command = Command::new(crate::harness::pagent_bin());
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if key.starts_with("CLAUDE") || key.starts_with("PAGENT") || key.starts_with("CODEX") {
+            command.env_remove(&key);
+        }
+    }
+    let out = command
+        .args(["loop", "--sandbox", "--agent", "codex", "--agent-bin"])
+        .arg(&binary)
+        .args([
+            "--outage-wait",
+            "1s",
+            "ralph",
+            "--max-iterations",
+            "1",
+            "Work",
+        ])
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env("PAGENT_CONFIG_DIR", &config)
+        .env("MOCK_API_KEY", "sk-test")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let runs = project.join(".claude/pagent/runs");
+    let logs: String = fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    let report = format!(
+        "{}\n{}\n{logs}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        logs.contains("pagent's sandbox proxy could not reach 127.0.0.1:9"),
+        "{report}"
+    );
+    assert!(
+        !logs.contains("Refusing to create helper binaries"),
+        "{report}"
+    );
+    let held: Vec<_> = fs::read_dir(home.join(".codex"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(held, ["config.toml"], "{report}");
 }

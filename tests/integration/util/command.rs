@@ -29,9 +29,12 @@ pub struct TestCommand {
 }
 
 /// Inherited variables a test never sees: Claude Code's and pagent's own, and the config
-/// folder that would point at the real user's.
+/// folders that would point at the real user's.
 fn cleared(key: &str) -> bool {
-    key.starts_with("CLAUDE") || key.starts_with("PAGENT") || key == "XDG_CONFIG_HOME"
+    key.starts_with("CLAUDE")
+        || key.starts_with("PAGENT")
+        || key == "XDG_CONFIG_HOME"
+        || key == "CODEX_HOME"
 }
 
 impl TestCommand {

@@ -68,6 +68,8 @@ pub struct Containment {
     set: Vec<(OsString, OsString)>,
     /// Folders of pagent's own, writable inside, removed with the last clone of the walls.
     private: Vec<Arc<PrivateTemp>>,
+    /// Folders bound writable at another path inside (`(outside, inside)`).
+    moved: Vec<(PathBuf, PathBuf)>,
 }
 
 /// The allowed hosts' way out: the proxy (kept running as long as a clone of the walls
@@ -99,6 +101,7 @@ impl Containment {
             network: None,
             set: Vec::new(),
             private: Vec::new(),
+            moved: Vec::new(),
         }
     }
 
@@ -112,6 +115,16 @@ impl Containment {
     /// of these walls drops (an agent's private configuration, say).
     pub fn private(mut self, dir: PrivateTemp) -> Containment {
         self.writable.push(dir.path().to_path_buf());
+        self.private.push(Arc::new(dir));
+        self
+    }
+
+    /// [`Containment::private`], seen inside at `inside` (a path in a hidden folder, made
+    /// there before it is made read-only): for a program that treats a folder under
+    /// `/tmp` as temporary.
+    pub fn private_at(mut self, dir: PrivateTemp, inside: &Path) -> Containment {
+        self.moved
+            .push((dir.path().to_path_buf(), inside.to_path_buf()));
         self.private.push(Arc::new(dir));
         self
     }
@@ -224,6 +237,9 @@ impl Containment {
         }
         for path in existing(&self.read_only) {
             out.extend(["--ro-bind".into(), path.clone().into(), path.into()]);
+        }
+        for (outside, inside) in &self.moved {
+            out.extend(["--bind".into(), outside.into(), inside.into()]);
         }
         for dir in &writable {
             out.extend(["--bind".into(), dir.into(), dir.into()]);
@@ -376,6 +392,40 @@ mod tests {
             args[args.len() - 6..],
             ["--chdir", &*project_s, "--", "/bin/sh", "-c", "x"]
         );
+    }
+
+    /// A private folder seen at another path inside: bound there after HOME's tmpfs (so
+    /// its mount point can be made) and before HOME is made read-only; the project,
+    /// bound after it, wins over it.
+    #[test]
+    fn a_private_folder_is_bound_at_its_inside_path_in_the_hidden_home() {
+        let home = tempfile::tempdir().unwrap();
+        let home_real = std::fs::canonicalize(home.path()).unwrap();
+        let private = crate::files::private_temp_dir("pagent-door-test-").unwrap();
+        let outside = private.path().to_string_lossy().into_owned();
+        let inside = home_real.join(".codex");
+        let c = Containment::with(Program::at("/usr/bin/bwrap".into()))
+            .hide(home.path())
+            .writable(home.path())
+            .private_at(private, &inside);
+        let args: Vec<String> = c
+            .wrap(Path::new("/bin/true"), &[], home.path())
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = |needle: &[&str]| {
+            args.windows(needle.len())
+                .position(|w| w == needle)
+                .unwrap_or_else(|| panic!("{needle:?} not in {args:?}"))
+        };
+        let home_s = home_real.to_string_lossy();
+        let moved = at(&["--bind", &outside, &inside.to_string_lossy()]);
+        assert!(at(&["--tmpfs", &home_s]) < moved);
+        assert!(moved < at(&["--bind", &home_s, &home_s]));
+        assert!(moved < at(&["--remount-ro", &home_s]));
+        // The folder goes with the last clone of the walls.
+        drop(c);
+        assert!(!Path::new(&outside).exists());
     }
 }
 

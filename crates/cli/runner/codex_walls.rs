@@ -1,0 +1,160 @@
+//! Codex inside pagent's walls (`pagent loop --agent codex --sandbox`): what it needs
+//! there besides the walls every contained agent gets.
+//!
+//! - **Its own home, private.** Codex writes into its `CODEX_HOME` on every run (sessions,
+//!   logs, history), and the user's next uncontained run would read what a contained one
+//!   wrote there. So each contained loop gets a private folder of pagent's (0700, outside
+//!   the project, removed when the loop ends) as its `CODEX_HOME`, seeded with copies of
+//!   the user's `config.toml` and `auth.json` (from `$CODEX_HOME`, else `~/.codex`; read,
+//!   never written back). Inside the walls it is seen as `~/.codex` (HOME is empty there):
+//!   Codex makes no helper commands (`apply_patch` on its PATH) in a home under /tmp.
+//! - **Its API hosts, and no other.** The hosts come from the user's configuration (never
+//!   the project's, which a stranger writes): the chosen `model_provider`'s `base_url`
+//!   (a loopback one allowed on its port only); for OpenAI's own provider without one,
+//!   its API host, and with a ChatGPT login (`tokens` in `auth.json`) also ChatGPT's
+//!   backend and OpenAI's login host, which refreshes the tokens. None found and none
+//!   given with `--allow-host`: the loop refuses to start.
+//! - **Its own sandbox off.** Inside bubblewrap, Codex's sandbox cannot start (it needs
+//!   namespaces of its own), and pagent's walls are the sandbox: Codex runs with
+//!   `--sandbox danger-full-access` (see `agent/spec.rs`).
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use pagent_door::files::{self, PrivateTemp};
+use toml::Table;
+
+use super::opencode_walls::host_of;
+use crate::cli::env::Env;
+use crate::cli::sandbox as texts;
+
+/// The largest configuration or credentials file copied.
+const FILE_CAP: u64 = 1024 * 1024;
+/// The hosts OpenAI's own provider reaches (Codex 0.171.0's binary, checked 2026-11-27):
+/// the API with an API key; with a ChatGPT login, ChatGPT's backend and the login host
+/// that refreshes its tokens.
+const OPENAI_API: &str = "api.openai.com";
+const CHATGPT_HOSTS: &[&str] = &["chatgpt.com", "auth.openai.com"];
+
+/// What a contained Codex needs: its private home and its API hosts.
+pub(super) struct Private {
+    pub dir: PrivateTemp,
+    pub hosts: Vec<String>,
+}
+
+/// The user's Codex home (`$CODEX_HOME`, else `~/.codex`).
+pub(super) fn user_home(env: &Env) -> Option<PathBuf> {
+    let install = &env.install;
+    install
+        .codex_home
+        .clone()
+        .or_else(|| install.home.as_ref().map(|h| h.join(".codex")))
+}
+
+/// The user's Codex configuration copied into a private home, and its API hosts.
+pub(super) fn prepare(env: &Env) -> anyhow::Result<Private> {
+    let failed = |e: std::io::Error| anyhow!(texts::codex_private_failed(&e));
+    let dir = files::private_temp_dir("pagent-codex-").map_err(failed)?;
+    let user = user_home(env);
+    let copied = |name: &str| {
+        let bytes = files::read_outside(&user.as_ref()?.join(name), FILE_CAP).ok()?;
+        files::create_new_private(&dir.path().join(name), &bytes).ok()?;
+        Some(bytes)
+    };
+    let parse = |bytes: Vec<u8>| String::from_utf8(bytes).ok()?.parse::<Table>().ok();
+    let config = copied("config.toml").and_then(parse).unwrap_or_default();
+    let auth = copied("auth.json").and_then(|b| serde_json::from_slice(&b).ok());
+    let hosts = api_hosts(&config, chatgpt_login(auth.as_ref()));
+    Ok(Private { dir, hosts })
+}
+
+/// Whether `auth.json` holds a ChatGPT login (its `tokens`) rather than an API key only.
+fn chatgpt_login(auth: Option<&serde_json::Value>) -> bool {
+    auth.and_then(|a| a.get("tokens"))
+        .is_some_and(|t| t.is_object())
+}
+
+/// The API hosts a configuration's chosen provider reaches: its `base_url`, or for
+/// OpenAI's own provider its API (`openai_base_url`, else the public one) and, with a
+/// ChatGPT login, ChatGPT's hosts. A provider (chosen by `model_provider`, at the top or
+/// in the chosen `profile`) Codex knows otherwise, without a `base_url`, gives none.
+fn api_hosts(config: &Table, chatgpt: bool) -> Vec<String> {
+    let text = |t: &Table, key: &str| t.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    let profile = text(config, "profile").and_then(|name| {
+        let profiles = config.get("profiles")?.as_table()?;
+        profiles.get(&name)?.as_table().cloned()
+    });
+    let provider = profile
+        .as_ref()
+        .and_then(|p| text(p, "model_provider"))
+        .or_else(|| text(config, "model_provider"))
+        .unwrap_or_else(|| "openai".to_owned());
+    let defined = config
+        .get("model_providers")
+        .and_then(|p| p.as_table())
+        .and_then(|p| p.get(&provider))
+        .and_then(|p| p.as_table());
+    if let Some(url) = defined.and_then(|p| text(p, "base_url")) {
+        return host_of(&url).into_iter().collect();
+    }
+    if provider != "openai" {
+        return Vec::new();
+    }
+    let mut hosts: Vec<String> = match text(config, "openai_base_url") {
+        Some(url) => host_of(&url).into_iter().collect(),
+        None => vec![OPENAI_API.to_owned()],
+    };
+    if chatgpt {
+        hosts.extend(CHATGPT_HOSTS.iter().map(|h| (*h).to_owned()));
+    }
+    hosts
+}
+
+/// The user's Codex home unless it is the default `~/.codex` (hidden with HOME): a folder
+/// the walls hide too, since it holds the user's credentials, and one a project may not
+/// be or hold (its configuration would be a stranger's).
+pub(super) fn hidden(env: &Env) -> Option<PathBuf> {
+    let default = env.install.home.as_ref().map(|h| h.join(".codex"));
+    user_home(env).filter(|p| Some(p) != default.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(config: &str, chatgpt: bool) -> Vec<String> {
+        api_hosts(&config.parse::<Table>().unwrap(), chatgpt)
+    }
+
+    #[test]
+    fn codexs_api_hosts_come_from_its_chosen_provider_and_its_login() {
+        let mock = "model_provider = \"mock\"\n\
+             [model_providers.mock]\nbase_url = \"http://127.0.0.1:8123/v1\"\n\
+             [model_providers.other]\nbase_url = \"https://other.example/v1\"\n";
+        assert_eq!(hosts(mock, true), ["127.0.0.1:8123"]);
+        assert_eq!(hosts("", false), ["api.openai.com"]);
+        assert_eq!(
+            hosts("", true),
+            ["api.openai.com", "chatgpt.com", "auth.openai.com"]
+        );
+        assert_eq!(
+            hosts(
+                "openai_base_url = \"https://gw.corp.example:8443/v1\"",
+                false
+            ),
+            ["gw.corp.example:8443"]
+        );
+        let profiled = "profile = \"work\"\nmodel_provider = \"openai\"\n\
+             [profiles.work]\nmodel_provider = \"corp\"\n\
+             [model_providers.corp]\nbase_url = \"https://llm.corp.example/v1\"\n";
+        assert_eq!(hosts(profiled, false), ["llm.corp.example"]);
+        // A provider Codex knows by itself (a local model server) names no host here.
+        assert!(hosts("model_provider = \"ollama\"", false).is_empty());
+        assert!(chatgpt_login(Some(
+            &serde_json::json!({"tokens": {"a": 1}})
+        )));
+        assert!(!chatgpt_login(Some(
+            &serde_json::json!({"OPENAI_API_KEY": "k", "tokens": null})
+        )));
+    }
+}
