@@ -66,12 +66,12 @@ impl Dir {
     /// The real path of a folder inside the root, for walkers and child processes.
     pub fn real_dir(&self, rel: &Path) -> Result<PathBuf, DoorError> {
         let shown = show(rel);
-        let mut parts = self.resolve_components(rel, &shown)?;
+        let (mut parts, opened) = self.walk_components(rel, &shown)?;
         let mut path = self.root.clone();
         let Some(last) = parts.pop() else {
             return Ok(path);
         };
-        let parent = self.open_components(&parts, &shown)?;
+        let parent = self.open_from(&parts, opened, &shown)?;
         let st = fstatat(
             parent.fd(),
             &cstring(&last, &shown)?,

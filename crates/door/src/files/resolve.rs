@@ -24,35 +24,40 @@ impl Dir {
         shown: &str,
         last_is_name: bool,
     ) -> Result<(Fd, Option<CString>), DoorError> {
-        let mut resolved = self.resolve_components(rel, shown)?;
+        let (mut resolved, opened) = self.walk_components(rel, shown)?;
         let last = if last_is_name { resolved.pop() } else { None };
-        let dir = self.open_components(&resolved, shown)?;
+        let dir = self.open_from(&resolved, opened, shown)?;
         match last {
             Some(name) => Ok((dir, Some(cstring(&name, shown)?))),
             None => Ok((dir, None)),
         }
     }
 
-    /// The real components of `rel` under the root: symlinks expanded (inside only).
-    pub(super) fn resolve_components(
+    /// The real components of `rel` under the root: symlinks expanded (inside only); and
+    /// the last folder opened on the way (see [`Opened`]), which holds the last component
+    /// when that is no symlink.
+    pub(super) fn walk_components(
         &self,
         rel: &Path,
         shown: &str,
-    ) -> Result<Vec<OsString>, DoorError> {
+    ) -> Result<(Vec<OsString>, Opened), DoorError> {
         let mut pending: VecDeque<OsString> = normal_components(rel, shown)?.into();
         let mut done: Vec<OsString> = Vec::new();
+        let mut opened: Opened = None;
         let mut hops = 0;
         while let Some(part) = pending.pop_front() {
             if part == ".." {
                 if done.pop().is_none() {
                     return Err(DoorError::Outside(shown.to_owned()));
                 }
+                opened = None;
                 continue;
             }
             if part == "." || part.is_empty() {
                 continue;
             }
-            let parent = self.open_components(&done, shown)?;
+            let fd = self.open_from(&done, opened.take(), shown)?;
+            let parent = &opened.insert((done.len(), fd)).1;
             let name = cstring(&part, shown)?;
             let st = match fstatat(parent.fd(), &name, libc::AT_SYMLINK_NOFOLLOW) {
                 Ok(st) => st,
@@ -70,6 +75,8 @@ impl Dir {
                 ));
             }
             let target = readlinkat(parent.fd(), &name).map_err(|e| read_error(e, shown))?;
+            // What follows changes `done` in any way: the folder opened for it is dropped.
+            opened = None;
             let target = PathBuf::from(target);
             let mut spliced: VecDeque<OsString> = VecDeque::new();
             if target.is_absolute() {
@@ -89,7 +96,29 @@ impl Dir {
                 pending.push_front(item);
             }
         }
-        Ok(done)
+        Ok((done, opened))
+    }
+
+    /// The folder `parts` names, as [`Dir::open_components`] opens it: from `opened` when
+    /// that is the folder or the one just above it (one `openat`, never through a link),
+    /// else from the root.
+    pub(super) fn open_from(
+        &self,
+        parts: &[OsString],
+        opened: Opened,
+        shown: &str,
+    ) -> Result<Fd, DoorError> {
+        match opened {
+            Some((n, fd)) if n == parts.len() => Ok(fd),
+            Some((n, fd)) if n + 1 == parts.len() => {
+                let name = cstring(&parts[n], shown)?;
+                let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+                openat(fd.fd(), &name, flags, 0)
+                    .map(Fd)
+                    .map_err(|e| read_error(e, shown))
+            }
+            _ => self.open_components(parts, shown),
+        }
     }
 
     pub(super) fn open_components(&self, parts: &[OsString], shown: &str) -> Result<Fd, DoorError> {
@@ -107,6 +136,11 @@ impl Dir {
         Ok(dir)
     }
 }
+
+/// The folder a walk under the root opened last: the first so many of its components
+/// (`done`), kept so the next component is opened from it rather than from the root again.
+/// Dropped whenever `done` changes other than by growing.
+pub(super) type Opened = Option<(usize, Fd)>;
 
 pub(super) fn cstring(part: &OsStr, shown: &str) -> Result<CString, DoorError> {
     CString::new(part.as_bytes()).map_err(|_| DoorError::BadPath(shown.to_owned()))
