@@ -371,6 +371,37 @@ fn issue_35_a_codex_home_inside_the_project_is_refused_rather_than_read() {
     assert!(!out.stderr.contains("evil"), "{out}");
 }
 
+/// A project that is an agent CLI's default config folder, or holds its real folder (a
+/// `~/.codex` or `~/.claude` linked into a dotfiles repository), is refused: the agent
+/// could write there what the user's next uncontained run obeys (a Codex `notify`
+/// command, a Claude Code hook). Found by a review: the default `~/.codex` was let through.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_project_that_holds_an_agents_default_config_folder_is_refused() {
+    let env = TestEnv::new();
+    for (link, agent) in [
+        (
+            ".codex",
+            &["--agent", "codex", "--agent-bin", "/bin/true"][..],
+        ),
+        (".claude", &["--command", "true"][..]),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(&env.root, home.path().join(link)).unwrap();
+        let mut args = vec!["loop", "--sandbox"];
+        args.extend_from_slice(agent);
+        args.extend_from_slice(&["ralph", "Work"]);
+        let out = env.bin(&args).env("HOME", home.path()).failure();
+        let named = format!("is {} or holds it", home.path().join(link).display());
+        assert!(out.stderr.contains(&named), "{link}: {out}");
+        assert!(
+            !env.exists(".claude/pagent-pipeline.json"),
+            "{link}: {}",
+            env.dump()
+        );
+    }
+}
+
 /// Without bubblewrap, a contained Codex loop refuses to start, naming what to install.
 #[test]
 #[cfg(target_os = "linux")]

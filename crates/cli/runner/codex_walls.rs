@@ -110,12 +110,21 @@ fn api_hosts(config: &Table, chatgpt: bool) -> Vec<String> {
     hosts
 }
 
-/// The user's Codex home unless it is the default `~/.codex` (hidden with HOME): a folder
-/// the walls hide too, since it holds the user's credentials, and one a project may not
-/// be or hold (its configuration would be a stranger's).
-pub(super) fn hidden(env: &Env) -> Option<PathBuf> {
-    let default = env.install.home.as_ref().map(|h| h.join(".codex"));
-    user_home(env).filter(|p| Some(p) != default.as_ref())
+/// The user's Codex home unless its real path lies in one of the `homes` the walls hide
+/// anyway: a folder the walls hide too, since it holds the user's credentials and
+/// history (a `~/.codex` linked to a folder outside HOME included). Compared by real
+/// paths, so a home spelled otherwise is neither missed nor hidden twice (which would lay
+/// a read-only folder over the contained Codex's own home).
+pub(super) fn hidden(env: &Env, homes: &[Option<PathBuf>]) -> Option<PathBuf> {
+    let named = user_home(env)?;
+    let real = files::canonical(&named).ok()?;
+    let inside_a_home = homes
+        .iter()
+        .flatten()
+        .filter_map(|home| files::canonical(home).ok())
+        .any(|home| real.starts_with(home));
+    // As named: the walls hide a path at its real place (and say it as the user wrote it).
+    (!inside_a_home).then_some(named)
 }
 
 #[cfg(test)]

@@ -36,9 +36,11 @@ pub(super) fn contain(
         return Ok(agent);
     }
     let hidden = hidden_folders(env);
-    for dir in &hidden {
-        // A project that holds a folder the sandbox hides (HOME itself) would bring it
-        // back writable, or be hidden with it.
+    // A project that holds a folder the sandbox hides (HOME itself) would bring it back
+    // writable, or be hidden with it; one that holds an agent's or pagent's config folder
+    // (a default one inside HOME too) would let the agent write what the user's next
+    // uncontained run obeys.
+    for dir in hidden.iter().chain(&config_folders(env)) {
         if let Some(project) = writable.iter().find(|w| holds(w, dir)) {
             return Err(anyhow!(texts::holds_hidden(project, dir)));
         }
@@ -199,23 +201,52 @@ fn refuse_host_ports(hosts: &[String]) -> anyhow::Result<()> {
     }
 }
 
-/// The folders the agent must not read: HOME, pagent's config folder, Claude Code's and
-/// Codex's (which hold credentials wherever they are).
+/// The folders the agent must not read: HOME as the environment says and as the password
+/// database does (a project's settings can set HOME, or unset it), pagent's config folder,
+/// Claude Code's and Codex's (which hold credentials wherever they are).
 fn hidden_folders(env: &Env) -> Vec<PathBuf> {
     let user_dir = UserDir::of(env);
-    let codex = super::codex_walls::hidden(env);
-    let mut hidden: Vec<PathBuf> = [
-        env.install.home.as_deref(),
-        user_dir.path(),
-        env.install.claude_config_dir.as_deref(),
-        codex.as_deref(),
+    let homes = [env.install.home.clone(), files::passwd_home()];
+    let codex = super::codex_walls::hidden(env, &homes);
+    let mut hidden: Vec<PathBuf> = homes.iter().flatten().cloned().collect();
+    hidden.extend(
+        [
+            user_dir.path(),
+            env.install.claude_config_dir.as_deref(),
+            codex.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(Path::to_path_buf),
+    );
+    hidden.dedup();
+    hidden
+}
+
+/// Where pagent and the agent CLIs keep their configuration, wherever that is (the
+/// defaults in HOME included): pagent's config folder, Claude Code's (`~/.claude`),
+/// Codex's home (`~/.codex`) and OpenCode's config folder. A contained agent must not
+/// be able to write there, so a project may not be or hold one of them.
+fn config_folders(env: &Env) -> Vec<PathBuf> {
+    let install = &env.install;
+    let home = install.home.as_deref();
+    let in_home = |rel: &str| home.map(|h| h.join(rel));
+    let xdg_config = install
+        .xdg_config_home
+        .clone()
+        .or_else(|| in_home(".config"));
+    [
+        UserDir::of(env).path().map(Path::to_path_buf),
+        install
+            .claude_config_dir
+            .clone()
+            .or_else(|| in_home(".claude")),
+        super::codex_walls::user_home(env),
+        xdg_config.map(|c| c.join("opencode")),
     ]
     .into_iter()
     .flatten()
-    .map(Path::to_path_buf)
-    .collect();
-    hidden.dedup();
-    hidden
+    .collect()
 }
 
 /// pagent's own walls (bubblewrap), checked by starting an empty sandbox once.
@@ -423,7 +454,8 @@ pub(super) fn landing_walls(
         return Ok(None);
     }
     let hidden = hidden_folders(env);
-    if let Some(dir) = hidden.iter().find(|dir| holds(project, dir)) {
+    let config = config_folders(env);
+    if let Some(dir) = hidden.iter().chain(&config).find(|dir| holds(project, dir)) {
         return Err(anyhow!(texts::holds_hidden(project, dir)));
     }
     walls(env, &hidden, &[], search).map(Some)
@@ -440,6 +472,55 @@ fn holds(outer: &Path, inner: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn env_with(vars: &[(&str, &Path)]) -> Env {
+        let vars: Vec<(String, std::ffi::OsString)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.as_os_str().to_owned()))
+            .collect();
+        Env::from_vars(
+            |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
+            None,
+        )
+    }
+
+    #[test]
+    fn issue_35_the_walls_hide_the_password_databases_home_when_home_is_set_elsewhere() {
+        let elsewhere = tempfile::tempdir().unwrap();
+        let real = files::passwd_home().expect("a home in the password database");
+        let hidden = hidden_folders(&env_with(&[("HOME", elsewhere.path())]));
+        assert!(hidden.contains(&real), "{hidden:?}");
+        assert!(
+            hidden.contains(&elsewhere.path().to_path_buf()),
+            "{hidden:?}"
+        );
+        // And with HOME unset, too.
+        assert!(hidden_folders(&env_with(&[])).contains(&real));
+    }
+
+    #[test]
+    fn issue_35_a_codex_home_linked_outside_home_is_hidden_by_its_real_path() {
+        let root = tempfile::tempdir().unwrap();
+        let root = files::canonical(root.path()).unwrap();
+        let (home, outside) = (root.join("home"), root.join("dotfiles/codex"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&outside, home.join(".codex")).unwrap();
+        #[cfg(unix)]
+        assert!(hidden_folders(&env_with(&[("HOME", &home)])).contains(&home.join(".codex")));
+        // A Codex home inside HOME, spelled otherwise, is hidden with HOME, not over it
+        // (a read-only folder laid over the contained Codex's own home).
+        let inside = home.join("codex-elsewhere");
+        std::fs::create_dir_all(&inside).unwrap();
+        let spelled = root.join("home/../home/codex-elsewhere");
+        let env = env_with(&[("HOME", &home), ("CODEX_HOME", &spelled)]);
+        assert!(
+            !hidden_folders(&env).contains(&inside),
+            "{:?}",
+            hidden_folders(&env)
+        );
+    }
 
     #[test]
     fn claude_codes_sandbox_settings_keep_commands_in_and_let_none_out() {
