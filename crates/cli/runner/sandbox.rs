@@ -499,6 +499,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods, reason = "a fake HOME and its folders, no project's")]
     fn issue_35_a_codex_home_linked_outside_home_is_hidden_by_its_real_path() {
         let root = tempfile::tempdir().unwrap();
         let root = files::canonical(root.path()).unwrap();
