@@ -113,8 +113,8 @@ impl AgentSpec {
                 ..
             } => {
                 let mut c = Launch::new(program.clone(), cwd, search).args(["exec", "--json"]);
-                // Inside pagent's walls, Codex's own sandbox cannot start (it needs
-                // namespaces bubblewrap does not lend it), and the walls are the sandbox.
+                // Inside pagent's walls, the walls are the sandbox (Codex's own, nested,
+                // does not start as root: it cannot map its uid there).
                 if let Some(Sandbox::Walls(_)) = contain {
                     c = c.args(["--sandbox", "danger-full-access"]);
                 }

@@ -90,7 +90,7 @@ pub struct AgentArgs {
     /// waiting for it to reset
     #[arg(global = true, help_heading = "Agent options", long)]
     pub no_limit_wait: bool,
-    /// Run the agent contained: Claude Code inside its own sandbox, OpenCode and a
+    /// Run the agent contained: Claude Code inside its own sandbox, Codex, OpenCode and a
     /// --command agent inside bubblewrap (Linux); it writes only in the project and a
     /// temporary folder, cannot read HOME, reaches no network but its API and --allow-host
     /// and sees no other process; refuses to start where that cannot be done

@@ -57,12 +57,13 @@ pub fn codex_no_api_host() -> String {
         .to_owned()
 }
 
-/// Why `--sandbox` refuses a Codex argument that sets Codex's own sandbox.
+/// Why `--sandbox` refuses a Codex argument that Codex does not take beside the
+/// `--sandbox danger-full-access` a contained Codex is started with.
 pub fn codex_own_sandbox(arg: &str) -> String {
     format!(
-        "--sandbox runs Codex inside pagent's sandbox with Codex's own sandbox off (it cannot \
-         start inside), and Codex's argument {arg} would set its own: drop that --agent-arg, \
-         or run without --sandbox"
+        "--sandbox starts Codex with its own sandbox off (`codex exec --sandbox \
+         danger-full-access`: pagent's walls are its sandbox), and Codex does not take {arg} \
+         beside that: drop that --agent-arg, or run without --sandbox"
     )
 }
 

@@ -14,9 +14,10 @@
 //!   its API host, and with a ChatGPT login (`tokens` in `auth.json`) also ChatGPT's
 //!   backend and OpenAI's login host, which refreshes the tokens. None found and none
 //!   given with `--allow-host`: the loop refuses to start.
-//! - **Its own sandbox off.** Inside bubblewrap, Codex's sandbox cannot start (it needs
-//!   namespaces of its own), and pagent's walls are the sandbox: Codex runs with
-//!   `--sandbox danger-full-access` (see `agent/spec.rs`).
+//! - **Its own sandbox off.** pagent's walls are the sandbox (Codex's own does not keep
+//!   its commands from reading HOME, and inside bubblewrap it does not start when pagent
+//!   runs as root: it cannot map its uid): Codex runs with `--sandbox danger-full-access`
+//!   (see `agent/spec.rs`).
 
 use std::path::PathBuf;
 

@@ -312,25 +312,24 @@ fn refuse_escapes(permission_mode: &str, extra_args: &[String]) -> anyhow::Resul
     Ok(())
 }
 
-/// A Codex argument of the user's that sets Codex's own sandbox, which a contained Codex
-/// runs with off (`--sandbox danger-full-access`; Codex refuses the flag twice): refused
-/// before the loop starts rather than at each iteration.
+/// A Codex argument of the user's that Codex refuses beside the `--sandbox
+/// danger-full-access` a contained Codex runs with (Codex 0.169.0 and 0.171.0, checked
+/// 2026-11-27: `--sandbox` or `-s` a second time, `--approve-for-me`): refused before the
+/// loop starts rather than failing every iteration. Arguments Codex accepts there (its
+/// `--dangerously-bypass-approvals-and-sandbox`, a `-c sandbox_mode=...`) act only inside
+/// pagent's walls.
 fn refuse_codex_sandbox(extra_args: &[String]) -> anyhow::Result<()> {
-    let sets = |arg: &str| {
+    let clashes = |arg: &str| {
         let name = arg.split('=').next().unwrap_or(arg);
-        [
-            "--sandbox",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "--full-auto",
-        ]
-        .contains(&name)
+        name == "--sandbox"
+            || name == "--approve-for-me"
             || (arg.starts_with("-s") && !arg.starts_with("--"))
     };
     let name = |arg: &str| match arg.split('=').next().unwrap_or(arg) {
         short if short.starts_with("-s") && !short.starts_with("--") => "-s".to_owned(),
         long => long.to_owned(),
     };
-    match extra_args.iter().find(|a| sets(a)) {
+    match extra_args.iter().find(|a| clashes(a)) {
         Some(arg) => Err(anyhow!(texts::codex_own_sandbox(&name(arg)))),
         None => Ok(()),
     }
@@ -485,6 +484,37 @@ mod tests {
     }
 
     #[test]
+    fn issue_35_codex_arguments_that_clash_with_the_walls_are_refused_with_their_reason() {
+        let refused = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            refuse_codex_sandbox(&args).err().map(|e| e.to_string())
+        };
+        // What Codex 0.171.0 refuses beside `--sandbox danger-full-access`.
+        for (arg, named) in [
+            ("--sandbox", "--sandbox"),
+            ("--sandbox=read-only", "--sandbox"),
+            ("-s", "-s"),
+            ("-sread-only", "-s"),
+            ("--approve-for-me", "--approve-for-me"),
+        ] {
+            let text = refused(&["--model", "m", arg]).unwrap_or_else(|| panic!("{arg}"));
+            assert!(
+                text.contains(&format!("does not take {named} beside")),
+                "{text}"
+            );
+        }
+        // What it takes there acts only inside the walls.
+        for arg in [
+            "--dangerously-bypass-approvals-and-sandbox",
+            "-c",
+            "sandbox_mode=read-only",
+            "--skip-git-repo-check",
+        ] {
+            assert_eq!(refused(&[arg]), None, "{arg}");
+        }
+    }
+
+    #[test]
     fn issue_35_the_walls_hide_the_password_databases_home_when_home_is_set_elsewhere() {
         let elsewhere = tempfile::tempdir().unwrap();
         let real = files::passwd_home().expect("a home in the password database");
@@ -499,7 +529,10 @@ mod tests {
     }
 
     #[test]
-    #[allow(clippy::disallowed_methods, reason = "a fake HOME and its folders, no project's")]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "a fake HOME and its folders, no project's"
+    )]
     fn issue_35_a_codex_home_linked_outside_home_is_hidden_by_its_real_path() {
         let root = tempfile::tempdir().unwrap();
         let root = files::canonical(root.path()).unwrap();
