@@ -402,6 +402,46 @@ fn issue_35_a_project_that_holds_an_agents_default_config_folder_is_refused() {
     }
 }
 
+/// A Codex configuration that is there but cannot be read (not TOML, or past the size
+/// pagent copies) refuses a contained loop: read as empty, it would have left Codex on
+/// OpenAI's default provider, with that host allowed. Found by a review.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_codex_config_that_cannot_be_read_refuses_the_loop() {
+    let env = TestEnv::new();
+    for config in [
+        "model_provider = [unclosed".to_owned(),
+        "#".repeat(2 * 1024 * 1024),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+        std::fs::write(home.path().join(".codex/config.toml"), &config).unwrap();
+        let out = env
+            .bin(&[
+                "loop",
+                "--sandbox",
+                "--agent",
+                "codex",
+                "--agent-bin",
+                "/bin/true",
+                "ralph",
+                "Work",
+            ])
+            .env("HOME", home.path())
+            .failure();
+        assert!(
+            out.stderr.contains("config.toml could not be read"),
+            "{out}"
+        );
+        assert!(!out.stderr.contains("api.openai.com"), "{out}");
+        assert!(
+            !env.exists(".claude/pagent-pipeline.json"),
+            "{}",
+            env.dump()
+        );
+    }
+}
+
 /// Without bubblewrap, a contained Codex loop refuses to start, naming what to install.
 #[test]
 #[cfg(target_os = "linux")]

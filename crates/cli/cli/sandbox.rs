@@ -57,6 +57,16 @@ pub fn codex_no_api_host() -> String {
         .to_owned()
 }
 
+/// Why a contained Codex loop cannot start: the user's Codex configuration is there but
+/// could not be read (its API hosts come from it).
+pub fn codex_config_unread(path: &Path, why: &str) -> String {
+    format!(
+        "--sandbox reads Codex's API hosts from your Codex configuration, and {} could not be \
+         read ({why}): fix it, or run without --sandbox",
+        path.display()
+    )
+}
+
 /// Why `--sandbox` refuses a Codex argument that Codex does not take beside the
 /// `--sandbox danger-full-access` a contained Codex is started with.
 pub fn codex_own_sandbox(arg: &str) -> String {
@@ -312,6 +322,7 @@ mod tests {
             started(false, true, &["registry.example.org".into()]),
             codex_no_api_host(),
             codex_own_sandbox("--sandbox"),
+            codex_config_unread(Path::new("/home/u/.codex/config.toml"), "it is not TOML"),
             codex_private_failed(&std::io::Error::other("no space left on device")),
             opencode_no_api_host(),
             opencode_private_failed(&std::io::Error::other("no space left on device")),

@@ -57,16 +57,38 @@ pub(super) fn prepare(env: &Env) -> anyhow::Result<Private> {
     let failed = |e: std::io::Error| anyhow!(texts::codex_private_failed(&e));
     let dir = files::private_temp_dir("pagent-codex-").map_err(failed)?;
     let user = user_home(env);
-    let copied = |name: &str| {
-        let bytes = files::read_outside(&user.as_ref()?.join(name), FILE_CAP).ok()?;
-        files::create_new_private(&dir.path().join(name), &bytes).ok()?;
-        Some(bytes)
+    let copied = |name: &str| -> anyhow::Result<Option<Vec<u8>>> {
+        let Some(path) = user.as_ref().map(|u| u.join(name)) else {
+            return Ok(None);
+        };
+        let bytes = match files::read_outside(&path, FILE_CAP) {
+            Ok(bytes) => bytes,
+            Err(files::DoorError::Missing(_)) => return Ok(None),
+            Err(err) => return Err(anyhow!(texts::codex_config_unread(&path, &err.to_string()))),
+        };
+        files::create_new_private(&dir.path().join(name), &bytes)
+            .map_err(|e| failed(std::io::Error::other(e.to_string())))?;
+        Ok(Some(bytes))
     };
-    let parse = |bytes: Vec<u8>| String::from_utf8(bytes).ok()?.parse::<Table>().ok();
-    let config = copied("config.toml").and_then(parse).unwrap_or_default();
-    let auth = copied("auth.json").and_then(|b| serde_json::from_slice(&b).ok());
+    // A configuration there but not read would leave Codex inside on OpenAI's default
+    // provider, with the hosts allowed for it: not a guess pagent makes.
+    let config = match copied("config.toml")? {
+        Some(bytes) => parse_config(bytes).ok_or_else(|| {
+            let path = user
+                .as_ref()
+                .map(|u| u.join("config.toml"))
+                .unwrap_or_default();
+            anyhow!(texts::codex_config_unread(&path, "it is not TOML"))
+        })?,
+        None => Table::default(),
+    };
+    let auth = copied("auth.json")?.and_then(|b| serde_json::from_slice(&b).ok());
     let hosts = api_hosts(&config, chatgpt_login(auth.as_ref()));
     Ok(Private { dir, hosts })
+}
+
+fn parse_config(bytes: Vec<u8>) -> Option<Table> {
+    String::from_utf8(bytes).ok()?.parse::<Table>().ok()
 }
 
 /// Whether `auth.json` holds a ChatGPT login (its `tokens`) rather than an API key only.
