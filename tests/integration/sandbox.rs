@@ -442,6 +442,59 @@ fn issue_35_a_codex_config_that_cannot_be_read_refuses_the_loop() {
     }
 }
 
+/// A hangup (the terminal closed, an SSH session lost) stops `pagent loop` as Ctrl-C does:
+/// the agent stopped, the state saved, exit 130, so a contained loop's private folders (a
+/// Codex's copy of its credentials) go with it; the default action ended pagent there and
+/// then. Under `nohup`, which ignores the hangup, the loop runs on. Found by a review.
+#[test]
+#[cfg(target_os = "linux")]
+fn issue_35_a_hangup_stops_a_loop_as_ctrl_c_does_unless_nohup_ignored_it() {
+    use std::io::{BufRead, BufReader};
+    let env = TestEnv::new();
+    env.write("agent.sh", "cat > /dev/null\nsleep 30\n");
+    let args = [
+        "loop",
+        "--json",
+        "--command",
+        "sh agent.sh",
+        "ralph",
+        "Task",
+    ];
+    let started = |mut command: std::process::Command| {
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert!(lines.any(|l| l.unwrap().contains("iteration_started")));
+        (child, lines)
+    };
+    let (mut child, _lines) = started(env.bin(&args).command());
+    let pid = i32::try_from(child.id()).unwrap();
+    pagent_door::testing::signal(pid, pagent_door::testing::SIGHUP);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(env.status()["status"], "active");
+
+    let inner = env.bin(&["--force"]).command();
+    let mut nohup = std::process::Command::new("nohup");
+    nohup.arg(inner.get_program()).args(args).arg("--force");
+    nohup.current_dir(inner.get_current_dir().unwrap());
+    nohup
+        .env_clear()
+        .envs(inner.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let (mut child, _lines) = started(nohup);
+    let pid = i32::try_from(child.id()).unwrap();
+    pagent_door::testing::signal(pid, pagent_door::testing::SIGHUP);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "nohup's loop stopped on a hangup"
+    );
+    pagent_door::testing::signal(pid, pagent_door::testing::SIGTERM);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}
+
 /// Without bubblewrap, a contained Codex loop refuses to start, naming what to install.
 #[test]
 #[cfg(target_os = "linux")]

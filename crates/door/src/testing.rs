@@ -17,7 +17,7 @@ use std::process::Command;
 
 /// A signal number (`libc`'s).
 pub type Signal = libc::c_int;
-pub use libc::{SIGINT, SIGKILL, SIGTERM};
+pub use libc::{SIGHUP, SIGINT, SIGKILL, SIGTERM};
 
 /// Creates a FIFO at `path` with `mode` (what a hostile repository plants).
 pub fn make_fifo(path: &Path, mode: u32) -> io::Result<()> {

@@ -13,7 +13,11 @@ extern "C" fn on_signal(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-/// Routes SIGINT and SIGTERM to the flag.
+/// Routes SIGINT and SIGTERM to the flag, and SIGHUP (the terminal closed, an SSH
+/// session lost) unless it was ignored when pagent started (`nohup`: the user's choice),
+/// so a hangup stops the agent and removes the loop's private folders as Ctrl-C does
+/// (the default action ended pagent there and then, leaving a contained Codex's copy of
+/// its credentials behind).
 pub fn install() {
     let handler = on_signal as extern "C" fn(libc::c_int);
     // SAFETY: the handler is async-signal-safe (one atomic store) and lives for the
@@ -21,6 +25,10 @@ pub fn install() {
     unsafe {
         libc::signal(libc::SIGINT, handler as libc::sighandler_t);
         libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        #[cfg(unix)]
+        if libc::signal(libc::SIGHUP, handler as libc::sighandler_t) == libc::SIG_IGN {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+        }
     }
 }
 
