@@ -470,7 +470,9 @@ fn issue_35_a_hangup_stops_a_loop_as_ctrl_c_does_unless_nohup_ignored_it() {
         assert!(lines.any(|l| l.unwrap().contains("iteration_started")));
         (child, lines)
     };
-    let (mut child, _lines) = started(env.bin(&args).command());
+    let mut plain = env.bin(&args).command();
+    pagent_door::testing::with_default_hangup(&mut plain);
+    let (mut child, _lines) = started(plain);
     let pid = i32::try_from(child.id()).unwrap();
     pagent_door::testing::signal(pid, pagent_door::testing::SIGHUP);
     assert_eq!(child.wait().unwrap().code(), Some(130));

@@ -19,6 +19,19 @@ use std::process::Command;
 pub type Signal = libc::c_int;
 pub use libc::{SIGHUP, SIGINT, SIGKILL, SIGTERM};
 
+/// Starts `command` with SIGHUP at its default action, whatever this process has it at:
+/// a test run under `nohup` ignores it, and a child inherits that.
+pub fn with_default_hangup(command: &mut Command) {
+    // SAFETY: `signal` is async-signal-safe, called in the child between fork and exec,
+    // touching nothing of the parent's.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+}
+
 /// Creates a FIFO at `path` with `mode` (what a hostile repository plants).
 pub fn make_fifo(path: &Path, mode: u32) -> io::Result<()> {
     let c = CString::new(path.as_os_str().as_bytes())?;
