@@ -288,6 +288,22 @@ fn issue_35_a_contained_codex_is_refused_each_attack_while_its_work_succeeds() {
     );
 }
 
+/// A scratch folder outside /tmp wherever the checkout is (a clone in /tmp puts the
+/// target folder there, and a HOME under /tmp is what the test below must not have).
+fn outside_tmp() -> tempfile::TempDir {
+    let dir = [
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        Path::new("/var/tmp"),
+    ]
+    .into_iter()
+    .find(|dir| {
+        dir.canonicalize()
+            .is_ok_and(|real| !real.starts_with("/tmp"))
+    })
+    .expect("a folder outside /tmp for the HOME");
+    tempfile::tempdir_in(dir).unwrap()
+}
+
 /// A contained Codex whose API is down, with a HOME outside /tmp as a user's is: it asks
 /// for its loopback `base_url` through pagent's proxy (whose 502 says it could not reach
 /// it), and its private home, seen inside as `~/.codex`, is not under /tmp, so Codex makes
@@ -295,7 +311,18 @@ fn issue_35_a_contained_codex_is_refused_each_attack_while_its_work_succeeds() {
 #[test]
 #[ignore = "end-to-end: needs the Codex CLI (scripts/test.sh runs it)"]
 fn issue_35_a_contained_codex_reaches_its_loopback_api_through_the_proxy_from_a_home_of_its_own() {
-    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside /tmp wherever the checkout is (a clone in /tmp puts the target folder there).
+    let outside_tmp = [
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        Path::new("/var/tmp"),
+    ]
+    .into_iter()
+    .find(|dir| {
+        dir.canonicalize()
+            .is_ok_and(|real| !real.starts_with("/tmp"))
+    })
+    .expect("a folder outside /tmp for the HOME");
+    let scratch = tempfile::tempdir_in(outside_tmp).unwrap();
     let base = scratch.path().canonicalize().unwrap();
     let (home, project, config) = (base.join("home"), base.join("project"), base.join("pagent"));
     for dir in [&home.join(".codex"), &project, &config] {
