@@ -311,18 +311,7 @@ fn outside_tmp() -> tempfile::TempDir {
 #[test]
 #[ignore = "end-to-end: needs the Codex CLI (scripts/test.sh runs it)"]
 fn issue_35_a_contained_codex_reaches_its_loopback_api_through_the_proxy_from_a_home_of_its_own() {
-    // Outside /tmp wherever the checkout is (a clone in /tmp puts the target folder there).
-    let outside_tmp = [
-        Path::new(env!("CARGO_TARGET_TMPDIR")),
-        Path::new("/var/tmp"),
-    ]
-    .into_iter()
-    .find(|dir| {
-        dir.canonicalize()
-            .is_ok_and(|real| !real.starts_with("/tmp"))
-    })
-    .expect("a folder outside /tmp for the HOME");
-    let scratch = tempfile::tempdir_in(outside_tmp).unwrap();
+    let scratch = outside_tmp();
     let base = scratch.path().canonicalize().unwrap();
     let (home, project, config) = (base.join("home"), base.join("project"), base.join("pagent"));
     for dir in [&home.join(".codex"), &project, &config] {
