@@ -110,12 +110,7 @@ fn opencode(
     search: &SearchPath,
 ) -> anyhow::Result<Containment> {
     let private = super::opencode_walls::prepare(env)?;
-    let mut hosts = private.hosts;
-    hosts.extend(options.allow_hosts.iter().cloned());
-    hosts.dedup();
-    if hosts.is_empty() {
-        return Err(anyhow!(texts::opencode_no_api_host()));
-    }
+    let hosts = api_hosts(private.hosts, options, texts::opencode_no_api_host)?;
     let mut walls = walls(env, hidden, writable, search)?.read_only(program.path());
     for (var, dir) in private.vars {
         walls = walls.setenv(var, dir);
@@ -133,12 +128,7 @@ fn codex(
     search: &SearchPath,
 ) -> anyhow::Result<Containment> {
     let private = super::codex_walls::prepare(env)?;
-    let mut hosts = private.hosts;
-    hosts.extend(options.allow_hosts.iter().cloned());
-    hosts.dedup();
-    if hosts.is_empty() {
-        return Err(anyhow!(texts::codex_no_api_host()));
-    }
+    let hosts = api_hosts(private.hosts, options, texts::codex_no_api_host)?;
     let walls = walls(env, hidden, writable, search)?.read_only(program.path());
     // Seen inside as `~/.codex` (HOME is hidden, so nothing of the user's is there):
     // Codex makes no helper commands (`apply_patch` on its PATH) in a home under /tmp.
@@ -156,6 +146,21 @@ fn codex(
         }
     };
     with_network(walls, env, &hosts, search)
+}
+
+/// An agent's API hosts (from the user's configuration) and the `--allow-host` ones; with
+/// none, the refusal `none` words.
+fn api_hosts(
+    mut hosts: Vec<String>,
+    options: &Options,
+    none: fn() -> String,
+) -> anyhow::Result<Vec<String>> {
+    hosts.extend(options.allow_hosts.iter().cloned());
+    hosts.dedup();
+    if hosts.is_empty() {
+        return Err(anyhow!(none()));
+    }
+    Ok(hosts)
 }
 
 /// `walls` with pagent's proxy for `hosts` as their network (none without hosts: no

@@ -351,6 +351,22 @@ impl Launch {
 mod tests {
     use super::*;
 
+    /// The walls' bubblewrap command line for `program args` in `cwd`, as text.
+    fn wrapped(c: &Containment, program: &Path, args: &[OsString], cwd: &Path) -> Vec<String> {
+        c.wrap(program, args, cwd)
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Where the run `needle` starts in `args` (the test fails without one).
+    #[allow(clippy::panic, reason = "a test's helper: a missing run fails the test")]
+    fn position(args: &[String], needle: &[&str]) -> usize {
+        args.windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {args:?}"))
+    }
+
     #[test]
     fn the_walls_hide_home_then_bind_the_project_back_and_cut_the_network() {
         let home = tempfile::tempdir().unwrap();
@@ -364,16 +380,13 @@ mod tests {
             .hide(&state)
             .hide(Path::new("/no/such/folder"))
             .writable(&project);
-        let args: Vec<String> = c
-            .wrap(Path::new("/bin/sh"), &["-c".into(), "x".into()], &project)
-            .into_iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let at = |needle: &[&str]| {
-            args.windows(needle.len())
-                .position(|w| w == needle)
-                .unwrap_or_else(|| panic!("{needle:?} not in {args:?}"))
-        };
+        let args = wrapped(
+            &c,
+            Path::new("/bin/sh"),
+            &["-c".into(), "x".into()],
+            &project,
+        );
+        let at = |needle: &[&str]| position(&args, needle);
         let home_s = home_real.to_string_lossy();
         let project_s = project_real.to_string_lossy();
         let state_s = project_real.join(".secret-state");
@@ -408,16 +421,8 @@ mod tests {
             .hide(home.path())
             .writable(home.path())
             .private_at(private, &inside);
-        let args: Vec<String> = c
-            .wrap(Path::new("/bin/true"), &[], home.path())
-            .into_iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let at = |needle: &[&str]| {
-            args.windows(needle.len())
-                .position(|w| w == needle)
-                .unwrap_or_else(|| panic!("{needle:?} not in {args:?}"))
-        };
+        let args = wrapped(&c, Path::new("/bin/true"), &[], home.path());
+        let at = |needle: &[&str]| position(&args, needle);
         let home_s = home_real.to_string_lossy();
         let moved = at(&["--bind", &outside, &inside.to_string_lossy()]);
         assert!(at(&["--tmpfs", &home_s]) < moved);
