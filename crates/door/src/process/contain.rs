@@ -360,7 +360,10 @@ mod tests {
     }
 
     /// Where the run `needle` starts in `args` (the test fails without one).
-    #[allow(clippy::panic, reason = "a test's helper: a missing run fails the test")]
+    #[allow(
+        clippy::panic,
+        reason = "a test's helper: a missing run fails the test"
+    )]
     fn position(args: &[String], needle: &[&str]) -> usize {
         args.windows(needle.len())
             .position(|w| w == needle)
