@@ -31,6 +31,7 @@
 
 use crate::store::user::UserDir;
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -140,12 +141,13 @@ pub fn read_caught_up(
     let deadline = Instant::now() + wait;
     // Only a loop's first read waits for the file to be created: once a Stop waited in
     // vain ([`meter_stop`] then keeps a cursor at its start), the next ones do not.
-    let mut len = if cursor.is_none() {
-        created_by(path, deadline)?
+    let mut file = if cursor.is_none() {
+        open_once_created(path, deadline)?
     } else {
-        file_len(path)?
+        open(path)?
     };
-    let mut read = read_transcript_usage(path, cursor, since)?;
+    let mut len = file.seek(SeekFrom::End(0))?;
+    let mut read = read_usage_from(file, &path.display().to_string(), cursor, since)?;
     loop {
         let caught_up = read
             .last_text
@@ -167,22 +169,29 @@ pub fn read_caught_up(
     }
 }
 
-/// The length of the transcript at `path`, once it exists: Claude Code creates the file
+/// The transcript at `path`, opened once it exists: Claude Code creates the file
 /// at its first write, which 2.1.197 made after the first Stop hook of `claude -p` had
 /// started (that Stop, and the next, read nothing: the count of continuations came one
 /// Stop late; `tests/e2e/scenarios/cap.rs` caught it on CI). Waited for until `deadline`.
 /// A file that never comes (`claude --no-session-persistence` keeps none) costs one wait
 /// per loop, not one per Stop ([`meter_stop`]).
-fn created_by(path: &Path, deadline: Instant) -> io::Result<u64> {
-    while pagent_door::files::surely_absent(path) && Instant::now() < deadline {
-        std::thread::sleep(CATCH_UP_POLL);
+fn open_once_created(path: &Path, deadline: Instant) -> io::Result<File> {
+    loop {
+        match open(path) {
+            Err(_) if pagent_door::files::surely_absent(path) && Instant::now() < deadline => {
+                std::thread::sleep(CATCH_UP_POLL);
+            }
+            opened => return opened,
+        }
     }
-    file_len(path)
+}
+
+fn open(path: &Path) -> io::Result<File> {
+    pagent_door::files::open_outside(path).map_err(io::Error::other)
 }
 
 fn file_len(path: &Path) -> io::Result<u64> {
-    let mut file = pagent_door::files::open_outside(path).map_err(io::Error::other)?;
-    file.seek(SeekFrom::End(0))
+    open(path)?.seek(SeekFrom::End(0))
 }
 
 /// What [`meter_stop`] read since the last Stop.
@@ -219,9 +228,7 @@ pub fn read_transcript_usage(
     cursor: Option<&TranscriptCursor>,
     since: Timestamp,
 ) -> io::Result<TranscriptRead> {
-    let file = pagent_door::files::open_outside(path).map_err(io::Error::other)?;
-    let shown = path.display().to_string();
-    read_usage_from(file, &shown, cursor, since)
+    read_usage_from(open(path)?, &path.display().to_string(), cursor, since)
 }
 
 fn read_usage_from<R: Read + Seek>(
@@ -266,7 +273,7 @@ fn read_usage_from<R: Read + Seek>(
             break;
         }
         let mut rest = &block[..got];
-        while let Some(newline) = memchr::memchr(b'\n', rest) {
+        while let Some(newline) = pagent_protocol::bytes::find_byte(b'\n', rest) {
             if !skipping {
                 line.extend_from_slice(&rest[..newline]);
                 counter.line(&line);
@@ -550,7 +557,7 @@ pub fn tokens_of(counts: TokenCounts) -> Tokens {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
+    pagent_protocol::bytes::contains(haystack, needle)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 // Function length is kept by clippy (issue 31): at most 80 lines (clippy.toml).
 #![warn(clippy::too_many_lines)]
 
+pub mod bytes;
 mod edit;
 mod event;
 mod hook;

@@ -82,7 +82,7 @@ impl TranscriptLine {
     /// [`TranscriptLine::calls_a_tool`] of a raw line, checked on the bytes first: few
     /// lines name a `"tool_use"` block (a tool result's `"tool_use_id"` does not).
     pub fn raw_calls_a_tool(line: &[u8]) -> bool {
-        memchr::memmem::find(line, b"\"tool_use\"").is_some()
+        crate::bytes::contains(line, b"\"tool_use\"")
             && TranscriptLine::from_json(line).is_ok_and(|l| l.calls_a_tool())
     }
 
@@ -184,7 +184,9 @@ impl QueueLine {
     /// The queue operation on this raw line, if it is one: checked on the bytes first, as
     /// almost no line is.
     pub fn from_raw(line: &[u8]) -> Option<QueueLine> {
-        memchr::memmem::find(line, b"\"queue-operation\"")?;
+        if !crate::bytes::contains(line, b"\"queue-operation\"") {
+            return None;
+        }
         serde_json::from_slice::<QueueLine>(line)
             .ok()
             .filter(|q| q.kind == "queue-operation")

@@ -186,7 +186,7 @@ impl<R: Read> Reader<R> {
                 return Err(Unread);
             }
             let chunk = &self.buf[self.at..self.end];
-            match memchr::memchr(0, chunk) {
+            match pagent_protocol::bytes::find_byte(0, chunk) {
                 Some(nul) => {
                     self.path.extend_from_slice(&chunk[..nul]);
                     self.at += nul + 1;

@@ -53,7 +53,7 @@ impl<R: Read + Seek> BackwardLines<R> {
     pub(in crate::world) fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
         loop {
             if let Some(first) = self.pending.front_mut()
-                && let Some(newline) = memchr::memrchr(b'\n', first)
+                && let Some(newline) = pagent_protocol::bytes::rfind_byte(b'\n', first)
             {
                 let head = first[newline + 1..].to_vec();
                 first.truncate(newline);

@@ -158,7 +158,7 @@ fn queue_since_last_prompt(lines: impl Iterator<Item = Vec<u8>>, prompt: &str) -
             return (false, false);
         }
         moved |= line.is_main_user()
-            && memchr::memmem::find(&raw, b"was moved to the background").is_some();
+            && pagent_protocol::bytes::contains(&raw, b"was moved to the background");
     }
     (false, false)
 }
