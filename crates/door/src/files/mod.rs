@@ -99,7 +99,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
 #[cfg(unix)]
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 #[cfg(unix)]
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 #[cfg(windows)]
@@ -248,8 +248,8 @@ pub struct Stat {
 impl Dir {
     /// Reads a whole regular file of at most `cap` bytes.
     pub fn read(&self, rel: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
-        let file = self.open_read(rel)?;
-        read_capped(file, cap, &show(rel))
+        let (file, len) = self.open_read_sized(rel)?;
+        read_capped(file, len, cap, &show(rel))
     }
 
     /// [`Dir::read`], `None` when the file does not exist.
@@ -309,15 +309,24 @@ impl Dir {
         })
     }
 
-    /// Opens `root`, creating it (mode 0700) when it does not exist: the user's folder.
+    /// Opens `root`, creating it when it does not exist, and makes it private (mode 0700):
+    /// the user's folder. The hooks open it on every state write: a folder already
+    /// private costs an open and a look at it, nothing written.
     pub fn open_or_create_private(root: &Path) -> Result<Dir, DoorError> {
-        match std::fs::create_dir_all(root) {
-            Ok(()) => {}
-            Err(err) => return Err(DoorError::Io(root.display().to_string(), err)),
+        let shown = || root.display().to_string();
+        let dir = match Dir::open(root) {
+            Err(DoorError::Missing(_)) => {
+                std::fs::create_dir_all(root).map_err(|err| DoorError::Io(shown(), err))?;
+                Dir::open(root)?
+            }
+            opened => opened?,
+        };
+        // As before this look: a folder pagent cannot make private (another owner's) is
+        // still opened.
+        if fstat(dir.fd.as_fd()).map_or(true, |st| st.st_mode & 0o7777 != 0o700) {
+            let _ = fchmod(dir.fd.as_fd(), 0o700);
         }
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700));
-        Dir::open(root)
+        Ok(dir)
     }
 }
 
@@ -357,8 +366,14 @@ pub(crate) fn normal_components(rel: &Path, shown: &str) -> Result<Vec<OsString>
     Ok(parts)
 }
 
-pub(crate) fn read_capped(file: File, cap: u64, shown: &str) -> Result<Vec<u8>, DoorError> {
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+/// Reads `file` whole, at most `cap` bytes; `len` is its size when opened (the buffer's
+/// first size: a file that grew meanwhile is still read to its end, or to the cap).
+pub(crate) fn read_capped(
+    file: File,
+    len: u64,
+    cap: u64,
+    shown: &str,
+) -> Result<Vec<u8>, DoorError> {
     if len > cap {
         return Err(DoorError::TooLarge(shown.to_owned(), cap));
     }

@@ -8,27 +8,33 @@ use super::*;
 /// Reads a regular file outside any root (symlinks followed: the user named it), capped
 /// and non-blocking.
 pub fn read_outside(path: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
-    let file = open_outside(path)?;
-    read_capped(file, cap, &path.display().to_string())
+    let (file, len) = open_outside_sized(path)?;
+    read_capped(file, len, cap, &path.display().to_string())
 }
 
 /// Opens a regular file outside any root for reading, non-blocking: never a FIFO or device.
-#[cfg(unix)]
 pub fn open_outside(path: &Path) -> Result<File, DoorError> {
+    open_outside_sized(path).map(|(file, _)| file)
+}
+
+/// [`open_outside`], with the file's size as the open file says it.
+#[cfg(unix)]
+fn open_outside_sized(path: &Path) -> Result<(File, u64), DoorError> {
     let shown = path.display().to_string();
     let fd = open_path(
         path,
         libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
         &shown,
     )?;
-    check_regular(&fd, &shown)?;
-    Ok(File::from(fd))
+    let len = check_regular(&fd, &shown)?;
+    Ok((File::from(fd), len))
 }
 
 /// Opens a regular file outside any root for reading: a disk file, never a pipe, a
-/// console or another device (Windows has no FIFOs that could block an open).
+/// console or another device (Windows has no FIFOs that could block an open); with its
+/// size.
 #[cfg(windows)]
-pub fn open_outside(path: &Path) -> Result<File, DoorError> {
+fn open_outside_sized(path: &Path) -> Result<(File, u64), DoorError> {
     use std::os::windows::fs::OpenOptionsExt;
     use std::os::windows::io::AsHandle;
     let shown = path.display().to_string();
@@ -46,10 +52,12 @@ pub fn open_outside(path: &Path) -> Result<File, DoorError> {
     if !win::is_disk(file.as_handle()) {
         return Err(DoorError::NotRegular(shown, Kind::Device));
     }
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
+    let meta = file.metadata();
+    if meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
         return Err(DoorError::NotRegular(shown, Kind::Dir));
     }
-    Ok(file)
+    let len = meta.map_or(0, |m| m.len());
+    Ok((file, len))
 }
 
 /// A folder of this process's own in the system's temporary folder, removed with

@@ -6,12 +6,17 @@ use super::*;
 impl Dir {
     /// Opens a regular file for reading (streaming readers: line counts, hashes).
     pub fn open_read(&self, rel: &Path) -> Result<File, DoorError> {
+        self.open_read_sized(rel).map(|(file, _)| file)
+    }
+
+    /// [`Dir::open_read`], with the file's size as the open file says it.
+    pub(super) fn open_read_sized(&self, rel: &Path) -> Result<(File, u64), DoorError> {
         let shown = show(rel);
-        let (parent, name) = self.resolve(rel, &shown, true)?;
-        let Some(name) = name else {
+        let resolved = self.resolve(rel, &shown, true)?;
+        let Some(name) = resolved.name else {
             return Err(DoorError::NotRegular(shown, Kind::Dir));
         };
-        open_regular_at(&parent, &name, &shown)
+        open_regular_at(&resolved.dir, &name, &shown, resolved.seen)
     }
 
     /// Whether a [`Dir::lock`] on `rel` is held now, by anyone: asked by taking a shared
@@ -33,15 +38,19 @@ impl Dir {
     /// What is at `rel` (symlinks inside followed), or `None` when nothing is.
     pub fn kind(&self, rel: &Path) -> Result<Option<(Kind, u64)>, DoorError> {
         let shown = show(rel);
-        let (parent, name) = match self.resolve(rel, &shown, true) {
+        let resolved = match self.resolve(rel, &shown, true) {
             Ok(found) => found,
             Err(DoorError::Missing(_)) => return Ok(None),
             Err(err) => return Err(err),
         };
-        let Some(name) = name else {
+        let Some(name) = resolved.name else {
             return Ok(Some((Kind::Dir, 0)));
         };
-        match fstatat(parent.fd(), &name, libc::AT_SYMLINK_NOFOLLOW) {
+        let looked = resolved.seen.map_or_else(
+            || fstatat(resolved.dir.fd(), &name, libc::AT_SYMLINK_NOFOLLOW),
+            Ok,
+        );
+        match looked {
             Ok(st) => Ok(Some((
                 Kind::of(st.st_mode),
                 u64::try_from(st.st_size).unwrap_or(0),
@@ -66,18 +75,24 @@ impl Dir {
     /// The real path of a folder inside the root, for walkers and child processes.
     pub fn real_dir(&self, rel: &Path) -> Result<PathBuf, DoorError> {
         let shown = show(rel);
-        let (mut parts, opened) = self.walk_components(rel, &shown)?;
+        let walked = self.walk_components(rel, &shown)?;
+        let mut parts = walked.parts;
         let mut path = self.root.clone();
         let Some(last) = parts.pop() else {
             return Ok(path);
         };
-        let parent = self.open_from(&parts, opened, &shown)?;
-        let st = fstatat(
-            parent.fd(),
-            &cstring(&last, &shown)?,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-        .map_err(|e| read_error(e, &shown))?;
+        let st = match walked.last {
+            Some(st) => st,
+            None => {
+                let parent = self.open_from(&parts, walked.opened, &shown)?;
+                fstatat(
+                    parent.fd(),
+                    &cstring(&last, &shown)?,
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+                .map_err(|e| read_error(e, &shown))?
+            }
+        };
         match Kind::of(st.st_mode) {
             Kind::Dir => {
                 path.extend(parts);
@@ -109,11 +124,23 @@ pub(super) fn refuse_non_regular(dir: &Fd, name: &CString, shown: &str) -> Resul
     }
 }
 
-pub(super) fn open_regular_at(dir: &Fd, name: &CString, shown: &str) -> Result<File, DoorError> {
-    // Look before opening, so a device is never opened; then open non-blocking and look
-    // again, so whatever was swapped in meanwhile cannot block or be read.
-    let st =
-        fstatat(dir.fd(), name, libc::AT_SYMLINK_NOFOLLOW).map_err(|e| read_error(e, shown))?;
+/// Opens `name` in `dir` for reading if it is a regular file, with its size. `seen` is
+/// what the caller's walk just found there, if it looked.
+pub(super) fn open_regular_at(
+    dir: &Fd,
+    name: &CString,
+    shown: &str,
+    seen: Option<libc::stat>,
+) -> Result<(File, u64), DoorError> {
+    // Look before opening (or take the walk's look), so a device is never opened; then
+    // open non-blocking and look again, so whatever was swapped in meanwhile cannot block
+    // or be read.
+    let st = match seen {
+        Some(st) => st,
+        None => {
+            fstatat(dir.fd(), name, libc::AT_SYMLINK_NOFOLLOW).map_err(|e| read_error(e, shown))?
+        }
+    };
     match Kind::of(st.st_mode) {
         Kind::File => {}
         kind => return Err(DoorError::NotRegular(shown.to_owned(), kind)),
@@ -125,19 +152,15 @@ pub(super) fn open_regular_at(dir: &Fd, name: &CString, shown: &str) -> Result<F
         0,
     )
     .map_err(|e| read_error(e, shown))?;
-    check_regular(&fd, shown)?;
-    Ok(File::from(fd))
+    let len = check_regular(&fd, shown)?;
+    Ok((File::from(fd), len))
 }
 
-pub(super) fn check_regular(fd: &OwnedFd, shown: &str) -> Result<(), DoorError> {
-    // SAFETY: all-zero is a valid `stat` (integers and timespecs).
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: fstat on an owned, open descriptor, writing only the buffer we own.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } != 0 {
-        return Err(DoorError::Io(shown.to_owned(), io::Error::last_os_error()));
-    }
+/// The open file's size, if it is a regular file.
+pub(super) fn check_regular(fd: &OwnedFd, shown: &str) -> Result<u64, DoorError> {
+    let st = fstat(fd.as_fd()).map_err(|err| DoorError::Io(shown.to_owned(), err))?;
     match Kind::of(st.st_mode) {
-        Kind::File => Ok(()),
+        Kind::File => Ok(u64::try_from(st.st_size).unwrap_or(0)),
         kind => Err(DoorError::NotRegular(shown.to_owned(), kind)),
     }
 }

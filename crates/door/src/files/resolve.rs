@@ -23,27 +23,33 @@ impl Dir {
         rel: &Path,
         shown: &str,
         last_is_name: bool,
-    ) -> Result<(Fd, Option<CString>), DoorError> {
-        let (mut resolved, opened) = self.walk_components(rel, shown)?;
+    ) -> Result<Resolved, DoorError> {
+        let walked = self.walk_components(rel, shown)?;
+        let mut resolved = walked.parts;
         let last = if last_is_name { resolved.pop() } else { None };
-        let dir = self.open_from(&resolved, opened, shown)?;
+        let dir = self.open_from(&resolved, walked.opened, shown)?;
         match last {
-            Some(name) => Ok((dir, Some(cstring(&name, shown)?))),
-            None => Ok((dir, None)),
+            Some(name) => Ok(Resolved {
+                dir,
+                name: Some(cstring(&name, shown)?),
+                seen: walked.last,
+            }),
+            None => Ok(Resolved {
+                dir,
+                name: None,
+                seen: None,
+            }),
         }
     }
 
-    /// The real components of `rel` under the root: symlinks expanded (inside only); and
-    /// the last folder opened on the way (see [`Opened`]), which holds the last component
-    /// when that is no symlink.
-    pub(super) fn walk_components(
-        &self,
-        rel: &Path,
-        shown: &str,
-    ) -> Result<(Vec<OsString>, Opened), DoorError> {
+    /// The real components of `rel` under the root: symlinks expanded (inside only); the
+    /// last folder opened on the way (see [`Opened`]), which holds the last component when
+    /// that is no symlink; and what that last component was when it was looked at.
+    pub(super) fn walk_components(&self, rel: &Path, shown: &str) -> Result<Walked, DoorError> {
         let mut pending: VecDeque<OsString> = normal_components(rel, shown)?.into();
         let mut done: Vec<OsString> = Vec::new();
         let mut opened: Opened = None;
+        let mut last = None;
         let mut hops = 0;
         while let Some(part) = pending.pop_front() {
             if part == ".." {
@@ -51,6 +57,7 @@ impl Dir {
                     return Err(DoorError::Outside(shown.to_owned()));
                 }
                 opened = None;
+                last = None;
                 continue;
             }
             if part == "." || part.is_empty() {
@@ -65,6 +72,7 @@ impl Dir {
             };
             if Kind::of(st.st_mode) != Kind::Symlink {
                 done.push(part);
+                last = Some(st);
                 continue;
             }
             hops += 1;
@@ -96,7 +104,11 @@ impl Dir {
                 pending.push_front(item);
             }
         }
-        Ok((done, opened))
+        Ok(Walked {
+            parts: done,
+            opened,
+            last,
+        })
     }
 
     /// The folder `parts` names, as [`Dir::open_components`] opens it: from `opened` when
@@ -135,6 +147,24 @@ impl Dir {
         }
         Ok(dir)
     }
+}
+
+/// A path walked under the root ([`Dir::walk_components`]).
+pub(super) struct Walked {
+    /// Its real components.
+    pub parts: Vec<OsString>,
+    pub opened: Opened,
+    /// `lstat` of the last component, when the walk looked at it last (not after a `..`).
+    pub last: Option<libc::stat>,
+}
+
+/// A path resolved for reading ([`Dir::resolve`]): the folder that holds its last
+/// component, that component's name, and what it was when the walk looked at it (so the
+/// reader need not look again before opening it).
+pub(super) struct Resolved {
+    pub dir: Fd,
+    pub name: Option<CString>,
+    pub seen: Option<libc::stat>,
 }
 
 /// The folder a walk under the root opened last: the first so many of its components

@@ -31,8 +31,8 @@ impl Dir {
     /// The names in the folder `rel` (inside the root), unsorted, without `.` and `..`.
     pub fn list(&self, rel: &Path) -> Result<Vec<OsString>, DoorError> {
         let shown = show(rel);
-        let (parts, opened) = self.walk_components(rel, &shown)?;
-        let dir = self.open_from(&parts, opened, &shown)?;
+        let walked = self.walk_components(rel, &shown)?;
+        let dir = self.open_from(&walked.parts, walked.opened, &shown)?;
         let mut names = Vec::new();
         for_each_entry(&dir, |name| {
             if name != b"." && name != b".." {

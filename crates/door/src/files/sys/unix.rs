@@ -61,6 +61,26 @@ pub(in crate::files) fn fstatat(
     Ok(st)
 }
 
+/// `fstat(2)` of an open descriptor.
+pub(in crate::files) fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
+    // SAFETY: all-zero is a valid `stat` (integers and timespecs).
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on a valid descriptor, writing only the buffer we own.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// `fchmod(2)`: the mode of what `fd` has open.
+pub(in crate::files) fn fchmod(fd: BorrowedFd<'_>, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: fchmod on a valid descriptor.
+    if unsafe { libc::fchmod(fd.as_raw_fd(), mode) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 pub(in crate::files) fn readlinkat(dir: BorrowedFd<'_>, name: &CString) -> io::Result<OsString> {
     let mut buf = vec![0u8; 4096];
     // SAFETY: readlinkat writes at most `buf.len()` bytes into `buf`.

@@ -25,6 +25,13 @@ impl Dir {
         self.open_regular(parent.as_handle(), &last, &shown)
     }
 
+    /// [`Dir::open_read`], with the file's size as the open file says it.
+    pub(in crate::files) fn open_read_sized(&self, rel: &Path) -> Result<(File, u64), DoorError> {
+        let file = self.open_read(rel)?;
+        let len = file.metadata().map_or(0, |m| m.len());
+        Ok((file, len))
+    }
+
     /// Whether a [`Dir::lock`] on `rel` is held now, by anyone: asked by taking a shared
     /// lock for an instant (`LockFileEx` conflicts between handles as `flock` does between
     /// open files, so two askers never see each other), without creating the file;
