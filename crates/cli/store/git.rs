@@ -28,16 +28,26 @@ const GIT_META_CAP: u64 = 1024 * 1024;
 /// The largest index accepted (about ten million files' worth).
 const GIT_INDEX_CAP: u64 = 1024 * 1024 * 1024;
 
-/// The repository `start` is in, as `git2::Repository::discover` finds it, or `None` when
-/// there is none or its `.git` is not what git itself would write.
+/// The repository of the nearest folder from `start` up that holds a `.git`, or `None`
+/// when that `.git` is not a repository or not what git itself would write.
 pub fn discover(start: &Path) -> Option<Repository> {
     let git = start
         .ancestors()
         .map(|d| d.join(".git"))
         .find(|p| fs::symlink_metadata(p).is_ok())?;
+    let work_tree = git.parent()?;
+    // A folder that is not there is in no repository (as libgit2's discovery has it).
+    if work_tree != start && !fs::metadata(start).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
     sane_git_entry(&git).ok()?;
-    Repository::discover(start).ok()
+    // The `.git` looked at is the one opened: libgit2 searches no further (a `.git` it
+    // would not open is no repository, not a reason to open one further up, unlooked at),
+    // and it does not walk the folders above again.
+    Repository::open_ext(work_tree, git2::RepositoryOpenFlags::NO_SEARCH, NO_CEILINGS).ok()
 }
+
+const NO_CEILINGS: &[&std::ffi::OsStr] = &[];
 
 /// The repository's work tree as a path to show and compare (libgit2 ends it with `/`).
 pub fn work_tree(repo: &Repository) -> Option<PathBuf> {
