@@ -228,9 +228,27 @@ state=$proj/.claude/pagent-pipeline.json
 saved=$tmp/saved-state.json
 cp "$state" "$saved"
 # Copying an older state back is a rollback, which pagent refuses (it remembers the newest
-# generation in the user's config folder): forget that too, as a fresh set-up would.
-restore_state() { cp "$1" "$2" && rm -rf "$cfg/projects"; }
-restore="cp $(q "$saved") $(q "$state") && rm -rf $(q "$cfg/projects")"
+# generation in the user's config folder, projects/KEY/generation): put that record back to
+# the saved state's generation too, as a user's folder holds it before that Stop. (Deleting
+# the record instead, as this script once did, had every timed Stop create the folders a
+# set-up had already made: 0.1 ms no user pays.) The record must exist: a KEY computed
+# wrongly fails the copy, and the run, rather than time a different Stop.
+restore_cmd() { # SAVED STATE: the shell command that puts both back
+    local root key generation
+    root=$(cd "$(dirname "$2")/.." && pwd -P)
+    key=$(printf %s "$root" | sha256sum | cut -c1-32)
+    generation=$(grep -o '"generation": *[0-9]*' "$1" | grep -o '[0-9]*$')
+    [[ -n $generation ]] || die "no generation in $1"
+    [[ -f $cfg/projects/$key/generation ]] || die "no generation recorded for $root in $cfg"
+    printf 'cp %s %s && echo %s > %s' "$(q "$1")" "$(q "$2")" "$generation" \
+        "$(q "$cfg/projects/$key/generation")"
+}
+restore_state() {
+    local cmd
+    cmd=$(restore_cmd "$1" "$2") || exit 1
+    eval "$cmd" || die "cannot restore $2"
+}
+restore=$(restore_cmd "$saved" "$state") || exit 1
 
 mkdir -p "$tmp/transcripts" # outside the project, as Claude Code keeps them
 declare -A transcript
@@ -541,7 +559,7 @@ restore_state "$saved" "$state"
 run_hook "$proj" "$tmp/stop-later.json" >/dev/null || die "the earlier Stop failed"
 cp "$state" "$tmp/saved-later.json"
 tail -n 1 "${transcript[${sizes[-1]}]}" >>"$later_transcript"
-later="cp $(q "$tmp/saved-later.json") $(q "$state") && rm -rf $(q "$cfg/projects")"
+later=$(restore_cmd "$tmp/saved-later.json" "$state") || exit 1
 bench "loop-later" "${loop[@]}" "$proj" "$tmp/stop-later.json" "$later"
 goal "loop blocks, ${sizes[-1]} transcript, a later Stop, \`last_assistant_message\` given" \
     "$out_dir/loop-later.json" "pagent hook stop" /bin/true 4 15
@@ -669,9 +687,10 @@ fi
 # The large repository.
 for kind in pipeline ralph; do
     blocks=$(count_events "$big_repo" block)
+    big_restore=$(restore_cmd "$tmp/saved-$kind.json" "$big_state") || exit 1
     CLAUDE_PROJECT_DIR=$big_repo PAGENT_CONFIG_DIR=$cfg \
         timed "big-$kind" "${big[@]}" "$tmp/stop-big.json" \
-        "cp $(q "$tmp/saved-$kind.json") $(q "$big_state") && rm -rf $(q "$cfg/projects")" \
+        "$big_restore" \
         "pagent hook stop" "$(q "$bin") hook stop" \
         "git status --porcelain" "git -C $(q "$big_repo") status --porcelain" /bin/true /bin/true
     (($(count_events "$big_repo" block) - blocks == timed_runs)) ||

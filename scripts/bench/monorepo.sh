@@ -49,7 +49,11 @@ with open(out, "w") as f:
                "last_assistant_message": "Still working on it."}, f)
 PY
 git -C "$repo" status --porcelain >/dev/null # as a user's repository would be: git has looked
+# The state and the generation the set-up recorded in the user's folder, both put back
+# before each Stop (copying only the state back would be a rollback, which pagent refuses).
+cp -a "$cfg/projects" "$out/saved-projects"
 restore="cp $(printf %q "$out/saved.json") $(printf %q "$state") && rm -rf $(printf %q "$cfg/projects")"
+restore+=" && cp -a $(printf %q "$out/saved-projects") $(printf %q "$cfg/projects")"
 eval "$restore"
 "$bin" hook stop <"$out/in.json" | grep -q '"decision":"block"\|additionalContext' ||
     { echo "monorepo.sh: the Stop hook did not block" >&2; exit 1; }
