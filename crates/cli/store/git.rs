@@ -258,6 +258,26 @@ mod tests {
         assert!(discover(&root).is_none());
     }
 
+    /// Issue 33: the `.git` looked at is the one opened. A folder whose `.git` is no
+    /// repository (an empty folder, a stray file) is in none, even inside another
+    /// repository, whose `.git` nobody looked at.
+    #[test]
+    fn issue_33_the_nearest_git_is_the_one_opened_never_one_further_up() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init(dir.path()).unwrap();
+        let inner = dir.path().join("inner");
+        fs::create_dir_all(inner.join(".git")).unwrap();
+        assert!(discover(&inner).is_none());
+        assert!(discover(&inner.join("deeper")).is_none());
+        fs::remove_dir(inner.join(".git")).unwrap();
+        let repo = discover(&inner).expect("the outer repository, its .git the nearest");
+        assert_eq!(
+            work_tree(&repo).unwrap(),
+            dir.path().canonicalize().unwrap()
+        );
+        assert!(discover(&inner.join("missing")).is_none());
+    }
+
     /// Issue 30: an agent can write `include.path` into `.git/config`, and libgit2 opens
     /// and reads every included file whole when it opens the repository.
     #[test]

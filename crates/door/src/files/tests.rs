@@ -397,3 +397,32 @@ fn a_private_temp_dir_is_new_private_and_removed_with_its_content() {
         "a link inside was followed"
     );
 }
+
+/// The user's folder: created private, made private when it is not, and, once private,
+/// opened without being written (issue 33: a chmod on every Stop).
+#[test]
+fn the_users_folder_is_made_private_and_then_left_alone() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let created = dir.path().join("a/b/pagent");
+    Dir::open_or_create_private(&created).unwrap();
+    assert_eq!(mode(&created), 0o700);
+    let open = dir.path().join("open");
+    fs::create_dir(&open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o755)).unwrap();
+    Dir::open_or_create_private(&open).unwrap();
+    assert_eq!(mode(&open), 0o700);
+    let changed = || {
+        let meta = fs::metadata(&open).unwrap();
+        (meta.ctime(), meta.ctime_nsec())
+    };
+    let before = changed();
+    std::thread::sleep(Duration::from_millis(20));
+    Dir::open_or_create_private(&open).unwrap();
+    let after = changed();
+    assert_eq!(before, after, "a private folder was written to");
+    let file = dir.path().join("file");
+    fs::write(&file, "x").unwrap();
+    assert!(Dir::open_or_create_private(&file).is_err());
+}
