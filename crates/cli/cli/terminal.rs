@@ -165,6 +165,16 @@ impl<'a> Edge<'a> {
         let mut at = 0;
         while at < bytes.len() {
             let rest = &bytes[at..];
+            // Printable ASCII, tabs and newlines go out as they are, a run at a time.
+            let plain = rest
+                .iter()
+                .position(|&b| !matches!(b, b'\t' | b'\n' | 0x20..=0x7e))
+                .unwrap_or(rest.len());
+            if plain > 0 {
+                out.extend_from_slice(&rest[..plain]);
+                at += plain;
+                continue;
+            }
             if rest[0] == 0 {
                 match token(rest) {
                     Token::Control(len, control) => {
