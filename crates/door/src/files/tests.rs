@@ -426,3 +426,42 @@ fn the_users_folder_is_made_private_and_then_left_alone() {
     fs::write(&file, "x").unwrap();
     assert!(Dir::open_or_create_private(&file).is_err());
 }
+
+/// Issue 33: folders are listed straight from the kernel on Linux. Every name comes back
+/// once, however many calls a listing takes (2,000 names, some 255 bytes long), in a list
+/// and in a walk, and a second listing of the same `Dir` sees them all again.
+#[test]
+fn a_folder_of_many_long_names_is_listed_whole_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut names: Vec<String> = (0..2000)
+        .map(|i| match i % 3 {
+            0 => format!("{i}-{}", "x".repeat(250)),
+            1 => format!("é{i}"),
+            _ => format!("f{i}"),
+        })
+        .map(|n| n.chars().take(120).collect())
+        .collect();
+    for name in &names {
+        fs::write(dir.path().join(name), "").unwrap();
+    }
+    names.sort();
+    let root = Dir::open(dir.path()).unwrap();
+    for _ in 0..2 {
+        let mut listed: Vec<String> = root
+            .list(Path::new(""))
+            .unwrap()
+            .into_iter()
+            .map(|n| n.into_string().unwrap())
+            .collect();
+        listed.sort();
+        assert_eq!(listed, names);
+        let mut walked = Vec::new();
+        root.walk_tree(&mut |path, kind| {
+            assert_eq!(kind, Kind::File);
+            walked.push(String::from_utf8(path.to_vec()).unwrap());
+            false
+        });
+        walked.sort();
+        assert_eq!(walked, names);
+    }
+}
