@@ -228,20 +228,21 @@ state=$proj/.claude/pagent-pipeline.json
 saved=$tmp/saved-state.json
 cp "$state" "$saved"
 # Copying an older state back is a rollback, which pagent refuses (it remembers the newest
-# generation in the user's config folder, projects/KEY/generation): put that record back to
-# the saved state's generation too, as a user's folder holds it before that Stop. (Deleting
-# the record instead, as this script once did, had every timed Stop create the folders a
-# set-up had already made: 0.1 ms no user pays.) The record must exist: a KEY computed
-# wrongly fails the copy, and the run, rather than time a different Stop.
+# generation in the user's config folder, the marker projects/KEY/newest, a symlink whose
+# target is the number): put that record back to the saved state's generation too, as a
+# user's folder holds it before that Stop. (Deleting the record instead, as this script
+# once did, had every timed Stop create the folders a set-up had already made, and replace
+# no record.) The record must exist: a KEY computed wrongly fails the run rather than time
+# a different Stop.
 restore_cmd() { # SAVED STATE: the shell command that puts both back
     local root key generation
     root=$(cd "$(dirname "$2")/.." && pwd -P)
     key=$(printf %s "$root" | sha256sum | cut -c1-32)
     generation=$(grep -o '"generation": *[0-9]*' "$1" | grep -o '[0-9]*$')
     [[ -n $generation ]] || die "no generation in $1"
-    [[ -f $cfg/projects/$key/generation ]] || die "no generation recorded for $root in $cfg"
-    printf 'cp %s %s && echo %s > %s' "$(q "$1")" "$(q "$2")" "$generation" \
-        "$(q "$cfg/projects/$key/generation")"
+    [[ -L $cfg/projects/$key/newest ]] || die "no generation recorded for $root in $cfg"
+    printf 'cp %s %s && ln -sfn %s %s' "$(q "$1")" "$(q "$2")" "$generation" \
+        "$(q "$cfg/projects/$key/newest")"
 }
 restore_state() {
     local cmd

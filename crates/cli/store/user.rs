@@ -3,7 +3,8 @@
 //! it may decide what pagent remembers.
 //!
 //! ```text
-//! <config dir>/projects/<key>/generation   newest state generation written here
+//! <config dir>/projects/<key>/newest       newest state generation written here (a
+//!                                          marker: see `Dir::write_marker`)
 //! <config dir>/projects/<key>/notices      notices already given, one per line
 //! <config dir>/projects/<key>/loop.json    the register of loops (see `register.rs`)
 //! ```
@@ -96,9 +97,13 @@ impl UserDir {
         String::from_utf8(bytes).ok()
     }
 
-    /// The newest state generation pagent wrote for `root`, if any.
+    /// The newest state generation pagent wrote for `root`, if any. (pagent before the
+    /// marker kept it in a file, `generation`, which is no longer read: the first Stop after
+    /// the upgrade finds no record, as after a fresh set-up, and makes one.)
     pub fn newest_generation(&self, root: &Path) -> Option<u64> {
-        self.read(root, "generation")?.trim().parse().ok()
+        let dir = Dir::open(self.path()?).ok()?;
+        let value = dir.read_marker(&project_folder(root).join(NEWEST)).ok()??;
+        value.parse().ok()
     }
 
     /// Remembers `generation` as the newest for `root`. The caller holds the state lock
@@ -108,10 +113,7 @@ impl UserDir {
         let dir = self.open()?;
         // Unsynced: after a power loss the worst case is an older generation, which
         // weakens the rollback check for that one state; the state file itself is durable.
-        dir.write_atomic_unsynced(
-            &project_folder(root).join("generation"),
-            format!("{generation}\n").as_bytes(),
-        )?;
+        dir.write_marker(&project_folder(root).join(NEWEST), &generation.to_string())?;
         Ok(())
     }
 }
@@ -120,6 +122,9 @@ impl UserDir {
 pub(super) fn project_folder(root: &Path) -> PathBuf {
     Path::new(PROJECTS).join(project_key(root))
 }
+
+/// The marker of a project's newest state generation, in its folder.
+const NEWEST: &str = "newest";
 
 /// The folder that holds one folder per project.
 pub(super) const PROJECTS: &str = "projects";

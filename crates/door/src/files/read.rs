@@ -72,6 +72,26 @@ impl Dir {
         }
     }
 
+    /// [`Dir::read_marker`] on Unix: the target of the symlink `rel`, never followed;
+    /// `None` when nothing, or no symlink, is there.
+    pub(super) fn read_link(&self, rel: &Path) -> Result<Option<Vec<u8>>, DoorError> {
+        let shown = show(rel);
+        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+            return Err(DoorError::BadPath(shown));
+        };
+        let walked = match self.walk_components(parent, &shown) {
+            Ok(walked) => walked,
+            Err(DoorError::Missing(_)) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let dir = self.open_from(&walked.parts, walked.opened, &shown)?;
+        match readlinkat(dir.fd(), &cstring(name, &shown)?) {
+            Ok(target) => Ok(Some(target.into_vec())),
+            Err(err) if matches!(err.raw_os_error(), Some(libc::ENOENT | libc::EINVAL)) => Ok(None),
+            Err(err) => Err(DoorError::Io(shown, err)),
+        }
+    }
+
     /// The real path of a folder inside the root, for walkers and child processes.
     pub fn real_dir(&self, rel: &Path) -> Result<PathBuf, DoorError> {
         let shown = show(rel);

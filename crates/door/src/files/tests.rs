@@ -465,3 +465,43 @@ fn a_folder_of_many_long_names_is_listed_whole_every_time() {
         assert_eq!(walked, names);
     }
 }
+
+/// Issue 33: a marker (the newest generation) is a symlink's target, replaced whole and
+/// never followed: a value that names a real file reads as the value, a regular file or a
+/// folder in its place is no marker, and a bad value is refused.
+#[test]
+fn a_marker_is_replaced_whole_and_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Dir::open(dir.path()).unwrap();
+    let rel = Path::new("projects/k/newest");
+    assert_eq!(root.read_marker(rel).unwrap(), None);
+    root.write_marker(rel, "1").unwrap();
+    assert_eq!(root.read_marker(rel).unwrap().as_deref(), Some("1"));
+    fs::write(dir.path().join("projects/k/secret"), "not a number").unwrap();
+    root.write_marker(rel, "secret").unwrap();
+    assert_eq!(root.read_marker(rel).unwrap().as_deref(), Some("secret"));
+    for n in 2..50 {
+        root.write_marker(rel, &n.to_string()).unwrap();
+    }
+    assert_eq!(root.read_marker(rel).unwrap().as_deref(), Some("49"));
+    let names: Vec<_> = fs::read_dir(dir.path().join("projects/k"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "temp links left behind: {names:?}");
+    for bad in ["", "a\0b", &"9".repeat(256)] {
+        assert!(root.write_marker(rel, bad).is_err(), "{bad:?}");
+    }
+    let file = Path::new("projects/k/plain");
+    fs::write(dir.path().join(file), "7").unwrap();
+    assert_eq!(root.read_marker(file).unwrap(), None);
+    fs::create_dir(dir.path().join("projects/k/folder")).unwrap();
+    assert!(
+        root.write_marker(Path::new("projects/k/folder"), "1")
+            .is_err()
+    );
+    assert_eq!(
+        root.read_marker(Path::new("missing/k/newest")).unwrap(),
+        None
+    );
+}

@@ -54,6 +54,22 @@ impl Dir {
         Ok(())
     }
 
+    /// [`Dir::write_marker`] on Unix: a symlink made beside `rel` and renamed over it.
+    pub(super) fn replace_link(&self, rel: &Path, value: &str) -> Result<(), DoorError> {
+        let shown = show(rel);
+        let (dir, name) = self.parent_for_write(rel, &shown)?;
+        remove_stale_temps(&dir, &name);
+        let temp = temp_name(&name);
+        let target = cstring(OsStr::new(value), &shown)?;
+        let result = symlinkat(&target, dir.fd(), &temp)
+            .and_then(|()| renameat(dir.fd(), &temp, dir.fd(), &name));
+        if let Err(err) = result {
+            let _ = unlinkat(dir.fd(), &temp, 0);
+            return Err(DoorError::Io(shown, err));
+        }
+        Ok(())
+    }
+
     /// Appends `bytes` in one `write` (`O_APPEND`: concurrent appenders never interleave
     /// within it). Creates the file and missing folders; refuses symlinks and non-files.
     pub fn append(&self, rel: &Path, bytes: &[u8]) -> Result<(), DoorError> {

@@ -97,6 +97,19 @@ pub(in crate::files) fn readlinkat(dir: BorrowedFd<'_>, name: &CString) -> io::R
     Ok(OsString::from_vec(buf))
 }
 
+/// `symlinkat(2)`: a symlink `name` in `dir` whose target is `target`.
+pub(in crate::files) fn symlinkat(
+    target: &CString,
+    dir: BorrowedFd<'_>,
+    name: &CString,
+) -> io::Result<()> {
+    // SAFETY: symlinkat with a valid descriptor and NUL-terminated strings.
+    if unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 pub(in crate::files) fn renameat(
     from_dir: BorrowedFd<'_>,
     from: &CString,
