@@ -21,7 +21,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Layout, files};
-use crate::store::project::{PAGENT_DIR, Project, STATE_FILE, WORKTREES_DIR};
+use crate::store::project::{PAGENT_DIR, Project, STATE_FILE, STATE_SHADOW, WORKTREES_DIR};
 use crate::store::register;
 use crate::store::user::UserDir;
 use pagent_door::files::Dir;
@@ -84,13 +84,15 @@ fn project_leftovers(root: &Path) -> Vec<&'static str> {
             .flatten()
             .is_some()
     };
-    let mut items: Vec<&str> = [STATE_FILE, PAGENT_DIR, WORKTREES_DIR]
+    let shadow = format!(".claude/{STATE_SHADOW}");
+    let mut items: Vec<&str> = [STATE_FILE, &shadow, PAGENT_DIR, WORKTREES_DIR]
         .into_iter()
         .filter(|rel| there(rel))
         .map(|rel| match rel {
             STATE_FILE => ".claude/pagent-pipeline.json",
             PAGENT_DIR => ".claude/pagent/",
-            _ => ".pagent/worktrees/",
+            WORKTREES_DIR => ".pagent/worktrees/",
+            _ => ".claude/.pagent-pipeline.json.prev",
         })
         .collect();
     if excludes_marked(&project) {

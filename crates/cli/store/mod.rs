@@ -15,7 +15,7 @@ use anyhow::Context;
 use pagent_engine::{State, seal};
 
 use crate::cli::hint::Hinted;
-use crate::store::project::{LOCK_FILE, Project, STATE_FILE};
+use crate::store::project::{LOCK_FILE, Project, STATE_FILE, STATE_SHADOW};
 use crate::store::user::UserDir;
 
 pub mod agent_config;
@@ -142,7 +142,7 @@ pub fn write_state_atomic(
     text.push('\n');
     project
         .dir()
-        .write_atomic(Path::new(STATE_FILE), text.as_bytes())
+        .write_atomic_swapping(Path::new(STATE_FILE), STATE_SHADOW, text.as_bytes())
         .context("cannot write the loop state")?;
     if let Err(err) = user_dir.record_generation(&project.root, sealed.generation) {
         warn.warn(&format!(

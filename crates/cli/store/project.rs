@@ -29,6 +29,9 @@ use crate::cli::env::Env;
 use pagent_door::files::{self, Dir};
 
 pub const STATE_FILE: &str = ".claude/pagent-pipeline.json";
+/// The state before the last write, beside it: the file the next write fills and swaps
+/// in (`Dir::write_atomic_swapping`). Its name is in the folder of [`STATE_FILE`].
+pub const STATE_SHADOW: &str = ".pagent-pipeline.json.prev";
 pub const PAGENT_DIR: &str = ".claude/pagent";
 pub const EVENTS_FILE: &str = ".claude/pagent/events.jsonl";
 pub const LOCK_FILE: &str = ".claude/pagent/lock";

@@ -505,3 +505,61 @@ fn a_marker_is_replaced_whole_and_never_followed() {
         None
     );
 }
+
+/// Issue 33: the state is written into the previous state's file and swapped in. Every
+/// write leaves the new content under the name and the previous one as the shadow; a
+/// shadow that is a hard link, a symlink, a FIFO or a folder is never written through
+/// (nor does it block), and the write still happens.
+#[test]
+fn a_swapping_write_keeps_the_previous_content_and_writes_through_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Dir::open(dir.path()).unwrap();
+    let (rel, shadow) = (Path::new(".claude/state.json"), ".state.json.prev");
+    let read = |name: &str| fs::read_to_string(dir.path().join(".claude").join(name)).ok();
+    for n in 1..6 {
+        root.write_atomic_swapping(rel, shadow, format!("state {n}").as_bytes())
+            .unwrap();
+        assert_eq!(read("state.json").unwrap(), format!("state {n}"));
+        let previous = (n > 1).then(|| format!("state {}", n - 1));
+        if cfg!(target_os = "linux") {
+            assert_eq!(read(shadow), previous, "write {n}");
+        }
+    }
+    // Shorter content than before: nothing of the longer one is left at the end.
+    root.write_atomic_swapping(rel, shadow, b"s").unwrap();
+    assert_eq!(read("state.json").unwrap(), "s");
+    let outside = dir.path().join("user-file");
+    let place = dir.path().join(".claude").join(shadow);
+    let reset = || {
+        let _ = fs::remove_file(&place);
+        let _ = fs::remove_dir(&place);
+    };
+    fs::write(&outside, "mine").unwrap();
+    reset();
+    fs::hard_link(&outside, &place).unwrap();
+    root.write_atomic_swapping(rel, shadow, b"after a hard link")
+        .unwrap();
+    reset();
+    symlink(&outside, &place).unwrap();
+    root.write_atomic_swapping(rel, shadow, b"after a symlink")
+        .unwrap();
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "mine");
+    assert_eq!(read("state.json").unwrap(), "after a symlink");
+    reset();
+    mkfifo(&place);
+    let started = Instant::now();
+    root.write_atomic_swapping(rel, shadow, b"after a fifo")
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    reset();
+    fs::create_dir(&place).unwrap();
+    root.write_atomic_swapping(rel, shadow, b"after a folder")
+        .unwrap();
+    assert_eq!(read("state.json").unwrap(), "after a folder");
+    let leftovers: Vec<_> = fs::read_dir(dir.path().join(".claude"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -54,6 +54,43 @@ impl Dir {
         Ok(())
     }
 
+    /// [`Dir::write_atomic`] for a file written again and again under a lock (the loop's
+    /// state): the previous content is kept beside it as `shadow` (a name in the same
+    /// folder), and the next write goes into that file and swaps it in (`renameat2` with
+    /// `RENAME_EXCHANGE`), so no file is created and none freed on each write. On ext4 a
+    /// new inode, and the old one's block freed by the rename, made up a quarter of the
+    /// write (510 µs against 390 µs measured here). Atomic and durable as `write_atomic`.
+    ///
+    /// The caller holds the lock every writer of `rel` takes: two writers filling the
+    /// shadow at once would swap in a mix. The shadow is written only when it is a regular
+    /// file of this user's with no other name (so a hard link planted there is replaced,
+    /// never written through); otherwise, and where the file system cannot exchange
+    /// names, this is `write_atomic`, which leaves the previous content as the shadow.
+    /// Linux only; elsewhere `write_atomic`.
+    pub fn write_atomic_swapping(
+        &self,
+        rel: &Path,
+        shadow: &str,
+        bytes: &[u8],
+    ) -> Result<(), DoorError> {
+        #[cfg(target_os = "linux")]
+        {
+            let shown = show(rel);
+            let (dir, name) = self.parent_for_write(rel, &shown)?;
+            refuse_non_regular(&dir, &name, &shown)?;
+            let shadow = cstring(OsStr::new(shadow), &shown)?;
+            if swap_in(&dir, &shadow, &name, bytes).is_ok() {
+                return Ok(());
+            }
+            replace_keeping(&dir, &name, &shadow, bytes).map_err(|err| DoorError::Io(shown, err))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = shadow;
+            self.write_atomic(rel, bytes)
+        }
+    }
+
     /// [`Dir::write_marker`] on Unix: a symlink made beside `rel` and renamed over it.
     pub(super) fn replace_link(&self, rel: &Path, value: &str) -> Result<(), DoorError> {
         let shown = show(rel);
@@ -289,4 +326,83 @@ pub(super) fn remove_stale_temps(dir: &Fd, name: &CString) {
             let _ = unlinkat(dir.fd(), &entry, 0);
         }
     }
+}
+
+/// A new file written, synced and exchanged with `name`, whose old content becomes
+/// `shadow` (or is dropped, if that name will not take it); renamed over `name` when there
+/// is nothing to exchange with (a first write, a file system that cannot).
+#[cfg(target_os = "linux")]
+fn replace_keeping(dir: &Fd, name: &CString, shadow: &CString, bytes: &[u8]) -> io::Result<()> {
+    remove_stale_temps(dir, name);
+    let temp = temp_name(name);
+    let fd = openat(
+        dir.fd(),
+        &temp,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        0o644,
+    )?;
+    let mut file = File::from(fd);
+    let placed = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| match exchange(dir, &temp, name) {
+            Ok(()) => {
+                // The old content is at the temp name now: the shadow, or gone.
+                if renameat(dir.fd(), &temp, dir.fd(), shadow).is_err() {
+                    let _ = unlinkat(dir.fd(), &temp, 0);
+                }
+                Ok(())
+            }
+            Err(_) => renameat(dir.fd(), &temp, dir.fd(), name),
+        });
+    if let Err(err) = placed {
+        let _ = unlinkat(dir.fd(), &temp, 0);
+        return Err(err);
+    }
+    sync_durably(dir.fd())
+}
+
+/// Writes `bytes` into the shadow and exchanges it with `name`: see
+/// [`Dir::write_atomic_swapping`]. Fails, having swapped nothing, when the shadow is not
+/// there, is not a regular file of this user's with one name, or cannot be exchanged.
+#[cfg(target_os = "linux")]
+fn swap_in(dir: &Fd, shadow: &CString, name: &CString, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let fd = openat(
+        dir.fd(),
+        shadow,
+        libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        0,
+    )?;
+    let st = fstat(fd.as_fd())?;
+    // SAFETY: geteuid has no preconditions.
+    let mine = st.st_uid == unsafe { libc::geteuid() };
+    if Kind::of(st.st_mode) != Kind::File || st.st_nlink != 1 || !mine {
+        return Err(io::Error::other("the shadow is not a file of ours alone"));
+    }
+    let file = File::from(fd);
+    file.write_all_at(bytes, 0)?;
+    file.set_len(bytes.len() as u64)?;
+    file.sync_all()?;
+    exchange(dir, shadow, name)?;
+    sync_durably(dir.fd())
+}
+
+/// `renameat2(RENAME_EXCHANGE)`: `a` and `b` in `dir` trade places, atomically.
+#[cfg(target_os = "linux")]
+fn exchange(dir: &Fd, a: &CString, b: &CString) -> io::Result<()> {
+    // SAFETY: renameat2 with a valid descriptor and NUL-terminated names.
+    let done = unsafe {
+        libc::renameat2(
+            dir.fd().as_raw_fd(),
+            a.as_ptr(),
+            dir.fd().as_raw_fd(),
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if done != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
