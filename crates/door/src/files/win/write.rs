@@ -32,6 +32,17 @@ impl Dir {
         self.replace(rel, bytes, false)
     }
 
+    /// [`Dir::write_atomic`]: the Unix door's swap with the previous content (Linux's
+    /// `RENAME_EXCHANGE`) has no counterpart here, so `shadow` is not used.
+    pub fn write_atomic_swapping(
+        &self,
+        rel: &Path,
+        _shadow: &str,
+        bytes: &[u8],
+    ) -> Result<(), DoorError> {
+        self.write_atomic(rel, bytes)
+    }
+
     fn replace(&self, rel: &Path, bytes: &[u8], durable: bool) -> Result<(), DoorError> {
         let shown = show(rel);
         let (dir, name) = self.parent_for_write(rel, &shown)?;
