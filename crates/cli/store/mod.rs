@@ -6,7 +6,8 @@
 //! that is fsynced and renamed over the old one. Nobody holds the lock across anything
 //! unbounded (a check, an agent, a transcript read): decisions are made without it and
 //! applied compare-and-swap, on the generation they were made on ([`apply_if_unchanged`]).
-//! Readers need no lock: a rename is atomic, so they see the old file or the new one.
+//! Readers need no lock: the state is swapped in whole, so they see the old file or the
+//! new one (`Dir::read_settled` reads again the rare file a writer rewrote meanwhile).
 
 use std::path::Path;
 use std::time::Duration;
@@ -74,7 +75,7 @@ pub fn lock_state(project: &Project) -> anyhow::Result<StateLock> {
 pub fn read_state_bytes(project: &Project) -> anyhow::Result<Option<Vec<u8>>> {
     project
         .dir()
-        .read_if_exists(Path::new(STATE_FILE), SMALL_FILE_CAP)
+        .read_settled(Path::new(STATE_FILE), SMALL_FILE_CAP)
         .context("cannot read the loop state")
 }
 

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! <config dir>/projects/<key>/newest       newest state generation written here (a
-//!                                          marker: see `Dir::write_marker`)
+//!                                          marker: see `Dir::write_marker`; before
+//!                                          it, the file `generation`)
 //! <config dir>/projects/<key>/notices      notices already given, one per line
 //! <config dir>/projects/<key>/loop.json    the register of loops (see `register.rs`)
 //! ```
@@ -97,13 +98,16 @@ impl UserDir {
         String::from_utf8(bytes).ok()
     }
 
-    /// The newest state generation pagent wrote for `root`, if any. (pagent before the
-    /// marker kept it in a file, `generation`, which is no longer read: the first Stop after
-    /// the upgrade finds no record, as after a fresh set-up, and makes one.)
+    /// The newest state generation pagent wrote for `root`, if any. pagent before the
+    /// marker kept it in a file, `generation`, which every marker written removes: a
+    /// `generation` there was written by such a pagent since, and is the newer record.
     pub fn newest_generation(&self, root: &Path) -> Option<u64> {
-        let dir = Dir::open(self.path()?).ok()?;
-        let value = dir.read_marker(&project_folder(root).join(NEWEST)).ok()??;
-        value.parse().ok()
+        let dir = Dir::open(&self.path()?.join(project_folder(root))).ok()?;
+        let value = match dir.read_if_exists(Path::new(LEGACY), CAP) {
+            Ok(Some(bytes)) => String::from_utf8(bytes).ok()?,
+            _ => dir.read_marker(Path::new(NEWEST)).ok()??,
+        };
+        value.trim().parse().ok()
     }
 
     /// Remembers `generation` as the newest for `root`. The caller holds the state lock
@@ -113,7 +117,9 @@ impl UserDir {
         let dir = self.open()?;
         // Unsynced: after a power loss the worst case is an older generation, which
         // weakens the rollback check for that one state; the state file itself is durable.
-        dir.write_marker(&project_folder(root).join(NEWEST), &generation.to_string())?;
+        let folder = project_folder(root);
+        dir.write_marker(&folder.join(NEWEST), &generation.to_string())?;
+        dir.remove_file(&folder.join(LEGACY))?;
         Ok(())
     }
 }
@@ -125,6 +131,8 @@ pub(super) fn project_folder(root: &Path) -> PathBuf {
 
 /// The marker of a project's newest state generation, in its folder.
 const NEWEST: &str = "newest";
+/// The file that held it before the marker (see [`UserDir::newest_generation`]).
+const LEGACY: &str = "generation";
 
 /// The folder that holds one folder per project.
 pub(super) const PROJECTS: &str = "projects";
@@ -133,4 +141,30 @@ pub(super) const PROJECTS: &str = "projects";
 pub fn project_key(root: &Path) -> String {
     let digest = Sha256::digest(pagent_door::files::os_bytes(root.as_os_str()));
     pagent_engine::seal::hex(&digest)[..32].to_owned()
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+
+    /// Issue 33: the marker replaced the `generation` file. A `generation` written by an
+    /// older pagent after this one's last marker (a downgrade, then an upgrade) is the
+    /// newer record and wins; the next marker removes it. So a downgrade never makes the
+    /// newer pagent take its own loop for a rollback.
+    #[test]
+    fn issue_33_the_older_pagents_generation_file_wins_until_the_next_marker() {
+        let home = tempfile::tempdir().unwrap();
+        let user = UserDir::at(Some(home.path()));
+        let root = Path::new("/some/project");
+        assert_eq!(user.newest_generation(root), None);
+        user.record_generation(root, 80).unwrap();
+        assert_eq!(user.newest_generation(root), Some(80));
+        let legacy = home.path().join(project_folder(root)).join(LEGACY);
+        std::fs::write(&legacy, "51\n").unwrap();
+        assert_eq!(user.newest_generation(root), Some(51));
+        user.record_generation(root, 52).unwrap();
+        assert!(!legacy.exists(), "the marker leaves no older record behind");
+        assert_eq!(user.newest_generation(root), Some(52));
+    }
 }

@@ -249,7 +249,30 @@ impl Dir {
     /// Reads a whole regular file of at most `cap` bytes.
     pub fn read(&self, rel: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
         let (file, len) = self.open_read_sized(rel)?;
-        read_capped(file, len, cap, &show(rel))
+        read_capped(&file, len, cap, &show(rel))
+    }
+
+    /// [`Dir::read_if_exists`] for a file [`Dir::write_atomic_swapping`] writes: once
+    /// swapped out, the file a reader holds open is the next write's, rewritten in place.
+    /// So the file is looked at before and after it is read, and read again (from its name,
+    /// where the new one is whole) if it changed meanwhile; a few times at most, then what
+    /// was read is returned for the caller's parser to judge.
+    pub fn read_settled(&self, rel: &Path, cap: u64) -> Result<Option<Vec<u8>>, DoorError> {
+        let shown = show(rel);
+        let mut tries = 0;
+        loop {
+            let (file, len) = match self.open_read_sized(rel) {
+                Ok(opened) => opened,
+                Err(DoorError::Missing(_)) => return Ok(None),
+                Err(err) => return Err(err),
+            };
+            let before = looked(&file);
+            let bytes = read_capped(&file, len, cap, &shown)?;
+            tries += 1;
+            if tries >= SETTLE_TRIES || before.is_some() && looked(&file) == before {
+                return Ok(Some(bytes));
+            }
+        }
     }
 
     /// [`Dir::read`], `None` when the file does not exist.
@@ -305,6 +328,19 @@ pub struct Lock {
 }
 
 impl Lock {
+    /// Whether the locked file is the one `name` in `dir` names now.
+    #[cfg(unix)]
+    fn is_at(&self, dir: &Fd, name: &CString) -> bool {
+        let same = |a: &libc::stat, b: &libc::stat| a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+        match (
+            fstat(self._file.as_fd()),
+            fstatat(dir.fd(), name, libc::AT_SYMLINK_NOFOLLOW),
+        ) {
+            (Ok(held), Ok(named)) => same(&held, &named),
+            _ => false,
+        }
+    }
+
     /// Takes the lock on `file`, trying again with a growing pause (1 ms up to 50 ms) for
     /// at most `wait`; then [`DoorError::Busy`].
     fn wait_for(file: File, shown: String, wait: Duration) -> Result<Lock, DoorError> {
@@ -401,10 +437,30 @@ pub(crate) fn normal_components(rel: &Path, shown: &str) -> Result<Vec<OsString>
     Ok(parts)
 }
 
+/// How many times [`Dir::read_settled`] reads a file that keeps changing.
+const SETTLE_TRIES: usize = 3;
+
+/// What tells one version of an open file from the next: its size and its times of
+/// change (`None` where they cannot be had).
+fn looked(file: &File) -> Option<(u64, Option<SystemTime>, Option<SystemTime>)> {
+    let meta = file.metadata().ok()?;
+    #[cfg(unix)]
+    let changed = {
+        use std::os::unix::fs::MetadataExt;
+        u64::try_from(meta.ctime())
+            .ok()
+            .and_then(|s| UNIX_EPOCH.checked_add(Duration::new(s, 0)))
+            .and_then(|t| t.checked_add(Duration::from_nanos(meta.ctime_nsec().unsigned_abs())))
+    };
+    #[cfg(windows)]
+    let changed = None;
+    Some((meta.len(), meta.modified().ok(), changed))
+}
+
 /// Reads `file` whole, at most `cap` bytes; `len` is its size when opened (the buffer's
 /// first size: a file that grew meanwhile is still read to its end, or to the cap).
 pub(crate) fn read_capped(
-    file: File,
+    file: &File,
     len: u64,
     cap: u64,
     shown: &str,

@@ -9,7 +9,7 @@ use super::*;
 /// and non-blocking.
 pub fn read_outside(path: &Path, cap: u64) -> Result<Vec<u8>, DoorError> {
     let (file, len) = open_outside_sized(path)?;
-    read_capped(file, len, cap, &path.display().to_string())
+    read_capped(&file, len, cap, &path.display().to_string())
 }
 
 /// Opens a regular file outside any root for reading, non-blocking: never a FIFO or device.

@@ -428,18 +428,18 @@ fn the_users_folder_is_made_private_and_then_left_alone() {
 }
 
 /// Issue 33: folders are listed straight from the kernel on Linux. Every name comes back
-/// once, however many calls a listing takes (2,000 names, some 255 bytes long), in a list
+/// once, however many calls a listing takes (2,000 names, a third 255 bytes long), in a list
 /// and in a walk, and a second listing of the same `Dir` sees them all again.
 #[test]
 fn a_folder_of_many_long_names_is_listed_whole_every_time() {
     let dir = tempfile::tempdir().unwrap();
     let mut names: Vec<String> = (0..2000)
         .map(|i| match i % 3 {
-            0 => format!("{i}-{}", "x".repeat(250)),
+            // 255 bytes, the most a name holds.
+            0 => format!("{i:04}-{}", "x".repeat(250)),
             1 => format!("é{i}"),
             _ => format!("f{i}"),
         })
-        .map(|n| n.chars().take(120).collect())
         .collect();
     for name in &names {
         fs::write(dir.path().join(name), "").unwrap();
@@ -512,6 +512,7 @@ fn a_marker_is_replaced_whole_and_never_followed() {
 /// (nor does it block), and the write still happens.
 #[test]
 fn a_swapping_write_keeps_the_previous_content_and_writes_through_nothing() {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let root = Dir::open(dir.path()).unwrap();
     let (rel, shadow) = (Path::new(".claude/state.json"), ".state.json.prev");
@@ -539,6 +540,18 @@ fn a_swapping_write_keeps_the_previous_content_and_writes_through_nothing() {
     fs::hard_link(&outside, &place).unwrap();
     root.write_atomic_swapping(rel, shadow, b"after a hard link")
         .unwrap();
+    assert_eq!(read("state.json").unwrap(), "after a hard link");
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "mine");
+    reset();
+    // A planted mode never becomes the state's: a write-only shadow is not written.
+    fs::write(&place, "planted").unwrap();
+    fs::set_permissions(&place, fs::Permissions::from_mode(0o200)).unwrap();
+    root.write_atomic_swapping(rel, shadow, b"after a mode")
+        .unwrap();
+    let state = dir.path().join(".claude/state.json");
+    let mode = fs::metadata(&state).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode & 0o600, 0o600, "{mode:o}");
+    assert_eq!(read("state.json").unwrap(), "after a mode");
     reset();
     symlink(&outside, &place).unwrap();
     root.write_atomic_swapping(rel, shadow, b"after a symlink")
@@ -562,4 +575,56 @@ fn a_swapping_write_keeps_the_previous_content_and_writes_through_nothing() {
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Issue 33: a file rewritten in place while a reader holds it open (a swapped-out state
+/// the next write fills) looks different afterwards, so `read_settled` reads it again;
+/// an untouched one looks the same.
+#[test]
+fn a_file_rewritten_in_place_is_seen_to_change_and_read_again() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.json");
+    fs::write(&path, "first version").unwrap();
+    let held = fs::File::open(&path).unwrap();
+    let before = looked(&held);
+    assert!(before.is_some());
+    assert_eq!(looked(&held), before);
+    std::thread::sleep(Duration::from_millis(10));
+    let writer = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    writer.write_all_at(b"second", 0).unwrap();
+    assert_ne!(looked(&held), before, "a rewrite in place went unseen");
+    let root = Dir::open(dir.path()).unwrap();
+    assert_eq!(
+        root.read_settled(Path::new("state.json"), 1024)
+            .unwrap()
+            .unwrap(),
+        b"secondversion"
+    );
+    assert_eq!(root.read_settled(Path::new("missing"), 1024).unwrap(), None);
+}
+
+/// Issue 33: a lock file removed and made again while a writer waited for it locks
+/// nothing: the waiter locks the file the name holds now, and so waits for its holder.
+#[test]
+fn a_lock_file_replaced_while_waiting_is_not_taken_for_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Dir::open(dir.path()).unwrap();
+    let rel = Path::new("pagent/lock");
+    let first = root.lock(rel, Duration::from_secs(1)).unwrap();
+    let waiter = std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| root.lock(rel, Duration::from_millis(600)));
+        std::thread::sleep(Duration::from_millis(100));
+        // The old file goes, a new one comes, and someone else locks the new one.
+        fs::remove_file(dir.path().join(rel)).unwrap();
+        let second = root.lock(rel, Duration::from_secs(1)).unwrap();
+        drop(first);
+        let result = waiter.join().unwrap();
+        drop(second);
+        result
+    });
+    assert!(
+        matches!(waiter, Err(DoorError::Busy(..))),
+        "the waiter took a lock someone else held: {waiter:?}"
+    );
 }

@@ -161,24 +161,19 @@ fn list_own(dir: &Fd, mut f: impl FnMut(&[u8], u8)) {
         }
         let base = buf.as_ptr().cast::<u8>();
         let mut at = 0;
-        while at + 19 < got {
+        // SAFETY: the kernel wrote `got` bytes (at most `size`) from `base`.
+        let written = unsafe { std::slice::from_raw_parts(base, got.min(size)) };
+        while at + 20 <= written.len() {
             // struct linux_dirent64: d_ino u64, d_off i64, d_reclen u16 (at 16), d_type u8
-            // (at 18), then the NUL-terminated name (at 19), all within the `got` bytes the
-            // kernel wrote.
-            // SAFETY: the kernel wrote `got` bytes of whole records from `base`; `at` is the
-            // start of one (0, then each d_reclen), so its fields and its name lie inside.
-            let (reclen, d_type, name) = unsafe {
-                let record = base.add(at);
-                (
-                    usize::from(std::ptr::read_unaligned(record.add(16).cast::<u16>())),
-                    *record.add(18),
-                    std::ffi::CStr::from_ptr(record.add(19).cast()),
-                )
+            // (at 18), then the name (at 19), NUL-terminated within the record.
+            let reclen = usize::from(u16::from_ne_bytes([written[at + 16], written[at + 17]]));
+            let Some(record) = written.get(at..at + reclen).filter(|_| reclen >= 20) else {
+                return; // not a record the kernel writes: the listing ends here
             };
-            if reclen == 0 {
+            let Ok(name) = std::ffi::CStr::from_bytes_until_nul(&record[19..]) else {
                 return;
-            }
-            f(name.to_bytes(), d_type);
+            };
+            f(name.to_bytes(), record[18]);
             at += reclen;
         }
     }

@@ -62,11 +62,13 @@ impl Dir {
     /// write (510 µs against 390 µs measured here). Atomic and durable as `write_atomic`.
     ///
     /// The caller holds the lock every writer of `rel` takes: two writers filling the
-    /// shadow at once would swap in a mix. The shadow is written only when it is a regular
-    /// file of this user's with no other name (so a hard link planted there is replaced,
-    /// never written through); otherwise, and where the file system cannot exchange
-    /// names, this is `write_atomic`, which leaves the previous content as the shadow.
-    /// Linux only; elsewhere `write_atomic`.
+    /// shadow at once would swap in a mix. A reader that held the state open across two
+    /// writes can see it rewritten: read such a file with [`Dir::read_settled`]. The shadow
+    /// is written only when it is a regular file of this user's with one name and a state
+    /// file's mode (so a hard link planted there is replaced, never written through, and a
+    /// planted mode never becomes the state's); otherwise this is `write_atomic`, which
+    /// keeps the previous content as the shadow where the file system can exchange names
+    /// (and keeps none where it cannot). Linux only; elsewhere `write_atomic`.
     pub fn write_atomic_swapping(
         &self,
         rel: &Path,
@@ -79,10 +81,11 @@ impl Dir {
             let (dir, name) = self.parent_for_write(rel, &shown)?;
             refuse_non_regular(&dir, &name, &shown)?;
             let shadow = cstring(OsStr::new(shadow), &shown)?;
-            if swap_in(&dir, &shadow, &name, bytes).is_ok() {
-                return Ok(());
-            }
-            replace_keeping(&dir, &name, &shadow, bytes).map_err(|err| DoorError::Io(shown, err))
+            let written = match swap_in(&dir, &shadow, &name, bytes) {
+                Swap::Swapped(synced) => synced,
+                Swap::NotSwapped => replace_keeping(&dir, &name, &shadow, bytes),
+            };
+            written.map_err(|err| DoorError::Io(shown, err))
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -145,16 +148,33 @@ impl Dir {
     pub fn lock(&self, rel: &Path, wait: Duration) -> Result<Lock, DoorError> {
         let shown = show(rel);
         let (dir, name) = self.parent_for_write(rel, &shown)?;
-        let fd = openat(
-            dir.fd(),
-            &name,
-            libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            0o644,
-        )
-        .map_err(|e| write_error(e, &shown))?;
-        check_regular(&fd, &shown)?;
-        let file = File::from(fd);
-        Lock::wait_for(file, shown, wait)
+        let started = Instant::now();
+        loop {
+            let fd = openat(
+                dir.fd(),
+                &name,
+                libc::O_RDWR
+                    | libc::O_CREAT
+                    | libc::O_NOFOLLOW
+                    | libc::O_NONBLOCK
+                    | libc::O_CLOEXEC,
+                0o644,
+            )
+            .map_err(|e| write_error(e, &shown))?;
+            check_regular(&fd, &shown)?;
+            let file = File::from(fd);
+            let left = wait.saturating_sub(started.elapsed());
+            let lock = Lock::wait_for(file, shown.clone(), left)?;
+            // A lock file removed and made again while this one waited (a `git clean`, an
+            // agent) locks nothing: whoever opened the new one holds the lock. Lock the file
+            // the name holds now.
+            if lock.is_at(&dir, &name) {
+                return Ok(lock);
+            }
+            if started.elapsed() >= wait {
+                return Err(DoorError::Busy(shown, started.elapsed()));
+            }
+        }
     }
 
     /// Renames `rel` to `new_name` in the same folder (setting a file aside).
@@ -362,30 +382,61 @@ fn replace_keeping(dir: &Fd, name: &CString, shadow: &CString, bytes: &[u8]) -> 
     sync_durably(dir.fd())
 }
 
-/// Writes `bytes` into the shadow and exchanges it with `name`: see
-/// [`Dir::write_atomic_swapping`]. Fails, having swapped nothing, when the shadow is not
-/// there, is not a regular file of this user's with one name, or cannot be exchanged.
+/// What [`swap_in`] did.
 #[cfg(target_os = "linux")]
-fn swap_in(dir: &Fd, shadow: &CString, name: &CString, bytes: &[u8]) -> io::Result<()> {
+enum Swap {
+    /// The shadow now holds `bytes` under the name; the folder's fsync said this.
+    Swapped(io::Result<()>),
+    /// Nothing under the name changed: write another way.
+    NotSwapped,
+}
+
+/// Writes `bytes` into the shadow and exchanges it with `name`: see
+/// [`Dir::write_atomic_swapping`]. Only a shadow that is a regular file of this user's,
+/// with one name and a state file's mode (read and write for its owner, nothing more than
+/// read for others: its mode becomes the state's), is written; it is looked at before it
+/// is opened, so a device is never opened. A file system that cannot exchange names has
+/// the shadow removed, so the next write does not fill it in vain.
+#[cfg(target_os = "linux")]
+fn swap_in(dir: &Fd, shadow: &CString, name: &CString, bytes: &[u8]) -> Swap {
     use std::os::unix::fs::FileExt;
-    let fd = openat(
-        dir.fd(),
-        shadow,
-        libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
-        0,
-    )?;
-    let st = fstat(fd.as_fd())?;
-    // SAFETY: geteuid has no preconditions.
-    let mine = st.st_uid == unsafe { libc::geteuid() };
-    if Kind::of(st.st_mode) != Kind::File || st.st_nlink != 1 || !mine {
-        return Err(io::Error::other("the shadow is not a file of ours alone"));
+    let usable = |st: &libc::stat| {
+        // SAFETY: geteuid has no preconditions.
+        let mine = st.st_uid == unsafe { libc::geteuid() };
+        let mode = st.st_mode & 0o7777;
+        Kind::of(st.st_mode) == Kind::File
+            && st.st_nlink == 1
+            && mine
+            && mode & 0o600 == 0o600
+            && mode & !0o644 == 0
+    };
+    if !fstatat(dir.fd(), shadow, libc::AT_SYMLINK_NOFOLLOW).is_ok_and(|st| usable(&st)) {
+        return Swap::NotSwapped;
+    }
+    let flags = libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    let Ok(fd) = openat(dir.fd(), shadow, flags, 0) else {
+        return Swap::NotSwapped;
+    };
+    if !fstat(fd.as_fd()).is_ok_and(|st| usable(&st)) {
+        return Swap::NotSwapped;
     }
     let file = File::from(fd);
-    file.write_all_at(bytes, 0)?;
-    file.set_len(bytes.len() as u64)?;
-    file.sync_all()?;
-    exchange(dir, shadow, name)?;
-    sync_durably(dir.fd())
+    let filled = file
+        .write_all_at(bytes, 0)
+        .and_then(|()| file.set_len(bytes.len() as u64))
+        .and_then(|()| file.sync_all());
+    if filled.is_err() {
+        return Swap::NotSwapped;
+    }
+    match exchange(dir, shadow, name) {
+        Ok(()) => Swap::Swapped(sync_durably(dir.fd())),
+        Err(err) => {
+            if matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+                let _ = unlinkat(dir.fd(), shadow, 0);
+            }
+            Swap::NotSwapped
+        }
+    }
 }
 
 /// `renameat2(RENAME_EXCHANGE)`: `a` and `b` in `dir` trade places, atomically.
