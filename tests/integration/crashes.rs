@@ -71,11 +71,18 @@ fn kill_writers_at_random(seed: u64, rounds: u32) -> (u32, u32) {
     let input = env.stop_input("working").to_string();
     let mut rng = Lcg(seed);
     // Kill within 1.5 times what one whole hook takes on this machine (measured now, so a
-    // loaded or slow machine still sees both kills mid-write and completed writers).
+    // loaded or slow machine still sees both kills mid-write and completed writers), on
+    // a hook like the ones killed: the first after the set-up also makes the `.prev` the
+    // later ones write into, and took so much longer on a loaded CI machine that no kill
+    // landed in time.
+    let whole = || {
+        let mut whole = hook(&env).spawn().unwrap();
+        let _ = whole.stdin.take().unwrap().write_all(input.as_bytes());
+        assert!(whole.wait().unwrap().success());
+    };
+    whole();
     let timed = Instant::now();
-    let mut whole = hook(&env).spawn().unwrap();
-    let _ = whole.stdin.take().unwrap().write_all(input.as_bytes());
-    assert!(whole.wait().unwrap().success());
+    whole();
     let window = u64::try_from(timed.elapsed().as_micros() * 3 / 2)
         .unwrap()
         .max(1);
