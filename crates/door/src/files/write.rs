@@ -28,13 +28,7 @@ impl Dir {
         remove_stale_temps(&dir, &name);
         let temp = temp_name(&name);
         let result = (|| -> io::Result<()> {
-            let fd = openat(
-                dir.fd(),
-                &temp,
-                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                0o644,
-            )?;
-            let mut file = File::from(fd);
+            let mut file = create_temp(&dir, &temp)?;
             file.write_all(bytes)?;
             if durable {
                 file.sync_all()?;
@@ -295,6 +289,12 @@ pub(super) fn write_error(err: io::Error, shown: &str) -> DoorError {
     }
 }
 
+/// Creates the temp file `temp` in `dir`: new (`O_EXCL`), never through a link.
+pub(super) fn create_temp(dir: &Fd, temp: &CString) -> io::Result<File> {
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    openat(dir.fd(), temp, flags, 0o644).map(File::from)
+}
+
 /// `.NAME.PID.NANOS.tmp`: unique per writer, recognisable as NAME's temp file.
 pub(super) fn temp_name(name: &CString) -> CString {
     let nanos = SystemTime::now()
@@ -355,13 +355,7 @@ pub(super) fn remove_stale_temps(dir: &Fd, name: &CString) {
 fn replace_keeping(dir: &Fd, name: &CString, shadow: &CString, bytes: &[u8]) -> io::Result<()> {
     remove_stale_temps(dir, name);
     let temp = temp_name(name);
-    let fd = openat(
-        dir.fd(),
-        &temp,
-        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        0o644,
-    )?;
-    let mut file = File::from(fd);
+    let mut file = create_temp(dir, &temp)?;
     let placed = file
         .write_all(bytes)
         .and_then(|()| file.sync_all())
